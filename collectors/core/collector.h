@@ -1,0 +1,65 @@
+#pragma once
+// The Collector interface and the context a collector is built from.
+//
+// A collector has a stable snake_case name: the same string is the flag --collector.<name>, the
+// `collector` label of the self-metrics, its logger, its folder, its tests and fixtures.
+// Construction does no device I/O and never throws; Collect() is called on the collector's own
+// cadence by the scheduler, always from the same thread, and returns:
+//   - OK            samples were emitted (possibly with partial errors recorded in the sink);
+//   - kNoData       the source is absent on this host (no device, EOPNOTSUPP): quiet;
+//   - another code  the collection failed as a whole.
+// One bad device or port never aborts the others: record it with sink.RecordError() and go on.
+// Missing values are omitted, never reported as 0.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/logger.h>
+
+#include "collectors/core/metric_sink.h"
+#include "collectors/core/status.h"
+
+namespace fabricwatch {
+
+namespace sys {
+class SysFs;
+class LinkEventLog;
+}  // namespace sys
+
+// Wall-clock source, injected so tests control time.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::system_clock::time_point Now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    return std::chrono::system_clock::now();
+  }
+};
+
+// Collector options: the YAML keys of `collectors.<name>` merged with the flags
+// --collector.<name>.<key>; the factory validates and converts them.
+using CollectorOptions = std::map<std::string, std::string, std::less<>>;
+
+struct CollectorContext {
+  const sys::SysFs& sysfs;
+  // Shared rtnetlink link-event log; null when the listener is not running (replay roots).
+  sys::LinkEventLog* link_events = nullptr;
+  const Clock& clock;
+  std::shared_ptr<spdlog::logger> logger;
+  const CollectorOptions& options;
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  virtual Status Collect(MetricSink& sink) = 0;
+};
+
+}  // namespace fabricwatch

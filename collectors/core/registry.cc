@@ -1,0 +1,27 @@
+#include "collectors/core/registry.h"
+
+#include "collectors/netdev/netdev.h"
+
+namespace fabricwatch {
+namespace {
+
+using std::chrono_literals::operator""s;
+
+// One line per collector. Order is the order of the README table and of --help.
+const CollectorInfo kCollectors[] = {
+    {"netdev", "Network interfaces: state, carrier and flap counters, speed, MTU, traffic",
+     true, 1s, netdev::NetdevOptions(), netdev::NetdevMetrics(), netdev::NewNetdevCollector},
+};
+
+}  // namespace
+
+std::span<const CollectorInfo> CollectorRegistry() { return kCollectors; }
+
+const CollectorInfo* FindCollector(std::string_view name) {
+  for (const CollectorInfo& info : kCollectors) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace fabricwatch

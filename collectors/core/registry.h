@@ -1,0 +1,35 @@
+#pragma once
+// The explicit collector registry: one line per collector in registry.cc, no static-initialiser
+// magic. It drives the --collector.<name> flags, the config keys, --help-metrics and the README.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "collectors/core/collector.h"
+
+namespace fabricwatch {
+
+struct CollectorOptionSpec {
+  std::string_view key;            // --collector.<name>.<key> and YAML collectors.<name>.<key>
+  std::string_view help;
+  std::string_view default_value;  // empty = unset
+};
+
+struct CollectorInfo {
+  std::string_view name;
+  std::string_view description;
+  bool enabled_by_default;
+  std::chrono::milliseconds default_interval;
+  std::span<const CollectorOptionSpec> options;
+  std::span<const MetricDesc> metrics;
+  // Validates ctx.options (InvalidArgument naming the option) and builds the collector.
+  std::function<Result<std::unique_ptr<Collector>>(const CollectorContext&)> factory;
+};
+
+std::span<const CollectorInfo> CollectorRegistry();
+const CollectorInfo* FindCollector(std::string_view name);
+
+}  // namespace fabricwatch

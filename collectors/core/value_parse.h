@@ -1,0 +1,20 @@
+#pragma once
+// Pure parsers for the small text values that sysfs and procfs attributes hold.
+// They trim the trailing newline the kernel appends and reject anything else that is not a
+// number, so a malformed file becomes a clear InvalidArgument instead of a silent 0.
+
+#include <cstdint>
+#include <string_view>
+
+#include "collectors/core/status.h"
+
+namespace fabricwatch {
+
+// Strips ASCII whitespace (the kernel's trailing '\n', stray spaces) from both ends.
+std::string_view TrimSpace(std::string_view text);
+
+// Decimal, optionally "0x"-prefixed hex. `what` names the source for the error message.
+Result<uint64_t> ParseUint64(std::string_view text, std::string_view what);
+Result<int64_t> ParseInt64(std::string_view text, std::string_view what);
+
+}  // namespace fabricwatch

@@ -1,0 +1,121 @@
+#include "collectors/sys/sysfs.h"
+
+#include <algorithm>
+
+#include "collectors/core/value_parse.h"
+
+namespace fabricwatch::sys {
+namespace {
+
+// sysfs attributes are at most one page; a read that fills this buffer was truncated.
+constexpr size_t kMaxAttributeBytes = 4096;
+// Counters and states are short; start small, grow once if an attribute is longer.
+constexpr size_t kInitialAttributeBuffer = 128;
+
+Result<std::string_view> ReadInto(const FileSystem& fs, const UniqueFd& fd, std::string& buffer,
+                                  const std::string& path) {
+  for (;;) {
+    auto n = fs.ReadAt0(fd, std::span<char>(buffer.data(), buffer.size()), path);
+    if (!n) return Error(n.error());
+    if (*n < buffer.size()) return TrimSpace(std::string_view(buffer.data(), *n));
+    if (buffer.size() >= kMaxAttributeBytes) {
+      return Error(StatusCode::kInvalidArgument,
+                   "read " + path + ": value longer than " +
+                       std::to_string(kMaxAttributeBytes) + " bytes");
+    }
+    buffer.resize(kMaxAttributeBytes);  // pread at 0 again: sysfs regenerates the whole value
+  }
+}
+
+}  // namespace
+
+SysFs::SysFs(std::string root, const FileSystem& fs) : root_(std::move(root)), fs_(fs) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string SysFs::Path(std::string_view relative) const {
+  std::string path = root_;
+  if (relative.empty()) return path;
+  if (path != "/") path += '/';
+  while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+  path += relative;
+  return path;
+}
+
+Result<std::string> SysFs::ReadString(std::string_view relative) const {
+  std::string path = Path(relative);
+  auto fd = fs_.Open(path);
+  if (!fd) return Error(fd.error());
+  std::string buffer(kInitialAttributeBuffer, '\0');
+  auto value = ReadInto(fs_, *fd, buffer, path);
+  if (!value) return Error(value.error());
+  return std::string(*value);
+}
+
+Result<uint64_t> SysFs::ReadUint64(std::string_view relative) const {
+  auto text = ReadString(relative);
+  if (!text) return Error(text.error());
+  return ParseUint64(*text, Path(relative));
+}
+
+Result<int64_t> SysFs::ReadInt64(std::string_view relative) const {
+  auto text = ReadString(relative);
+  if (!text) return Error(text.error());
+  return ParseInt64(*text, Path(relative));
+}
+
+Result<std::vector<std::string>> SysFs::ListDir(std::string_view relative) const {
+  auto names = fs_.ListDir(Path(relative));
+  if (names) std::sort(names->begin(), names->end());
+  return names;
+}
+
+Result<std::string> SysFs::ReadLink(std::string_view relative) const {
+  return fs_.ReadLink(Path(relative));
+}
+
+Result<std::string> SysFs::ReadLinkBasename(std::string_view relative) const {
+  auto target = ReadLink(relative);
+  if (!target) return Error(target.error());
+  std::string_view t = *target;
+  while (!t.empty() && t.back() == '/') t.remove_suffix(1);
+  size_t slash = t.rfind('/');
+  std::string base(slash == std::string_view::npos ? t : t.substr(slash + 1));
+  if (base.empty() || base == "." || base == "..") {
+    return Error(StatusCode::kInvalidArgument,
+                 "readlink " + Path(relative) + ": unusable target \"" + *target + "\"");
+  }
+  return base;
+}
+
+AttributeFile::AttributeFile(const SysFs& sysfs, std::string relative, bool keep_open)
+    : fs_(&sysfs.fs()),
+      path_(sysfs.Path(relative)),
+      keep_open_(keep_open),
+      buffer_(kInitialAttributeBuffer, '\0') {}
+
+Result<std::string_view> AttributeFile::Read() {
+  if (!fd_) {
+    auto fd = fs_->Open(path_);
+    if (!fd) return Error(fd.error());
+    fd_ = std::move(*fd);
+  }
+  auto value = ReadInto(*fs_, fd_, buffer_, path_);
+  // Drop the fd on error (ENODEV after hot-unplug) so the next read reopens the path.
+  if (!value || !keep_open_) fd_.Reset();
+  return value;
+}
+
+Result<uint64_t> AttributeFile::ReadUint64() {
+  auto text = Read();
+  if (!text) return Error(text.error());
+  return ParseUint64(*text, path_);
+}
+
+Result<int64_t> AttributeFile::ReadInt64() {
+  auto text = Read();
+  if (!text) return Error(text.error());
+  return ParseInt64(*text, path_);
+}
+
+}  // namespace fabricwatch::sys

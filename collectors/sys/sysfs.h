@@ -1,0 +1,75 @@
+#pragma once
+// SysFs: sysfs rooted at --path.sysfs (default /sys).
+//
+// Every collector reads sysfs through this class, never through a hard-coded "/sys", so a replay
+// root (design.md §5), a fixture tree or the real kernel are the same to the code. Relative paths
+// are joined under the root: SysFs("/tmp/root").Path("class/net") == "/tmp/root/class/net".
+//
+// Failure modes: every error names the absolute path and the errno text. A value longer than a
+// page (sysfs attributes never are) is an InvalidArgument, not a truncated read.
+// Thread-safety: const methods only; safe to share between collector threads.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/filesystem.h"
+
+namespace fabricwatch::sys {
+
+class SysFs {
+ public:
+  // `fs` must outlive this object.
+  SysFs(std::string root, const FileSystem& fs);
+
+  const std::string& root() const { return root_; }
+  const FileSystem& fs() const { return fs_; }
+  std::string Path(std::string_view relative) const;
+
+  // Whole small attribute (≤ 4 KiB), open + one read + close. Surrounding whitespace trimmed.
+  Result<std::string> ReadString(std::string_view relative) const;
+  Result<uint64_t> ReadUint64(std::string_view relative) const;
+  Result<int64_t> ReadInt64(std::string_view relative) const;
+  // Sorted entry names.
+  Result<std::vector<std::string>> ListDir(std::string_view relative) const;
+  Result<std::string> ReadLink(std::string_view relative) const;
+  // The last path component of a symlink's target: "device" -> "0000:03:00.0",
+  // "device/driver" -> "mlx5_core".
+  Result<std::string> ReadLinkBasename(std::string_view relative) const;
+
+ private:
+  std::string root_;
+  const FileSystem& fs_;
+};
+
+// A sysfs attribute that is read again and again (a counter). With keep_open it holds its fd and
+// re-reads with pread(fd, buf, n, 0) — one syscall per sample (design.md §8); the fd is dropped on
+// any error so the next read reopens it (a device that went away and came back). Without
+// keep_open (when an fd budget is exhausted) each read is open + pread + close.
+// Not thread-safe: owned by one collector.
+class AttributeFile {
+ public:
+  AttributeFile(const SysFs& sysfs, std::string relative, bool keep_open = true);
+
+  AttributeFile(AttributeFile&&) = default;
+  AttributeFile& operator=(AttributeFile&&) = default;
+
+  // The value with surrounding whitespace trimmed; valid until the next Read().
+  Result<std::string_view> Read();
+  Result<uint64_t> ReadUint64();
+  Result<int64_t> ReadInt64();
+
+  const std::string& path() const { return path_; }
+  bool is_open() const { return fd_.valid(); }
+
+ private:
+  const FileSystem* fs_;
+  std::string path_;
+  bool keep_open_;
+  UniqueFd fd_;
+  std::string buffer_;
+};
+
+}  // namespace fabricwatch::sys

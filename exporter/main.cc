@@ -1,0 +1,202 @@
+// fabricwatch: the agent. The only place in the program that exits.
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "collectors/core/registry.h"
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/link_events.h"
+#include "collectors/sys/sysfs.h"
+#include "exporter/config.h"
+#include "exporter/http_server.h"
+#include "exporter/logging.h"
+#include "exporter/pages.h"
+#include "exporter/render.h"
+#include "exporter/scheduler.h"
+#include "exporter/self_metrics.h"
+#include "exporter/snapshot_store.h"
+#include "exporter/version.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+constexpr size_t kLinkEventsShown = 256;
+
+// Kept-open counter files cost one fd each; Go exporters get the hard limit for free, we ask.
+void RaiseFileLimit(spdlog::logger& log) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      log.debug("raised the open-file limit from {} to {}", before, limit.rlim_cur);
+    }
+  }
+}
+
+bool IsHostSysfs(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::equivalent(path, "/sys", ec);
+}
+
+int ConfigCheck(const Config& config, std::vector<ScheduledCollector>& collectors,
+                const Clock& clock) {
+  std::printf("fabricwatch %s: configuration is valid (sysfs %s, listen %s%s%s)\n", kVersion,
+              config.sysfs_path.c_str(), config.listen_address.c_str(),
+              config.config_file.empty() ? "" : ", file ", config.config_file.c_str());
+  std::printf("%-12s %-10s %8s %8s %10s  %s\n", "COLLECTOR", "STATUS", "SERIES", "ERRORS",
+              "DURATION", "DETAIL");
+  bool failed = false;
+  for (ScheduledCollector& collector : collectors) {
+    CollectionOutcome outcome = CollectOnce(collector, clock);
+    const Status& status = outcome.run.status;
+    const char* word = status.ok() ? (outcome.run.partial_errors > 0 ? "partial" : "ok")
+                       : status.no_data() ? "no-data"
+                                          : "FAILED";
+    failed |= !status.ok() && !status.no_data();
+    std::string detail = status.ok() ? "" : status.message();
+    std::printf("%-12s %-10s %8zu %8zu %9.4fs  %s\n", collector.name.c_str(), word,
+                outcome.run.series, outcome.run.partial_errors, outcome.run.duration_seconds,
+                detail.c_str());
+    for (const Status& error : outcome.errors) {
+      std::printf("%-12s   partial error: %s\n", "", error.ToString().c_str());
+    }
+  }
+  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host"
+                             : "config check passed");
+  return failed ? 1 : 0;
+}
+
+int Main(int argc, char** argv) {
+  auto parsed = ParseCommandLine(argc, argv);
+  if (!parsed) {
+    std::fprintf(stderr, "fabricwatch: %s\n", parsed.error().message().c_str());
+    return 2;
+  }
+  if (parsed->action != Action::kRun) {
+    std::fputs(parsed->output.c_str(), stdout);
+    return 0;
+  }
+  const Config& config = parsed->config;
+  SetupLogging(config.log_level, config.log_format == "json" ? LogFormat::kJson
+                                                             : LogFormat::kLogfmt);
+  auto log = GetLogger("main");
+  RaiseFileLimit(*log);
+
+  // Block the stop signals in every thread we start; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const SystemClock clock;
+  const sys::RealFileSystem filesystem;
+  const sys::SysFs sysfs(config.sysfs_path, filesystem);
+
+  // Link events come from this host's kernel, so they only describe a real /sys, not a replay.
+  std::unique_ptr<sys::LinkEventLog> link_log;
+  std::unique_ptr<sys::LinkEventListener> listener;
+  auto netdev = config.collectors.find("netdev");
+  if (!config.config_check && netdev != config.collectors.end() && netdev->second.enabled) {
+    link_log = std::make_unique<sys::LinkEventLog>();
+    if (IsHostSysfs(config.sysfs_path)) {
+      auto started = sys::LinkEventListener::Start(*link_log, GetLogger("link_events"));
+      if (started) {
+        listener = std::move(*started);
+      } else {
+        log->warn("link-event listener not started, flaps are seen by polling only: {}",
+                  started.error().ToString());
+      }
+    } else {
+      log->info("--path.sysfs is a replay root: the rtnetlink link-event listener is off");
+    }
+  }
+
+  std::vector<ScheduledCollector> collectors;
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    const CollectorConfig& c = config.collectors.at(std::string(info.name));
+    if (!c.enabled) continue;
+    auto logger = GetLogger(std::string(info.name));
+    CollectorContext context{.sysfs = sysfs,
+                             .link_events = link_log.get(),
+                             .clock = clock,
+                             .logger = logger,
+                             .options = c.options};
+    auto collector = info.factory(context);
+    if (!collector) {
+      std::fprintf(stderr, "fabricwatch: collector %s: %s\n", std::string(info.name).c_str(),
+                   collector.error().message().c_str());
+      return 2;
+    }
+    collectors.push_back({std::string(info.name), c.interval, std::move(*collector), logger});
+    enabled.emplace_back(std::string(info.name), c.interval);
+  }
+
+  if (config.config_check) return ConfigCheck(config, collectors, clock);
+
+  SnapshotStore store(config.history_samples);
+  SelfMetrics self_metrics(enabled);
+  Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
+
+  std::map<std::string, Route> routes;
+  routes[config.telemetry_path] = Route{std::string(kExpositionContentType),
+                                        [&] {
+                                          std::vector<prometheus::MetricFamily> families =
+                                              self_metrics.Collect();
+                                          for (const auto& snapshot : store.AllLatest()) {
+                                            families.insert(families.end(),
+                                                            snapshot->families.begin(),
+                                                            snapshot->families.end());
+                                          }
+                                          return RenderText(std::move(families));
+                                        },
+                                        true};
+  routes["/"] = Route{"text/html; charset=utf-8",
+                      [&] { return LandingPage(config, self_metrics.Collectors()); }, true};
+  routes["/healthz"] = Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }};
+  routes["/api/v1/link-events"] =
+      Route{"application/json", [&] { return LinkEventsJson(link_log.get(), kLinkEventsShown); },
+            true};
+
+  auto address = ParseListenAddress(config.listen_address);  // validated already
+  auto server = HttpServer::Start(*address, std::move(routes), GetLogger("http"));
+  if (!server) {
+    log->error("{}", server.error().message());
+    return 1;
+  }
+  std::string bound;
+  for (int port : (*server)->ports()) bound += (bound.empty() ? "" : ",") + std::to_string(port);
+  log->info("fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}",
+            kVersion, kRevision, config.listen_address, bound, config.telemetry_path,
+            config.sysfs_path);
+  scheduler.Start();
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  log->info("received {}, stopping", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Stop everything at once; each part returns within its own poll timeout (≤ 200 ms).
+  const auto stop_start = std::chrono::steady_clock::now();
+  std::jthread stop_listener([&] { listener.reset(); });
+  std::jthread stop_collectors([&] { scheduler.Stop(); });
+  server->reset();
+  stop_listener.join();
+  stop_collectors.join();
+  log->debug("shutdown took {} ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - stop_start)
+                                         .count());
+  log->info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter
+
+int main(int argc, char** argv) { return fabricwatch::exporter::Main(argc, argv); }

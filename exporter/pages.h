@@ -1,0 +1,23 @@
+#pragma once
+// Bodies of the non-metrics endpoints: the landing page, /healthz and /api/v1/link-events.
+
+#include <map>
+#include <string>
+
+#include "exporter/config.h"
+#include "exporter/self_metrics.h"
+
+namespace fabricwatch::sys {
+class LinkEventLog;
+}
+
+namespace fabricwatch::exporter {
+
+std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health);
+// JSON: {"listening":true,"overruns":0,"events":[{"time":"...","netdev":"eth0",...}]}
+std::string LinkEventsJson(const sys::LinkEventLog* log, size_t max_events);
+// HTML-escapes text for the landing page.
+std::string HtmlEscape(std::string_view text);
+std::string Rfc3339(std::chrono::system_clock::time_point time);
+
+}  // namespace fabricwatch::exporter

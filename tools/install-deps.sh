@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fabricwatch needs, and nothing else.
+#   tools/install-deps.sh build   -- what `make run` needs (compiler, libraries)
+#   tools/install-deps.sh test    -- plus what `make test` needs (gtest, prometheus/promtool, iproute2, curl)
+# Idempotent and quiet when everything is present. When something is missing and we are not root,
+# prints the apt-get command and exits 1 instead of guessing at sudo.
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake pkg-config
+  prometheus-cpp-dev libcivetweb-dev zlib1g-dev
+  libspdlog-dev libfmt-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
+  libibverbs-dev
+  libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
+)
+test_pkgs=(
+  libgtest-dev libgmock-dev
+  prometheus          # provides promtool and the real server used by the e2e test
+  iproute2 curl procps ethtool
+)
+
+mode="${1:-build}"
+wanted=("${build_pkgs[@]}")
+[[ "$mode" == test ]] && wanted+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${wanted[@]}"; do
+  status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
+  [[ "$status" == installed ]] || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ "$(id -u)" != 0 ]]; then
+  echo "fabricwatch: missing Debian packages: ${missing[*]}" >&2
+  echo "fabricwatch: run as root:  apt-get update && $cmd" >&2
+  exit 1
+fi
+echo "fabricwatch: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has empty package lists; refresh them once before installing.
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends ${missing[*]} >/dev/null
