@@ -21,7 +21,8 @@ class TransitionLog {
  public:
   explicit TransitionLog(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
 
-  // Call once per collection for every key that failed.
+  // Call once per collection for every key that failed. The status message should carry its
+  // own context (path, device); the key only identifies the failing thing.
   void Failed(const std::string& key, const Status& status);
   // Call at the end of a collection: keys that were failing and were not reported failing in
   // this collection are logged as recovered.

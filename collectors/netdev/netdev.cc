@@ -261,7 +261,7 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
   auto ifindex = itf.ifindex_file.ReadInt64();
   if (!ifindex) {
     if (ifindex.error().sys_errno() == ENOTDIR) return Outcome::kGone;  // e.g. bonding_masters
-    Fail(sink, name, ifindex.error().WithContext("netdev " + name + " vanished or unreadable"));
+    Fail(sink, name, ifindex.error().WithContext("netdev " + name + " skipped (vanished or unreadable)"));
     return Outcome::kGone;
   }
   if (itf.ifindex >= 0 && itf.ifindex != *ifindex) return Outcome::kReused;

@@ -1,0 +1,1 @@
+// placeholder: test file to be written
