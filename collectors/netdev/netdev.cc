@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -176,8 +177,9 @@ class NetdevCollector final : public Collector {
   };
 
   Interface Open(const std::string& name, bool keep_open) const;
-  enum class Outcome { kEmitted, kGone, kReused };
-  // kGone: vanished or not an interface; kReused: the name now belongs to another ifindex.
+  enum class Outcome { kEmitted, kGone, kNotInterface, kReused };
+  // kGone: vanished or unreadable; kNotInterface: a plain file in class/net (bonding_masters);
+  // kReused: the name now belongs to another ifindex.
   Outcome CollectInterface(Interface& itf, MetricSink& sink);
   void RefreshRdmaMap(const std::vector<std::string>& names);
   void Fail(MetricSink& sink, const std::string& key, const Status& status) {
@@ -191,6 +193,7 @@ class NetdevCollector final : public Collector {
   TransitionLog transitions_;
   DeviceFilter filter_;
   std::map<std::string, Interface, std::less<>> interfaces_;
+  std::set<std::string, std::less<>> not_interfaces_;  // files listed in class/net
   std::map<std::string, std::string, std::less<>> rdma_device_of_;
   std::vector<std::string> rdma_map_names_;
   std::chrono::system_clock::time_point rdma_map_time_{};
@@ -260,7 +263,7 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
 
   auto ifindex = itf.ifindex_file.ReadInt64();
   if (!ifindex) {
-    if (ifindex.error().sys_errno() == ENOTDIR) return Outcome::kGone;  // e.g. bonding_masters
+    if (ifindex.error().sys_errno() == ENOTDIR) return Outcome::kNotInterface;
     Fail(sink, name, ifindex.error().WithContext("netdev " + name + " skipped (vanished or unreadable)"));
     return Outcome::kGone;
   }
@@ -343,14 +346,17 @@ Status NetdevCollector::Collect(MetricSink& sink) {
   RefreshRdmaMap(*names);
 
   // Forget interfaces that disappeared; open new ones (kept open while the budget lasts).
-  std::erase_if(interfaces_, [&](const auto& entry) {
-    return !std::binary_search(names->begin(), names->end(), entry.first);
-  });
+  const auto listed = [&](const std::string& name) {
+    return std::binary_search(names->begin(), names->end(), name);
+  };
+  std::erase_if(interfaces_, [&](const auto& entry) { return !listed(entry.first); });
+  std::erase_if(not_interfaces_, [&](const std::string& name) { return !listed(name); });
   size_t kept_open = 0;
   for (const auto& [name, itf] : interfaces_) kept_open += itf.keep_open ? 1 : 0;
 
   size_t emitted = 0;
   for (const std::string& name : *names) {
+    if (not_interfaces_.contains(name)) continue;
     auto it = interfaces_.find(name);
     if (it == interfaces_.end()) {
       bool keep_open = kept_open < kMaxKeptOpenInterfaces;
@@ -364,6 +370,7 @@ Status NetdevCollector::Collect(MetricSink& sink) {
     }
     if (it->second.keep_open) --kept_open;
     interfaces_.erase(it);
+    if (outcome == Outcome::kNotInterface) not_interfaces_.insert(name);
     if (outcome == Outcome::kReused) {
       // The name now belongs to a new interface: read it right away with fresh descriptors.
       Interface fresh = Open(name, kept_open < kMaxKeptOpenInterfaces);

@@ -1,6 +1,7 @@
 #include "collectors/sys/sysfs.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "collectors/core/value_parse.h"
 
@@ -95,9 +96,13 @@ AttributeFile::AttributeFile(const SysFs& sysfs, std::string relative, bool keep
       buffer_(kInitialAttributeBuffer, '\0') {}
 
 Result<std::string_view> AttributeFile::Read() {
+  if (absent_) return Error(*absent_);
   if (!fd_) {
     auto fd = fs_->Open(path_);
-    if (!fd) return Error(fd.error());
+    if (!fd) {
+      if (fd.error().sys_errno() == ENOENT) absent_ = fd.error();
+      return Error(fd.error());
+    }
     fd_ = std::move(*fd);
   }
   auto value = ReadInto(*fs_, fd_, buffer_, path_);

@@ -10,6 +10,7 @@
 // Thread-safety: const methods only; safe to share between collector threads.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ class SysFs {
 // re-reads with pread(fd, buf, n, 0) — one syscall per sample (design.md §8); the fd is dropped on
 // any error so the next read reopens it (a device that went away and came back). Without
 // keep_open (when an fd budget is exhausted) each read is open + pread + close.
+// A file that does not exist (ENOENT: an attribute this kernel or driver lacks) is remembered as
+// absent and not looked up again, so optional files cost no syscall per sample; owners notice
+// new files by rebuilding their AttributeFiles when they rediscover a device.
 // Not thread-safe: owned by one collector.
 class AttributeFile {
  public:
@@ -63,6 +67,7 @@ class AttributeFile {
 
   const std::string& path() const { return path_; }
   bool is_open() const { return fd_.valid(); }
+  bool known_absent() const { return absent_.has_value(); }
 
  private:
   const FileSystem* fs_;
@@ -70,6 +75,7 @@ class AttributeFile {
   bool keep_open_;
   UniqueFd fd_;
   std::string buffer_;
+  std::optional<Status> absent_;  // the ENOENT of the first open, replayed without a syscall
 };
 
 }  // namespace fabricwatch::sys
