@@ -11,6 +11,7 @@
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
 #include "exporter/listen_address.h"
+#include "exporter/self_metrics.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -330,12 +331,11 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   return parsed;
 }
 
-std::string MetricReferenceMarkdown() {
-  std::string out;
-  for (const CollectorInfo& info : CollectorRegistry()) {
-    out += "### Collector `" + std::string(info.name) + "`\n\n";
-    out += "| metric | type | labels | description |\n|---|---|---|---|\n";
-    for (const MetricDesc& desc : info.metrics) {
+namespace {
+
+std::string MetricTable(std::span<const MetricDesc> metrics) {
+  std::string out = "| metric | type | labels | description |\n|---|---|---|---|\n";
+  for (const MetricDesc& desc : metrics) {
       std::string labels;
       for (std::string_view label : desc.labels) {
         if (!labels.empty()) labels += ", ";
@@ -350,8 +350,16 @@ std::string MetricReferenceMarkdown() {
       }
       out += "| `" + std::string(desc.name) + "` | " + type + " | " + labels + " | " + help +
              " |\n";
-    }
-    out += "\n";
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string MetricReferenceMarkdown() {
+  std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }
   return out;
 }

@@ -64,11 +64,17 @@ constexpr MetricDesc kStartTime{"process_start_time_seconds",
                                 "Start time of the process since unix epoch in seconds.",
                                 MetricKind::kGauge, {}};
 
+constexpr MetricDesc kAllSelfMetrics[] = {kBuildInfo, kSuccess,   kDuration, kErrors, kLastSample,
+                                          kInterval,  kSeries,    kCpu,      kRss,    kVirtual,
+                                          kOpenFds,   kMaxFds,    kStartTime};
+
 double ToSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 }  // namespace
+
+std::span<const MetricDesc> SelfMetricDescs() { return kAllSelfMetrics; }
 
 SelfMetrics::SelfMetrics(
     const std::vector<std::pair<std::string, std::chrono::milliseconds>>& collectors) {

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 
 namespace fabricwatch::exporter {
@@ -51,6 +53,9 @@ class SelfMetrics {
   mutable std::mutex mutex_;
   std::map<std::string, CollectorHealth> collectors_;
 };
+
+// The descriptors of the agent's own metrics, for the metric reference.
+std::span<const MetricDesc> SelfMetricDescs();
 
 // Reads /proc/self (the real one, never the replay root): CPU seconds, RSS, virtual memory,
 // open and maximum fds, start time.
