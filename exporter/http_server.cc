@@ -38,24 +38,33 @@ void SendResponse(mg_connection* conn, int code, std::string_view content_type,
   if (!head && !body.empty()) mg_write(conn, body.data(), body.size());
 }
 
+// The socket address for `host` (empty: any) and `port`, IPv4 or IPv6.
+std::pair<sockaddr_storage, socklen_t> SocketAddress(const std::string& host, bool ipv6,
+                                                     int port) {
+  sockaddr_storage storage{};
+  if (ipv6) {
+    auto* addr = reinterpret_cast<sockaddr_in6*>(&storage);
+    addr->sin6_family = AF_INET6;
+    addr->sin6_port = htons(static_cast<uint16_t>(port));
+    addr->sin6_addr = in6addr_any;
+    if (!host.empty()) inet_pton(AF_INET6, host.c_str(), &addr->sin6_addr);
+    return {storage, sizeof(sockaddr_in6)};
+  }
+  auto* addr = reinterpret_cast<sockaddr_in*>(&storage);
+  addr->sin_family = AF_INET;
+  addr->sin_port = htons(static_cast<uint16_t>(port));
+  addr->sin_addr.s_addr = htonl(INADDR_ANY);
+  if (!host.empty()) inet_pton(AF_INET, host.c_str(), &addr->sin_addr);
+  return {storage, sizeof(sockaddr_in)};
+}
+
 // A connection that is closed at once: enough to make poll() on the listener return.
 void PokeListener(const std::string& host, bool ipv6, int port) {
   sys::UniqueFd fd(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
                             0));
   if (!fd) return;
-  if (ipv6) {
-    sockaddr_in6 addr{};
-    addr.sin6_family = AF_INET6;
-    addr.sin6_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET6, host.c_str(), &addr.sin6_addr);
-    ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  } else {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-    ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  }
+  auto [addr, len] = SocketAddress(host, ipv6, port);
+  ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len);
 }
 
 // civetweb reports a failed bind only as "Failed to setup server ports"; bind a probe socket to
@@ -65,22 +74,9 @@ std::string BindErrorDetail(const ListenAddress& address) {
   if (!fd) return {};
   int one = 1;
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  int rc;
-  if (address.ipv6) {
-    sockaddr_in6 addr{};
-    addr.sin6_family = AF_INET6;
-    addr.sin6_port = htons(address.port);
-    inet_pton(AF_INET6, address.host.c_str(), &addr.sin6_addr);
-    rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  } else {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(address.port);
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (!address.host.empty()) inet_pton(AF_INET, address.host.c_str(), &addr.sin_addr);
-    rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  }
-  return rc == 0 ? std::string() : std::string(std::strerror(errno));
+  auto [addr, len] = SocketAddress(address.host, address.ipv6, address.port);
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) == 0) return {};
+  return std::strerror(errno);
 }
 
 }  // namespace
