@@ -5,7 +5,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <cstring>
@@ -85,22 +86,37 @@ HttpServer::HttpServer(std::map<std::string, Route> routes,
                        std::shared_ptr<spdlog::logger> logger)
     : routes_(std::move(routes)), logger_(std::move(logger)) {}
 
-HttpServer::~HttpServer() {
-  if (context_ == nullptr) return;
+HttpServer::~HttpServer() { Stop(std::chrono::milliseconds::max()); }
+
+bool HttpServer::Stop(std::chrono::milliseconds budget) {
+  if (context_ == nullptr) return true;
   // mg_stop() waits for civetweb's master thread, which only sees the stop flag when its poll()
-  // on the listening sockets returns — up to a second later. Connecting to ourselves wakes it,
-  // so the agent stops well within a second of SIGTERM.
+  // on the listening sockets returns — up to a second later. Connecting to ourselves wakes it.
+  struct Stopping {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+  };
+  auto stopping = std::make_shared<Stopping>();
   const std::vector<int> bound = ports();
-  std::atomic<bool> stopped = false;
-  std::thread stopper([&] {
-    mg_stop(context_);
-    stopped = true;
-  });
-  while (!stopped) {
+  std::thread([context = context_, stopping] {
+    mg_stop(context);
+    std::lock_guard lock(stopping->mutex);
+    stopping->done = true;
+    stopping->done_cv.notify_all();
+  }).detach();
+  context_ = nullptr;
+  const auto deadline = budget == std::chrono::milliseconds::max()
+                            ? std::chrono::steady_clock::time_point::max()
+                            : std::chrono::steady_clock::now() + budget;
+  std::unique_lock lock(stopping->mutex);
+  while (!stopping->done && std::chrono::steady_clock::now() < deadline) {
+    lock.unlock();
     for (int port : bound) PokeListener(wake_host_, wake_ipv6_, port);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lock.lock();
+    stopping->done_cv.wait_for(lock, std::chrono::milliseconds(20));
   }
-  stopper.join();
+  return stopping->done;
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& address,
@@ -170,6 +186,13 @@ int HttpServer::HandleRequest(mg_connection* conn) {
     return 404;
   }
   const bool head = method == "HEAD";
+  if (request->num_headers >= MG_MAX_HEADERS) {
+    // civetweb stops parsing at MG_MAX_HEADERS and drops the rest without telling us; serving
+    // the request would silently ignore headers the client sent (RFC 6585 §5).
+    SendResponse(conn, 431, "text/plain; charset=utf-8",
+                 "431 request header fields too large\n", head);
+    return 431;
+  }
   if (method != "GET" && !head) {
     SendResponse(conn, 405, "text/plain; charset=utf-8", "405 method not allowed\n", false,
                  nullptr, "GET, HEAD");

@@ -3,13 +3,20 @@
 //
 // Every request goes through one router: an exact path match, GET and HEAD only (anything else is
 // 405 with an Allow header), unknown paths 404. civetweb itself answers malformed and oversized
-// requests with 4xx (max_request_size bounds the request head) and keeps serving. Bodies are
-// produced by the route's function at request time and gzip-compressed when the route allows it
-// and the client asks (Accept-Encoding). Keep-alive is off so that Stop() never waits on an idle
-// client connection.
+// requests with 4xx (max_request_size bounds the request head) and keeps serving; a request with
+// more headers than civetweb can hold (MG_MAX_HEADERS, 64) gets 431 instead of being served with
+// the excess silently dropped. Bodies are produced by the route's function at request time and
+// gzip-compressed when the route allows it and the client asks (Accept-Encoding). Keep-alive is
+// off: Prometheus opens a connection per scrape anyway.
+//
+// Stopping: civetweb's workers notice the stop flag only between 2 s poll quanta, so a client
+// that holds a connection open without sending a request delays mg_stop() by up to 2 s.
+// Stop(budget) therefore waits at most `budget`; if civetweb has not finished by then, it keeps
+// stopping on a background thread and the caller (main) exits the process without waiting.
 //
 // Thread-safety: route functions are called concurrently from civetweb's worker threads.
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +52,12 @@ class HttpServer {
 
   // The ports actually bound (resolves port 0).
   std::vector<int> ports() const;
+
+  // Stops accepting and waits up to `budget` for civetweb to finish. True if it finished; false
+  // if a worker is still held by a client, in which case the routes may still be called until
+  // the process exits, and the caller must exit the process rather than destroy what the routes
+  // reference. The destructor calls Stop() with an unbounded budget.
+  bool Stop(std::chrono::milliseconds budget);
 
  private:
   HttpServer(std::map<std::string, Route> routes, std::shared_ptr<spdlog::logger> logger);

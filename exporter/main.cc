@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <spdlog/spdlog.h>
+
 #include "collectors/core/registry.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/link_events.h"
@@ -26,6 +28,8 @@ namespace fabricwatch::exporter {
 namespace {
 
 constexpr size_t kLinkEventsShown = 256;
+// How long a stop waits for in-flight HTTP requests before exiting anyway.
+constexpr std::chrono::milliseconds kHttpStopBudget{400};
 
 // Kept-open counter files cost one fd each; Go exporters get the hard limit for free, we ask.
 void RaiseFileLimit(spdlog::logger& log) {
@@ -182,16 +186,26 @@ int Main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   log->info("received {}, stopping", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-  // Stop everything at once; each part returns within its own poll timeout (≤ 200 ms).
+  // Stop everything at once; the listener and collectors return within their poll timeouts
+  // (≤ 200 ms). HTTP gets a bounded wait: a client holding an idle connection would otherwise
+  // delay civetweb's stop by up to 2 s (see http_server.h).
   const auto stop_start = std::chrono::steady_clock::now();
   std::jthread stop_listener([&] { listener.reset(); });
   std::jthread stop_collectors([&] { scheduler.Stop(); });
-  server->reset();
+  const bool http_stopped = (*server)->Stop(kHttpStopBudget);
   stop_listener.join();
   stop_collectors.join();
   log->debug("shutdown took {} ms", std::chrono::duration_cast<std::chrono::milliseconds>(
                                          std::chrono::steady_clock::now() - stop_start)
                                          .count());
+  if (!http_stopped) {
+    // civetweb workers may still call the routes, which reference this frame: leave without
+    // unwinding it. The kernel closes the idle client connections.
+    log->info("stopped (an idle HTTP client connection was dropped)");
+    spdlog::shutdown();
+    std::_Exit(0);
+  }
+  server->reset();
   log->info("stopped");
   return 0;
 }

@@ -247,7 +247,6 @@ struct LinkEventListener::Impl {
   }
 
   void Run(std::stop_token stop) {
-    log.SetListening(true);
     pollfd pfd{nl_socket_get_fd(events.get()), POLLIN, 0};
     while (!stop.stop_requested()) {
       int ready = poll(&pfd, 1, kPollTimeoutMs);
@@ -284,6 +283,10 @@ Result<std::unique_ptr<LinkEventListener>> LinkEventListener::Start(
     LinkEventLog& log, std::shared_ptr<spdlog::logger> logger) {
   auto impl = std::make_unique<Impl>(log, std::move(logger));
   if (Status s = impl->Open(); !s.ok()) return Error(s);
+  // Listening from the moment the socket joined the group: events that arrive before the thread
+  // first polls wait in the socket buffer, so nothing is lost, and a collection that runs before
+  // the thread starts must not report the listener down.
+  log.SetListening(true);
   return std::unique_ptr<LinkEventListener>(new LinkEventListener(std::move(impl)));
 }
 

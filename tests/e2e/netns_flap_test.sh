@@ -1,2 +1,153 @@
 #!/usr/bin/env bash
-echo "placeholder"; exit 77
+# Real kernel link flaps: a veth pair between two private network namespaces (the host's is not
+# touched). The agent runs in the first one on the real /sys, so its rtnetlink listener is on;
+# the peer end is flapped 5 times and the agent must report exactly 10 carrier transitions
+# (events API and fabric_netdev_link_events_total) and carrier counters equal to the kernel's.
+#
+# Needs root and network namespaces; otherwise exits 77 (skipped).
+# Usage: FABRICWATCH_SOURCE_DIR=<repo> bash tests/e2e/netns_flap_test.sh <fabricwatch binary>
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_init netns_flap_test "$@"
+
+FLAPS=5
+((EUID == 0)) || skip "needs root to create network namespaces (running as uid $EUID)"
+command -v ip >/dev/null || skip "iproute2 'ip' not installed"
+
+NS="fwtest-$$"
+PEER_NS="fwpeer-$$"
+if ! err="$(ip netns add "$NS" 2>&1)"; then
+  skip "ip netns add $NS failed: $err"
+fi
+on_cleanup "ip netns del $NS"
+ip netns add "$PEER_NS" || fail "ip netns add $PEER_NS failed after $NS succeeded"
+on_cleanup "ip netns del $PEER_NS"
+ok "network namespaces $NS and $PEER_NS created"
+
+if ! err="$(ip -n "$NS" link add fwv0 type veth peer name fwv1 netns "$PEER_NS" 2>&1)"; then
+  skip "cannot create a veth pair (no veth support in this kernel?): $err"
+fi
+ip -n "$NS" link set lo up
+ip -n "$NS" link set fwv0 up
+ip -n "$PEER_NS" link set lo up
+ip -n "$PEER_NS" link set fwv1 up
+
+in_ns() { ip netns exec "$NS" "$@"; }
+sys_value() { in_ns cat "/sys/class/net/fwv0/$1"; }
+
+# Let the initial carrier-up settle before the agent starts, so it is part of the baseline.
+deadline=$(($(now_ms) + 10000))
+until [[ "$(sys_value carrier 2>/dev/null || true)" == 1 ]]; do
+  (($(now_ms) < deadline)) || fail "fwv0 carrier did not come up within 10 s: $(ip -n "$NS" link show fwv0)"
+  sleep 0.05
+done
+ok "veth fwv0 ($NS) <-> fwv1 ($PEER_NS) up, carrier 1"
+
+# shellcheck disable=SC2034  # used by lib.sh
+E2E_WRAP=(ip netns exec "$NS")
+start_agent --collector.netdev.interval=100ms
+ok "agent running in $NS on 127.0.0.1:$AGENT_PORT"
+wait_for_metric /metrics 'fabric_netdev_carrier{netdev="fwv0"}' 10 1 ||
+  fail "agent did not report fabric_netdev_carrier{netdev=\"fwv0\"} 1 within 10 s:
+$(scrape /metrics | grep 'fwv0' || true)
+log:
+$(cat "$AGENT_LOG")"
+metrics="$(scrape /metrics)"
+first_listener_up="$(metric_value "$metrics" fabricwatch_link_listener_up)"
+if [[ "$first_listener_up" != 1 ]]; then
+  # Known startup race (reported, not asserted because it is timing-dependent):
+  # LinkEventListener::Start() returns before its thread runs Run(), and only Run() calls
+  # LinkEventLog::SetListening(true); a netdev collection that runs first publishes
+  # fabricwatch_link_listener_up 0 although the listener started.
+  printf '# note: first snapshot had fabricwatch_link_listener_up=%s (listener startup race)\n' \
+    "${first_listener_up:-absent}"
+fi
+wait_for_metric /metrics fabricwatch_link_listener_up 3 1 ||
+  fail "fabricwatch_link_listener_up is not 1 before the flaps; log:
+$(cat "$AGENT_LOG")"
+ok "agent sees fwv0 with carrier 1, link listener up"
+
+events_json="$(scrape /api/v1/link-events)"
+baseline="$(json_get "$events_json" 'sum(1 for e in d["events"] if e["netdev"] == "fwv0")')"
+[[ "$baseline" == 0 ]] || fail "fwv0 has $baseline link events before any flap: $events_json"
+
+for i in $(seq 1 "$FLAPS"); do
+  ip -n "$PEER_NS" link set fwv1 down
+  sleep 0.3
+  ip -n "$PEER_NS" link set fwv1 up
+  sleep 0.3
+done
+sleep 1
+ok "flapped the peer fwv1 $FLAPS times"
+
+want_events=$((2 * FLAPS))
+# Events for fwv0, as "carrier:inferred" words, oldest first.
+fwv0_events() {
+  json_get "$(scrape /api/v1/link-events)" \
+    '" ".join(e["carrier"] + ":" + str(e["inferred"]).lower() for e in d["events"] if e["netdev"] == "fwv0")'
+}
+deadline=$(($(now_ms) + 5000))
+while :; do
+  events="$(fwv0_events)"
+  n=$(wc -w <<<"$events")
+  ((n >= want_events || $(now_ms) >= deadline)) && break
+  sleep 0.2
+done
+sleep 0.5
+events="$(fwv0_events)"
+n=$(wc -w <<<"$events")
+inferred=$(grep -o ':true' <<<"$events" | wc -l || true)
+((n == want_events)) ||
+  fail "/api/v1/link-events lists $n events for fwv0, want $want_events: $events"
+expected=""
+for _ in $(seq 1 "$FLAPS"); do expected+="down up "; done
+actual="${events//:true/}"
+actual="${actual//:false/}"
+[[ "$actual " == "$expected" ]] ||
+  fail "fwv0 events do not alternate down/up starting with down: $events"
+ok "/api/v1/link-events: $n events for fwv0 alternating down/up ($inferred inferred)"
+
+# Counters: agent vs kernel, read inside the namespace after the flaps.
+kernel_changes="$(sys_value carrier_changes)"
+kernel_up="$(sys_value carrier_up_count)"
+kernel_down="$(sys_value carrier_down_count)"
+deadline=$(($(now_ms) + 5000))
+while :; do
+  metrics="$(scrape /metrics)"
+  changes="$(metric_value "$metrics" 'fabric_netdev_carrier_changes_total{netdev="fwv0"}')"
+  up="$(metric_value "$metrics" 'fabric_netdev_carrier_up_changes_total{netdev="fwv0"}')"
+  down="$(metric_value "$metrics" 'fabric_netdev_carrier_down_changes_total{netdev="fwv0"}')"
+  [[ "$changes/$up/$down" == "$kernel_changes/$kernel_up/$kernel_down" ]] && break
+  (($(now_ms) < deadline)) || break
+  sleep 0.2
+done
+ev_down="$(metric_value "$metrics" 'fabric_netdev_link_events_total{netdev="fwv0",transition="down"}')"
+ev_up="$(metric_value "$metrics" 'fabric_netdev_link_events_total{netdev="fwv0",transition="up"}')"
+[[ "$ev_down" == "$FLAPS" && "$ev_up" == "$FLAPS" ]] ||
+  fail "fabric_netdev_link_events_total for fwv0: down=$ev_down up=$ev_up, want $FLAPS each"
+ok "fabric_netdev_link_events_total{netdev=\"fwv0\"}: down=$ev_down up=$ev_up"
+[[ "$changes" == "$kernel_changes" ]] ||
+  fail "fabric_netdev_carrier_changes_total{netdev=\"fwv0\"}=$changes, kernel carrier_changes=$kernel_changes"
+[[ "$up" == "$kernel_up" ]] ||
+  fail "fabric_netdev_carrier_up_changes_total{netdev=\"fwv0\"}=$up, kernel carrier_up_count=$kernel_up"
+[[ "$down" == "$kernel_down" ]] ||
+  fail "fabric_netdev_carrier_down_changes_total{netdev=\"fwv0\"}=$down, kernel carrier_down_count=$kernel_down"
+ok "carrier counters match the kernel: changes=$changes up=$up down=$down"
+[[ "$(metric_value "$metrics" fabricwatch_link_listener_up)" == 1 ]] ||
+  fail "fabricwatch_link_listener_up is not 1 after the flaps"
+ok "fabricwatch_link_listener_up 1"
+overruns="$(metric_value "$metrics" fabricwatch_link_listener_overruns_total)"
+[[ "$overruns" == 0 ]] || fail "fabricwatch_link_listener_overruns_total=$overruns, want 0"
+ok "no listener overruns"
+[[ "$(metric_value "$metrics" 'fabric_netdev_carrier{netdev="fwv0"}')" == 1 ]] ||
+  fail "fwv0 carrier is not back to 1 after the last flap"
+ok "fwv0 carrier back to 1"
+
+stop_agent "$AGENT_PID"
+[[ "$STOP_RC" == 0 ]] || fail "agent exited $STOP_RC on SIGTERM; log:
+$(cat "$AGENT_LOG")"
+((STOP_MS < 1000)) || fail "SIGTERM -> exit took $STOP_MS ms with the link listener on, want < 1000"
+ok "agent stopped in $STOP_MS ms with the link listener on"
+printf '# fwv0: %d events, %d inferred; SIGTERM stop %d ms\n' "$n" "$inferred" "$STOP_MS"
+finish
