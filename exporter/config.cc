@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -297,6 +298,11 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   }
 
   if (!config.config_file.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(config.config_file, ec)) {
+      return Error(StatusCode::kInvalidArgument,
+                   "--config.file=\"" + config.config_file + "\": is a directory, not a file");
+    }
     std::ifstream in(config.config_file);
     if (!in) {
       return Error(StatusCode::kInvalidArgument,
@@ -305,6 +311,10 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
     }
     std::stringstream text;
     text << in.rdbuf();
+    if (in.bad()) {
+      return Error(StatusCode::kInvalidArgument,
+                   "--config.file=\"" + config.config_file + "\": read error");
+    }
     if (Status s = ApplyYaml(text.str(), config.config_file, config); !s.ok()) return Error(s);
   }
 

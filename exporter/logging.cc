@@ -1,5 +1,7 @@
 #include "exporter/logging.h"
 
+#include "collectors/core/metric_sink.h"
+
 #include <ctime>
 #include <mutex>
 
@@ -35,7 +37,10 @@ std::string_view LevelName(spdlog::level::level_enum level) {
 }
 
 // Escapes for a double-quoted value: both logfmt and JSON accept \" \\ \n \t and \u00XX.
-void AppendQuoted(std::string_view text, spdlog::memory_buf_t& dest) {
+// Invalid UTF-8 (a hostile interface name or alias in a message) becomes U+FFFD, so every line
+// stays valid JSON.
+void AppendQuoted(std::string_view raw, spdlog::memory_buf_t& dest) {
+  const std::string text = SanitizeUtf8(raw);
   dest.push_back('"');
   for (char c : text) {
     switch (c) {

@@ -96,11 +96,20 @@ MetricSink::FamilyState* MetricSink::FamilyFor(const MetricDesc& desc) {
   auto it = by_name_.find(desc.name);
   if (it != by_name_.end()) {
     const MetricDesc& known = *it->second.desc;
-    if (&known != &desc && (known.help != desc.help || known.kind != desc.kind)) {
-      RecordError(Status(StatusCode::kInvalidArgument,
-                         "metric " + std::string(desc.name) +
-                             " registered twice with different HELP or kind"));
-      return nullptr;
+    if (&known != &desc) {
+      // A second descriptor of the same family must be its exact twin (the first one was
+      // validated); anything else would bypass the naming checks.
+      bool same = known.help == desc.help && known.kind == desc.kind &&
+                  known.labels.size() == desc.labels.size();
+      for (size_t i = 0; same && i < desc.labels.size(); ++i) {
+        same = known.labels[i] == desc.labels[i];
+      }
+      if (!same) {
+        RecordError(Status(StatusCode::kInvalidArgument,
+                           "metric " + std::string(desc.name) +
+                               " described twice with different HELP, kind or labels"));
+        return nullptr;
+      }
     }
     return &it->second;
   }

@@ -1,1 +1,467 @@
-// placeholder: test file to be written
+#include "exporter/config.h"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace fabricwatch::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+Result<ParsedCommandLine> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "fabricwatch");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  return ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+}
+
+// A fresh temporary directory per test (for --path.sysfs and YAML files), removed afterwards.
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "fabricwatch-config-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string WriteFile(const std::string& name, const std::string& content) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << content;
+    return path.string();
+  }
+  fs::path dir_;
+};
+
+TEST(ParseCommandLineTest, defaults) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->action, Action::kRun);
+  EXPECT_TRUE(parsed->output.empty());
+  const Config& config = parsed->config;
+  EXPECT_EQ(config.listen_address, ":9868");
+  EXPECT_EQ(config.telemetry_path, "/metrics");
+  EXPECT_EQ(config.sysfs_path, "/sys");
+  EXPECT_EQ(config.ethtool_path, "");
+  EXPECT_EQ(config.config_file, "");
+  EXPECT_FALSE(config.config_check);
+  EXPECT_EQ(config.log_level, "info");
+  EXPECT_EQ(config.log_format, "logfmt");
+  EXPECT_EQ(config.history_samples, 120u);
+  ASSERT_TRUE(config.collectors.contains("netdev"));
+  const CollectorConfig& netdev = config.collectors.at("netdev");
+  EXPECT_TRUE(netdev.enabled);
+  EXPECT_EQ(netdev.interval, milliseconds(1000));
+  ASSERT_TRUE(netdev.options.contains("device-exclude"));
+  EXPECT_EQ(netdev.options.at("device-exclude"), "^lo$");
+  EXPECT_FALSE(netdev.options.contains("device-include"));  // no default: unset
+}
+
+TEST(ParseCommandLineTest, help) {
+  for (const char* flag : {"--help", "-h"}) {
+    SCOPED_TRACE(flag);
+    auto parsed = Parse({flag});
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+    EXPECT_EQ(parsed->action, Action::kHelp);
+    for (std::string_view text : {"--web.listen-address", "--web.telemetry-path", "--path.sysfs",
+                                  "--collector.netdev", "--collector.netdev.interval",
+                                  "--collector.netdev.device-exclude", "--config.file",
+                                  "--log.level", "--log.format"}) {
+      EXPECT_NE(parsed->output.find(text), std::string::npos) << text;
+    }
+  }
+}
+
+TEST(ParseCommandLineTest, version) {
+  auto parsed = Parse({"--version"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->action, Action::kVersion);
+  EXPECT_TRUE(parsed->output.starts_with("fabricwatch ")) << parsed->output;
+  EXPECT_NE(parsed->output.find("revision"), std::string::npos) << parsed->output;
+  EXPECT_TRUE(parsed->output.ends_with("\n"));
+}
+
+TEST(ParseCommandLineTest, help_metrics) {
+  auto parsed = Parse({"--help-metrics"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->action, Action::kHelpMetrics);
+  EXPECT_NE(parsed->output.find("fabric_netdev_carrier_changes_total"), std::string::npos);
+  EXPECT_NE(parsed->output.find("| metric | type | labels | description |"), std::string::npos);
+  EXPECT_EQ(parsed->output, MetricReferenceMarkdown());
+}
+
+TEST(ParseCommandLineTest, metric_reference_lists_every_netdev_metric_row) {
+  const std::string markdown = MetricReferenceMarkdown();
+  EXPECT_NE(markdown.find("### Collector `netdev`"), std::string::npos);
+  EXPECT_NE(markdown.find("| `fabric_netdev_carrier_changes_total` | counter | `netdev` |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| `fabric_netdev_info` | info |"), std::string::npos);
+}
+
+TEST(ParseCommandLineTest, every_collector_disabled_is_an_error) {
+  auto parsed = Parse({"--no-collector.netdev"});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("every collector is disabled"), std::string::npos)
+      << parsed.error().message();
+  EXPECT_NE(parsed.error().message().find("netdev"), std::string::npos);
+}
+
+TEST(ParseCommandLineTest, collector_flags) {
+  struct Case {
+    std::vector<std::string> args;
+    bool enabled;
+    milliseconds interval;
+  };
+  const Case cases[] = {
+      {{"--collector.netdev.interval=100ms"}, true, milliseconds(100)},
+      {{"--collector.netdev.interval", "2m"}, true, milliseconds(120'000)},
+      {{"--collector.netdev.interval=1m30s"}, true, milliseconds(90'000)},
+      {{"--collector.netdev.interval=10ms"}, true, milliseconds(10)},
+      {{"--collector.netdev"}, true, milliseconds(1000)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    auto parsed = Parse(c.args);
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+    const CollectorConfig& netdev = parsed->config.collectors.at("netdev");
+    EXPECT_EQ(netdev.enabled, c.enabled);
+    EXPECT_EQ(netdev.interval, c.interval);
+  }
+}
+
+TEST(ParseCommandLineTest, collector_option_flags) {
+  auto parsed = Parse({"--collector.netdev.device-exclude=^(lo|docker.*)$",
+                       "--collector.netdev.device-include=eth.*"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  const CollectorOptions& options = parsed->config.collectors.at("netdev").options;
+  EXPECT_EQ(options.at("device-exclude"), "^(lo|docker.*)$");
+  EXPECT_EQ(options.at("device-include"), "eth.*");
+}
+
+TEST(ParseCommandLineTest, bad_interval_names_the_flag) {
+  for (const char* value : {"fast", "5", "-1s", ""}) {
+    SCOPED_TRACE(value);
+    auto parsed = Parse({std::string("--collector.netdev.interval=") + value});
+    ASSERT_FALSE(parsed.has_value());
+    EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(parsed.error().message().find("--collector.netdev.interval"), std::string::npos)
+        << parsed.error().message();
+  }
+}
+
+TEST(ParseCommandLineTest, interval_below_minimum_is_an_error) {
+  auto parsed = Parse({"--collector.netdev.interval=5ms"});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("below the minimum of 10ms"), std::string::npos)
+      << parsed.error().message();
+  EXPECT_NE(parsed.error().message().find("netdev"), std::string::npos);
+}
+
+TEST(ParseCommandLineTest, unknown_flag_is_an_error_naming_it) {
+  auto parsed = Parse({"--collector.netdevv"});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("--collector.netdevv"), std::string::npos)
+      << parsed.error().message();
+  EXPECT_NE(parsed.error().message().find("--help"), std::string::npos);
+
+  auto other = Parse({"--bogus=1"});
+  ASSERT_FALSE(other.has_value());
+  EXPECT_NE(other.error().message().find("--bogus"), std::string::npos)
+      << other.error().message();
+}
+
+TEST(ParseCommandLineTest, invalid_flag_values) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string_view message_part;
+  };
+  const Case cases[] = {
+      {{"--log.level=verbose"}, "--log.level=\"verbose\""},
+      {{"--log.level=WARN"}, "--log.level"},
+      {{"--log.format=xml"}, "--log.format=\"xml\""},
+      {{"--path.sysfs=/nonexistent/fabricwatch"}, "--path.sysfs=\"/nonexistent/fabricwatch\""},
+      {{"--path.sysfs=/proc/self/stat"}, "not a directory"},
+      {{"--path.ethtool=/nonexistent/fabricwatch"}, "--path.ethtool"},
+      {{"--web.telemetry-path=metrics"}, "--web.telemetry-path=\"metrics\""},
+      {{"--web.telemetry-path=/"}, "--web.telemetry-path"},
+      {{"--web.telemetry-path=/healthz"}, "--web.telemetry-path"},
+      {{"--web.telemetry-path=/me trics"}, "--web.telemetry-path"},
+      {{"--web.telemetry-path=/metrics?x=1"}, "--web.telemetry-path"},
+      {{"--web.listen-address=:99999"}, "--web.listen-address=\":99999\""},
+      {{"--web.listen-address=nonsense"}, "--web.listen-address=\"nonsense\""},
+      {{"--web.listen-address=host.example:80"}, "--web.listen-address"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    auto parsed = Parse(c.args);
+    ASSERT_FALSE(parsed.has_value());
+    EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(parsed.error().message().find(c.message_part), std::string::npos)
+        << parsed.error().message();
+  }
+}
+
+TEST_F(ConfigTest, valid_flag_values) {
+  auto parsed = Parse({"--log.level=debug", "--log.format=json", "--path.sysfs=" + dir_.string(),
+                       "--path.ethtool=" + dir_.string(), "--web.telemetry-path=/custom",
+                       "--web.listen-address=127.0.0.1:0", "--config.check"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  const Config& config = parsed->config;
+  EXPECT_EQ(config.log_level, "debug");
+  EXPECT_EQ(config.log_format, "json");
+  EXPECT_EQ(config.sysfs_path, dir_.string());
+  EXPECT_EQ(config.ethtool_path, dir_.string());
+  EXPECT_EQ(config.telemetry_path, "/custom");
+  EXPECT_EQ(config.listen_address, "127.0.0.1:0");
+  EXPECT_TRUE(config.config_check);
+}
+
+TEST(ValidateTest, checks_a_config_directly) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  Config config = parsed->config;
+  EXPECT_TRUE(Validate(config).ok());
+  config.collectors.at("netdev").interval = milliseconds(9);
+  EXPECT_EQ(Validate(config).code(), StatusCode::kInvalidArgument);
+  config.collectors.at("netdev").enabled = false;
+  const Status none = Validate(config);
+  EXPECT_NE(none.message().find("every collector is disabled"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- ApplyYaml
+
+Config DefaultConfig() {
+  auto parsed = Parse({});
+  EXPECT_TRUE(parsed.has_value());
+  return parsed ? parsed->config : Config{};
+}
+
+TEST(ApplyYamlTest, empty_document_is_valid) {
+  for (const char* text : {"", "\n", "# only a comment\n", "---\n"}) {
+    SCOPED_TRACE(text);
+    Config config = DefaultConfig();
+    const Status status = ApplyYaml(text, "file.yml", config);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    EXPECT_EQ(config.collectors.at("netdev").interval, milliseconds(1000));
+    EXPECT_TRUE(config.collectors.at("netdev").enabled);
+    EXPECT_EQ(config.history_samples, 120u);
+  }
+}
+
+TEST(ApplyYamlTest, collector_settings) {
+  Config config = DefaultConfig();
+  const Status status = ApplyYaml(
+      "collectors:\n"
+      "  netdev:\n"
+      "    interval: 250ms\n"
+      "    enabled: false\n"
+      "    device-exclude: \"^(lo|docker.*)$\"\n"
+      "    device-include: eth.*\n"
+      "store:\n"
+      "  history_samples: 600\n",
+      "file.yml", config);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  const CollectorConfig& netdev = config.collectors.at("netdev");
+  EXPECT_EQ(netdev.interval, milliseconds(250));
+  EXPECT_FALSE(netdev.enabled);
+  EXPECT_EQ(netdev.options.at("device-exclude"), "^(lo|docker.*)$");
+  EXPECT_EQ(netdev.options.at("device-include"), "eth.*");
+  EXPECT_EQ(config.history_samples, 600u);
+}
+
+TEST(ApplyYamlTest, boolean_spellings) {
+  struct Case {
+    std::string_view value;
+    bool enabled;
+  };
+  const Case cases[] = {{"true", true}, {"false", false}, {"yes", true}, {"no", false},
+                        {"on", true},   {"off", false},   {"True", true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.value));
+    Config config = DefaultConfig();
+    config.collectors.at("netdev").enabled = !c.enabled;
+    const Status status = ApplyYaml(
+        "collectors:\n  netdev:\n    enabled: " + std::string(c.value) + "\n", "f.yml", config);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    EXPECT_EQ(config.collectors.at("netdev").enabled, c.enabled);
+  }
+}
+
+TEST(ApplyYamlTest, null_sections_change_nothing) {
+  Config config = DefaultConfig();
+  const Status status = ApplyYaml("collectors:\n  netdev:\n", "file.yml", config);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_TRUE(config.collectors.at("netdev").enabled);
+  EXPECT_EQ(config.collectors.at("netdev").interval, milliseconds(1000));
+}
+
+TEST(ApplyYamlTest, errors_name_the_key_and_line) {
+  struct Case {
+    std::string_view what;
+    std::string yaml;
+    std::string prefix;                   // "file.yml:<line>:"
+    std::vector<std::string_view> parts;  // further substrings of the message
+  };
+  const Case cases[] = {
+      {"unknown top-level key", "collectors:\nsettings:\n  a: 1\n", "file.yml:2:",
+       {"unknown top-level key \"settings\"", "known: collectors, store"}},
+      {"unknown collector", "collectors:\n  nosuch:\n    enabled: true\n", "file.yml:2:",
+       {"collectors.nosuch", "unknown collector", "known: netdev"}},
+      {"unknown option", "collectors:\n  netdev:\n    colour: red\n", "file.yml:3:",
+       {"collectors.netdev.colour", "unknown option", "device-exclude"}},
+      {"non-bool enabled", "collectors:\n  netdev:\n    enabled: maybe\n", "file.yml:3:",
+       {"collectors.netdev.enabled", "expected true or false", "\"maybe\""}},
+      {"bad interval", "collectors:\n  netdev:\n    interval: fast\n", "file.yml:3:",
+       {"collectors.netdev.interval", "invalid duration \"fast\""}},
+      {"non-scalar option", "collectors:\n  netdev:\n    interval: [1s]\n", "file.yml:3:",
+       {"collectors.netdev.interval", "must be a scalar"}},
+      {"collector not a mapping", "collectors:\n  netdev: 5\n", "file.yml:2:",
+       {"collectors.netdev must be a mapping"}},
+      {"collectors not a mapping", "collectors: [netdev]\n", "file.yml:1:",
+       {"collectors must be a mapping"}},
+      {"history_samples too small", "store:\n  history_samples: 1\n", "file.yml:2:",
+       {"store.history_samples", "between 2 and 100000"}},
+      {"history_samples too large", "store:\n  history_samples: 100001\n", "file.yml:2:",
+       {"store.history_samples", "between 2 and 100000"}},
+      {"history_samples not a number", "store:\n  history_samples: many\n", "file.yml:2:",
+       {"store.history_samples"}},
+      {"unknown store key", "store:\n  depth: 5\n", "file.yml:2:",
+       {"store.depth", "unknown key"}},
+      {"top level not a mapping", "- a\n- b\n", "file.yml:1:", {"the top level must be a mapping"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.what));
+    Config config = DefaultConfig();
+    const Status status = ApplyYaml(c.yaml, "file.yml", config);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(status.message().starts_with(c.prefix)) << status.message();
+    for (std::string_view part : c.parts) {
+      EXPECT_NE(status.message().find(part), std::string::npos)
+          << "missing \"" << part << "\" in: " << status.message();
+    }
+  }
+}
+
+TEST(ApplyYamlTest, syntax_error_names_the_file_and_line) {
+  struct Case {
+    std::string yaml;
+    std::string_view line;
+  };
+  const Case cases[] = {
+      {"collectors:\n  netdev: [1, 2}\n", "line 2"},
+      {"collectors:\n  netdev: a: b\n", "line 2"},
+      {"store: 1\n  history_samples: 2\n", "line 2"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    Config config = DefaultConfig();
+    const Status status = ApplyYaml(c.yaml, "file.yml", config);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(status.message().starts_with("file.yml: invalid YAML: ")) << status.message();
+    EXPECT_NE(status.message().find(c.line), std::string::npos) << status.message();
+  }
+}
+
+TEST(ApplyYamlTest, failed_document_is_reported_before_later_keys) {
+  // An error stops at the first bad key; earlier keys of the document may have been applied,
+  // but the caller treats the whole configuration as invalid.
+  Config config = DefaultConfig();
+  const Status status = ApplyYaml(
+      "collectors:\n  netdev:\n    interval: 2s\nbogus: 1\n", "file.yml", config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(status.message().starts_with("file.yml:4:")) << status.message();
+}
+
+// ---------------------------------------------------------------- precedence
+
+TEST_F(ConfigTest, flags_override_the_config_file) {
+  const std::string path = WriteFile("fabricwatch.yml",
+                                     "collectors:\n"
+                                     "  netdev:\n"
+                                     "    interval: 5s\n"
+                                     "    device-exclude: \"^docker.*$\"\n"
+                                     "store:\n"
+                                     "  history_samples: 30\n");
+  auto yaml_only = Parse({"--config.file=" + path});
+  ASSERT_TRUE(yaml_only.has_value()) << yaml_only.error().ToString();
+  EXPECT_EQ(yaml_only->config.config_file, path);
+  EXPECT_EQ(yaml_only->config.collectors.at("netdev").interval, milliseconds(5000));
+  EXPECT_EQ(yaml_only->config.collectors.at("netdev").options.at("device-exclude"),
+            "^docker.*$");
+  EXPECT_EQ(yaml_only->config.history_samples, 30u);
+
+  auto both = Parse({"--config.file=" + path, "--collector.netdev.interval=2s",
+                     "--collector.netdev.device-exclude=^lo$"});
+  ASSERT_TRUE(both.has_value()) << both.error().ToString();
+  EXPECT_EQ(both->config.collectors.at("netdev").interval, milliseconds(2000));
+  EXPECT_EQ(both->config.collectors.at("netdev").options.at("device-exclude"), "^lo$");
+  EXPECT_EQ(both->config.history_samples, 30u);
+
+  // Order on the command line does not matter.
+  auto reversed = Parse({"--collector.netdev.interval=2s", "--config.file", path});
+  ASSERT_TRUE(reversed.has_value()) << reversed.error().ToString();
+  EXPECT_EQ(reversed->config.collectors.at("netdev").interval, milliseconds(2000));
+}
+
+TEST_F(ConfigTest, enable_flag_overrides_disabled_in_file) {
+  const std::string path =
+      WriteFile("off.yml", "collectors:\n  netdev:\n    enabled: false\n");
+  auto off = Parse({"--config.file=" + path});
+  ASSERT_FALSE(off.has_value());
+  EXPECT_NE(off.error().message().find("every collector is disabled"), std::string::npos);
+
+  auto on = Parse({"--config.file=" + path, "--collector.netdev"});
+  ASSERT_TRUE(on.has_value()) << on.error().ToString();
+  EXPECT_TRUE(on->config.collectors.at("netdev").enabled);
+}
+
+TEST_F(ConfigTest, unreadable_config_file_is_an_error) {
+  const std::string missing = (dir_ / "missing.yml").string();
+  auto parsed = Parse({"--config.file=" + missing});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("--config.file=\"" + missing + "\""),
+            std::string::npos)
+      << parsed.error().message();
+  EXPECT_NE(parsed.error().message().find("cannot be read"), std::string::npos);
+}
+
+// Regression: ParseCommandLine once accepted a directory as --config.file: std::ifstream opened it, the read
+// fails silently, and the empty text is applied as an empty (valid) configuration.
+TEST_F(ConfigTest, directory_as_config_file_is_an_error) {
+  auto parsed = Parse({"--config.file=" + dir_.string()});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("--config.file"), std::string::npos)
+      << parsed.error().message();
+}
+
+TEST_F(ConfigTest, invalid_config_file_names_the_file_and_line) {
+  const std::string path = WriteFile("bad.yml", "collectors:\n  netdev:\n    enabled: maybe\n");
+  auto parsed = Parse({"--config.file=" + path});
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(parsed.error().message().starts_with(path + ":3:")) << parsed.error().message();
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter
