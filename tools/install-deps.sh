@@ -39,7 +39,14 @@ if [[ "$(id -u)" != 0 ]]; then
 fi
 echo "fabricwatch: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# A fresh machine has empty package lists; refresh them once before installing.
-apt-get update -qq >/dev/null
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# A fresh machine has empty package lists; refresh them once before installing. apt's chatter
+# goes to a log that is shown only if something fails.
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends ${missing[*]} >/dev/null
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}; } \
+    >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "fabricwatch: installing ${missing[*]} failed" >&2
+  exit 1
+fi
