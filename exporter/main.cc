@@ -14,6 +14,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
+#include "collectors/sys/verbs_events.h"
 #include "exporter/config.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
@@ -123,6 +124,24 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // IB port events from libibverbs: as above, only for the host's own devices.
+  std::unique_ptr<sys::RdmaPortEventLog> rdma_log;
+  std::unique_ptr<sys::VerbsPortListener> verbs_listener;
+  auto rdma = config.collectors.find("rdma");
+  if (!config.config_check && rdma != config.collectors.end() && rdma->second.enabled &&
+      IsHostSysfs(config.sysfs_path)) {
+    rdma_log = std::make_unique<sys::RdmaPortEventLog>();
+    auto started = sys::VerbsPortListener::Start(*rdma_log, GetLogger("verbs_events"));
+    if (started) {
+      verbs_listener = std::move(*started);
+    } else {
+      log->warn("libibverbs port-event listener not started, IB port state comes from polling "
+                "only: {}",
+                started.error().ToString());
+      rdma_log.reset();
+    }
+  }
+
   std::vector<ScheduledCollector> collectors;
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
   for (const CollectorInfo& info : CollectorRegistry()) {
@@ -131,6 +150,7 @@ int Main(int argc, char** argv) {
     auto logger = GetLogger(std::string(info.name));
     CollectorContext context{.sysfs = sysfs,
                              .link_events = link_log.get(),
+                             .rdma_events = rdma_log.get(),
                              .clock = clock,
                              .logger = logger,
                              .options = c.options};
@@ -167,7 +187,8 @@ int Main(int argc, char** argv) {
                       [&] { return LandingPage(config, self_metrics.Collectors()); }, true};
   routes["/healthz"] = Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }};
   routes["/api/v1/link-events"] =
-      Route{"application/json", [&] { return LinkEventsJson(link_log.get(), kLinkEventsShown); },
+      Route{"application/json",
+            [&] { return LinkEventsJson(link_log.get(), rdma_log.get(), kLinkEventsShown); },
             true};
 
   auto address = ParseListenAddress(config.listen_address);  // validated already
@@ -190,7 +211,10 @@ int Main(int argc, char** argv) {
   // (≤ 200 ms). HTTP gets a bounded wait: a client holding an idle connection would otherwise
   // delay civetweb's stop by up to 2 s (see http_server.h).
   const auto stop_start = std::chrono::steady_clock::now();
-  std::jthread stop_listener([&] { listener.reset(); });
+  std::jthread stop_listener([&] {
+    listener.reset();
+    verbs_listener.reset();
+  });
   std::jthread stop_collectors([&] { scheduler.Stop(); });
   const bool http_stopped = (*server)->Stop(kHttpStopBudget);
   stop_listener.join();

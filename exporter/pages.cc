@@ -7,6 +7,7 @@
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
 #include "collectors/sys/link_events.h"
+#include "collectors/sys/verbs_events.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -77,7 +78,8 @@ std::string LandingPage(const Config& config,
   return html;
 }
 
-std::string LinkEventsJson(const sys::LinkEventLog* log, size_t max_events) {
+std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
+                           size_t max_events) {
   nlohmann::json out;
   out["listening"] = log != nullptr && log->listening();
   out["overruns"] = log != nullptr ? log->overruns() : 0;
@@ -94,6 +96,20 @@ std::string LinkEventsJson(const sys::LinkEventLog* log, size_t max_events) {
     }
   }
   out["events"] = std::move(events);
+  nlohmann::json rdma;
+  rdma["listening"] = rdma_log != nullptr && rdma_log->listening();
+  rdma["devices_open"] = rdma_log != nullptr ? rdma_log->devices_open() : 0;
+  nlohmann::json rdma_events = nlohmann::json::array();
+  if (rdma_log != nullptr) {
+    for (const sys::RdmaPortEvent& event : rdma_log->Recent(max_events)) {
+      rdma_events.push_back({{"time", Rfc3339(event.time)},
+                             {"device", event.device},
+                             {"port", event.port},
+                             {"event", event.event}});
+    }
+  }
+  rdma["events"] = std::move(rdma_events);
+  out["rdma_port_events"] = std::move(rdma);
   // Invalid UTF-8 in a netdev name is replaced rather than throwing.
   return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

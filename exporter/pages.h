@@ -9,13 +9,17 @@
 
 namespace fabricwatch::sys {
 class LinkEventLog;
+class RdmaPortEventLog;
 }
 
 namespace fabricwatch::exporter {
 
 std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health);
-// JSON: {"listening":true,"overruns":0,"events":[{"time":"...","netdev":"eth0",...}]}
-std::string LinkEventsJson(const sys::LinkEventLog* log, size_t max_events);
+// JSON: {"listening":true,"overruns":0,"total":N,"events":[{"time":"...","netdev":"eth0",...}],
+//        "rdma_port_events":{"listening":true,"devices_open":N,
+//                            "events":[{"time":"...","device":"mlx5_0","port":1,"event":"port_err"}]}}
+std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
+                           size_t max_events);
 // HTML-escapes text for the landing page.
 std::string HtmlEscape(std::string_view text);
 std::string Rfc3339(std::chrono::system_clock::time_point time);

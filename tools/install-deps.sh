@@ -18,6 +18,7 @@ test_pkgs=(
   libgtest-dev libgmock-dev
   prometheus          # provides promtool and the real server used by the e2e test
   iproute2 curl procps ethtool
+  prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
 )
 
 mode="${1:-build}"

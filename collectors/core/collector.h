@@ -27,6 +27,7 @@ namespace fabricwatch {
 namespace sys {
 class SysFs;
 class LinkEventLog;
+class RdmaPortEventLog;
 }  // namespace sys
 
 // Wall-clock source, injected so tests control time.
@@ -51,6 +52,8 @@ struct CollectorContext {
   const sys::SysFs& sysfs;
   // Shared rtnetlink link-event log; null when the listener is not running (replay roots).
   sys::LinkEventLog* link_events = nullptr;
+  // Shared libibverbs port-event log; null when the listener is not running (replay roots).
+  sys::RdmaPortEventLog* rdma_events = nullptr;
   const Clock& clock;
   std::shared_ptr<spdlog::logger> logger;
   const CollectorOptions& options;

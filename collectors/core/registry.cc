@@ -1,6 +1,7 @@
 #include "collectors/core/registry.h"
 
 #include "collectors/netdev/netdev.h"
+#include "collectors/rdma/rdma.h"
 
 namespace fabricwatch {
 namespace {
@@ -11,6 +12,8 @@ using std::chrono_literals::operator""s;
 const CollectorInfo kCollectors[] = {
     {"netdev", "Network interfaces: state, carrier and flap counters, speed, MTU, traffic",
      true, 1s, netdev::NetdevOptions(), netdev::NetdevMetrics(), netdev::NewNetdevCollector},
+    {"rdma", "InfiniBand and RoCE devices and ports: state, rate, IBA and driver counters",
+     true, 1s, rdma::RdmaOptions(), rdma::RdmaMetrics(), rdma::NewRdmaCollector},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "collectors/core/value_parse.h"
 
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <type_traits>
@@ -86,6 +87,19 @@ std::string_view TrimSpace(std::string_view text) {
   while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
   while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
   return text;
+}
+
+bool IsPciAddress(std::string_view text) {
+  // dddd:bb:dd.f — 4 hex, ':', 2 hex, ':', 2 hex, '.', function 0-7.
+  if (text.size() != 12) return false;
+  auto hex = [&](size_t from, size_t n) {
+    for (size_t i = from; i < from + n; ++i) {
+      if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+    }
+    return true;
+  };
+  return hex(0, 4) && text[4] == ':' && hex(5, 2) && text[7] == ':' && hex(8, 2) &&
+         text[10] == '.' && text[11] >= '0' && text[11] <= '7';
 }
 
 Result<uint64_t> ParseUint64(std::string_view text, std::string_view what) {

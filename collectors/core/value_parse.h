@@ -17,4 +17,7 @@ std::string_view TrimSpace(std::string_view text);
 Result<uint64_t> ParseUint64(std::string_view text, std::string_view what);
 Result<int64_t> ParseInt64(std::string_view text, std::string_view what);
 
+// "0000:03:00.0" (domain:bus:device.function), the basename of a PCI `device` link.
+bool IsPciAddress(std::string_view text);
+
 }  // namespace fabricwatch

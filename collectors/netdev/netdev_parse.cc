@@ -1,7 +1,6 @@
 #include "collectors/netdev/netdev_parse.h"
 
 #include <array>
-#include <cctype>
 #include <string>
 
 #include "collectors/core/value_parse.h"
@@ -34,19 +33,6 @@ Result<bool> ParseAdminUp(std::string_view text, std::string_view what) {
   if (!flags) return Error(flags.error());
   constexpr uint64_t kIffUp = 0x1;  // include/uapi/linux/if.h
   return (*flags & kIffUp) != 0;
-}
-
-bool IsPciAddress(std::string_view text) {
-  // dddd:bb:dd.f — 4 hex, ':', 2 hex, ':', 2 hex, '.', 1 digit 0-7.
-  if (text.size() != 12) return false;
-  auto hex = [&](size_t from, size_t n) {
-    for (size_t i = from; i < from + n; ++i) {
-      if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-    }
-    return true;
-  };
-  return hex(0, 4) && text[4] == ':' && hex(5, 2) && text[7] == ':' && hex(8, 2) &&
-         text[10] == '.' && text[11] >= '0' && text[11] <= '7';
 }
 
 }  // namespace fabricwatch::netdev

@@ -22,7 +22,4 @@ Result<std::optional<double>> ParseSpeedBytesPerSecond(std::string_view text,
 // `flags` is hex ("0x1003"); IFF_UP (0x1) is the administrative state.
 Result<bool> ParseAdminUp(std::string_view text, std::string_view what);
 
-// "0000:03:00.0" (domain:bus:device.function), the basename of a PCI `device` link.
-bool IsPciAddress(std::string_view text);
-
 }  // namespace fabricwatch::netdev

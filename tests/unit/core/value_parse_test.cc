@@ -201,5 +201,15 @@ TEST(ParseValueTest, message_names_what) {
   }
 }
 
+TEST(ValueParseTest, pci_addresses_are_recognised) {
+  EXPECT_TRUE(IsPciAddress("0000:41:00.0"));
+  EXPECT_TRUE(IsPciAddress("0001:c1:1f.7"));
+  EXPECT_FALSE(IsPciAddress("41:00.0"));
+  EXPECT_FALSE(IsPciAddress("0000:41:00.8"));
+  EXPECT_FALSE(IsPciAddress("virtio0"));
+  EXPECT_FALSE(IsPciAddress("0000:41:00.0 "));
+  EXPECT_FALSE(IsPciAddress("pci0000:40"));
+}
+
 }  // namespace
 }  // namespace fabricwatch

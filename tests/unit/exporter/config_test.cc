@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/core/registry.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -112,8 +114,17 @@ TEST(ParseCommandLineTest, metric_reference_lists_every_netdev_metric_row) {
   EXPECT_NE(markdown.find("| `fabric_netdev_info` | info |"), std::string::npos);
 }
 
+// --no-collector.<name> for every registered collector.
+std::vector<std::string> DisableAllFlags() {
+  std::vector<std::string> flags;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    flags.push_back("--no-collector." + std::string(info.name));
+  }
+  return flags;
+}
+
 TEST(ParseCommandLineTest, every_collector_disabled_is_an_error) {
-  auto parsed = Parse({"--no-collector.netdev"});
+  auto parsed = Parse(DisableAllFlags());
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(parsed.error().message().find("every collector is disabled"), std::string::npos)
@@ -240,7 +251,8 @@ TEST(ValidateTest, checks_a_config_directly) {
   EXPECT_TRUE(Validate(config).ok());
   config.collectors.at("netdev").interval = milliseconds(9);
   EXPECT_EQ(Validate(config).code(), StatusCode::kInvalidArgument);
-  config.collectors.at("netdev").enabled = false;
+  config.collectors.at("netdev").interval = milliseconds(1000);
+  for (auto& [name, collector] : config.collectors) collector.enabled = false;
   const Status none = Validate(config);
   EXPECT_NE(none.message().find("every collector is disabled"), std::string::npos);
 }
@@ -423,8 +435,11 @@ TEST_F(ConfigTest, flags_override_the_config_file) {
 }
 
 TEST_F(ConfigTest, enable_flag_overrides_disabled_in_file) {
-  const std::string path =
-      WriteFile("off.yml", "collectors:\n  netdev:\n    enabled: false\n");
+  std::string yaml = "collectors:\n";
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    yaml += "  " + std::string(info.name) + ":\n    enabled: false\n";
+  }
+  const std::string path = WriteFile("off.yml", yaml);
   auto off = Parse({"--config.file=" + path});
   ASSERT_FALSE(off.has_value());
   EXPECT_NE(off.error().message().find("every collector is disabled"), std::string::npos);

@@ -1,0 +1,594 @@
+#include "collectors/rdma/rdma.h"
+
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectors/core/device_filter.h"
+#include "collectors/core/duration.h"
+#include "collectors/core/transition_log.h"
+#include "collectors/core/value_parse.h"
+#include "collectors/rdma/rdma_counters.h"
+#include "collectors/rdma/rdma_parse.h"
+#include "collectors/sys/sysfs.h"
+#include "collectors/sys/verbs_events.h"
+
+namespace fabricwatch::rdma {
+namespace {
+
+// Kept-open counter files per collector; beyond this, files are read open/read/close. A node
+// with 16 HCA ports holds about 900.
+constexpr size_t kMaxKeptOpenFiles = 2048;
+// A listed device that could not be discovered is retried this soon.
+constexpr std::chrono::seconds kFailedDeviceRetry{5};
+constexpr int kActiveState = 4;     // IB_PORT_ACTIVE
+constexpr int kLinkUpPhysState = 5;  // LinkUp
+
+constexpr LabelNames kPortLabels{"device", "port"};
+constexpr LabelNames kPortCounterLabels{"device", "port", "counter"};
+
+constexpr MetricDesc kDeviceInfo{
+    "fabric_rdma_device_info",
+    "RDMA device facts from /sys/class/infiniband/<device>: node type, firmware version, node and "
+    "system image GUIDs, HCA type (mlx5: PCI device ID as MT<decimal>), board id (PSID), node "
+    "description, PCI function and the netdevs of that function (comma-separated). Constant 1.",
+    MetricKind::kInfo,
+    {"device", "node_type", "fw_ver", "node_guid", "sys_image_guid", "hca_type", "board_id",
+     "node_desc", "pci_address", "netdevs"}};
+constexpr MetricDesc kPortInfo{
+    "fabric_rdma_port_info",
+    "RDMA port facts: link layer (InfiniBand or Ethernet), the netdev carrying the port (RoCE: "
+    "gid_attrs/ndevs; IPoIB: the device's netdev whose dev_port matches), and the lane speed "
+    "name from rate (synthetic on RoCE). Join on netdev with fabric_netdev_* and ethtool "
+    "metrics. Constant 1.",
+    MetricKind::kInfo,
+    {"device", "port", "link_layer", "netdev", "speed"}};
+constexpr MetricDesc kPortState{
+    "fabric_rdma_port_state",
+    "Logical port state (state): 0 NOP, 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
+    MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortPhysState{
+    "fabric_rdma_port_phys_state",
+    "Physical port state (phys_state): 1 Sleep, 2 Polling, 3 Disabled, "
+    "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test.",
+    MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortActive{"fabric_rdma_port_active",
+                                 "1 if the logical port state is ACTIVE (4), else 0.",
+                                 MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortLinkUp{"fabric_rdma_port_physical_link_up",
+                                 "1 if the physical port state is LinkUp (5), else 0.",
+                                 MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortRate{
+    "fabric_rdma_port_rate_bytes_per_second",
+    "Port data rate from rate (Gb/s across all lanes, converted to bytes per second); stale "
+    "while the port is down.",
+    MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortLanes{"fabric_rdma_port_lanes",
+                                "Active link width in lanes (the NX of rate).",
+                                MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortLid{"fabric_rdma_port_lid",
+                              "Local identifier of an InfiniBand port (lid); 0 without an SM.",
+                              MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kPortSmLid{"fabric_rdma_port_sm_lid",
+                                "LID of the subnet manager an InfiniBand port is managed by.",
+                                MetricKind::kGauge, kPortLabels};
+constexpr MetricDesc kSaturated{
+    "fabric_rdma_port_saturated",
+    "1 if an IBA port counter sits at its maximum (all ones) and stopped counting: its rate "
+    "reads zero whatever happens until it is reset (e.g. perfquery -R); 0 otherwise.",
+    MetricKind::kGauge, kPortCounterLabels};
+constexpr MetricDesc kPmaOther{
+    "fabric_rdma_port_pma_stat_total",
+    "A counters/ or counters_ext/ file with no curated metric, by raw file name.",
+    MetricKind::kCounter, kPortCounterLabels};
+constexpr MetricDesc kHwOther{
+    "fabric_rdma_port_hw_stat_total",
+    "A driver counter in ports/<n>/hw_counters with no curated metric, by raw file name.",
+    MetricKind::kCounter, kPortCounterLabels};
+constexpr MetricDesc kDeviceHw{
+    "fabric_rdma_device_hw_stat_total",
+    "A device-level driver counter in <device>/hw_counters, by raw file name.",
+    MetricKind::kCounter, {"device", "counter"}};
+
+constexpr MetricDesc kPortEvents{
+    "fabric_rdma_port_events_total",
+    "Asynchronous port events reported by libibverbs since the agent started, by event "
+    "(port_active, port_err, lid_change, pkey_change, sm_change, client_reregister, "
+    "gid_change; device_fatal with port 0). Seen as they happen, between samples.",
+    MetricKind::kCounter, {"device", "port", "event"}};
+constexpr MetricDesc kPortLastEvent{
+    "fabric_rdma_port_last_event_timestamp_seconds",
+    "Unix time of the last libibverbs asynchronous event of the port.", MetricKind::kGauge,
+    kPortLabels};
+constexpr MetricDesc kVerbsListenerUp{
+    "fabricwatch_verbs_listener_up",
+    "1 while the libibverbs port-event listener runs (it also runs with no device, waiting "
+    "for hot-plug); 0 if it stopped.",
+    MetricKind::kGauge, {}};
+constexpr MetricDesc kVerbsDevicesOpen{
+    "fabricwatch_verbs_devices_open",
+    "RDMA devices whose asynchronous events the listener receives; 0 when libibverbs sees no "
+    "device or provider, in which case port state comes from sysfs polling alone.",
+    MetricKind::kGauge, {}};
+
+constexpr CollectorOptionSpec kOptions[] = {
+    {"device-include", "Regular expression of RDMA device names to include (default: all).", ""},
+    {"device-exclude", "Regular expression of RDMA device names to exclude.", ""},
+    {"rediscovery-interval",
+     "How often devices, ports and counter files are listed again even when the device list "
+     "did not change.",
+     "60s"},
+};
+
+std::vector<MetricDesc> AllMetrics() {
+  std::vector<MetricDesc> all = {kDeviceInfo, kPortInfo,  kPortState, kPortPhysState,
+                                 kPortActive, kPortLinkUp, kPortRate, kPortLanes,
+                                 kPortLid,    kPortSmLid, kSaturated};
+  for (const MetricDesc* desc : CuratedCounterMetrics()) all.push_back(*desc);
+  all.push_back(kPmaOther);
+  all.push_back(kHwOther);
+  all.push_back(kDeviceHw);
+  all.push_back(kPortEvents);
+  all.push_back(kPortLastEvent);
+  all.push_back(kVerbsListenerUp);
+  all.push_back(kVerbsDevicesOpen);
+  return all;
+}
+
+// An errno that a counter legitimately answers on some functions (a restricted PF, a PMA the
+// firmware refuses): the counter is omitted and logged once, not counted as an agent error.
+bool IsUnsupportedCounterError(const Status& status) {
+  const int e = status.sys_errno();
+  return e == EINVAL || e == EIO || e == EOPNOTSUPP || e == ENODATA;
+}
+
+class RdmaCollector final : public Collector {
+ public:
+  RdmaCollector(const CollectorContext& context, DeviceFilter filter,
+                std::chrono::milliseconds rediscovery)
+      : sysfs_(context.sysfs),
+        rdma_events_(context.rdma_events),
+        clock_(context.clock),
+        logger_(context.logger),
+        transitions_(context.logger),
+        filter_(std::move(filter)),
+        rediscovery_(rediscovery) {
+    rlimit limit{};
+    fd_budget_ = kMaxKeptOpenFiles;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      fd_budget_ = std::min<size_t>(fd_budget_, limit.rlim_cur / 2);
+    }
+  }
+
+  Status Collect(MetricSink& sink) override;
+
+ private:
+  enum class Source { kPma, kPmaExt, kHw, kDeviceHw };
+  struct CounterFile {
+    sys::AttributeFile file;
+    std::string name;
+    Source source;
+    const CounterSpec* spec;  // null: exported in a generic family
+    bool extended_width;      // the port uses PortCountersExtended (64-bit data counters)
+  };
+  struct Port {
+    std::string number;
+    std::string link_layer;
+    std::string netdev;
+    sys::AttributeFile state, phys_state, rate, lid, sm_lid;
+    std::vector<CounterFile> counters;
+  };
+  struct Device {
+    std::string name;
+    std::string node_type, fw_ver, node_guid, sys_image_guid, hca_type, board_id, node_desc;
+    std::string pci_address, netdevs;
+    std::vector<Port> ports;
+    std::vector<CounterFile> hw_counters;
+    bool vanished = false;  // a read said the device is gone: rediscover next tick
+  };
+
+  bool TakeFd() {
+    if (fds_kept_ >= fd_budget_) return false;
+    ++fds_kept_;
+    return true;
+  }
+  sys::AttributeFile File(const std::string& relative) {
+    return sys::AttributeFile(sysfs_, relative, TakeFd());
+  }
+  std::string ReadOptional(const std::string& relative) const {
+    auto text = sysfs_.ReadString(relative);
+    return text ? *text : std::string();
+  }
+  Result<Device> Discover(const std::string& name, MetricSink& sink);
+  Port DiscoverPort(const std::string& device, const std::string& base, const std::string& number,
+                    const std::map<int, std::string>& netdev_by_port, MetricSink& sink);
+  void AddCounterFiles(const std::string& dir, Source source, std::vector<CounterFile>& out,
+                       MetricSink& sink);
+  void CollectDevice(Device& device, MetricSink& sink);
+  void CollectEvents(MetricSink& sink);
+  void CollectCounter(const std::string& device, const std::string* port, CounterFile& counter,
+                      std::set<const MetricDesc*>& used, MetricSink& sink, Device& owner);
+  void Fail(MetricSink& sink, const std::string& key, const Status& status) {
+    sink.RecordError(status);
+    transitions_.Failed(key, status);
+  }
+
+  const sys::SysFs& sysfs_;
+  sys::RdmaPortEventLog* rdma_events_;
+  const Clock& clock_;
+  std::shared_ptr<spdlog::logger> logger_;
+  TransitionLog transitions_;
+  DeviceFilter filter_;
+  std::chrono::milliseconds rediscovery_;
+  size_t fd_budget_;
+  size_t fds_kept_ = 0;
+  std::vector<std::string> known_names_;
+  std::chrono::system_clock::time_point last_discovery_{};
+  bool retry_failed_ = false;  // a listed device could not be discovered last time
+  std::vector<Device> devices_;
+  std::set<std::string> unsupported_logged_;
+};
+
+void RdmaCollector::AddCounterFiles(const std::string& dir, Source source,
+                                    std::vector<CounterFile>& out, MetricSink& sink) {
+  auto names = sysfs_.ListDir(dir);
+  if (!names) {
+    if (names.error().code() != StatusCode::kNotFound) Fail(sink, dir, names.error());
+    return;
+  }
+  for (const std::string& name : *names) {
+    // hw_counters/lifespan is the caching period of the counters (ms), a setting.
+    if ((source == Source::kHw || source == Source::kDeviceHw) && name == "lifespan") continue;
+    const CounterSpec* spec = nullptr;
+    if (source == Source::kPma || source == Source::kPmaExt) spec = FindPmaCounter(name);
+    if (source == Source::kHw) spec = FindHwCounter(name);
+    out.push_back({File(dir + "/" + name), name, source, spec, false});
+  }
+}
+
+RdmaCollector::Port RdmaCollector::DiscoverPort(const std::string& device,
+                                                const std::string& base,
+                                                const std::string& number,
+                                                const std::map<int, std::string>& netdev_by_port,
+                                                MetricSink& sink) {
+  const std::string dir = base + "/ports/" + number;
+  Port port{.number = number,
+            .link_layer = ReadOptional(dir + "/link_layer"),
+            .netdev = {},
+            .state = File(dir + "/state"),
+            .phys_state = File(dir + "/phys_state"),
+            .rate = File(dir + "/rate"),
+            .lid = File(dir + "/lid"),
+            .sm_lid = File(dir + "/sm_lid"),
+            .counters = {}};
+  // RoCE: the GID table names the netdev (reading an empty slot or an IB port gives EINVAL).
+  if (auto entries = sysfs_.ListDir(dir + "/gid_attrs/ndevs")) {
+    for (const std::string& entry : *entries) {
+      auto netdev = sysfs_.ReadString(dir + "/gid_attrs/ndevs/" + entry);
+      if (netdev && !netdev->empty()) {
+        port.netdev = *netdev;
+        break;
+      }
+    }
+  }
+  // IPoIB: the device's netdev whose dev_port is this port's number minus one.
+  if (port.netdev.empty()) {
+    auto n = ParseInt64(number, "port");
+    if (n) {
+      auto it = netdev_by_port.find(static_cast<int>(*n));
+      if (it != netdev_by_port.end()) port.netdev = it->second;
+    }
+  }
+  (void)device;
+
+  std::vector<CounterFile> pma;
+  AddCounterFiles(dir + "/counters", Source::kPma, pma, sink);
+  std::vector<CounterFile> ext;
+  AddCounterFiles(dir + "/counters_ext", Source::kPmaExt, ext, sink);
+  // The kernel picks the PortCountersExtended table (64-bit data) when the PMA advertises it;
+  // the unicast/multicast files exist only then (core/sysfs.c pma_table selection). A data
+  // value above 2^32-1 proves it too; the collector checks that at read time.
+  bool extended = false;
+  for (const CounterFile& c : pma) extended |= c.name == "unicast_xmit_packets";
+  std::set<const MetricDesc*> from_ext;
+  for (const CounterFile& c : ext) {
+    if (c.spec != nullptr) from_ext.insert(c.spec->desc);
+  }
+  for (CounterFile& c : pma) {
+    // counters_ext (mlx4) supersedes its 32-bit twin in counters/.
+    if (c.spec != nullptr && from_ext.contains(c.spec->desc)) continue;
+    c.extended_width = extended;
+    port.counters.push_back(std::move(c));
+  }
+  for (CounterFile& c : ext) {
+    c.extended_width = true;
+    port.counters.push_back(std::move(c));
+  }
+  AddCounterFiles(dir + "/hw_counters", Source::kHw, port.counters, sink);
+  return port;
+}
+
+Result<RdmaCollector::Device> RdmaCollector::Discover(const std::string& name, MetricSink& sink) {
+  const std::string base = "class/infiniband/" + name;
+  Device device;
+  device.name = name;
+  auto ports = sysfs_.ListDir(base + "/ports");
+  if (!ports) {
+    // A device directory without ports/ is not a usable RDMA device (or it vanished).
+    return Error(ports.error().WithContext("rdma device " + name));
+  }
+  if (auto node_type = sysfs_.ReadString(base + "/node_type")) {
+    auto parsed = ParseNumberedName(*node_type, sysfs_.Path(base + "/node_type"));
+    if (parsed) {
+      device.node_type = parsed->name;
+    } else {
+      Fail(sink, base + "/node_type", parsed.error());
+    }
+  }
+  device.fw_ver = ReadOptional(base + "/fw_ver");
+  device.node_guid = ReadOptional(base + "/node_guid");
+  device.sys_image_guid = ReadOptional(base + "/sys_image_guid");
+  device.hca_type = ReadOptional(base + "/hca_type");
+  device.board_id = ReadOptional(base + "/board_id");
+  device.node_desc = ReadOptional(base + "/node_desc");
+  if (auto pci = sysfs_.ReadLinkBasename(base + "/device"); pci && IsPciAddress(*pci)) {
+    device.pci_address = *pci;
+  }
+  std::map<int, std::string> netdev_by_port;  // port number -> IPoIB netdev
+  if (auto netdevs = sysfs_.ListDir(base + "/device/net")) {
+    for (const std::string& netdev : *netdevs) {
+      if (!device.netdevs.empty()) device.netdevs += ",";
+      device.netdevs += netdev;
+      // dev_port is 0-based (net/core/net-sysfs.c); IPoIB sets it to port - 1. Kernels before
+      // 3.15 had no dev_port and IPoIB used dev_id ("0x0") for the same purpose.
+      const std::string dir = base + "/device/net/" + netdev;
+      auto dev_port = sysfs_.ReadUint64(dir + "/dev_port");
+      if (!dev_port) dev_port = sysfs_.ReadUint64(dir + "/dev_id");
+      if (dev_port && *dev_port < 256) {
+        netdev_by_port.try_emplace(static_cast<int>(*dev_port) + 1, netdev);
+      }
+    }
+  }
+  AddCounterFiles(base + "/hw_counters", Source::kDeviceHw, device.hw_counters, sink);
+  for (const std::string& number : *ports) {
+    if (!ParseUint64(number, "port")) continue;  // only numbered port directories
+    device.ports.push_back(DiscoverPort(name, base, number, netdev_by_port, sink));
+  }
+  return device;
+}
+
+void RdmaCollector::CollectCounter(const std::string& device, const std::string* port,
+                                   CounterFile& counter, std::set<const MetricDesc*>& used,
+                                   MetricSink& sink, Device& owner) {
+  auto text = counter.file.Read();
+  if (!text) {
+    const Status& error = text.error();
+    if (error.sys_errno() == ENODEV || error.sys_errno() == ENOENT) {
+      owner.vanished = true;  // hot-unplug between discovery and now: rediscover next tick
+      return;
+    }
+    if (IsUnsupportedCounterError(error)) {
+      if (unsupported_logged_.insert(counter.file.path()).second) {
+        logger_->info("counter not readable, omitted and retried each tick: {}",
+                      error.ToString());
+      }
+      return;
+    }
+    Fail(sink, counter.file.path(), error);
+    return;
+  }
+  auto value = ParseCounterValue(*text, counter.file.path());
+  if (!value) {
+    Fail(sink, counter.file.path(), value.error());
+    return;
+  }
+  if (!value->has_value()) return;  // "N/A (no PMA)"
+  const uint64_t raw = **value;
+  if (counter.source == Source::kDeviceHw) {
+    sink.Add(kDeviceHw, {{"device", device}, {"counter", counter.name}},
+             static_cast<double>(raw));
+    return;
+  }
+  const LabelPair d{"device", device};
+  const LabelPair p{"port", *port};
+  const CounterSpec* spec = counter.spec;
+  // Two vendor names for one metric on the same port (never seen, but possible with a future
+  // driver): the second goes to the generic family rather than becoming a duplicate series.
+  if (spec != nullptr && !used.insert(spec->desc).second) spec = nullptr;
+  if (spec == nullptr) {
+    sink.Add(counter.source == Source::kHw ? kHwOther : kPmaOther,
+             {d, p, {"counter", counter.name}}, static_cast<double>(raw));
+    return;
+  }
+  sink.Add(*spec->desc, {d, p}, static_cast<double>(raw) * spec->scale);
+  int bits = spec->saturating_bits;
+  if (spec->widened_by_extended_table && (counter.extended_width || raw > 0xffffffffULL)) {
+    bits = 0;  // served from the 64-bit PortCountersExtended
+  }
+  if (bits > 0) {
+    const uint64_t max = (uint64_t{1} << bits) - 1;
+    sink.Add(kSaturated, {d, p, {"counter", counter.name}}, raw == max ? 1.0 : 0.0);
+  }
+}
+
+void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
+  const LabelPair d{"device", device.name};
+  sink.AddInfo(kDeviceInfo, {d,
+                             {"node_type", device.node_type},
+                             {"fw_ver", device.fw_ver},
+                             {"node_guid", device.node_guid},
+                             {"sys_image_guid", device.sys_image_guid},
+                             {"hca_type", device.hca_type},
+                             {"board_id", device.board_id},
+                             {"node_desc", device.node_desc},
+                             {"pci_address", device.pci_address},
+                             {"netdevs", device.netdevs}});
+  std::set<const MetricDesc*> unused;
+  for (CounterFile& counter : device.hw_counters) {
+    CollectCounter(device.name, nullptr, counter, unused, sink, device);
+  }
+  for (Port& port : device.ports) {
+    const LabelPair p{"port", port.number};
+    std::string speed;
+    auto numbered = [&](sys::AttributeFile& file) -> std::optional<int> {
+      auto text = file.Read();
+      if (!text) {
+        if (text.error().sys_errno() == ENODEV) device.vanished = true;
+        if (text.error().sys_errno() != ENOENT && text.error().sys_errno() != ENODEV) {
+          Fail(sink, file.path(), text.error());
+        }
+        return std::nullopt;
+      }
+      auto parsed = ParseNumberedName(*text, file.path());
+      if (!parsed) {
+        Fail(sink, file.path(), parsed.error());
+        return std::nullopt;
+      }
+      return parsed->id;
+    };
+    if (auto state = numbered(port.state)) {
+      sink.Add(kPortState, {d, p}, *state);
+      sink.Add(kPortActive, {d, p}, *state == kActiveState ? 1 : 0);
+    }
+    if (auto phys = numbered(port.phys_state)) {
+      sink.Add(kPortPhysState, {d, p}, *phys);
+      sink.Add(kPortLinkUp, {d, p}, *phys == kLinkUpPhysState ? 1 : 0);
+    }
+    if (auto text = port.rate.Read()) {
+      if (auto rate = ParseRate(*text, port.rate.path())) {
+        sink.Add(kPortRate, {d, p}, rate->bytes_per_second);
+        if (rate->lanes > 0) sink.Add(kPortLanes, {d, p}, rate->lanes);
+        speed = rate->speed;
+      } else {
+        Fail(sink, port.rate.path(), rate.error());
+      }
+    } else if (text.error().sys_errno() != ENOENT && text.error().sys_errno() != EINVAL) {
+      // rate_show() answers EINVAL for a width or speed it cannot print: omitted, not an error.
+      Fail(sink, port.rate.path(), text.error());
+    }
+    // LIDs mean something only on InfiniBand; RoCE ports print 0.
+    if (port.link_layer == "InfiniBand") {
+      for (auto [file, desc] : {std::pair{&port.lid, &kPortLid}, {&port.sm_lid, &kPortSmLid}}) {
+        auto text = file->Read();
+        if (!text) continue;  // qib/hfi1 quirks aside, absent LIDs are not errors
+        if (auto lid = ParseLid(*text, file->path())) {
+          sink.Add(*desc, {d, p}, *lid);
+        } else {
+          Fail(sink, file->path(), lid.error());
+        }
+      }
+    }
+    sink.AddInfo(kPortInfo, {d, p, {"link_layer", port.link_layer}, {"netdev", port.netdev},
+                             {"speed", speed}});
+    std::set<const MetricDesc*> used;
+    for (CounterFile& counter : port.counters) {
+      CollectCounter(device.name, &port.number, counter, used, sink, device);
+    }
+  }
+}
+
+void RdmaCollector::CollectEvents(MetricSink& sink) {
+  sink.Add(kVerbsListenerUp, {}, rdma_events_->listening() ? 1 : 0);
+  sink.Add(kVerbsDevicesOpen, {}, static_cast<double>(rdma_events_->devices_open()));
+  auto counts = rdma_events_->Counts();
+  // Every known port starts with zero port_active/port_err, so alerts never meet an absent
+  // series; events of ports we do not list (device_fatal on port 0) are added as seen.
+  for (const Device& device : devices_) {
+    for (const Port& port : device.ports) {
+      auto number = ParseInt64(port.number, "port");
+      if (!number) continue;
+      for (const char* event : sys::kPrimaryPortEvents) {
+        counts.try_emplace({device.name, static_cast<int>(*number), event}, 0);
+      }
+    }
+  }
+  for (const auto& [key, count] : counts) {
+    const auto& [device, port, event] = key;
+    sink.Add(kPortEvents,
+             {{"device", device}, {"port", std::to_string(port)}, {"event", event}},
+             static_cast<double>(count));
+  }
+  for (const auto& [key, time] : rdma_events_->LastEvent()) {
+    sink.Add(kPortLastEvent, {{"device", key.first}, {"port", std::to_string(key.second)}},
+             std::chrono::duration<double>(time.time_since_epoch()).count());
+  }
+}
+
+Status RdmaCollector::Collect(MetricSink& sink) {
+  auto names = sysfs_.ListDir("class/infiniband");
+  if (!names) {
+    if (names.error().code() == StatusCode::kNotFound) {
+      devices_.clear();
+      return Status(StatusCode::kNoData, sysfs_.Path("class/infiniband") + " does not exist");
+    }
+    return names.error();
+  }
+  std::erase_if(*names, [&](const std::string& n) { return !filter_.Accepts(n); });
+
+  const auto now = clock_.Now();
+  bool rediscover = *names != known_names_ || now - last_discovery_ >= rediscovery_ ||
+                    (retry_failed_ && now - last_discovery_ >= kFailedDeviceRetry);
+  for (const Device& device : devices_) rediscover |= device.vanished;
+  if (rediscover) {
+    devices_.clear();
+    fds_kept_ = 0;
+    retry_failed_ = false;
+    for (const std::string& name : *names) {
+      auto device = Discover(name, sink);
+      if (!device) {
+        // E.g. listed before its ports/ directory exists (registration in progress): try again
+        // soon rather than at the next full rediscovery.
+        retry_failed_ = true;
+        // Gone between the listing and now, or not a device: quiet; anything else counts.
+        if (device.error().code() != StatusCode::kNotFound) {
+          Fail(sink, name, device.error());
+        } else {
+          logger_->debug("{}", device.error().ToString());
+        }
+        continue;
+      }
+      devices_.push_back(std::move(*device));
+    }
+    known_names_ = *names;
+    last_discovery_ = now;
+  }
+  for (Device& device : devices_) CollectDevice(device, sink);
+  if (rdma_events_ != nullptr) CollectEvents(sink);
+  transitions_.EndCollection();
+  if (devices_.empty() && sink.error_count() == 0) {
+    return Status(StatusCode::kNoData,
+                  "no RDMA device in " + sysfs_.Path("class/infiniband"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const MetricDesc> RdmaMetrics() {
+  static const std::vector<MetricDesc> all = AllMetrics();  // built once from constexpr tables
+  return all;
+}
+std::span<const CollectorOptionSpec> RdmaOptions() { return kOptions; }
+
+Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& context) {
+  auto option = [&](std::string_view key) -> std::string {
+    auto it = context.options.find(key);
+    return it == context.options.end() ? std::string() : it->second;
+  };
+  auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
+                                     "collector.rdma.device");
+  if (!filter) return Error(filter.error());
+  std::string interval_text = option("rediscovery-interval");
+  auto interval = ParseDuration(interval_text.empty() ? "60s" : interval_text);
+  if (!interval) {
+    return Error(interval.error().WithContext("--collector.rdma.rediscovery-interval"));
+  }
+  return std::unique_ptr<Collector>(new RdmaCollector(context, std::move(*filter), *interval));
+}
+
+}  // namespace fabricwatch::rdma

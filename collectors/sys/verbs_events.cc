@@ -1,0 +1,240 @@
+#include "collectors/sys/verbs_events.h"
+
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fabricwatch::sys {
+
+// ---------------------------------------------------------------- RdmaPortEventLog
+
+void RdmaPortEventLog::Record(RdmaPortEvent event) {
+  std::lock_guard lock(mutex_);
+  ++counts_[{event.device, event.port, event.event}];
+  last_[{event.device, event.port}] = event.time;
+  events_.push_back(std::move(event));
+  if (events_.size() > capacity_) events_.erase(events_.begin());
+}
+
+void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
+  std::lock_guard lock(mutex_);
+  listening_ = listening;
+  devices_open_ = devices_open;
+}
+
+std::vector<RdmaPortEvent> RdmaPortEventLog::Recent(size_t max) const {
+  std::lock_guard lock(mutex_);
+  size_t n = std::min(max, events_.size());
+  return std::vector<RdmaPortEvent>(events_.end() - static_cast<std::ptrdiff_t>(n),
+                                    events_.end());
+}
+
+std::map<std::tuple<std::string, int, std::string>, uint64_t> RdmaPortEventLog::Counts() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+std::map<std::pair<std::string, int>, std::chrono::system_clock::time_point>
+RdmaPortEventLog::LastEvent() const {
+  std::lock_guard lock(mutex_);
+  return last_;
+}
+
+bool RdmaPortEventLog::listening() const {
+  std::lock_guard lock(mutex_);
+  return listening_;
+}
+
+size_t RdmaPortEventLog::devices_open() const {
+  std::lock_guard lock(mutex_);
+  return devices_open_;
+}
+
+// ---------------------------------------------------------------- pure helpers
+
+std::string AsyncEventName(int type) {
+  // enum ibv_event_type, libibverbs/verbs.h (rdma-core).
+  switch (static_cast<ibv_event_type>(type)) {
+    case IBV_EVENT_CQ_ERR: return "cq_err";
+    case IBV_EVENT_QP_FATAL: return "qp_fatal";
+    case IBV_EVENT_QP_REQ_ERR: return "qp_req_err";
+    case IBV_EVENT_QP_ACCESS_ERR: return "qp_access_err";
+    case IBV_EVENT_COMM_EST: return "comm_est";
+    case IBV_EVENT_SQ_DRAINED: return "sq_drained";
+    case IBV_EVENT_PATH_MIG: return "path_mig";
+    case IBV_EVENT_PATH_MIG_ERR: return "path_mig_err";
+    case IBV_EVENT_DEVICE_FATAL: return "device_fatal";
+    case IBV_EVENT_PORT_ACTIVE: return "port_active";
+    case IBV_EVENT_PORT_ERR: return "port_err";
+    case IBV_EVENT_LID_CHANGE: return "lid_change";
+    case IBV_EVENT_PKEY_CHANGE: return "pkey_change";
+    case IBV_EVENT_SM_CHANGE: return "sm_change";
+    case IBV_EVENT_SRQ_ERR: return "srq_err";
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return "srq_limit_reached";
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return "qp_last_wqe_reached";
+    case IBV_EVENT_CLIENT_REREGISTER: return "client_reregister";
+    case IBV_EVENT_GID_CHANGE: return "gid_change";
+    case IBV_EVENT_WQ_FATAL: return "wq_fatal";
+  }
+  return "event_" + std::to_string(type);
+}
+
+bool IsPortEvent(int type) {
+  switch (static_cast<ibv_event_type>(type)) {
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+    case IBV_EVENT_GID_CHANGE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------- the listener
+
+namespace {
+
+constexpr int kPollTimeoutMs = 200;
+constexpr std::chrono::seconds kRelistInterval{30};
+
+struct DeviceListFree {
+  void operator()(ibv_device** list) const { ibv_free_device_list(list); }
+};
+struct ContextClose {
+  void operator()(ibv_context* context) const { ibv_close_device(context); }
+};
+using DeviceList = std::unique_ptr<ibv_device*, DeviceListFree>;
+using Context = std::unique_ptr<ibv_context, ContextClose>;
+
+}  // namespace
+
+struct VerbsPortListener::Impl {
+  Impl(RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger)
+      : log(log), logger(std::move(logger)) {}
+
+  struct Open {
+    std::string name;
+    Context context;
+  };
+
+  RdmaPortEventLog& log;
+  std::shared_ptr<spdlog::logger> logger;
+  std::vector<Open> devices;
+  std::vector<std::string> names;
+  bool logged_none = false;
+
+  // Names of the devices libibverbs can see now (those with a provider library).
+  static std::vector<std::string> ListNames() {
+    int count = 0;
+    DeviceList list(ibv_get_device_list(&count));
+    std::vector<std::string> out;
+    if (!list) return out;
+    for (int i = 0; i < count; ++i) out.emplace_back(ibv_get_device_name(list.get()[i]));
+    return out;
+  }
+
+  void OpenAll() {
+    devices.clear();
+    int count = 0;
+    DeviceList list(ibv_get_device_list(&count));
+    if (!list || count == 0) {
+      if (!logged_none) {
+        logger->debug("libibverbs sees no RDMA device; IB port events come from polling only");
+        logged_none = true;
+      }
+      names.clear();
+      log.SetState(true, 0);
+      return;
+    }
+    logged_none = false;
+    names.clear();
+    for (int i = 0; i < count; ++i) {
+      const std::string name = ibv_get_device_name(list.get()[i]);
+      names.push_back(name);
+      Context context(ibv_open_device(list.get()[i]));
+      if (!context) {
+        logger->warn("ibv_open_device {}: {}; its port events come from polling only", name,
+                     std::strerror(errno));
+        continue;
+      }
+      int flags = fcntl(context->async_fd, F_GETFL);
+      if (flags < 0 || fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        logger->warn("{}: cannot make the async event fd non-blocking: {}", name,
+                     std::strerror(errno));
+        continue;
+      }
+      devices.push_back({name, std::move(context)});
+    }
+    logger->info("listening for port events on {} RDMA device(s)", devices.size());
+    log.SetState(true, devices.size());
+  }
+
+  // Drains the pending events of one device. False if the device must be reopened.
+  bool Drain(Open& device) {
+    for (;;) {
+      ibv_async_event event{};
+      if (ibv_get_async_event(device.context.get(), &event) != 0) {
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      }
+      const int type = event.event_type;
+      const int port = IsPortEvent(type) ? event.element.port_num : 0;
+      ibv_ack_async_event(&event);  // always, or ibv_close_device() would block
+      RdmaPortEvent record{std::chrono::system_clock::now(), device.name, port,
+                           AsyncEventName(type)};
+      if (IsPortEvent(type) || type == IBV_EVENT_DEVICE_FATAL) {
+        logger->info("{} port {}: {}", device.name, port, record.event);
+        log.Record(std::move(record));
+      }
+      if (type == IBV_EVENT_DEVICE_FATAL) return false;
+    }
+  }
+
+  void Run(std::stop_token stop) {
+    auto last_list = std::chrono::steady_clock::now();
+    while (!stop.stop_requested()) {
+      std::vector<pollfd> fds;
+      for (const Open& device : devices) fds.push_back({device.context->async_fd, POLLIN, 0});
+      int ready = fds.empty() ? (poll(nullptr, 0, kPollTimeoutMs), 0)
+                              : poll(fds.data(), fds.size(), kPollTimeoutMs);
+      bool reopen = false;
+      if (ready > 0) {
+        for (size_t i = 0; i < fds.size(); ++i) {
+          if (fds[i].revents != 0 && !Drain(devices[i])) reopen = true;
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_list >= kRelistInterval) {
+        last_list = now;
+        reopen |= ListNames() != names;  // hot-plug or removal
+      }
+      if (reopen) OpenAll();
+    }
+    devices.clear();
+    log.SetState(false, 0);
+  }
+};
+
+VerbsPortListener::VerbsPortListener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  thread_ = std::jthread([this](std::stop_token stop) { impl_->Run(stop); });
+}
+
+VerbsPortListener::~VerbsPortListener() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<VerbsPortListener>> VerbsPortListener::Start(
+    RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger) {
+  auto impl = std::make_unique<Impl>(log, std::move(logger));
+  impl->OpenAll();
+  return std::unique_ptr<VerbsPortListener>(new VerbsPortListener(std::move(impl)));
+}
+
+}  // namespace fabricwatch::sys

@@ -1,0 +1,63 @@
+// The rdma collector's export of libibverbs port events (the listener itself needs hardware;
+// tests/unit/sys/verbs_events_test.cc covers what can run without it).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "collectors/rdma/rdma.h"
+#include "collectors/sys/sysfs.h"
+#include "collectors/sys/verbs_events.h"
+#include "tests/testing/test_paths.h"
+
+namespace fabricwatch::rdma {
+namespace {
+
+using ::testing::HasSubstr;
+
+class FixedClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  }
+};
+
+TEST(RdmaEventsTest, port_events_are_counted_and_pre_initialised) {
+  sys::RdmaPortEventLog log;
+  log.SetState(true, 2);
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1795000042));
+  log.Record({t, "mlx5_0", 1, "port_err"});
+  log.Record({t, "mlx5_0", 1, "port_active"});
+  log.Record({t, "mlx5_0", 1, "port_err"});
+  log.Record({t, "mlx5_9", 0, "device_fatal"});
+
+  sys::RealFileSystem real;
+  sys::SysFs sysfs(testing::FixturePath("sysfs/roce-node/sys"), real);
+  FixedClock clock;
+  CollectorOptions options;
+  auto logger =
+      std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
+  CollectorContext context{.sysfs = sysfs, .rdma_events = &log, .clock = clock,
+                           .logger = logger, .options = options};
+  auto collector = NewRdmaCollector(context);
+  ASSERT_TRUE(collector);
+  MetricSink sink;
+  ASSERT_TRUE((*collector)->Collect(sink).ok());
+  const std::string text = testing::Exposition(sink.TakeFamilies());
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_0\",port=\"1\","
+                              "event=\"port_err\"} 2"));
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_0\",port=\"1\","
+                              "event=\"port_active\"} 1"));
+  // Ports without events start at zero; device-wide events appear as seen.
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_2\",port=\"1\","
+                              "event=\"port_err\"} 0"));
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_9\",port=\"0\","
+                              "event=\"device_fatal\"} 1"));
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_last_event_timestamp_seconds{device=\"mlx5_0\","
+                              "port=\"1\"} 1795000042"));
+  EXPECT_THAT(text, HasSubstr("fabricwatch_verbs_listener_up 1"));
+  EXPECT_THAT(text, HasSubstr("fabricwatch_verbs_devices_open 2"));
+}
+
+}  // namespace
+}  // namespace fabricwatch::rdma
