@@ -351,9 +351,10 @@ std::string MetricTable(std::span<const MetricDesc> metrics) {
         if (!labels.empty()) labels += ", ";
         labels += "`" + std::string(label) + "`";
       }
-      const char* type = desc.kind == MetricKind::kCounter ? "counter"
-                         : desc.kind == MetricKind::kInfo  ? "info"
-                                                           : "gauge";
+      const char* type = desc.kind == MetricKind::kCounter   ? "counter"
+                         : desc.kind == MetricKind::kInfo    ? "info"
+                         : desc.kind == MetricKind::kUntyped ? "untyped"
+                                                             : "gauge";
       std::string help(desc.help);
       for (char& c : help) {
         if (c == '|') c = '/';

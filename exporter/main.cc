@@ -15,6 +15,8 @@
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
+#include "collectors/sys/ethtool_kernel.h"
+#include "collectors/ethtool/replay.h"
 #include "exporter/config.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
@@ -142,6 +144,22 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // ethtool data: a replay directory when --path.ethtool is set; else the kernel, but only for
+  // the host's own netdevs (a replay sysfs root names netdevs this kernel does not have).
+  std::unique_ptr<sys::EthtoolSource> ethtool_source;
+  bool ethtool_replay = false;
+  if (!config.ethtool_path.empty()) {
+    ethtool_source = std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem);
+    ethtool_replay = true;
+  } else if (IsHostSysfs(config.sysfs_path)) {
+    auto kernel = sys::KernelEthtool::Create();
+    if (kernel) {
+      ethtool_source = std::move(*kernel);
+    } else {
+      log->warn("ethtool kernel interface unavailable: {}", kernel.error().ToString());
+    }
+  }
+
   std::vector<ScheduledCollector> collectors;
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
   for (const CollectorInfo& info : CollectorRegistry()) {
@@ -151,6 +169,8 @@ int Main(int argc, char** argv) {
     CollectorContext context{.sysfs = sysfs,
                              .link_events = link_log.get(),
                              .rdma_events = rdma_log.get(),
+                             .ethtool = ethtool_source.get(),
+                             .ethtool_replay = ethtool_replay,
                              .clock = clock,
                              .logger = logger,
                              .options = c.options};

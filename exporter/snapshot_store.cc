@@ -29,8 +29,9 @@ void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
         std::string key = SeriesKey(family.name, metric.label);
         Ring& ring = history_[key];
         if (ring.points.empty()) ring.points.resize(depth_);
-        const double value = family.type == prometheus::MetricType::Counter ? metric.counter.value
-                                                                            : metric.gauge.value;
+        const double value = family.type == prometheus::MetricType::Counter   ? metric.counter.value
+                             : family.type == prometheus::MetricType::Untyped ? metric.untyped.value
+                                                                              : metric.gauge.value;
         ring.points[ring.next] = {snapshot->time, value};
         ring.next = (ring.next + 1) % depth_;
         ring.full |= ring.next == 0;

@@ -65,10 +65,11 @@ Status ValidateDesc(const MetricDesc& desc) {
     return Status(StatusCode::kInvalidArgument, "metric " + name + " has no HELP text");
   }
   const bool total = EndsWith(desc.name, "_total");
-  if (desc.kind == MetricKind::kCounter && !total) {
+  if (desc.kind == MetricKind::kUntyped) {
+    // No suffix rule: the type is unknown (promtool's lint exempts untyped families too).
+  } else if (desc.kind == MetricKind::kCounter && !total) {
     return Status(StatusCode::kInvalidArgument, "counter " + name + " must end in _total");
-  }
-  if (desc.kind != MetricKind::kCounter && total) {
+  } else if (desc.kind != MetricKind::kCounter && total) {
     return Status(StatusCode::kInvalidArgument, "non-counter " + name + " must not end in _total");
   }
   if (desc.kind == MetricKind::kInfo && !EndsWith(desc.name, "_info")) {
@@ -125,8 +126,9 @@ MetricSink::FamilyState* MetricSink::FamilyFor(const MetricDesc& desc) {
   prometheus::MetricFamily family;
   family.name = std::string(desc.name);
   family.help = std::string(desc.help);
-  family.type = desc.kind == MetricKind::kCounter ? prometheus::MetricType::Counter
-                                                  : prometheus::MetricType::Gauge;
+  family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
+                : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
+                                                    : prometheus::MetricType::Gauge;
   families_.push_back(std::move(family));
   auto [pos, inserted] = by_name_.emplace(desc.name, FamilyState{families_.size() - 1, &desc, {}});
   return &pos->second;
@@ -169,6 +171,8 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   }
   if (desc.kind == MetricKind::kCounter) {
     metric.counter.value = value;
+  } else if (desc.kind == MetricKind::kUntyped) {
+    metric.untyped.value = value;
   } else {
     metric.gauge.value = value;
   }

@@ -31,7 +31,9 @@
 
 namespace fabricwatch {
 
-enum class MetricKind { kCounter, kGauge, kInfo };
+// kUntyped is only for passthrough of values whose type the agent cannot know (raw driver
+// statistics), as node_exporter's ethtool collector does.
+enum class MetricKind { kCounter, kGauge, kInfo, kUntyped };
 
 // The label names of a metric, fixed at compile time (a constexpr-friendly small array).
 class LabelNames {

@@ -1,5 +1,6 @@
 #include "collectors/core/registry.h"
 
+#include "collectors/ethtool/ethtool.h"
 #include "collectors/netdev/netdev.h"
 #include "collectors/rdma/rdma.h"
 
@@ -14,6 +15,9 @@ const CollectorInfo kCollectors[] = {
      true, 1s, netdev::NetdevOptions(), netdev::NetdevMetrics(), netdev::NewNetdevCollector},
     {"rdma", "InfiniBand and RoCE devices and ports: state, rate, IBA and driver counters",
      true, 1s, rdma::RdmaOptions(), rdma::RdmaMetrics(), rdma::NewRdmaCollector},
+    {"ethtool", "NIC driver statistics: PFC per priority, pause storms, discards, PHY/FEC errors",
+     true, 1s, ethtool::EthtoolOptions(), ethtool::EthtoolMetrics(),
+     ethtool::NewEthtoolCollector},
 };
 
 }  // namespace

@@ -88,7 +88,7 @@ std::string_view OperStateName(uint8_t operstate) {
   return "unknown";
 }
 
-std::vector<LinkEvent> TransitionsBetween(const LinkState& previous, const LinkMessage& message,
+std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous, const LinkMessage& message,
                                           std::chrono::system_clock::time_point now) {
   std::vector<LinkEvent> events;
   auto make = [&](bool up, bool inferred) {
@@ -172,7 +172,7 @@ struct LinkEventListener::Impl {
   LinkEventLog& log;
   std::shared_ptr<spdlog::logger> logger;
   NlSock events{nullptr, &nl_socket_free};
-  std::map<int, LinkState> links;
+  std::map<int, LinkTrackState> links;
 
   void Apply(const LinkMessage& message, bool deleted) {
     if (deleted) {
@@ -192,7 +192,7 @@ struct LinkEventListener::Impl {
       logger->debug("new link {} (ifindex {}), carrier {}", message.name, message.ifindex,
                     message.carrier ? "up" : "down");
     }
-    LinkState& state = links[message.ifindex];
+    LinkTrackState& state = links[message.ifindex];
     state.name = message.name;
     state.carrier = message.carrier;
     state.has_counts = message.has_counts;

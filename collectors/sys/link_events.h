@@ -77,7 +77,7 @@ class LinkEventLog {
 };
 
 // Per-link state the listener tracks between messages (exposed for the parser tests).
-struct LinkState {
+struct LinkTrackState {
   std::string name;
   bool carrier = false;
   bool has_counts = false;
@@ -100,7 +100,7 @@ struct LinkMessage {
 // With counters on both sides the number of transitions is the counter delta (u32 wrap-aware)
 // and they alternate, ending in the message's carrier state; the earlier ones are `inferred`.
 // Without counters, a carrier change is one transition.
-std::vector<LinkEvent> TransitionsBetween(const LinkState& previous, const LinkMessage& message,
+std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous, const LinkMessage& message,
                                           std::chrono::system_clock::time_point now);
 
 std::string_view OperStateName(uint8_t operstate);

@@ -20,14 +20,14 @@ constexpr uint8_t kOperDown = 2;
 
 const system_clock::time_point kNow = system_clock::time_point(std::chrono::seconds(1'700'000'000));
 
-LinkState State(bool carrier) {
-  LinkState s;
+LinkTrackState State(bool carrier) {
+  LinkTrackState s;
   s.name = "eth0";
   s.carrier = carrier;
   return s;
 }
-LinkState State(bool carrier, uint32_t up, uint32_t down) {
-  LinkState s = State(carrier);
+LinkTrackState State(bool carrier, uint32_t up, uint32_t down) {
+  LinkTrackState s = State(carrier);
   s.has_counts = true;
   s.up_count = up;
   s.down_count = down;
@@ -65,7 +65,7 @@ constexpr bool kSeen = false;
 TEST(TransitionsBetweenTest, table) {
   struct Case {
     std::string_view what;
-    LinkState previous;
+    LinkTrackState previous;
     LinkMessage message;
     Shape expected;
   };

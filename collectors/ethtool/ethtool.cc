@@ -1,0 +1,471 @@
+#include "collectors/ethtool/ethtool.h"
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectors/core/device_filter.h"
+#include "collectors/core/transition_log.h"
+#include "collectors/core/value_parse.h"
+#include "collectors/ethtool/ethtool_names.h"
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/sysfs.h"
+
+namespace fabricwatch::ethtool {
+namespace {
+
+// A request a netdev answered "not supported" is asked again after this long (hot-swap, driver
+// reload).
+constexpr std::chrono::seconds kUnsupportedRetry{60};
+constexpr std::array<std::string_view, 8> kPriorities = {"0", "1", "2", "3", "4", "5", "6", "7"};
+constexpr std::array<std::string_view, 9> kLanes = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
+
+constexpr MetricDesc kDriverStats{
+    "fabric_ethtool_driver_stats",
+    "Number of driver statistics the netdev reports (ETHTOOL_GSSET_INFO ETH_SS_STATS count). It "
+    "changes when the driver adds counters, e.g. mlx5 adds per-priority PFC counters when PFC is "
+    "enabled.",
+    MetricKind::kGauge, {"netdev"}};
+constexpr MetricDesc kMacPauseFrames{
+    "fabric_ethtool_mac_pause_frames_total",
+    "IEEE 802.3 MAC control PAUSE frames (aPAUSEMACCtrlFramesTransmitted/Received) from the "
+    "kernel's standard pause statistics (ETHTOOL_MSG_PAUSE_GET), by direction. Global 802.3x "
+    "pause only, not PFC.",
+    MetricKind::kCounter, {"netdev", "direction"}};
+constexpr MetricDesc kFecInfo{
+    "fabric_ethtool_fec_info",
+    "Active forward error correction mode (ETHTOOL_MSG_FEC_GET): none, rs, baser or llrs. "
+    "Constant 1.",
+    MetricKind::kInfo, {"netdev", "mode"}};
+constexpr MetricDesc kFecCorrected{
+    "fabric_ethtool_fec_corrected_blocks_total",
+    "FEC blocks with errors that were corrected, whole port (ETHTOOL_A_FEC_STAT_CORRECTED[0]).",
+    MetricKind::kCounter, {"netdev"}};
+constexpr MetricDesc kFecUncorrectable{
+    "fabric_ethtool_fec_uncorrectable_blocks_total",
+    "FEC blocks with errors that could not be corrected, whole port "
+    "(ETHTOOL_A_FEC_STAT_UNCORR[0]): these are lost frames.",
+    MetricKind::kCounter, {"netdev"}};
+constexpr MetricDesc kFecCorrectedBits{
+    "fabric_ethtool_fec_corrected_bit_errors_total",
+    "Bits corrected by FEC, whole port (ETHTOOL_A_FEC_STAT_CORR_BITS[0]).",
+    MetricKind::kCounter, {"netdev"}};
+constexpr MetricDesc kFecLaneCorrected{
+    "fabric_ethtool_fec_lane_corrected_blocks_total",
+    "FEC corrected blocks per lane (ETHTOOL_A_FEC_STAT_CORRECTED[1..n]).",
+    MetricKind::kCounter, {"netdev", "lane"}};
+constexpr MetricDesc kFecLaneUncorrectable{
+    "fabric_ethtool_fec_lane_uncorrectable_blocks_total",
+    "FEC uncorrectable blocks per lane (ETHTOOL_A_FEC_STAT_UNCORR[1..n]).",
+    MetricKind::kCounter, {"netdev", "lane"}};
+constexpr MetricDesc kFecLaneCorrectedBits{
+    "fabric_ethtool_fec_lane_corrected_bit_errors_total",
+    "Bits corrected by FEC per lane (ETHTOOL_A_FEC_STAT_CORR_BITS[1..n]).",
+    MetricKind::kCounter, {"netdev", "lane"}};
+constexpr MetricDesc kLinkExtDown{
+    "fabric_ethtool_link_ext_down_events_total",
+    "Link-down events counted by the NIC (ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT, kernel 6.2+; mlx5 and "
+    "ice). It also counts flaps the netdev never saw, e.g. while administratively down.",
+    MetricKind::kCounter, {"netdev"}};
+constexpr MetricDesc kLinkExtState{
+    "fabric_ethtool_link_ext_state",
+    "Why the link is down, while it is down (ETHTOOL_A_LINKSTATE_EXT_STATE): 0 autoneg, 1 link "
+    "training failure, 2 logical mismatch, 3 bad signal integrity, 4 no cable, 5 cable issue, "
+    "6 EEPROM issue, 7 calibration failure, 8 power budget exceeded, 9 overheat, 10 module.",
+    MetricKind::kGauge, {"netdev"}};
+constexpr MetricDesc kPfcEnabled{
+    "fabric_pfc_enabled",
+    "1 if priority flow control is enabled on the priority (DCB IEEE PFC pfc_en bit), 0 if not. "
+    "RoCE needs it on the RoCE priority (commonly 3).",
+    MetricKind::kGauge, {"netdev", "priority"}};
+constexpr MetricDesc kPfcCap{
+    "fabric_pfc_capable_traffic_classes",
+    "Traffic classes that can be PFC-enabled at once (DCB IEEE PFC pfc_cap).", MetricKind::kGauge,
+    {"netdev"}};
+constexpr MetricDesc kPfcDcbFrames{
+    "fabric_pfc_dcb_frames_total",
+    "PFC frames per priority from DCB (struct ieee_pfc: requests = sent, tx; indications = "
+    "received, rx). Vendor-neutral where the driver fills them (mlx5 does).",
+    MetricKind::kCounter, {"netdev", "priority", "direction"}};
+constexpr MetricDesc kPfcStormTimeout{
+    "fabric_pfc_storm_prevention_timeout_seconds",
+    "PFC storm prevention timeout (ETHTOOL_PFC_PREVENTION_TOUT tunable, mlx5): how long the NIC "
+    "may keep pausing before it stops honouring PFC; 0 means prevention is off.",
+    MetricKind::kGauge, {"netdev"}};
+constexpr MetricDesc kEcnEnabled{
+    "fabric_roce_ecn_enabled",
+    "1 if RoCE ECN is enabled on the priority for the role: np = notification point (sends CNPs "
+    "for CE-marked packets), rp = reaction point (slows down on CNPs). From "
+    "class/net/<netdev>/ecn/roce_{np,rp}/enable/<priority>, which only MLNX_OFED provides.",
+    MetricKind::kGauge, {"netdev", "priority", "role"}};
+
+constexpr MetricDesc kOwnMetrics[] = {
+    kDriverStats,      kMacPauseFrames,    kFecInfo,           kFecCorrected,
+    kFecUncorrectable, kFecCorrectedBits,  kFecLaneCorrected,  kFecLaneUncorrectable,
+    kFecLaneCorrectedBits, kLinkExtDown,   kLinkExtState,      kPfcEnabled,
+    kPfcCap,           kPfcDcbFrames,      kPfcStormTimeout,   kEcnEnabled};
+
+constexpr CollectorOptionSpec kOptions[] = {
+    {"device-include",
+     "Regular expression of netdevs to read. Default: every netdev with a PCI parent or an RDMA "
+     "device (not lo, bridges or veth).",
+     ""},
+    {"device-exclude", "Regular expression of netdevs not to read.", ""},
+    {"metrics-include",
+     "Regular expression of raw driver statistic names to export as "
+     "fabric_ethtool_<sanitised name> besides the normalised families (passthrough; off when "
+     "empty, so a 64-queue NIC does not add thousands of series).",
+     ""},
+    {"metrics-exclude", "Regular expression of raw statistic names the passthrough skips.", ""},
+};
+
+std::vector<MetricDesc> AllMetrics() {
+  std::vector<MetricDesc> all(std::begin(kOwnMetrics), std::end(kOwnMetrics));
+  for (const MetricDesc* desc : NormalizedMetrics()) all.push_back(*desc);
+  return all;
+}
+
+// value × scale, but a fractional scale such as 1e-6 (µs → s) divides by its exact inverse:
+// 4100 µs must print as 0.0041, not 0.004099999999999999 (1e-6 has no exact binary form).
+double Scaled(uint64_t value, double scale) {
+  const double v = static_cast<double>(value);
+  if (scale > 0 && scale < 1) {
+    const double inverse = std::round(1.0 / scale);
+    if (std::abs(inverse * scale - 1.0) < 1e-12) return v / inverse;
+  }
+  return v * scale;
+}
+
+bool Quiet(const Status& status) {
+  return status.code() == StatusCode::kUnimplemented || status.code() == StatusCode::kNoData;
+}
+
+class EthtoolCollector final : public Collector {
+ public:
+  EthtoolCollector(const CollectorContext& context, DeviceFilter devices, bool explicit_include,
+                   std::optional<std::regex> metrics_include,
+                   std::optional<std::regex> metrics_exclude)
+      : sysfs_(context.sysfs),
+        clock_(context.clock),
+        source_(context.ethtool),
+        replay_(context.ethtool_replay ? static_cast<ReplayEthtool*>(context.ethtool) : nullptr),
+        logger_(context.logger),
+        transitions_(context.logger),
+        devices_(std::move(devices)),
+        explicit_include_(explicit_include),
+        metrics_include_(std::move(metrics_include)),
+        metrics_exclude_(std::move(metrics_exclude)) {}
+
+  Status Collect(MetricSink& sink) override;
+
+ private:
+  struct Passthrough {
+    std::string name;
+    std::string help;
+    MetricDesc desc;
+  };
+
+  Result<std::vector<std::string>> Netdevs();
+  bool DefaultSelected(const std::string& netdev) const;
+  void CollectNetdev(const std::string& netdev, MetricSink& sink);
+  void CollectStandard(const std::string& netdev, MetricSink& sink);
+  void CollectEcn(const std::string& netdev, MetricSink& sink);
+  void AddPassthrough(const std::string& netdev, const sys::EthtoolStat& stat, MetricSink& sink);
+  // Logs an expected "not supported" once per (netdev, what), at debug, and skips that request
+  // for kUnsupportedRetry: veth and friends would otherwise cost a syscall per query per tick.
+  void NotSupported(const std::string& netdev, std::string_view what, const Status& status) {
+    const std::string key = netdev + "/" + std::string(what);
+    unsupported_until_[key] = clock_.Now() + kUnsupportedRetry;
+    if (unsupported_logged_.insert(key).second) {
+      logger_->debug("{}: {} not supported: {}", netdev, what, status.message());
+    }
+  }
+  bool SkipUnsupported(const std::string& netdev, std::string_view what) const {
+    auto it = unsupported_until_.find(netdev + "/" + std::string(what));
+    return it != unsupported_until_.end() && clock_.Now() < it->second;
+  }
+  void Fail(MetricSink& sink, const std::string& key, const Status& status) {
+    sink.RecordError(status);
+    transitions_.Failed(key, status);
+  }
+
+  const sys::SysFs& sysfs_;
+  const Clock& clock_;
+  sys::EthtoolSource* source_;
+  ReplayEthtool* replay_;
+  std::shared_ptr<spdlog::logger> logger_;
+  TransitionLog transitions_;
+  DeviceFilter devices_;
+  bool explicit_include_;
+  std::optional<std::regex> metrics_include_;
+  std::optional<std::regex> metrics_exclude_;
+  std::set<std::string> unsupported_logged_;
+  std::map<std::string, std::chrono::system_clock::time_point> unsupported_until_;
+  std::set<std::string> rdma_netdevs_;
+  // Passthrough families by metric name; std::map nodes keep the strings the descs point at.
+  std::map<std::string, Passthrough, std::less<>> passthrough_;
+  std::set<std::string> collisions_reported_;
+};
+
+bool EthtoolCollector::DefaultSelected(const std::string& netdev) const {
+  if (netdev == "lo") return false;
+  if (rdma_netdevs_.contains(netdev)) return true;
+  // A PCI parent: physical NIC functions (PF/VF), not bridges, veth, bonds or tunnels.
+  auto pci = sysfs_.ReadLinkBasename("class/net/" + netdev + "/device");
+  return pci && IsPciAddress(*pci);
+}
+
+Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
+  if (replay_ != nullptr) return replay_->Netdevs();
+  auto names = sysfs_.ListDir("class/net");
+  if (!names) return names;
+  rdma_netdevs_.clear();
+  if (auto devices = sysfs_.ListDir("class/infiniband")) {
+    for (const std::string& device : *devices) {
+      if (auto netdevs = sysfs_.ListDir("class/infiniband/" + device + "/device/net")) {
+        rdma_netdevs_.insert(netdevs->begin(), netdevs->end());
+      }
+    }
+  }
+  std::vector<std::string> selected;
+  for (const std::string& name : *names) {
+    if (!explicit_include_ && !DefaultSelected(name)) continue;
+    selected.push_back(name);
+  }
+  return selected;
+}
+
+void EthtoolCollector::AddPassthrough(const std::string& netdev, const sys::EthtoolStat& stat,
+                                      MetricSink& sink) {
+  if (!metrics_include_ ||
+      !std::regex_search(stat.name.begin(), stat.name.end(), *metrics_include_)) {
+    return;
+  }
+  if (metrics_exclude_ &&
+      std::regex_search(stat.name.begin(), stat.name.end(), *metrics_exclude_)) {
+    return;
+  }
+  const std::string metric_name = PassthroughMetricName(stat.name);
+  if (metric_name.empty()) return;  // nothing usable left after sanitising
+  auto it = passthrough_.find(metric_name);
+  if (it == passthrough_.end()) {
+    Passthrough entry;
+    entry.name = metric_name;
+    entry.help = "Driver statistic \"" + stat.name +
+                 "\" (ethtool -S passthrough; type and unit as the driver defines them).";
+    it = passthrough_.emplace(metric_name, std::move(entry)).first;
+    it->second.desc = MetricDesc{it->second.name, it->second.help, MetricKind::kUntyped,
+                                 {"netdev"}};
+  } else if (it->second.help.find("\"" + stat.name + "\"") == std::string::npos) {
+    // Two raw names sanitise to one metric name: the first one keeps it.
+    if (collisions_reported_.insert(stat.name).second) {
+      Status collision(StatusCode::kInvalidArgument,
+                       "ethtool passthrough: statistic \"" + stat.name + "\" of " + netdev +
+                           " sanitises to " + it->second.name +
+                           ", already used by another statistic; it is not exported");
+      logger_->warn("{}", collision.message());
+      sink.RecordError(collision);
+    }
+    return;
+  }
+  sink.Add(it->second.desc, {{"netdev", netdev}}, static_cast<double>(stat.value));
+}
+
+void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& sink) {
+  const LabelPair n{"netdev", netdev};
+  auto handle = [&](const auto& result, std::string_view what) -> bool {
+    if (result) return true;
+    if (Quiet(result.error())) {
+      NotSupported(netdev, what, result.error());
+    } else if (result.error().code() != StatusCode::kNotFound) {
+      Fail(sink, netdev + "/" + std::string(what), result.error());
+    }
+    return false;
+  };
+  const auto ask = [&](std::string_view what) { return !SkipUnsupported(netdev, what); };
+  if (!ask("pause statistics")) {
+  } else if (auto pause = source_->Pause(netdev); handle(pause, "pause statistics")) {
+    if (pause->tx_frames) {
+      sink.Add(kMacPauseFrames, {n, {"direction", "tx"}}, static_cast<double>(*pause->tx_frames));
+    }
+    if (pause->rx_frames) {
+      sink.Add(kMacPauseFrames, {n, {"direction", "rx"}}, static_cast<double>(*pause->rx_frames));
+    }
+  }
+  if (!ask("FEC statistics")) {
+  } else if (auto fec = source_->Fec(netdev); handle(fec, "FEC statistics")) {
+    if (!fec->active_mode.empty()) sink.AddInfo(kFecInfo, {n, {"mode", fec->active_mode}});
+    const std::pair<const std::vector<uint64_t>*, std::pair<const MetricDesc*, const MetricDesc*>>
+        arrays[] = {{&fec->corrected_blocks, {&kFecCorrected, &kFecLaneCorrected}},
+                    {&fec->uncorrectable_blocks, {&kFecUncorrectable, &kFecLaneUncorrectable}},
+                    {&fec->corrected_bits, {&kFecCorrectedBits, &kFecLaneCorrectedBits}}};
+    for (const auto& [values, descs] : arrays) {
+      for (size_t i = 0; i < values->size() && i < kLanes.size() + 1; ++i) {
+        const double v = static_cast<double>((*values)[i]);
+        if (i == 0) {
+          sink.Add(*descs.first, {n}, v);
+        } else {
+          sink.Add(*descs.second, {n, {"lane", kLanes[i - 1]}}, v);
+        }
+      }
+    }
+  }
+  if (!ask("link state")) {
+  } else if (auto link = source_->LinkStateOf(netdev); handle(link, "link state")) {
+    if (link->ext_down_count) {
+      sink.Add(kLinkExtDown, {n}, static_cast<double>(*link->ext_down_count));
+    }
+    if (link->ext_state) sink.Add(kLinkExtState, {n}, *link->ext_state);
+  }
+  if (!ask("DCB PFC configuration")) {
+  } else if (auto pfc = source_->Pfc(netdev); handle(pfc, "DCB PFC configuration")) {
+    sink.Add(kPfcCap, {n}, pfc->pfc_cap);
+    for (size_t prio = 0; prio < kPriorities.size(); ++prio) {
+      const LabelPair p{"priority", kPriorities[prio]};
+      sink.Add(kPfcEnabled, {n, p}, (pfc->enabled_mask >> prio) & 1);
+      if (pfc->requests && prio < pfc->requests->size()) {
+        sink.Add(kPfcDcbFrames, {n, p, {"direction", "tx"}},
+                 static_cast<double>((*pfc->requests)[prio]));
+      }
+      if (pfc->indications && prio < pfc->indications->size()) {
+        sink.Add(kPfcDcbFrames, {n, p, {"direction", "rx"}},
+                 static_cast<double>((*pfc->indications)[prio]));
+      }
+    }
+  }
+  if (!ask("PFC storm prevention timeout")) {
+  } else if (auto timeout = source_->PfcStormTimeoutMs(netdev);
+             handle(timeout, "PFC storm prevention timeout")) {
+    sink.Add(kPfcStormTimeout, {n}, *timeout / 1000.0);
+  }
+}
+
+void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
+  for (std::string_view role : {"np", "rp"}) {
+    const std::string dir = "class/net/" + netdev + "/ecn/roce_" + std::string(role) + "/enable";
+    auto entries = sysfs_.ListDir(dir);
+    if (!entries) continue;  // upstream kernels have no such files
+    for (const std::string& entry : *entries) {
+      auto prio = ParseUint64(entry, dir);
+      if (!prio || *prio >= kPriorities.size()) continue;
+      auto value = sysfs_.ReadUint64(dir + "/" + entry);
+      if (!value) {
+        Fail(sink, dir + "/" + entry, value.error());
+        continue;
+      }
+      sink.Add(kEcnEnabled,
+               {{"netdev", netdev}, {"priority", kPriorities[*prio]}, {"role", role}},
+               *value != 0 ? 1 : 0);
+    }
+  }
+}
+
+void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
+  if (SkipUnsupported(netdev, "driver statistics")) {
+    if (replay_ == nullptr) CollectStandard(netdev, sink);
+    CollectEcn(netdev, sink);
+    return;
+  }
+  auto stats = source_->Statistics(netdev);
+  for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/statistics", warning);
+  if (!stats) {
+    if (Quiet(stats.error())) {
+      NotSupported(netdev, "driver statistics", stats.error());
+    } else if (stats.error().code() == StatusCode::kNotFound) {
+      logger_->debug("{} vanished: {}", netdev, stats.error().message());
+      return;
+    } else {
+      Fail(sink, netdev + "/statistics", stats.error());
+    }
+  } else {
+    const LabelPair n{"netdev", netdev};
+    sink.Add(kDriverStats, {n}, static_cast<double>(stats->size()));
+    // Two vendor names for one normalised series on one netdev (a driver exposing both a PHY
+    // and a MAC view of the same count): the first one wins, quietly.
+    std::set<std::string> seen;
+    for (const sys::EthtoolStat& stat : *stats) {
+      if (auto normalized = NormalizeStat(stat.name)) {
+        std::array<LabelPair, 4> labels;
+        labels[0] = n;
+        std::string key(normalized->desc->name);
+        for (size_t i = 0; i < normalized->n_extra; ++i) {
+          labels[i + 1] = {normalized->extra[i].first, normalized->extra[i].second};
+          key += '\xff';
+          key += normalized->extra[i].second;
+        }
+        if (seen.insert(key).second) {
+          sink.Add(*normalized->desc,
+                   std::span<const LabelPair>(labels.data(), normalized->n_extra + 1),
+                   Scaled(stat.value, normalized->scale));
+        }
+      }
+      AddPassthrough(netdev, stat, sink);
+    }
+  }
+  if (replay_ == nullptr) CollectStandard(netdev, sink);
+  CollectEcn(netdev, sink);
+}
+
+Status EthtoolCollector::Collect(MetricSink& sink) {
+  if (source_ == nullptr) return Status(StatusCode::kNoData, "no ethtool source configured");
+  auto netdevs = Netdevs();
+  if (!netdevs) {
+    if (netdevs.error().code() == StatusCode::kNotFound) {
+      return Status(StatusCode::kNoData, netdevs.error().message());
+    }
+    return netdevs.error();
+  }
+  size_t read = 0;
+  for (const std::string& netdev : *netdevs) {
+    if (!devices_.Accepts(netdev)) continue;
+    ++read;
+    CollectNetdev(netdev, sink);
+  }
+  transitions_.EndCollection();
+  if (read == 0) return Status(StatusCode::kNoData, "no netdev selected for ethtool statistics");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const MetricDesc> EthtoolMetrics() {
+  static const std::vector<MetricDesc> all = AllMetrics();  // built once from constexpr tables
+  return all;
+}
+std::span<const CollectorOptionSpec> EthtoolOptions() { return kOptions; }
+
+Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& context) {
+  auto option = [&](std::string_view key) -> std::string {
+    auto it = context.options.find(key);
+    return it == context.options.end() ? std::string() : it->second;
+  };
+  auto devices = DeviceFilter::Create(option("device-include"), option("device-exclude"),
+                                      "collector.ethtool.device");
+  if (!devices) return Error(devices.error());
+  auto compile = [](const std::string& pattern,
+                    std::string_view flag) -> Result<std::optional<std::regex>> {
+    if (pattern.empty()) return std::optional<std::regex>();
+    try {
+      return std::optional<std::regex>(std::regex(pattern));
+    } catch (const std::regex_error& e) {
+      return Error(StatusCode::kInvalidArgument, "--" + std::string(flag) + "=\"" + pattern +
+                                                     "\": invalid regular expression: " + e.what());
+    }
+  };
+  auto include = compile(option("metrics-include"), "collector.ethtool.metrics-include");
+  if (!include) return Error(include.error());
+  auto exclude = compile(option("metrics-exclude"), "collector.ethtool.metrics-exclude");
+  if (!exclude) return Error(exclude.error());
+  return std::unique_ptr<Collector>(
+      new EthtoolCollector(context, std::move(*devices), !option("device-include").empty(),
+                           std::move(*include), std::move(*exclude)));
+}
+
+}  // namespace fabricwatch::ethtool

@@ -1,0 +1,52 @@
+#pragma once
+// Pure parser for `ethtool -S <netdev>` text, the replay format of --path.ethtool
+// (design.md §5: DIR/<netdev>/statistics holds the text exactly as the tool prints it).
+//
+// ethtool prints the ETHTOOL_GSTRINGS(ETH_SS_STATS) names and ETHTOOL_GSTATS values
+// (reference.md §3.1) as
+//     NIC statistics:
+//          <name>: <u64 decimal>
+// one line per statistic, in driver order. Things seen in real captures and accepted here:
+//   - indentation by spaces or tabs (or none);
+//   - names that contain dots, dashes, brackets, upper case or ": " themselves: ice
+//     "rx_crc_errors.nic", i40e "port.rx_priority_0_xoff_rx" and "rx-0.packets", bnxt_en ring
+//     statistics "[0]: rx_ucast_packets" (bnxt_ethtool.c bnxt_get_strings sprintf "[%d]: %s").
+//     The value is what follows the LAST colon, so a ring name keeps its "[N]: " prefix verbatim:
+//     the parsed name is byte for byte the kernel's GSTRINGS name (minus surrounding blanks), and
+//     replay and kernel mode feed NormalizeStat and the passthrough the same strings. That also
+//     keeps names unique per ring, so the number of parsed stats equals the number of stat lines;
+//   - blank lines, CRLF line ends;
+//   - the "NIC statistics:" header (and "Standard stats for <netdev>:" of --all-groups), anywhere;
+//   - comment lines whose first non-blank character is '#' (provenance notes in captured
+//     fixtures, upstream test comments). No driver statistic name starts with '#'.
+// Any other line is malformed: a name without a value, a value that is not an unsigned 64-bit
+// decimal (negative, hex, trailing text, out of range), an empty name, a line without a colon.
+// A malformed line is skipped and reported in `problems`; the good lines around it are kept.
+// Duplicate names are kept as they come (the caller's metric sink rejects duplicate series).
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/ethtool.h"
+
+namespace fabricwatch::ethtool {
+
+struct ParsedEthtoolStats {
+  // Every well-formed statistic, in file order.
+  std::vector<sys::EthtoolStat> stats;
+  // One kInvalidArgument Status per malformed line ("<what>:<line>: <reason>"), at most
+  // kMaxProblems of them; `malformed_lines` is the exact count.
+  std::vector<Status> problems;
+  size_t malformed_lines = 0;
+
+  static constexpr size_t kMaxProblems = 64;
+};
+
+// Parses `text`; `what` names the source (a path) for messages. Fails (kInvalidArgument) only
+// when the text has malformed lines and not a single statistic, i.e. it is not `ethtool -S`
+// output at all. Empty text, or a header alone, is a valid answer with no statistics.
+Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::string_view what);
+
+}  // namespace fabricwatch::ethtool

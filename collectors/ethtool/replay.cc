@@ -1,0 +1,84 @@
+#include "collectors/ethtool/replay.h"
+
+#include <algorithm>
+
+#include "collectors/ethtool/ethtool_parse.h"
+
+namespace fabricwatch::ethtool {
+namespace {
+
+// Larger than any real `ethtool -S` output (a 64-queue NIC prints a few hundred KB at most).
+constexpr size_t kMaxStatisticsBytes = 8 << 20;
+
+Status Unsupported(std::string_view what, const std::string& netdev) {
+  return Status(StatusCode::kUnimplemented,
+                std::string(what) + " of " + netdev + ": not available from a replay directory");
+}
+
+}  // namespace
+
+ReplayEthtool::ReplayEthtool(std::string dir, const sys::FileSystem& fs)
+    : dir_(std::move(dir)), fs_(fs) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+}
+
+Result<std::vector<std::string>> ReplayEthtool::Netdevs() const {
+  auto entries = fs_.ListDir(dir_);
+  if (!entries) return Error(entries.error());
+  std::vector<std::string> netdevs;
+  for (const std::string& entry : *entries) {
+    if (fs_.Open(dir_ + "/" + entry + "/statistics")) netdevs.push_back(entry);
+  }
+  std::sort(netdevs.begin(), netdevs.end());
+  return netdevs;
+}
+
+Result<std::vector<sys::EthtoolStat>> ReplayEthtool::Statistics(const std::string& netdev) {
+  const std::string path = dir_ + "/" + netdev + "/statistics";
+  auto fd = fs_.Open(path);
+  if (!fd) return Error(fd.error());
+  if (buffer_.size() < 64 * 1024) buffer_.resize(64 * 1024);
+  for (;;) {
+    auto n = fs_.ReadAt0(*fd, std::span<char>(buffer_.data(), buffer_.size()), path);
+    if (!n) return Error(n.error());
+    if (*n < buffer_.size()) {
+      auto parsed = ParseEthtoolStatsText(std::string_view(buffer_.data(), *n), path);
+      if (!parsed) return Error(parsed.error());
+      for (Status& problem : parsed->problems) warnings_.push_back(std::move(problem));
+      if (parsed->malformed_lines > parsed->problems.size()) {
+        // The parser keeps the first problems only; one summary stands for the rest, so a
+        // hostile file cannot flood the error log.
+        warnings_.push_back(Status(
+            StatusCode::kInvalidArgument,
+            path + ": " + std::to_string(parsed->malformed_lines - parsed->problems.size()) +
+                " more malformed lines (" + std::to_string(parsed->malformed_lines) + " in all)"));
+      }
+      return std::move(parsed->stats);
+    }
+    if (buffer_.size() >= kMaxStatisticsBytes) {
+      return Error(StatusCode::kInvalidArgument,
+                   path + ": larger than " + std::to_string(kMaxStatisticsBytes) + " bytes");
+    }
+    buffer_.resize(buffer_.size() * 4);  // pread at 0 again with room for the whole file
+  }
+}
+
+Result<sys::PauseStats> ReplayEthtool::Pause(const std::string& netdev) {
+  return Error(Unsupported("pause statistics", netdev));
+}
+Result<sys::FecStats> ReplayEthtool::Fec(const std::string& netdev) {
+  return Error(Unsupported("FEC statistics", netdev));
+}
+Result<sys::LinkState> ReplayEthtool::LinkStateOf(const std::string& netdev) {
+  return Error(Unsupported("link state", netdev));
+}
+Result<sys::PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
+  return Error(Unsupported("DCB PFC configuration", netdev));
+}
+Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
+  return Error(Unsupported("PFC storm-prevention timeout", netdev));
+}
+
+std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }
+
+}  // namespace fabricwatch::ethtool

@@ -1,0 +1,39 @@
+#pragma once
+// ReplayEthtool: ethtool data from a replay directory (--path.ethtool=DIR, design.md §5):
+//   DIR/<netdev>/statistics   text exactly as `ethtool -S <netdev>` prints it.
+// Pause, FEC, link-state, PFC and tunable queries have no replay form and answer kUnimplemented.
+// Module EEPROM images (DIR/<netdev>/module-eeprom) belong to the optics collector.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/filesystem.h"
+
+namespace fabricwatch::ethtool {
+
+class ReplayEthtool final : public sys::EthtoolSource {
+ public:
+  // `fs` must outlive this object.
+  ReplayEthtool(std::string dir, const sys::FileSystem& fs);
+
+  // The netdevs of the replay: subdirectories of DIR that hold a `statistics` file.
+  Result<std::vector<std::string>> Netdevs() const;
+
+  Result<std::vector<sys::EthtoolStat>> Statistics(const std::string& netdev) override;
+  Result<sys::PauseStats> Pause(const std::string& netdev) override;
+  Result<sys::FecStats> Fec(const std::string& netdev) override;
+  Result<sys::LinkState> LinkStateOf(const std::string& netdev) override;
+  Result<sys::PfcConfig> Pfc(const std::string& netdev) override;
+  Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
+  std::vector<Status> TakeWarnings() override;
+
+ private:
+  std::string dir_;
+  const sys::FileSystem& fs_;
+  std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
+  std::vector<Status> warnings_;
+};
+
+}  // namespace fabricwatch::ethtool

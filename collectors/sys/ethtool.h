@@ -1,0 +1,73 @@
+#pragma once
+// EthtoolSource: where the ethtool collector's data comes from — the kernel (legacy ioctl for
+// driver statistics, generic netlink for pause/FEC/link-state, DCB netlink for PFC config), or a
+// replay directory (--path.ethtool, design.md §5) for tests, the simulator and offline analysis.
+//
+// Every method answers for one netdev. "Not supported" is an expected answer (veth has no pause
+// stats, old kernels have no ethtool netlink family): it is Status code kUnimplemented (or
+// kNoData), which callers log once at debug and never count as an error.
+//
+// Thread-safety: a source is used by one collector thread.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/core/status.h"
+
+namespace fabricwatch::sys {
+
+// One driver statistic as ETHTOOL_GSTRINGS(ETH_SS_STATS) names it and ETHTOOL_GSTATS reads it.
+struct EthtoolStat {
+  std::string name;
+  uint64_t value = 0;
+};
+
+// Standard 802.3x pause counters (ETHTOOL_MSG_PAUSE_GET with ETHTOOL_FLAG_STATS).
+struct PauseStats {
+  std::optional<uint64_t> tx_frames;
+  std::optional<uint64_t> rx_frames;
+};
+
+// FEC (ETHTOOL_MSG_FEC_GET with ETHTOOL_FLAG_STATS). Each array: [0] total, [1..n] per lane.
+struct FecStats {
+  std::string active_mode;  // "none", "rs", "baser", "llrs", "" if unknown
+  std::vector<uint64_t> corrected_blocks;
+  std::vector<uint64_t> uncorrectable_blocks;
+  std::vector<uint64_t> corrected_bits;
+};
+
+// ETHTOOL_MSG_LINKSTATE_GET with ETHTOOL_FLAG_STATS.
+struct LinkState {
+  std::optional<bool> link;
+  std::optional<uint32_t> ext_down_count;  // kernel 6.2+, drivers with get_link_ext_stats
+  std::optional<uint8_t> ext_state;        // why the link is down, while it is down
+};
+
+// DCB (RTM_GETDCB, DCB_CMD_IEEE_GET): IEEE PFC configuration and per-priority PFC counters.
+struct PfcConfig {
+  uint8_t pfc_cap = 0;     // traffic classes that can be PFC-enabled
+  uint8_t enabled_mask = 0;  // bit i = PFC enabled on priority i
+  std::optional<std::vector<uint64_t>> requests;     // PFC frames sent, per priority (8)
+  std::optional<std::vector<uint64_t>> indications;  // PFC frames received, per priority (8)
+};
+
+class EthtoolSource {
+ public:
+  virtual ~EthtoolSource() = default;
+  // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode).
+  virtual Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) = 0;
+  virtual Result<PauseStats> Pause(const std::string& netdev) = 0;
+  virtual Result<FecStats> Fec(const std::string& netdev) = 0;
+  virtual Result<LinkState> LinkStateOf(const std::string& netdev) = 0;
+  virtual Result<PfcConfig> Pfc(const std::string& netdev) = 0;
+  // The PFC storm-prevention timeout (ETHTOOL_GTUNABLE, ETHTOOL_PFC_PREVENTION_TOUT, mlx5), in
+  // milliseconds; 0 means prevention is disabled.
+  virtual Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) = 0;
+  // Problems the last Statistics() call survived without failing (a malformed line in a replay
+  // file): the good stats were returned, these are counted as errors by the collector.
+  virtual std::vector<Status> TakeWarnings() { return {}; }
+};
+
+}  // namespace fabricwatch::sys

@@ -1,0 +1,156 @@
+#pragma once
+// KernelEthtool: the EthtoolSource that asks the running kernel (reference.md §3, §4.5).
+//
+// Sources:
+// - Statistics(): legacy SIOCETHTOOL ioctl. ETHTOOL_GSSET_INFO(ETH_SS_STATS) for the count
+//   (fallback ETHTOOL_GDRVINFO.n_stats), ETHTOOL_GSTRINGS cached per netdev, ETHTOOL_GSTATS into
+//   a reused buffer (K net/ethtool/ioctl.c).
+// - Pause(), Fec(), LinkStateOf(): generic netlink family "ethtool" (5.6+), PAUSE_GET, FEC_GET
+//   and LINKSTATE_GET with ETHTOOL_FLAG_STATS (K net/ethtool/{pause,fec,linkstate}.c). When the
+//   kernel rejects the flag with EINVAL (LINKSTATE before 6.2) the request is repeated without
+//   it, and the flag is not sent again for that message.
+// - Pfc(): rtnetlink RTM_GETDCB / DCB_CMD_IEEE_GET, struct ieee_pfc (K net/dcb/dcbnl.c).
+// - PfcStormTimeoutMs(): ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (u16 ms; mlx5).
+//
+// "Not supported" is StatusCode::kUnimplemented, and nothing is logged here:
+// - Statistics(): EOPNOTSUPP, or a driver without an ETH_SS_STATS set (loopback). A count of 0
+//   is an empty vector.
+// - Pause(): no "ethtool" family, EOPNOTSUPP (no get_pauseparam: veth), or a reply without the
+//   stats nest (kernel < 5.10). A driver without get_pause_stats answers OK with both optionals
+//   empty; a counter the driver does not fill is an empty optional.
+// - Fec(): no family, EOPNOTSUPP (no get_fecparam: veth). Otherwise OK; active_mode is "" when
+//   no mode is active or the bit is unknown, an array is empty when it is not reported.
+// - LinkStateOf(): no family, EOPNOTSUPP. Otherwise OK with optionals: `link` empty when the
+//   driver cannot tell, `ext_down_count` empty before 6.2 or without get_link_ext_stats (veth),
+//   `ext_state` only while the link is down.
+// - Pfc(): EOPNOTSUPP (no dcbnl_ops: veth), or a reply without DCB_ATTR_IEEE_PFC.
+//   requests/indications are set whenever the kernel sends the whole struct ieee_pfc; drivers
+//   that do not count PFC frames leave them 0 (dcbnl zeroes the struct first).
+// - PfcStormTimeoutMs(): EOPNOTSUPP (no get_tunable, or mlx5 without the stall-detect
+//   capability) and EINVAL (a get_tunable that does not know this id).
+// A netdev that does not exist is kNotFound (ENODEV). A netlink request the kernel does not
+// answer within 1 s is kDeadlineExceeded. Messages carry the netdev, the request, errno text and
+// the kernel's extended-ACK text when it sent one.
+//
+// Sockets belong to the network namespace of the thread that calls Create().
+// Thread-safety: one collector thread (EthtoolSource contract).
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/unique_fd.h"
+
+namespace fabricwatch::sys {
+
+// The seam between KernelEthtool and the SIOCETHTOOL ioctl, so tests can play a driver.
+class EthtoolIoctl {
+ public:
+  virtual ~EthtoolIoctl() = default;
+  // SIOCETHTOOL on `netdev` with `cmd`: a command buffer whose first u32 is an ETHTOOL_* command
+  // and whose size fits what that command writes back. Returns 0 or -errno.
+  virtual int Call(const std::string& netdev, void* cmd) = 0;
+  // The ifindex of `netdev` (SIOCGIFINDEX), or -errno. Used to notice a netdev that was replaced
+  // under the same name, whose cached string table is stale.
+  virtual int IfIndex(const std::string& netdev) = 0;
+};
+
+// The production seam: ioctl() on one AF_INET/SOCK_DGRAM socket.
+class SocketEthtoolIoctl final : public EthtoolIoctl {
+ public:
+  static Result<std::unique_ptr<SocketEthtoolIoctl>> Open();
+  int Call(const std::string& netdev, void* cmd) override;
+  int IfIndex(const std::string& netdev) override;
+
+ private:
+  explicit SocketEthtoolIoctl(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;
+};
+
+// ---------------------------------------------------------------- pure reply parsers
+// Each takes one complete netlink message as the kernel sends it (header included, nlmsg_len
+// bytes readable) and never reads outside it.
+
+// An NLMSG_ERROR message: the (negative) error, 0 for an ACK, and the extended-ACK text
+// (NLMSGERR_ATTR_MSG) when the kernel sent one. nullopt if `msg` is not a well-formed error.
+struct NetlinkError {
+  int error = 0;
+  std::string extack;
+};
+std::optional<NetlinkError> ParseNetlinkError(const nlmsghdr* msg);
+
+// CTRL_CMD_NEWFAMILY reply → CTRL_ATTR_FAMILY_ID.
+Result<uint16_t> ParseGenlFamilyId(const nlmsghdr* msg);
+
+// ETHTOOL_MSG_PAUSE_GET_REPLY. kUnimplemented when the stats nest is absent.
+Result<PauseStats> ParsePauseReply(const nlmsghdr* msg);
+// ETHTOOL_MSG_FEC_GET_REPLY.
+Result<FecStats> ParseFecReply(const nlmsghdr* msg);
+// ETHTOOL_MSG_LINKSTATE_GET_REPLY.
+Result<LinkState> ParseLinkStateReply(const nlmsghdr* msg);
+// RTM_GETDCB reply to DCB_CMD_IEEE_GET. kUnimplemented without DCB_ATTR_IEEE_PFC.
+Result<PfcConfig> ParseDcbIeeeReply(const nlmsghdr* msg);
+
+// Link-mode bit index of an ETHTOOL_A_FEC_ACTIVE value → "none", "rs", "baser", "llrs", or "".
+std::string_view FecModeName(uint32_t link_mode_bit);
+
+// ---------------------------------------------------------------- the source
+
+class KernelEthtool final : public EthtoolSource {
+ public:
+  // Production: the SIOCETHTOOL socket, a generic-netlink socket and an rtnetlink socket, all in
+  // the calling thread's network namespace. Fails only when the ioctl socket cannot be opened;
+  // netlink sockets that cannot be opened are retried on use.
+  static Result<std::unique_ptr<KernelEthtool>> Create();
+  // Tests: statistics and the tunable go through `ioctl`; netlink requests still go to the kernel.
+  explicit KernelEthtool(std::unique_ptr<EthtoolIoctl> ioctl);
+  ~KernelEthtool() override;
+
+  KernelEthtool(const KernelEthtool&) = delete;
+  KernelEthtool& operator=(const KernelEthtool&) = delete;
+
+  Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) override;
+  Result<PauseStats> Pause(const std::string& netdev) override;
+  Result<FecStats> Fec(const std::string& netdev) override;
+  Result<LinkState> LinkStateOf(const std::string& netdev) override;
+  Result<PfcConfig> Pfc(const std::string& netdev) override;
+  Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
+
+  // Netlink requests sent so far (generic netlink and rtnetlink), for tests and self-metrics.
+  uint64_t netlink_requests() const;
+  // Tests: an ethtool GET of command `cmd` (header nest attribute 1) down the same path as Pause(),
+  // Fec() and LinkStateOf(). True when the answered request carried ETHTOOL_FLAG_STATS.
+  Result<bool> EthtoolGetForTesting(const std::string& netdev, uint8_t cmd);
+
+ private:
+  // Per netdev: the string table and the GSTATS buffer, reused while the count is unchanged.
+  struct StatsCache {
+    int ifindex = 0;
+    std::vector<std::string> names;  // names.size() is the count they were fetched for
+    std::vector<uint64_t> values;    // struct ethtool_stats + data[], with headroom
+  };
+  // Outcome of one GSTRINGS or GSTATS call: the driver's count moved since GSSET_INFO.
+  enum class Fetch { kOk, kCountChanged };
+
+  static constexpr size_t kMinPruneAt = 64;
+  void PruneCache();
+  Result<uint32_t> StatsCount(const std::string& netdev);
+  Result<Fetch> FetchNames(const std::string& netdev, uint32_t count, StatsCache& cache);
+  Result<Fetch> FetchValues(const std::string& netdev, uint32_t count, StatsCache& cache);
+
+  struct Netlink;  // libnl sockets, defined in the .cc
+  std::unique_ptr<EthtoolIoctl> ioctl_;
+  std::unique_ptr<Netlink> netlink_;
+  std::unordered_map<std::string, StatsCache> stats_cache_;
+  size_t prune_at_ = kMinPruneAt;
+};
+
+}  // namespace fabricwatch::sys

@@ -1,0 +1,358 @@
+// Collector `ethtool`: with a fake EthtoolSource (kernel-mode families, "not supported",
+// passthrough, interface selection) and with replay directories (goldens).
+
+#include "collectors/ethtool/ethtool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/sysfs.h"
+#include "tests/testing/test_paths.h"
+
+namespace fabricwatch::ethtool {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class FixedClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  }
+};
+
+Status NotSupported() { return Status(StatusCode::kUnimplemented, "Operation not supported"); }
+
+// Answers per netdev; anything not configured is "not supported", as veth answers.
+class FakeSource final : public sys::EthtoolSource {
+ public:
+  std::map<std::string, std::vector<sys::EthtoolStat>> stats;
+  std::map<std::string, sys::PauseStats> pause;
+  std::map<std::string, sys::FecStats> fec;
+  std::map<std::string, sys::LinkState> link;
+  std::map<std::string, sys::PfcConfig> pfc;
+  std::map<std::string, uint32_t> storm_timeout_ms;
+  std::map<std::string, Status> stats_error;
+  int calls = 0;
+
+  template <typename T>
+  Result<T> Answer(const std::map<std::string, T>& table, const std::string& netdev) {
+    ++calls;
+    auto it = table.find(netdev);
+    if (it == table.end()) return Error(NotSupported());
+    return it->second;
+  }
+  Result<std::vector<sys::EthtoolStat>> Statistics(const std::string& netdev) override {
+    if (auto it = stats_error.find(netdev); it != stats_error.end()) return Error(it->second);
+    return Answer(stats, netdev);
+  }
+  Result<sys::PauseStats> Pause(const std::string& netdev) override {
+    return Answer(pause, netdev);
+  }
+  Result<sys::FecStats> Fec(const std::string& netdev) override { return Answer(fec, netdev); }
+  Result<sys::LinkState> LinkStateOf(const std::string& netdev) override {
+    return Answer(link, netdev);
+  }
+  Result<sys::PfcConfig> Pfc(const std::string& netdev) override { return Answer(pfc, netdev); }
+  Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override {
+    return Answer(storm_timeout_ms, netdev);
+  }
+};
+
+struct CollectRun {
+  Status status;
+  size_t errors;
+  std::vector<Status> error_list;
+  std::string text;
+};
+
+class Harness {
+ public:
+  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, bool replay,
+          CollectorOptions options = {})
+      : sysfs_(sysfs_root, real_), options_(std::move(options)) {
+    log_stream_ = std::make_shared<std::ostringstream>();
+    auto logger = std::make_shared<spdlog::logger>(
+        "ethtool", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log_stream_));
+    logger->set_level(spdlog::level::debug);
+    CollectorContext context{.sysfs = sysfs_,
+                             .clock = clock_,
+                             .logger = logger,
+                             .options = options_};
+    context.ethtool = source;
+    context.ethtool_replay = replay;
+    auto collector = NewEthtoolCollector(context);
+    EXPECT_TRUE(collector) << collector.error().ToString();
+    if (collector) collector_ = std::move(*collector);
+  }
+  CollectRun Collect() {
+    MetricSink sink;
+    Status status = collector_->Collect(sink);
+    CollectRun run{status, sink.error_count(), sink.errors(), ""};
+    run.text = testing::Exposition(sink.TakeFamilies());
+    return run;
+  }
+  std::string log() const { return log_stream_->str(); }
+
+ private:
+  sys::RealFileSystem real_;
+  FixedClock clock_;
+  sys::SysFs sysfs_;
+  CollectorOptions options_;
+  std::shared_ptr<std::ostringstream> log_stream_;
+  std::unique_ptr<Collector> collector_;
+};
+
+const std::string kRoceNode = testing::FixturePath("sysfs/roce-node/sys");
+
+TEST(EthtoolCollectorTest, default_selection_is_pci_and_rdma_netdevs) {
+  FakeSource source;
+  for (const char* netdev : {"enp65s0f0np0", "enp65s0f1np1", "ib0", "eno1", "docker0", "lo"}) {
+    source.stats[netdev] = {{"rx_discards_phy", 1}};
+  }
+  Harness harness(kRoceNode, &source, false);
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  for (const char* selected : {"enp65s0f0np0", "enp65s0f1np1", "ib0", "eno1"}) {
+    EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"" +
+                                    std::string(selected) + "\"} 1"));
+  }
+  // Bridges, veth and loopback have no PCI parent.
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"docker0\"")));
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"lo\"")));
+}
+
+TEST(EthtoolCollectorTest, device_include_replaces_the_default_rule) {
+  FakeSource source;
+  source.stats["docker0"] = {{"rx_packets", 5}};
+  Harness harness(kRoceNode, &source, false, {{"device-include", "^docker0$"}});
+  CollectRun run = harness.Collect();
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"docker0\"} 1"));
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"eno1\"")));
+}
+
+TEST(EthtoolCollectorTest, standard_kernel_families) {
+  FakeSource source;
+  const std::string n = "enp65s0f0np0";
+  source.stats[n] = {};
+  source.pause[n] = {.tx_frames = 7, .rx_frames = std::nullopt};
+  source.fec[n] = {.active_mode = "rs",
+                   .corrected_blocks = {100, 40, 60},
+                   .uncorrectable_blocks = {2, 1, 1},
+                   .corrected_bits = {}};
+  source.link[n] = {.link = true, .ext_down_count = 3, .ext_state = std::nullopt};
+  source.pfc[n] = {.pfc_cap = 8,
+                   .enabled_mask = 0x08,
+                   .requests = std::vector<uint64_t>{0, 0, 0, 11, 0, 0, 0, 0},
+                   .indications = std::vector<uint64_t>{0, 0, 0, 22, 0, 0, 0, 0}};
+  source.storm_timeout_ms[n] = 8000;
+  Harness harness(kRoceNode, &source, false, {{"device-include", "^enp65s0f0np0$"}});
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 0u);
+  const std::string t = run.text;
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_mac_pause_frames_total{netdev=\"" + n +
+                           "\",direction=\"tx\"} 7"));
+  EXPECT_THAT(t, Not(HasSubstr("direction=\"rx\"} 7")));  // absent stays absent
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_info{netdev=\"" + n + "\",mode=\"rs\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_corrected_blocks_total{netdev=\"" + n + "\"} 100"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_lane_corrected_blocks_total{netdev=\"" + n +
+                           "\",lane=\"1\"} 60"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_uncorrectable_blocks_total{netdev=\"" + n +
+                           "\"} 2"));
+  EXPECT_THAT(t, Not(HasSubstr("fabric_ethtool_fec_corrected_bit_errors_total")));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_link_ext_down_events_total{netdev=\"" + n + "\"} 3"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_enabled{netdev=\"" + n + "\",priority=\"3\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_enabled{netdev=\"" + n + "\",priority=\"4\"} 0"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_dcb_frames_total{netdev=\"" + n +
+                           "\",priority=\"3\",direction=\"rx\"} 22"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_capable_traffic_classes{netdev=\"" + n + "\"} 8"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"" + n +
+                           "\"} 8"));
+}
+
+TEST(EthtoolCollectorTest, not_supported_is_quiet_and_logged_once) {
+  FakeSource source;  // everything unsupported, as on veth
+  Harness harness(kRoceNode, &source, false, {{"device-include", "^eno1$"}});
+  for (int i = 0; i < 5; ++i) {
+    CollectRun run = harness.Collect();
+    EXPECT_TRUE(run.status.ok());
+    EXPECT_EQ(run.errors, 0u);
+  }
+  const std::string log = harness.log();
+  // Six capabilities, each logged once at debug over five collections, never warned.
+  size_t lines = 0;
+  for (size_t at = 0; (at = log.find("[debug] eno1:", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 6u) << log;
+  EXPECT_THAT(log, Not(HasSubstr("[warning]")));
+  // Each request was asked once: the answer is remembered (for a minute, by the fixed clock).
+  EXPECT_EQ(source.calls, 6);
+}
+
+TEST(EthtoolCollectorTest, a_failing_netdev_is_counted_and_the_others_emitted) {
+  FakeSource source;
+  source.stats["eno1"] = {{"rx_discards_phy", 1}};
+  source.stats_error["ib0"] = Status(StatusCode::kPermissionDenied, "ioctl ib0: denied", EPERM);
+  source.stats_error["enp65s0f1np1"] = Status(StatusCode::kNotFound, "gone", ENODEV);
+  Harness harness(kRoceNode, &source, false);
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 1u);  // EPERM counts; a vanished netdev does not
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eno1\"} 1"));
+}
+
+TEST(EthtoolCollectorTest, passthrough_is_opt_in_and_reports_collisions) {
+  FakeSource source;
+  source.stats["eno1"] = {{"rx_vport_unicast_packets", 10}, {"rx-bytes", 1}, {"rx_bytes", 2},
+                          {"tx_queue_0_packets", 3}};
+  {
+    Harness off(kRoceNode, &source, false, {{"device-include", "^eno1$"}});
+    EXPECT_THAT(off.Collect().text, Not(HasSubstr("fabric_ethtool_rx_vport_unicast_packets")));
+  }
+  Harness on(kRoceNode, &source, false,
+             {{"device-include", "^eno1$"}, {"metrics-include", "^(rx|tx)"},
+              {"metrics-exclude", "queue"}});
+  CollectRun run = on.Collect();
+  EXPECT_THAT(run.text,
+              HasSubstr("fabric_ethtool_rx_vport_unicast_packets{netdev=\"eno1\"} 10"));
+  EXPECT_THAT(run.text, Not(HasSubstr("tx_queue_0_packets")));
+  // "rx-bytes" and "rx_bytes" sanitise to one name: the first keeps it, the second is reported.
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_rx_bytes{netdev=\"eno1\"} 1"));
+  EXPECT_EQ(run.errors, 1u);
+  ASSERT_EQ(run.error_list.size(), 1u);
+  EXPECT_THAT(run.error_list[0].message(), HasSubstr("rx_bytes"));
+  // Reported once, not every collection.
+  EXPECT_EQ(on.Collect().errors, 0u);
+}
+
+TEST(EthtoolCollectorTest, roce_ecn_enables_from_ofed_sysfs) {
+  const fs::path root = fs::temp_directory_path() / ("fw-ecn-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  for (const char* role : {"roce_np", "roce_rp"}) {
+    const fs::path dir = root / "class/net/eth0/ecn" / role / "enable";
+    fs::create_directories(dir);
+    for (int prio = 0; prio < 8; ++prio) {
+      std::ofstream(dir / std::to_string(prio)) << (prio == 3 ? "1\n" : "0\n");
+    }
+  }
+  FakeSource source;
+  source.stats["eth0"] = {};
+  Harness harness(root.string(), &source, false, {{"device-include", "^eth0$"}});
+  CollectRun run = harness.Collect();
+  fs::remove_all(root);
+  EXPECT_THAT(run.text, HasSubstr("fabric_roce_ecn_enabled{netdev=\"eth0\",priority=\"3\","
+                                  "role=\"np\"} 1"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_roce_ecn_enabled{netdev=\"eth0\",priority=\"2\","
+                                  "role=\"rp\"} 0"));
+}
+
+TEST(EthtoolCollectorTest, no_source_is_no_data) {
+  Harness harness(kRoceNode, nullptr, false);
+  EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
+}
+
+TEST(EthtoolCollectorTest, invalid_options_name_the_flag) {
+  sys::RealFileSystem real;
+  sys::SysFs sysfs(kRoceNode, real);
+  FixedClock clock;
+  auto logger =
+      std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  for (const auto& [key, flag] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"metrics-include", "--collector.ethtool.metrics-include"},
+           {"device-exclude", "--collector.ethtool.device-exclude"}}) {
+    CollectorOptions options{{key, "(["}};
+    CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger,
+                             .options = options};
+    auto collector = NewEthtoolCollector(context);
+    ASSERT_FALSE(collector);
+    EXPECT_THAT(collector.error().message(), HasSubstr(flag));
+  }
+}
+
+
+// Replay directories (--path.ethtool) with the vendor formats: normalised families, labels and
+// units, compared with reviewed goldens.
+class EthtoolReplayTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EthtoolReplayTest, matches_golden) {
+  const std::string scenario = GetParam();
+  sys::RealFileSystem real;
+  ReplayEthtool replay(testing::FixturePath("ethtool/" + scenario), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 0u);
+  testing::ExpectGolden(run.text, "collectors/ethtool/" + scenario + ".prom");
+}
+
+INSTANTIATE_TEST_SUITE_P(Vendors, EthtoolReplayTest,
+                         ::testing::Values("mlx5", "bnxt", "ice", "i40e"));
+
+TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
+  sys::RealFileSystem real;
+  ReplayEthtool replay(testing::FixturePath("ethtool/mlx5"), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  const std::string t = harness.Collect().text;
+  // Every priority, both directions, for the PFC-enabled port.
+  for (int prio = 0; prio < 8; ++prio) {
+    for (const char* dir : {"rx", "tx"}) {
+      EXPECT_THAT(t, HasSubstr("fabric_pfc_pause_frames_total{netdev=\"enp65s0f0np0\",priority=\"" +
+                               std::to_string(prio) + "\",direction=\"" + dir + "\"}"));
+      EXPECT_THAT(t, HasSubstr("fabric_pfc_pause_duration_seconds_total{netdev=\"enp65s0f0np0\","
+                               "priority=\"" + std::to_string(prio) + "\",direction=\"" + dir +
+                               "\"}"));
+    }
+  }
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_storm_events_total{netdev=\"enp65s0f0np0\","
+                           "severity=\"warning\"}"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_storm_events_total{netdev=\"enp65s0f0np0\","
+                           "severity=\"error\"}"));
+  // The replay has no kernel-only data: nothing from pause/FEC/DCB netlink.
+  EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_enabled")));
+  EXPECT_THAT(t, Not(HasSubstr("fabric_ethtool_fec_")));
+}
+
+TEST(EthtoolReplayFactsTest, malformed_lines_are_counted_and_good_stats_kept) {
+  const fs::path dir = fs::temp_directory_path() / ("fw-ethtool-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "eth9");
+  std::ofstream(dir / "eth9/statistics")
+      << "NIC statistics:\n     rx_prio3_pause: 12\n     tx_prio3_pause: notanumber\n"
+         "     rx_discards_phy\n     link_down_events_phy: 2\n";
+  sys::RealFileSystem real;
+  ReplayEthtool replay(dir.string(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  CollectRun run = harness.Collect();
+  fs::remove_all(dir);
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 2u);
+  EXPECT_THAT(run.text, HasSubstr("fabric_pfc_pause_frames_total{netdev=\"eth9\",priority=\"3\","
+                                  "direction=\"rx\"} 12"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_down_events_total{netdev=\"eth9\"} 2"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eth9\"} 2"));
+}
+
+TEST(EthtoolReplayFactsTest, empty_replay_directory_is_no_data) {
+  const fs::path dir = fs::temp_directory_path() / ("fw-ethtool-e-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  sys::RealFileSystem real;
+  ReplayEthtool replay(dir.string(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fabricwatch::ethtool

@@ -1,0 +1,962 @@
+#include "collectors/sys/ethtool_kernel.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/dcbnl.h>
+#include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace fabricwatch::sys {
+namespace {
+
+// ================================================================ fake driver behind the seam
+
+// Plays a driver and the kernel's ethtool ioctl code (K net/ethtool/ioctl.c). Stat "stat_<k>" has
+// value 1000 * epoch + k, so a name paired with another stat's value is visible. `checks_count`
+// false is the historical kernel, which writes the driver's *current* count whatever len/n_stats
+// the caller passed; true is the 2025 behaviour (0 entries on mismatch).
+class FakeDriver final : public EthtoolIoctl {
+ public:
+  explicit FakeDriver(uint32_t count) { SetCount(count); }
+
+  void SetCount(uint32_t count, const std::string& prefix = "stat_") {
+    names.clear();
+    for (uint32_t k = 0; k < count; ++k) names.push_back(prefix + std::to_string(k));
+  }
+
+  int Call(const std::string& netdev, void* cmd) override {
+    uint32_t command;
+    std::memcpy(&command, cmd, sizeof(command));
+    calls.push_back(command);
+    if (before) before(command);
+    netdevs.insert(netdev);
+    auto* bytes = static_cast<char*>(cmd);
+    const uint32_t n = static_cast<uint32_t>(names.size());
+    switch (command) {
+      case ETHTOOL_GSSET_INFO: {
+        if (sset_info_errno != 0) return -sset_info_errno;
+        ethtool_sset_info info;
+        std::memcpy(&info, bytes, sizeof(info));
+        EXPECT_EQ(info.sset_mask, 1ull << ETH_SS_STATS);
+        if (!has_stats_set) {
+          info.sset_mask = 0;
+          std::memcpy(bytes, &info, sizeof(info));
+          return 0;
+        }
+        std::memcpy(bytes, &info, sizeof(info));
+        std::memcpy(bytes + sizeof(info), &n, sizeof(n));
+        return 0;
+      }
+      case ETHTOOL_GDRVINFO: {
+        ethtool_drvinfo info{};
+        info.cmd = ETHTOOL_GDRVINFO;
+        std::snprintf(info.driver, sizeof(info.driver), "fake");
+        info.n_stats = n;
+        std::memcpy(bytes, &info, sizeof(info));
+        return 0;
+      }
+      case ETHTOOL_GSTRINGS: {
+        ethtool_gstrings header;
+        std::memcpy(&header, bytes, sizeof(header));
+        EXPECT_EQ(header.string_set, static_cast<uint32_t>(ETH_SS_STATS));
+        const bool mismatch = header.len != 0 && header.len != n;
+        header.len = checks_count && mismatch ? 0 : n;
+        std::memcpy(bytes, &header, sizeof(header));
+        for (uint32_t i = 0; i < header.len; ++i) {
+          char field[ETH_GSTRING_LEN] = {};
+          std::memcpy(field, names[i].data(), std::min<size_t>(names[i].size(), ETH_GSTRING_LEN));
+          std::memcpy(bytes + sizeof(header) + size_t{i} * ETH_GSTRING_LEN, field, sizeof(field));
+        }
+        return 0;
+      }
+      case ETHTOOL_GSTATS: {
+        if (gstats_errno != 0) return -gstats_errno;
+        ethtool_stats header;
+        std::memcpy(&header, bytes, sizeof(header));
+        const bool mismatch = header.n_stats != 0 && header.n_stats != n;
+        header.n_stats = checks_count && mismatch ? 0 : n;
+        std::memcpy(bytes, &header, sizeof(header));
+        for (uint32_t i = 0; i < header.n_stats; ++i) {
+          const uint64_t value = ValueOf(names[i]);
+          std::memcpy(bytes + sizeof(header) + size_t{i} * 8, &value, sizeof(value));
+        }
+        return 0;
+      }
+      case ETHTOOL_GTUNABLE: {
+        ethtool_tunable tunable;
+        std::memcpy(&tunable, bytes, sizeof(tunable));
+        last_tunable = {tunable.id, tunable.type_id, tunable.len};
+        if (tunable_errno != 0) return -tunable_errno;
+        std::memcpy(bytes + sizeof(tunable), &tunable_value, sizeof(tunable_value));
+        return 0;
+      }
+    }
+    return -EOPNOTSUPP;
+  }
+
+  int IfIndex(const std::string&) override { return ifindex_errno != 0 ? -ifindex_errno : ifindex; }
+
+  uint64_t ValueOf(const std::string& name) const {
+    return 1000 * epoch + std::stoull(name.substr(name.rfind('_') + 1));
+  }
+  size_t Count(uint32_t command) const { return std::count(calls.begin(), calls.end(), command); }
+
+  std::vector<std::string> names;
+  uint64_t epoch = 1;
+  bool checks_count = false;
+  bool has_stats_set = true;
+  int ifindex = 7;
+  int ifindex_errno = 0;
+  int sset_info_errno = 0;
+  int gstats_errno = 0;
+  int tunable_errno = 0;
+  uint16_t tunable_value = 0;
+  struct {
+    uint32_t id, type_id, len;
+  } last_tunable{};
+  std::function<void(uint32_t)> before;  // runs before each call: the driver changing under us
+  std::vector<uint32_t> calls;
+  std::set<std::string> netdevs;
+};
+
+// The fake is owned by the source; tests keep a pointer.
+struct Rig {
+  explicit Rig(uint32_t count) {
+    auto owned = std::make_unique<FakeDriver>(count);
+    driver = owned.get();
+    source = std::make_unique<KernelEthtool>(std::move(owned));
+  }
+  FakeDriver* driver;
+  std::unique_ptr<KernelEthtool> source;
+};
+
+// Every name paired with its own value, in driver order, and the whole table present.
+void ExpectConsistent(const std::vector<EthtoolStat>& stats, const FakeDriver& driver) {
+  ASSERT_EQ(stats.size(), driver.names.size());
+  for (size_t i = 0; i < stats.size(); ++i) {
+    EXPECT_EQ(stats[i].name, driver.names[i]) << i;
+    EXPECT_EQ(stats[i].value, driver.ValueOf(driver.names[i])) << stats[i].name;
+  }
+}
+
+const std::vector<uint32_t> kFullSequence = {ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS, ETHTOOL_GSTATS};
+
+TEST(KernelEthtoolStatisticsTest, NormalDriverNamesAndValuesAligned) {
+  Rig rig(40);
+  // A 32-character name fills its field with no NUL (ETH_GSTRING_LEN).
+  rig.driver->names[3] = std::string(28, 'x') + "_003";
+  ASSERT_EQ(rig.driver->names[3].size(), size_t{ETH_GSTRING_LEN});
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->calls, kFullSequence);
+}
+
+TEST(KernelEthtoolStatisticsTest, SecondCallReusesTheStringTable) {
+  Rig rig(25);
+  ASSERT_TRUE(rig.source->Statistics("eth0"));
+  rig.driver->calls.clear();
+  rig.driver->epoch = 2;  // the counters moved
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->calls, (std::vector<uint32_t>{ETHTOOL_GSSET_INFO, ETHTOOL_GSTATS}));
+}
+
+TEST(KernelEthtoolStatisticsTest, TablesAreCachedPerNetdev) {
+  Rig rig(5);
+  ASSERT_TRUE(rig.source->Statistics("eth0"));
+  ASSERT_TRUE(rig.source->Statistics("eth1"));
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTRINGS), 2u);
+  ASSERT_TRUE(rig.source->Statistics("eth0"));
+  ASSERT_TRUE(rig.source->Statistics("eth1"));
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTRINGS), 2u);
+}
+
+TEST(KernelEthtoolStatisticsTest, CountChangeBetweenCallsRefetchesStrings) {
+  Rig rig(10);
+  ASSERT_TRUE(rig.source->Statistics("eth0"));
+  rig.driver->SetCount(18, "prio_");  // e.g. mlx5 after PFC was enabled
+  rig.driver->calls.clear();
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->calls, kFullSequence);
+}
+
+TEST(KernelEthtoolStatisticsTest, NewIfindexRefetchesStringsEvenWithTheSameCount) {
+  Rig rig(10);
+  ASSERT_TRUE(rig.source->Statistics("eth0"));
+  rig.driver->SetCount(10,
+                       "other_");  // another device took the name, same count
+  rig.driver->ifindex = 8;
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTRINGS), 2u);
+}
+
+// ---------------------------------------------------------------- count changes mid-sequence
+
+struct ChangeCase {
+  const char* what;
+  uint32_t initial;
+  uint32_t changed;
+  uint32_t at;        // the command before which the driver changes (first time only)
+  bool checks_count;  // kernel with the 2025 len/n_stats check
+  bool warm;          // names already cached from an earlier call
+};
+
+// gtest would otherwise print the raw bytes, padding included.
+void PrintTo(const ChangeCase& c, std::ostream* os) { *os << c.what; }
+
+class CountChangeTest : public testing::TestWithParam<ChangeCase> {};
+
+TEST_P(CountChangeTest, ResultIsConsistentAndRetriedOnce) {
+  const ChangeCase& c = GetParam();
+  Rig rig(c.initial);
+  rig.driver->checks_count = c.checks_count;
+  if (c.warm) {
+    ASSERT_TRUE(rig.source->Statistics("eth0"));
+  }
+  rig.driver->calls.clear();
+  bool changed = false;
+  rig.driver->before = [&](uint32_t command) {
+    if (command == c.at && !changed) {
+      changed = true;
+      rig.driver->SetCount(c.changed, "new_");
+    }
+  };
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(changed);
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSSET_INFO), 2u) << "one restart, not more";
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTATS), c.at == ETHTOOL_GSTATS ? 2u : 1u);
+}
+
+// Old-kernel cases stay within the headroom (count/2 + 64): that kernel writes the new count
+// whatever the buffer, exactly the overrun the headroom is there to absorb.
+INSTANTIATE_TEST_SUITE_P(
+    Kernel, CountChangeTest,
+    testing::Values(
+        ChangeCase{"grows_before_gstats", 10, 14, ETHTOOL_GSTATS, false, false},
+        ChangeCase{"shrinks_before_gstats", 14, 6, ETHTOOL_GSTATS, false, false},
+        ChangeCase{"grows_before_gstrings", 10, 50, ETHTOOL_GSTRINGS, false, false},
+        ChangeCase{"shrinks_before_gstrings", 50, 3, ETHTOOL_GSTRINGS, false, false},
+        ChangeCase{"grows_with_cached_names", 10, 12, ETHTOOL_GSTATS, false, true},
+        ChangeCase{"shrinks_with_cached_names", 12, 10, ETHTOOL_GSTATS, false, true},
+        ChangeCase{"checked_grows_far_before_gstats", 10, 5000, ETHTOOL_GSTATS, true, false},
+        ChangeCase{"checked_grows_far_before_gstrings", 10, 5000, ETHTOOL_GSTRINGS, true, false},
+        ChangeCase{"checked_shrinks_before_gstats", 100, 1, ETHTOOL_GSTATS, true, true}),
+    [](const testing::TestParamInfo<ChangeCase>& info) { return std::string(info.param.what); });
+
+TEST(KernelEthtoolStatisticsTest, CountThatKeepsChangingIsAnErrorNotAMisalignedResult) {
+  Rig rig(10);
+  uint32_t next = 10;
+  rig.driver->before = [&](uint32_t command) {
+    if (command == ETHTOOL_GSTATS) rig.driver->SetCount(++next);
+  };
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(stats.error().message().find("eth0"), std::string::npos);
+  EXPECT_NE(stats.error().message().find("kept changing"), std::string::npos);
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTATS), 2u);
+  // Once the driver settles, the next call is fine.
+  rig.driver->before = nullptr;
+  auto again = rig.source->Statistics("eth0");
+  ASSERT_TRUE(again) << again.error().ToString();
+  ExpectConsistent(*again, *rig.driver);
+}
+
+// ---------------------------------------------------------------- errors and "not supported"
+
+TEST(KernelEthtoolStatisticsTest, DriverWithoutStatisticsIsUnimplemented) {
+  Rig rig(10);
+  rig.driver->gstats_errno = EOPNOTSUPP;
+  auto stats = rig.source->Statistics("veth0");
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(stats.error().sys_errno(), EOPNOTSUPP);
+  EXPECT_NE(stats.error().message().find("veth0"), std::string::npos);
+  EXPECT_NE(stats.error().message().find("ETHTOOL_GSTATS"), std::string::npos);
+
+  Rig no_set(10);
+  no_set.driver->has_stats_set = false;  // no get_sset_count: the kernel clears the bit
+  auto none = no_set.source->Statistics("veth0");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(no_set.driver->Count(ETHTOOL_GSTATS), 0u);
+}
+
+TEST(KernelEthtoolStatisticsTest, MissingNetdevIsNotFound) {
+  Rig rig(10);
+  rig.driver->ifindex_errno = ENODEV;
+  auto stats = rig.source->Statistics("gone0");
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rig.driver->calls.empty());
+
+  Rig racing(10);  // removed between SIOCGIFINDEX and the ethtool ioctl
+  racing.driver->sset_info_errno = ENODEV;
+  auto raced = racing.source->Statistics("gone0");
+  ASSERT_FALSE(raced);
+  EXPECT_EQ(raced.error().code(), StatusCode::kNotFound);
+
+  Rig bad(10);
+  auto invalid = bad.source->Statistics("a-name-longer-than-ifnamsiz");
+  ASSERT_FALSE(invalid);
+  EXPECT_EQ(invalid.error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(bad.driver->calls.empty());
+}
+
+TEST(KernelEthtoolStatisticsTest, FallsBackToDrvinfoCountWithoutSsetInfo) {
+  Rig rig(12);
+  rig.driver->sset_info_errno = EOPNOTSUPP;
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  ExpectConsistent(*stats, *rig.driver);
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GDRVINFO), 1u);
+}
+
+TEST(KernelEthtoolStatisticsTest, ZeroStatisticsIsAnEmptyAnswer) {
+  Rig rig(0);
+  auto stats = rig.source->Statistics("eth0");
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  EXPECT_TRUE(stats->empty());
+  EXPECT_EQ(rig.driver->Count(ETHTOOL_GSTATS), 0u);
+}
+
+TEST(KernelEthtoolTunableTest, PfcStormTimeout) {
+  Rig rig(0);
+  rig.driver->tunable_value = 8000;
+  auto timeout = rig.source->PfcStormTimeoutMs("eth0");
+  ASSERT_TRUE(timeout) << timeout.error().ToString();
+  EXPECT_EQ(*timeout, 8000u);
+  EXPECT_EQ(rig.driver->last_tunable.id, static_cast<uint32_t>(ETHTOOL_PFC_PREVENTION_TOUT));
+  EXPECT_EQ(rig.driver->last_tunable.type_id, static_cast<uint32_t>(ETHTOOL_TUNABLE_U16));
+  EXPECT_EQ(rig.driver->last_tunable.len, 2u);
+
+  rig.driver->tunable_value = 0;  // PFC_STORM_PREVENTION_DISABLE
+  EXPECT_EQ(rig.source->PfcStormTimeoutMs("eth0").value_or(99), 0u);
+
+  for (int err : {EOPNOTSUPP, EINVAL}) {
+    rig.driver->tunable_errno = err;
+    auto unsupported = rig.source->PfcStormTimeoutMs("eth0");
+    ASSERT_FALSE(unsupported);
+    EXPECT_EQ(unsupported.error().code(), StatusCode::kUnimplemented) << err;
+  }
+  rig.driver->tunable_errno = ENODEV;
+  EXPECT_EQ(rig.source->PfcStormTimeoutMs("eth0").error().code(), StatusCode::kNotFound);
+}
+
+// ================================================================ netlink reply parsers
+
+using Msg = std::unique_ptr<nl_msg, decltype(&nlmsg_free)>;
+
+// A reply as the kernel builds it: genl header, request-header nest, then the payload.
+Msg GenlReply(uint8_t cmd) {
+  Msg msg(nlmsg_alloc(), &nlmsg_free);
+  genlmsg_put(msg.get(), 1234, 5, 0x1d, 0, 0, cmd, 1);
+  nlattr* header = nla_nest_start(msg.get(), 1);
+  nla_put_u32(msg.get(), 1, 3);          // ETHTOOL_A_HEADER_DEV_INDEX
+  nla_put_string(msg.get(), 2, "eth0");  // ETHTOOL_A_HEADER_DEV_NAME
+  nla_nest_end(msg.get(), header);
+  return msg;
+}
+
+void PutPad(nl_msg* msg, int type) { nla_put(msg, type, 0, nullptr); }
+// The kernel keeps empty nests; libnl's nla_nest_end() drops them, so put one by hand.
+void PutEmptyNest(nl_msg* msg, int type) { nla_put(msg, type | NLA_F_NESTED, 0, nullptr); }
+
+void PutU64Array(nl_msg* msg, int type, const std::vector<uint64_t>& values) {
+  nla_put(msg, type, static_cast<int>(values.size() * 8), values.data());
+}
+
+constexpr uint8_t kPauseReply = 22, kFecReply = 30, kLinkstateReply = 6;
+
+TEST(EthtoolParseTest, PauseStats) {
+  Msg msg = GenlReply(kPauseReply);
+  nla_put_u8(msg.get(), 2, 0);  // AUTONEG
+  nla_put_u8(msg.get(), 3, 1);  // RX
+  nla_put_u8(msg.get(), 4, 1);  // TX
+  nlattr* stats = nla_nest_start(msg.get(), 5);
+  PutPad(msg.get(), 1);
+  nla_put_u64(msg.get(), 2, 0x1'0000'0001ull);
+  PutPad(msg.get(), 1);
+  nla_put_u64(msg.get(), 3, 77);
+  nla_nest_end(msg.get(), stats);
+  auto pause = ParsePauseReply(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(pause) << pause.error().ToString();
+  EXPECT_EQ(pause->tx_frames, std::optional<uint64_t>(0x1'0000'0001ull));
+  EXPECT_EQ(pause->rx_frames, std::optional<uint64_t>(77));
+}
+
+TEST(EthtoolParseTest, PauseStatsPartialEmptyAndAbsent) {
+  Msg partial = GenlReply(kPauseReply);
+  nlattr* stats = nla_nest_start(partial.get(), 5);
+  nla_put_u64(partial.get(), 3, 9);
+  nla_nest_end(partial.get(), stats);
+  auto one = ParsePauseReply(nlmsg_hdr(partial.get()));
+  ASSERT_TRUE(one);
+  EXPECT_FALSE(one->tx_frames);
+  EXPECT_EQ(one->rx_frames, std::optional<uint64_t>(9));
+
+  Msg empty = GenlReply(kPauseReply);  // get_pauseparam without get_pause_stats
+  PutEmptyNest(empty.get(), 5);
+  auto none = ParsePauseReply(nlmsg_hdr(empty.get()));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->tx_frames);
+  EXPECT_FALSE(none->rx_frames);
+
+  Msg absent = GenlReply(kPauseReply);  // kernel without pause stats
+  nla_put_u8(absent.get(), 3, 1);
+  auto unsupported = ParsePauseReply(nlmsg_hdr(absent.get()));
+  ASSERT_FALSE(unsupported);
+  EXPECT_EQ(unsupported.error().code(), StatusCode::kUnimplemented);
+
+  Msg wrong = GenlReply(kFecReply);
+  EXPECT_EQ(ParsePauseReply(nlmsg_hdr(wrong.get())).error().code(), StatusCode::kInvalidArgument);
+
+  Msg short_counter = GenlReply(kPauseReply);
+  stats = nla_nest_start(short_counter.get(), 5);
+  nla_put_u32(short_counter.get(), 2, 1);
+  nla_nest_end(short_counter.get(), stats);
+  EXPECT_EQ(ParsePauseReply(nlmsg_hdr(short_counter.get())).error().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(EthtoolParseTest, FecWithLanes) {
+  Msg msg = GenlReply(kFecReply);
+  nla_put_u8(msg.get(), 3, 0);    // AUTO
+  nla_put_u32(msg.get(), 4, 50);  // ACTIVE = ETHTOOL_LINK_MODE_FEC_RS_BIT
+  nlattr* stats = nla_nest_start(msg.get(), 5);
+  PutPad(msg.get(), 1);
+  PutU64Array(msg.get(), 2, {100, 10, 20, 30, 40});
+  PutU64Array(msg.get(), 3, {3, 0, 1, 2, 0});
+  PutU64Array(msg.get(), 4, {1ull << 40});  // total only: the driver has no per-lane split
+  nla_nest_end(msg.get(), stats);
+  auto fec = ParseFecReply(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(fec) << fec.error().ToString();
+  EXPECT_EQ(fec->active_mode, "rs");
+  EXPECT_EQ(fec->corrected_blocks, (std::vector<uint64_t>{100, 10, 20, 30, 40}));
+  EXPECT_EQ(fec->uncorrectable_blocks, (std::vector<uint64_t>{3, 0, 1, 2, 0}));
+  EXPECT_EQ(fec->corrected_bits, (std::vector<uint64_t>{1ull << 40}));
+}
+
+TEST(EthtoolParseTest, FecModesEmptyArraysAndMalformed) {
+  EXPECT_EQ(FecModeName(49), "none");
+  EXPECT_EQ(FecModeName(50), "rs");
+  EXPECT_EQ(FecModeName(51), "baser");
+  EXPECT_EQ(FecModeName(74), "llrs");
+  EXPECT_EQ(FecModeName(0), "");
+
+  Msg empty = GenlReply(kFecReply);  // no ACTIVE, stats with 0-length arrays (no get_fec_stats)
+  nlattr* stats = nla_nest_start(empty.get(), 5);
+  PutU64Array(empty.get(), 2, {});
+  PutU64Array(empty.get(), 3, {});
+  PutU64Array(empty.get(), 4, {});
+  nla_nest_end(empty.get(), stats);
+  auto fec = ParseFecReply(nlmsg_hdr(empty.get()));
+  ASSERT_TRUE(fec) << fec.error().ToString();
+  EXPECT_EQ(fec->active_mode, "");
+  EXPECT_TRUE(fec->corrected_blocks.empty());
+  EXPECT_TRUE(fec->uncorrectable_blocks.empty());
+  EXPECT_TRUE(fec->corrected_bits.empty());
+
+  Msg unknown = GenlReply(kFecReply);  // a mode bit newer than this build; no stats nest
+  nla_put_u32(unknown.get(), 4, 99);
+  auto mode_only = ParseFecReply(nlmsg_hdr(unknown.get()));
+  ASSERT_TRUE(mode_only);
+  EXPECT_EQ(mode_only->active_mode, "");
+
+  Msg odd = GenlReply(kFecReply);
+  stats = nla_nest_start(odd.get(), 5);
+  const uint8_t twelve[12] = {};
+  nla_put(odd.get(), 2, sizeof(twelve), twelve);
+  nla_nest_end(odd.get(), stats);
+  EXPECT_EQ(ParseFecReply(nlmsg_hdr(odd.get())).error().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(EthtoolParseTest, LinkStateWithAndWithoutExtDownCount) {
+  Msg with = GenlReply(kLinkstateReply);
+  nla_put_u8(with.get(), 2, 1);    // LINK
+  nla_put_u32(with.get(), 7, 42);  // EXT_DOWN_CNT (6.2+)
+  auto up = ParseLinkStateReply(nlmsg_hdr(with.get()));
+  ASSERT_TRUE(up) << up.error().ToString();
+  EXPECT_EQ(up->link, std::optional<bool>(true));
+  EXPECT_EQ(up->ext_down_count, std::optional<uint32_t>(42));
+  EXPECT_FALSE(up->ext_state);
+
+  Msg without = GenlReply(kLinkstateReply);
+  nla_put_u8(without.get(), 2, 0);
+  nla_put_u8(without.get(), 5, 4);  // EXT_STATE = NO_CABLE
+  nla_put_u8(without.get(), 6, 1);  // EXT_SUBSTATE
+  auto down = ParseLinkStateReply(nlmsg_hdr(without.get()));
+  ASSERT_TRUE(down) << down.error().ToString();
+  EXPECT_EQ(down->link, std::optional<bool>(false));
+  EXPECT_FALSE(down->ext_down_count);
+  EXPECT_EQ(down->ext_state, std::optional<uint8_t>(4));
+
+  Msg unknown = GenlReply(kLinkstateReply);  // the driver cannot tell
+  auto none = ParseLinkStateReply(nlmsg_hdr(unknown.get()));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->link);
+}
+
+Msg DcbReply(uint8_t cmd) {
+  Msg msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
+  dcbmsg header{};
+  header.dcb_family = AF_UNSPEC;
+  header.cmd = cmd;
+  nlmsg_append(msg.get(), &header, sizeof(header), NLMSG_ALIGNTO);
+  nla_put_string(msg.get(), DCB_ATTR_IFNAME, "eth0");
+  return msg;
+}
+
+TEST(DcbParseTest, IeeePfc) {
+  Msg msg = DcbReply(DCB_CMD_IEEE_GET);
+  nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+  ieee_ets ets{};
+  nla_put(msg.get(), DCB_ATTR_IEEE_ETS, sizeof(ets), &ets);
+  ieee_pfc pfc{};
+  pfc.pfc_cap = 8;
+  pfc.pfc_en = 0x08;  // priority 3
+  for (int i = 0; i < 8; ++i) {
+    pfc.requests[i] = 100 + i;
+    pfc.indications[i] = 200 + i;
+  }
+  nla_put(msg.get(), DCB_ATTR_IEEE_PFC, sizeof(pfc), &pfc);
+  nla_nest_end(msg.get(), ieee);
+  auto config = ParseDcbIeeeReply(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->pfc_cap, 8);
+  EXPECT_EQ(config->enabled_mask, 0x08);
+  ASSERT_TRUE(config->requests);
+  ASSERT_TRUE(config->indications);
+  EXPECT_EQ(*config->requests, (std::vector<uint64_t>{100, 101, 102, 103, 104, 105, 106, 107}));
+  EXPECT_EQ(*config->indications, (std::vector<uint64_t>{200, 201, 202, 203, 204, 205, 206, 207}));
+}
+
+TEST(DcbParseTest, ShortMissingAndWrong) {
+  Msg short_pfc = DcbReply(DCB_CMD_IEEE_GET);  // only pfc_cap..delay: no counters
+  nlattr* ieee = nla_nest_start(short_pfc.get(), DCB_ATTR_IEEE);
+  const uint8_t head[8] = {4, 0x81, 0, 0, 0, 0, 0, 0};
+  nla_put(short_pfc.get(), DCB_ATTR_IEEE_PFC, sizeof(head), head);
+  nla_nest_end(short_pfc.get(), ieee);
+  auto config = ParseDcbIeeeReply(nlmsg_hdr(short_pfc.get()));
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->pfc_cap, 4);
+  EXPECT_EQ(config->enabled_mask, 0x81);
+  EXPECT_FALSE(config->requests);
+  EXPECT_FALSE(config->indications);
+
+  Msg no_pfc = DcbReply(DCB_CMD_IEEE_GET);  // CEE-only driver: IEEE nest without PFC
+  PutEmptyNest(no_pfc.get(), DCB_ATTR_IEEE);
+  EXPECT_EQ(ParseDcbIeeeReply(nlmsg_hdr(no_pfc.get())).error().code(), StatusCode::kUnimplemented);
+
+  Msg no_ieee = DcbReply(DCB_CMD_IEEE_GET);
+  EXPECT_EQ(ParseDcbIeeeReply(nlmsg_hdr(no_ieee.get())).error().code(), StatusCode::kUnimplemented);
+
+  Msg wrong = DcbReply(DCB_CMD_GDCBX);
+  EXPECT_EQ(ParseDcbIeeeReply(nlmsg_hdr(wrong.get())).error().code(), StatusCode::kInvalidArgument);
+}
+
+// NLMSG_ERROR as net/netlink/af_netlink.c netlink_ack() builds it.
+Msg ErrorMessage(int error, bool capped, const char* extack) {
+  uint16_t flags = 0;
+  if (capped) flags |= NLM_F_CAPPED;
+  if (extack != nullptr) flags |= NLM_F_ACK_TLVS;
+  Msg msg(nlmsg_alloc_simple(NLMSG_ERROR, flags), &nlmsg_free);
+  const uint8_t request_payload[6] = {1, 2, 3, 4, 5, 6};  // echoed unless capped
+  nlmsgerr err{};
+  err.error = error;
+  err.msg.nlmsg_len = NLMSG_LENGTH(sizeof(request_payload));
+  err.msg.nlmsg_type = 0x1d;
+  nlmsg_append(msg.get(), &err, sizeof(err), NLMSG_ALIGNTO);
+  if (!capped)
+    nlmsg_append(msg.get(), const_cast<uint8_t*>(request_payload), sizeof(request_payload),
+                 NLMSG_ALIGNTO);
+  if (extack != nullptr) {
+    nla_put_string(msg.get(), NLMSGERR_ATTR_MSG, extack);
+    nla_put_u32(msg.get(), NLMSGERR_ATTR_OFFS, 20);
+  }
+  return msg;
+}
+
+TEST(NetlinkParseTest, ErrorWithExtack) {
+  for (bool capped : {true, false}) {
+    Msg msg = ErrorMessage(-EINVAL, capped, "ETHTOOL_A_HEADER_FLAGS: reserved bit set");
+    auto error = ParseNetlinkError(nlmsg_hdr(msg.get()));
+    ASSERT_TRUE(error) << capped;
+    EXPECT_EQ(error->error, -EINVAL);
+    EXPECT_EQ(error->extack, "ETHTOOL_A_HEADER_FLAGS: reserved bit set") << capped;
+  }
+  Msg plain = ErrorMessage(-EOPNOTSUPP, true, nullptr);
+  auto error = ParseNetlinkError(nlmsg_hdr(plain.get()));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->error, -EOPNOTSUPP);
+  EXPECT_EQ(error->extack, "");
+
+  Msg ack = ErrorMessage(0, true, nullptr);
+  EXPECT_EQ(ParseNetlinkError(nlmsg_hdr(ack.get()))->error, 0);
+
+  Msg not_error = DcbReply(DCB_CMD_IEEE_GET);
+  EXPECT_FALSE(ParseNetlinkError(nlmsg_hdr(not_error.get())));
+}
+
+TEST(NetlinkParseTest, GenlFamilyId) {
+  Msg msg(nlmsg_alloc(), &nlmsg_free);
+  genlmsg_put(msg.get(), 0, 1, GENL_ID_CTRL, 0, 0, CTRL_CMD_NEWFAMILY, 2);
+  nla_put_string(msg.get(), CTRL_ATTR_FAMILY_NAME, "ethtool");
+  nla_put_u16(msg.get(), CTRL_ATTR_FAMILY_ID, 0x1d);
+  auto id = ParseGenlFamilyId(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(id) << id.error().ToString();
+  EXPECT_EQ(*id, 0x1d);
+
+  Msg missing(nlmsg_alloc(), &nlmsg_free);
+  genlmsg_put(missing.get(), 0, 1, GENL_ID_CTRL, 0, 0, CTRL_CMD_NEWFAMILY, 2);
+  EXPECT_FALSE(ParseGenlFamilyId(nlmsg_hdr(missing.get())));
+}
+
+// ================================================================ real kernel: veth in netns
+
+// Runs a shell command; returns its exit status and combined output.
+std::pair<int, std::string> Shell(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, std::strerror(errno)};
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// `ethtool -S` output → (name, value) in order. Lines are "     <name>: <value>".
+std::vector<std::pair<std::string, uint64_t>> ParseEthtoolS(const std::string& text) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    size_t colon = line.rfind(": ");
+    if (colon == std::string::npos) continue;  // "NIC statistics:"
+    size_t first = line.find_first_not_of(" \t");
+    out.emplace_back(line.substr(first, colon - first), std::stoull(line.substr(colon + 2)));
+  }
+  return out;
+}
+
+// Runs `body` on a thread that joined network namespace `ns` (setns is per thread), so every socket
+// the body opens lives there; the test's own thread stays in the host namespace.
+void InNetns(const std::string& ns, const std::function<void()>& body) {
+  std::thread thread([&] {
+    UniqueFd fd(::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd.valid()) << "open /run/netns/" << ns << ": " << std::strerror(errno);
+    ASSERT_EQ(::setns(fd.get(), CLONE_NEWNET), 0) << "setns " << ns << ": " << std::strerror(errno);
+    body();
+  });
+  thread.join();
+}
+
+bool KernelAtLeast(int major, int minor) {
+  utsname name{};
+  if (::uname(&name) != 0) return false;
+  int have_major = 0, have_minor = 0;
+  if (std::sscanf(name.release, "%d.%d", &have_major, &have_minor) != 2) return false;
+  return have_major > major || (have_major == major && have_minor >= minor);
+}
+
+// Counts the ethtool commands that reach the real kernel.
+class CountingIoctl final : public EthtoolIoctl {
+ public:
+  explicit CountingIoctl(std::unique_ptr<EthtoolIoctl> inner) : inner_(std::move(inner)) {}
+  int Call(const std::string& netdev, void* cmd) override {
+    uint32_t command;
+    std::memcpy(&command, cmd, sizeof(command));
+    ++counts[command];
+    return inner_->Call(netdev, cmd);
+  }
+  int IfIndex(const std::string& netdev) override { return inner_->IfIndex(netdev); }
+  std::map<uint32_t, int> counts;
+
+ private:
+  std::unique_ptr<EthtoolIoctl> inner_;
+};
+
+// Two private namespaces joined by a veth pair: fwt<pid>a in ns A (169.254.77.1/30), fwt<pid>b in
+// ns B (169.254.77.2/30). Nothing is added to the host's namespace; deleting the namespaces removes
+// the pair. GRO on A and TSO off on B route B→A traffic through veth's NAPI path, the one that
+// moves veth's ethtool counters (K drivers/net/veth.c veth_xdp_rcv).
+class VethNetnsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
+    const std::string pid = std::to_string(::getpid());
+    ns_a_ = "fwtk" + pid + "a";
+    ns_b_ = "fwtk" + pid + "b";
+    veth_a_ = "fwt" + pid + "a";
+    veth_b_ = "fwt" + pid + "b";
+    auto [rc, out] = Shell("ip netns add " + ns_a_);
+    if (rc != 0) GTEST_SKIP() << "ip netns add failed (" << rc << "): " << out;
+    created_a_ = true;
+    ASSERT_EQ(Shell("ip netns add " + ns_b_).first, 0);
+    created_b_ = true;
+    for (const std::string& command :
+         {"ip -n " + ns_a_ + " link add " + veth_a_ + " type veth peer name " + veth_b_ +
+              " netns " + ns_b_,
+          "ip -n " + ns_a_ + " addr add 169.254.77.1/30 dev " + veth_a_,
+          "ip -n " + ns_b_ + " addr add 169.254.77.2/30 dev " + veth_b_,
+          "ip -n " + ns_a_ + " link set " + veth_a_ + " up",
+          "ip -n " + ns_b_ + " link set " + veth_b_ + " up"}) {
+      auto [status, output] = Shell(command);
+      if (status != 0 && command.find("link add") != std::string::npos) {
+        GTEST_SKIP() << "cannot create a veth pair: " << output;
+      }
+      ASSERT_EQ(status, 0) << command << ": " << output;
+    }
+    has_ethtool_ = Shell("command -v ethtool").first == 0;
+    if (has_ethtool_) {
+      Shell("ip netns exec " + ns_a_ + " ethtool -K " + veth_a_ + " gro on");
+      Shell("ip netns exec " + ns_b_ + " ethtool -K " + veth_b_ + " tso off");
+    }
+  }
+
+  void TearDown() override {
+    if (created_a_) Shell("ip netns del " + ns_a_);
+    if (created_b_) Shell("ip netns del " + ns_b_);
+  }
+
+  // UDP datagrams from ns B to A's address until `stop`; returns the number sent.
+  std::thread StartTraffic(std::atomic<bool>& stop, std::atomic<int>& sent) {
+    return std::thread([this, &stop, &sent] {
+      InNetns(ns_b_, [&] {
+        UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        ASSERT_TRUE(fd.valid());
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(9);  // discard; nobody listens, A answers port-unreachable
+        ::inet_pton(AF_INET, "169.254.77.1", &to.sin_addr);
+        const char payload[200] = {};
+        while (!stop.load()) {
+          if (::sendto(fd.get(), payload, sizeof(payload), 0, reinterpret_cast<sockaddr*>(&to),
+                       sizeof(to)) > 0) {
+            ++sent;
+          }
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+      });
+    });
+  }
+
+  std::string ns_a_, ns_b_, veth_a_, veth_b_;
+  bool created_a_ = false, created_b_ = false, has_ethtool_ = false;
+};
+
+TEST_F(VethNetnsTest, StatisticsEqualEthtoolDashS) {
+  if (!has_ethtool_)
+    GTEST_SKIP() << "the ethtool program is not installed (apt-get install ethtool)";
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0};
+  std::thread traffic = StartTraffic(stop, sent);
+  struct StopTraffic {  // also when an assertion returns early
+    ~StopTraffic() {
+      stop = true;
+      thread.join();
+    }
+    std::atomic<bool>& stop;
+    std::thread& thread;
+  } stop_traffic{stop, traffic};
+  InNetns(ns_a_, [&] {
+    auto counting = std::make_unique<CountingIoctl>(SocketEthtoolIoctl::Open().value());
+    CountingIoctl* counts = counting.get();
+    KernelEthtool source(std::move(counting));
+    // Wait for the counters to move, so the bounds below are exercised on live values.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (sent.load() < 200 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const std::string ethtool_s = "ip netns exec " + ns_a_ + " ethtool -S " + veth_a_;
+    int compared = 0, moved = 0;
+    uint64_t xdp_packets = 0;
+    for (int round = 0; round < 3; ++round) {
+      auto [rc1, before_text] = Shell(ethtool_s);
+      auto ours = source.Statistics(veth_a_);
+      auto [rc2, after_text] = Shell(ethtool_s);
+      ASSERT_EQ(rc1, 0) << before_text;
+      ASSERT_EQ(rc2, 0) << after_text;
+      ASSERT_TRUE(ours) << ours.error().ToString();
+      auto before = ParseEthtoolS(before_text);
+      auto after = ParseEthtoolS(after_text);
+      ASSERT_EQ(before.size(), ours->size()) << before_text;
+      ASSERT_EQ(after.size(), ours->size()) << after_text;
+      for (size_t i = 0; i < ours->size(); ++i) {
+        const EthtoolStat& stat = (*ours)[i];
+        EXPECT_EQ(stat.name, before[i].first);
+        EXPECT_EQ(stat.name, after[i].first);
+        EXPECT_LE(before[i].second, stat.value) << stat.name;
+        EXPECT_LE(stat.value, after[i].second) << stat.name;
+        ++compared;
+        if (before[i].second != after[i].second) ++moved;
+      }
+      for (const EthtoolStat& stat : *ours) {
+        if (stat.name == "rx_queue_0_xdp_packets") xdp_packets = stat.value;
+      }
+    }
+    std::printf(
+        "[ veth     ] %s: %d values compared in 3 rounds, %d moved between the "
+        "two "
+        "ethtool -S reads; rx_queue_0_xdp_packets=%llu after %d datagrams\n",
+        veth_a_.c_str(), compared, moved, static_cast<unsigned long long>(xdp_packets),
+        sent.load());
+    EXPECT_GT(compared, 0);
+    // Three calls, one string table.
+    EXPECT_EQ(counts->counts[ETHTOOL_GSTRINGS], 1);
+    EXPECT_EQ(counts->counts[ETHTOOL_GSTATS], 3);
+  });
+}
+
+TEST_F(VethNetnsTest, UnsupportedRequestsAreQuietUnimplemented) {
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    // Twice: the second pass runs with the family resolved and the stats-flag decision cached.
+    struct Pass {
+      Result<PauseStats> pause;
+      Result<FecStats> fec;
+      Result<PfcConfig> pfc;
+      Result<uint32_t> tout;
+      Result<LinkState> link;
+    };
+    std::vector<Pass> passes;
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    for (int pass = 0; pass < 2; ++pass) {
+      passes.push_back({source.Pause(veth_a_), source.Fec(veth_a_), source.Pfc(veth_a_),
+                        source.PfcStormTimeoutMs(veth_a_), source.LinkStateOf(veth_a_)});
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(err, "") << "nothing may be printed for an unsupported request";
+    EXPECT_EQ(out, "");
+    auto unimplemented = [&](const auto& result, std::string_view what) {
+      ASSERT_FALSE(result.has_value()) << what;
+      EXPECT_EQ(result.error().code(), StatusCode::kUnimplemented) << result.error().ToString();
+      EXPECT_NE(result.error().message().find(veth_a_), std::string::npos)
+          << result.error().ToString();
+    };
+    for (const Pass& pass : passes) {
+      unimplemented(pass.pause, "pause");
+      unimplemented(pass.fec, "fec");
+      unimplemented(pass.pfc, "pfc");
+      unimplemented(pass.tout, "pfc storm timeout");
+      // veth implements get_link: a success, with no ext_down_cnt (no get_link_ext_stats).
+      ASSERT_TRUE(pass.link) << pass.link.error().ToString();
+      EXPECT_TRUE(pass.link->link.has_value());
+      EXPECT_FALSE(pass.link->ext_down_count.has_value());
+    }
+  });
+}
+
+// LINKINFO_GET's header policy has no ETHTOOL_FLAG_STATS (K net/ethtool/linkinfo.c uses
+// ethnl_header_policy), as LINKSTATE_GET's had before 6.2: the kernel says EINVAL, the request is
+// repeated once without the flag, and the flag is not tried again for that command.
+TEST_F(VethNetnsTest, StatsFlagRejectedWithEinvalIsRetriedWithoutAndRemembered) {
+  constexpr uint8_t kLinkinfoGet = 2;  // ETHTOOL_MSG_LINKINFO_GET (UAPI linux/ethtool_netlink.h)
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    ASSERT_TRUE(source.LinkStateOf(veth_a_));  // resolves the family
+    const uint64_t start = source.netlink_requests();
+    auto first = source.EthtoolGetForTesting(veth_a_, kLinkinfoGet);
+    ASSERT_TRUE(first) << first.error().ToString();
+    EXPECT_FALSE(*first);
+    EXPECT_EQ(source.netlink_requests() - start, 2u) << "flagged request, then one without";
+    auto second = source.EthtoolGetForTesting(veth_a_, kLinkinfoGet);
+    ASSERT_TRUE(second) << second.error().ToString();
+    EXPECT_FALSE(*second);
+    EXPECT_EQ(source.netlink_requests() - start, 3u) << "the flag is not tried again";
+    // Commands that accept the flag keep it (LINKSTATE_GET since 6.2, PAUSE_GET since 5.10).
+    constexpr uint8_t kLinkstateGet = 6;
+    auto linkstate = source.EthtoolGetForTesting(veth_a_, kLinkstateGet);
+    ASSERT_TRUE(linkstate) << linkstate.error().ToString();
+    if (KernelAtLeast(6, 2)) {
+      EXPECT_TRUE(*linkstate);
+    }
+  });
+}
+
+TEST_F(VethNetnsTest, LinkStateFollowsCarrier) {
+  InNetns(ns_a_, [&] {
+    auto source = KernelEthtool::Create();
+    ASSERT_TRUE(source) << source.error().ToString();
+    auto wait_for = [&](bool want) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      std::optional<bool> link;
+      do {
+        auto state = (*source)->LinkStateOf(veth_a_);
+        EXPECT_TRUE(state) << state.error().ToString();
+        if (state) link = state->link;
+        if (link == want) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      } while (std::chrono::steady_clock::now() < deadline);
+      return false;
+    };
+    EXPECT_TRUE(wait_for(true));
+    ASSERT_EQ(Shell("ip -n " + ns_b_ + " link set " + veth_b_ + " down").first, 0);
+    EXPECT_TRUE(wait_for(false));
+  });
+}
+
+TEST_F(VethNetnsTest, MissingNetdevIsNotFound) {
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    const std::string missing = "fwtmissing0";
+    EXPECT_EQ(source.Statistics(missing).error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(source.Pause(missing).error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(source.Fec(missing).error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(source.LinkStateOf(missing).error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(source.Pfc(missing).error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(source.PfcStormTimeoutMs(missing).error().code(), StatusCode::kNotFound);
+    // The host's netdev names do not leak in: the sockets live in ns A.
+    EXPECT_TRUE(source.Statistics(veth_a_));
+    EXPECT_EQ(source.Statistics(veth_b_).error().code(), StatusCode::kNotFound);
+  });
+}
+
+}  // namespace
+}  // namespace fabricwatch::sys
