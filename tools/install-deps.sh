@@ -17,7 +17,7 @@ build_pkgs=(
 test_pkgs=(
   libgtest-dev libgmock-dev
   prometheus          # provides promtool and the real server used by the e2e test
-  iproute2 curl procps ethtool
+  iproute2 curl procps ethtool iputils-ping
   prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
 )
 

@@ -106,11 +106,19 @@ constexpr MetricDesc kEcnEnabled{
     "class/net/<netdev>/ecn/roce_{np,rp}/enable/<priority>, which only MLNX_OFED provides.",
     MetricKind::kGauge, {"netdev", "priority", "role"}};
 
+constexpr MetricDesc kStandardStat{
+    "fabric_ethtool_standard_stat_total",
+    "Standard statistics the driver reports through ETHTOOL_MSG_STATS_GET (kernel 5.13+), by "
+    "group (eth-phy, eth-mac, eth-ctrl, rmon) and IEEE 802.3 / RFC 2819 name, e.g. "
+    "group=\"eth-mac\",stat=\"FrameCheckSequenceErrors\". Vendor-neutral.",
+    MetricKind::kCounter, {"netdev", "group", "stat"}};
+
 constexpr MetricDesc kOwnMetrics[] = {
     kDriverStats,      kMacPauseFrames,    kFecInfo,           kFecCorrected,
     kFecUncorrectable, kFecCorrectedBits,  kFecLaneCorrected,  kFecLaneUncorrectable,
     kFecLaneCorrectedBits, kLinkExtDown,   kLinkExtState,      kPfcEnabled,
-    kPfcCap,           kPfcDcbFrames,      kPfcStormTimeout,   kEcnEnabled};
+    kPfcCap,           kPfcDcbFrames,      kPfcStormTimeout,   kEcnEnabled,
+    kStandardStat};
 
 constexpr CollectorOptionSpec kOptions[] = {
     {"device-include",
@@ -338,6 +346,13 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
         sink.Add(kPfcDcbFrames, {n, p, {"direction", "rx"}},
                  static_cast<double>((*pfc->indications)[prio]));
       }
+    }
+  }
+  if (!ask("standard statistics")) {
+  } else if (auto standard = source_->StandardStats(netdev); handle(standard, "standard statistics")) {
+    for (const sys::StandardStat& stat : *standard) {
+      sink.Add(kStandardStat, {n, {"group", stat.group}, {"stat", stat.name}},
+               static_cast<double>(stat.value));
     }
   }
   if (!ask("PFC storm prevention timeout")) {

@@ -7,6 +7,7 @@
 //   802.3x pause       ETHTOOL_MSG_PAUSE_GET with ETHTOOL_FLAG_STATS (kernel 5.10+)
 //   FEC                ETHTOOL_MSG_FEC_GET with ETHTOOL_FLAG_STATS (kernel 5.13+), per lane
 //   link down counter  ETHTOOL_MSG_LINKSTATE_GET ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (kernel 6.2+)
+//   standard groups    ETHTOOL_MSG_STATS_GET eth-phy, eth-mac, eth-ctrl, rmon (kernel 5.13+)
 //   PFC configuration  RTM_GETDCB DCB_CMD_IEEE_GET (struct ieee_pfc: pfc_en, requests, indications)
 //   PFC storm timeout  ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (mlx5)
 //   RoCE ECN enables   <sysfs>/class/net/<netdev>/ecn/roce_{np,rp}/enable/<prio> (MLNX_OFED only)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/core/status.h"
@@ -53,6 +54,15 @@ struct PfcConfig {
   std::optional<std::vector<uint64_t>> indications;  // PFC frames received, per priority (8)
 };
 
+// One counter of the standard statistics groups (ETHTOOL_MSG_STATS_GET, kernel 5.13+): group
+// "eth-phy", "eth-mac", "eth-ctrl" or "rmon", and the IEEE 802.3 / RFC 2819 counter name, e.g.
+// "FrameCheckSequenceErrors". Both views point at static storage.
+struct StandardStat {
+  std::string_view group;
+  std::string_view name;
+  uint64_t value = 0;
+};
+
 class EthtoolSource {
  public:
   virtual ~EthtoolSource() = default;
@@ -65,6 +75,12 @@ class EthtoolSource {
   // The PFC storm-prevention timeout (ETHTOOL_GTUNABLE, ETHTOOL_PFC_PREVENTION_TOUT, mlx5), in
   // milliseconds; 0 means prevention is disabled.
   virtual Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) = 0;
+  // The standard statistics groups the driver fills (no RMON histograms). Sources without them
+  // (replay directories, kernels before 5.13, drivers that fill none) answer kUnimplemented.
+  virtual Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) {
+    return tl::unexpected<Status>(Status(StatusCode::kUnimplemented,
+                                         "standard statistics of " + netdev + ": not available"));
+  }
   // Problems the last Statistics() call survived without failing (a malformed line in a replay
   // file): the good stats were returned, these are counted as errors by the collector.
   virtual std::vector<Status> TakeWarnings() { return {}; }

@@ -117,6 +117,92 @@ static_assert(kFecActive == ETHTOOL_A_FEC_ACTIVE && kFecStats == ETHTOOL_A_FEC_S
 // Total + ETHTOOL_MAX_LANES (8) today; a generous bound against a corrupt length.
 constexpr size_t kMaxFecArray = 64;
 
+// STATS_GET (kernel 5.13+, K net/ethtool/stats.c). Its request header nest is attribute 2, and its
+// header policy is the plain ethnl_header_policy: ETHTOOL_FLAG_STATS would be EINVAL.
+constexpr uint8_t kMsgStatsGet = 32;
+constexpr uint8_t kMsgStatsGetReply = 33;
+static_assert(kMsgStatsGet == ETHTOOL_MSG_STATS_GET &&
+              kMsgStatsGetReply == ETHTOOL_MSG_STATS_GET_REPLY);
+constexpr int kStatsHeader = 2;  // ETHTOOL_A_STATS_HEADER, nest
+constexpr int kStatsGroups = 3;  // ETHTOOL_A_STATS_GROUPS, bitset over ETH_SS_STATS_STD
+constexpr int kStatsGrp = 4;     // ETHTOOL_A_STATS_GRP, nest, one per group
+static_assert(kStatsHeader == ETHTOOL_A_STATS_HEADER && kStatsGroups == ETHTOOL_A_STATS_GROUPS &&
+              kStatsGrp == ETHTOOL_A_STATS_GRP);
+// Inside a group (enum ETHTOOL_A_STATS_GRP_*). Also there, ignored: GRP_PAD (1), GRP_SS_ID (3, the
+// string set of the counter names, always ETH_SS_STATS_ETH_PHY + id for these four groups) and the
+// RMON histogram nests GRP_HIST_RX / GRP_HIST_TX (5 / 6).
+constexpr int kStatsGrpId = 2;    // u32: enum ETHTOOL_STATS_* (the bit in ETH_SS_STATS_STD)
+constexpr int kStatsGrpStat = 4;  // nest holding ONE u64 whose attribute type is the counter index
+static_assert(kStatsGrpId == ETHTOOL_A_STATS_GRP_ID && kStatsGrpStat == ETHTOOL_A_STATS_GRP_STAT);
+// Compact bitset (enum ETHTOOL_A_BITSET_*; K net/ethtool/bitset.c ethnl_update_bitset): NOMASK
+// flag, SIZE in bits, VALUE as u32 words. NOMASK makes the request "exactly these groups".
+constexpr int kBitsetNomask = 1;  // flag
+constexpr int kBitsetSize = 2;    // u32
+constexpr int kBitsetValue = 4;   // binary, u32[DIV_ROUND_UP(SIZE, 32)]
+static_assert(kBitsetNomask == ETHTOOL_A_BITSET_NOMASK && kBitsetSize == ETHTOOL_A_BITSET_SIZE &&
+              kBitsetValue == ETHTOOL_A_BITSET_VALUE);
+// The groups asked for: bits 0-3 (enum ETHTOOL_STATS_*). Kernel 6.16 added bit 4 "phydev" (PHY
+// packet counters), not requested here.
+constexpr uint32_t kStatsGroupBits = 4;
+constexpr uint32_t kStatsGroupMask = (1u << kStatsGroupBits) - 1;
+static_assert(ETHTOOL_STATS_ETH_PHY == 0 && ETHTOOL_STATS_ETH_MAC == 1 &&
+              ETHTOOL_STATS_ETH_CTRL == 2 && ETHTOOL_STATS_RMON == 3);
+static_assert(ETH_SS_STATS_STD == 16 && ETH_SS_STATS_ETH_PHY == 17 && ETH_SS_STATS_RMON == 20);
+
+// Group names: the kernel's stats_std_names (string set ETH_SS_STATS_STD), by group id.
+constexpr std::array<std::string_view, kStatsGroupBits> kStatsGroupNames = {
+    "eth-phy", "eth-mac", "eth-ctrl", "rmon"};
+// Counter names: the kernel's stats_eth_phy_names, stats_eth_mac_names, stats_eth_ctrl_names and
+// stats_rmon_names (K net/ethtool/stats.c; string sets ETH_SS_STATS_ETH_PHY..RMON), by counter
+// index = attribute type inside ETHTOOL_A_STATS_GRP_STAT. IEEE 802.3 clause 30 attribute names
+// without the leading "a"; RFC 2819 etherStats names for rmon.
+constexpr std::array<std::string_view, 1> kEthPhyStatNames = {
+    "SymbolErrorDuringCarrier",  // 30.3.2.1.5
+};
+constexpr std::array<std::string_view, 22> kEthMacStatNames = {
+    "FramesTransmittedOK",             // 0: 30.3.1.1.2
+    "SingleCollisionFrames",           // 1: 30.3.1.1.3
+    "MultipleCollisionFrames",         // 2: 30.3.1.1.4
+    "FramesReceivedOK",                // 3: 30.3.1.1.5
+    "FrameCheckSequenceErrors",        // 4: 30.3.1.1.6
+    "AlignmentErrors",                 // 5: 30.3.1.1.7
+    "OctetsTransmittedOK",             // 6: 30.3.1.1.8
+    "FramesWithDeferredXmissions",     // 7: 30.3.1.1.9
+    "LateCollisions",                  // 8: 30.3.1.1.10
+    "FramesAbortedDueToXSColls",       // 9: 30.3.1.1.11
+    "FramesLostDueToIntMACXmitError",  // 10: 30.3.1.1.12
+    "CarrierSenseErrors",              // 11: 30.3.1.1.13
+    "OctetsReceivedOK",                // 12: 30.3.1.1.14
+    "FramesLostDueToIntMACRcvError",   // 13: 30.3.1.1.15
+    "MulticastFramesXmittedOK",        // 14: 30.3.1.1.18
+    "BroadcastFramesXmittedOK",        // 15: 30.3.1.1.19
+    "FramesWithExcessiveDeferral",     // 16: 30.3.1.1.20
+    "MulticastFramesReceivedOK",       // 17: 30.3.1.1.21
+    "BroadcastFramesReceivedOK",       // 18: 30.3.1.1.22
+    "InRangeLengthErrors",             // 19: 30.3.1.1.23
+    "OutOfRangeLengthField",           // 20: 30.3.1.1.24
+    "FrameTooLongErrors",              // 21: 30.3.1.1.25
+};
+constexpr std::array<std::string_view, 3> kEthCtrlStatNames = {
+    "MACControlFramesTransmitted",  // 0: 30.3.3.3
+    "MACControlFramesReceived",     // 1: 30.3.3.4
+    "UnsupportedOpcodesReceived",   // 2: 30.3.3.5
+};
+constexpr std::array<std::string_view, 4> kRmonStatNames = {
+    "etherStatsUndersizePkts",  // 0
+    "etherStatsOversizePkts",   // 1
+    "etherStatsFragments",      // 2
+    "etherStatsJabbers",        // 3
+};
+// Pinned to the build header's indices (the last one of each table; newer headers may add more).
+static_assert(ETHTOOL_A_STATS_ETH_PHY_5_SYM_ERR == 0);
+static_assert(ETHTOOL_A_STATS_ETH_MAC_2_TX_PKT == 0 && ETHTOOL_A_STATS_ETH_MAC_6_FCS_ERR == 4 &&
+              ETHTOOL_A_STATS_ETH_MAC_15_RX_INT_ERR == 13 &&
+              ETHTOOL_A_STATS_ETH_MAC_18_TX_MCAST == 14 &&
+              ETHTOOL_A_STATS_ETH_MAC_25_TOO_LONG_ERR == 21);
+static_assert(ETHTOOL_A_STATS_ETH_CTRL_5_RX_UNSUP == 2);
+static_assert(ETHTOOL_A_STATS_RMON_UNDERSIZE == 0 && ETHTOOL_A_STATS_RMON_JABBER == 3);
+
 // ---------------------------------------------------------------- DCB (UAPI linux/dcbnl.h)
 static_assert(DCB_CMD_IEEE_GET == 21 && DCB_ATTR_IFNAME == 1 && DCB_ATTR_IEEE == 13 &&
               DCB_ATTR_IEEE_PFC == 2 && RTM_GETDCB == 78);
@@ -164,14 +250,20 @@ Status Malformed(std::string_view what, std::string_view detail) {
                 "malformed " + std::string(what) + ": " + std::string(detail));
 }
 
-// Parses a generic-netlink reply of command `cmd` into tb[0..max].
-Status ParseGenl(const nlmsghdr* msg, uint8_t cmd, nlattr** tb, int max, std::string_view what) {
+// A generic-netlink message of command `cmd`, long enough for its genl header.
+Status CheckGenl(const nlmsghdr* msg, uint8_t cmd, std::string_view what) {
   if (msg->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) return Malformed(what, "short message");
   const auto* genl = static_cast<const genlmsghdr*>(NLMSG_DATA(msg));
   if (genl->cmd != cmd) {
     return Malformed(what,
                      "command " + std::to_string(genl->cmd) + ", expected " + std::to_string(cmd));
   }
+  return Status::Ok();
+}
+
+// Parses a generic-netlink reply of command `cmd` into tb[0..max].
+Status ParseGenl(const nlmsghdr* msg, uint8_t cmd, nlattr** tb, int max, std::string_view what) {
+  if (Status s = CheckGenl(msg, cmd, what); !s.ok()) return s;
   if (int err = genlmsg_parse(const_cast<nlmsghdr*>(msg), 0, tb, max, nullptr); err < 0) {
     return Malformed(what, nl_geterror(err));
   }
@@ -182,6 +274,21 @@ Status ParseNested(const nlattr* nest, nlattr** tb, int max, std::string_view wh
   if (int err = nla_parse_nested(tb, max, const_cast<nlattr*>(nest), nullptr); err < 0) {
     return Malformed(what, nl_geterror(err));
   }
+  return Status::Ok();
+}
+
+// Calls visit(attr) for each attribute of the stream [head, head + len), in order, until one
+// fails. For streams with repeated attributes (ETHTOOL_A_STATS_GRP, _GRP_STAT), which nla_parse()
+// would collapse to the last one. Bytes after the last whole attribute (a truncated one) are
+// malformed; nla_ok() never lets an attribute reach past `len`.
+template <typename Visit>
+Status ForEachAttribute(nlattr* head, int len, std::string_view what, Visit&& visit) {
+  nlattr* attr;
+  int rem;
+  nla_for_each_attr(attr, head, len, rem) {
+    if (Status s = visit(attr); !s.ok()) return s;
+  }
+  if (rem > 0) return Malformed(what, std::to_string(rem) + " bytes of a truncated attribute");
   return Status::Ok();
 }
 

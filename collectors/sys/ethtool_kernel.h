@@ -9,6 +9,9 @@
 //   and LINKSTATE_GET with ETHTOOL_FLAG_STATS (K net/ethtool/{pause,fec,linkstate}.c). When the
 //   kernel rejects the flag with EINVAL (LINKSTATE before 6.2) the request is repeated without
 //   it, and the flag is not sent again for that message.
+// - StandardStats(): the same family, STATS_GET (5.13+; header nest is attribute 2) for the groups
+//   eth-phy, eth-mac, eth-ctrl and rmon as a compact bitset, without ETHTOOL_FLAG_STATS (the
+//   message's header policy does not take it) (K net/ethtool/stats.c).
 // - Pfc(): rtnetlink RTM_GETDCB / DCB_CMD_IEEE_GET, struct ieee_pfc (K net/dcb/dcbnl.c).
 // - PfcStormTimeoutMs(): ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (u16 ms; mlx5).
 //
@@ -23,6 +26,10 @@
 // - LinkStateOf(): no family, EOPNOTSUPP. Otherwise OK with optionals: `link` empty when the
 //   driver cannot tell, `ext_down_count` empty before 6.2 or without get_link_ext_stats (veth),
 //   `ext_state` only while the link is down.
+// - StandardStats(): no family, EOPNOTSUPP, or a reply without a single counter: no group in it
+//   (kernel < 5.13), or only empty groups, which is what the kernel sends for a driver without
+//   get_eth_{phy,mac,ctrl}_stats / get_rmon_stats (veth, virtio_net). Counters are returned in
+//   reply order (group by group); a counter the driver does not fill is absent.
 // - Pfc(): EOPNOTSUPP (no dcbnl_ops: veth), or a reply without DCB_ATTR_IEEE_PFC.
 //   requests/indications are set whenever the kernel sends the whole struct ieee_pfc; drivers
 //   that do not count PFC frames leave them 0 (dcbnl zeroes the struct first).
@@ -48,6 +55,8 @@
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/unique_fd.h"
+
+struct nl_msg;  // libnl-3
 
 namespace fabricwatch::sys {
 
@@ -102,6 +111,29 @@ Result<PfcConfig> ParseDcbIeeeReply(const nlmsghdr* msg);
 // Link-mode bit index of an ETHTOOL_A_FEC_ACTIVE value → "none", "rs", "baser", "llrs", or "".
 std::string_view FecModeName(uint32_t link_mode_bit);
 
+// ETHTOOL_MSG_STATS_GET_REPLY → the counters of the groups eth-phy, eth-mac, eth-ctrl and rmon, in
+// reply order, named by the kernel's string sets ETH_SS_STATS_ETH_PHY/_MAC/_CTRL/_RMON (the names
+// `ethtool -S --all-groups` prints after "<group>-"). RMON histograms (HIST_RX/HIST_TX), pads and
+// attributes this build does not know are ignored. A counter index past the built-in tables (a
+// newer kernel's counter) or a group id other than 0-3 is skipped and added to `*skipped` when it
+// is not null: names are static, so there is nothing to call it by. kUnimplemented when the reply
+// holds no counter (no group, or only empty ones); kInvalidArgument when it is malformed (a group
+// without ETHTOOL_A_STATS_GRP_ID, a counter that is not 8 bytes, a truncated attribute).
+Result<std::vector<StandardStat>> ParseStandardStatsReply(const nlmsghdr* msg,
+                                                          uint64_t* skipped = nullptr);
+
+// The names ParseStandardStatsReply gives: the group of ETHTOOL_A_STATS_GRP_ID `group_id` and its
+// counter `index` (UAPI linux/ethtool_netlink.h enum ETHTOOL_A_STATS_*). "" when not known here.
+std::string_view StandardStatsGroupName(uint32_t group_id);
+std::string_view StandardStatName(uint32_t group_id, uint32_t index);
+
+// An ETHTOOL_MSG_STATS_GET request of generic netlink family `family` for `netdev`, ready for
+// nl_send_auto(): ETHTOOL_A_STATS_HEADER (2) nest with ETHTOOL_A_HEADER_DEV_NAME, then
+// ETHTOOL_A_STATS_GROUPS (3) as a compact bitset nest: NOMASK, SIZE 4, VALUE u32 0xf (groups 0-3).
+// Null when libnl cannot allocate or the name does not fit.
+using NlMessage = std::unique_ptr<nl_msg, void (*)(nl_msg*)>;
+NlMessage BuildStandardStatsRequest(uint16_t family, const std::string& netdev);
+
 // ---------------------------------------------------------------- the source
 
 class KernelEthtool final : public EthtoolSource {
@@ -123,9 +155,13 @@ class KernelEthtool final : public EthtoolSource {
   Result<LinkState> LinkStateOf(const std::string& netdev) override;
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
+  Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) override;
 
   // Netlink requests sent so far (generic netlink and rtnetlink), for tests and self-metrics.
   uint64_t netlink_requests() const;
+  // Standard-statistics counters skipped so far because this build has no name for them (a newer
+  // kernel's counter index or group): for a debug log or self-metric.
+  uint64_t standard_stats_skipped() const { return standard_stats_skipped_; }
   // Tests: an ethtool GET of command `cmd` (header nest attribute 1) down the same path as Pause(),
   // Fec() and LinkStateOf(). True when the answered request carried ETHTOOL_FLAG_STATS.
   Result<bool> EthtoolGetForTesting(const std::string& netdev, uint8_t cmd);
@@ -151,6 +187,7 @@ class KernelEthtool final : public EthtoolSource {
   std::unique_ptr<Netlink> netlink_;
   std::unordered_map<std::string, StatsCache> stats_cache_;
   size_t prune_at_ = kMinPruneAt;
+  uint64_t standard_stats_skipped_ = 0;
 };
 
 }  // namespace fabricwatch::sys

@@ -44,6 +44,7 @@ class FakeSource final : public sys::EthtoolSource {
   std::map<std::string, sys::PfcConfig> pfc;
   std::map<std::string, uint32_t> storm_timeout_ms;
   std::map<std::string, Status> stats_error;
+  std::map<std::string, std::vector<sys::StandardStat>> standard;
   int calls = 0;
 
   template <typename T>
@@ -67,6 +68,9 @@ class FakeSource final : public sys::EthtoolSource {
   Result<sys::PfcConfig> Pfc(const std::string& netdev) override { return Answer(pfc, netdev); }
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override {
     return Answer(storm_timeout_ms, netdev);
+  }
+  Result<std::vector<sys::StandardStat>> StandardStats(const std::string& netdev) override {
+    return Answer(standard, netdev);
   }
 };
 
@@ -157,6 +161,7 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
                    .requests = std::vector<uint64_t>{0, 0, 0, 11, 0, 0, 0, 0},
                    .indications = std::vector<uint64_t>{0, 0, 0, 22, 0, 0, 0, 0}};
   source.storm_timeout_ms[n] = 8000;
+  source.standard[n] = {{"eth-mac", "FrameCheckSequenceErrors", 4}, {"rmon", "jabbers", 1}};
   Harness harness(kRoceNode, &source, false, {{"device-include", "^enp65s0f0np0$"}});
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok());
@@ -180,6 +185,8 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
   EXPECT_THAT(t, HasSubstr("fabric_pfc_capable_traffic_classes{netdev=\"" + n + "\"} 8"));
   EXPECT_THAT(t, HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"" + n +
                            "\"} 8"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_standard_stat_total{netdev=\"" + n +
+                           "\",group=\"eth-mac\",stat=\"FrameCheckSequenceErrors\"} 4"));
 }
 
 TEST(EthtoolCollectorTest, not_supported_is_quiet_and_logged_once) {
@@ -191,13 +198,13 @@ TEST(EthtoolCollectorTest, not_supported_is_quiet_and_logged_once) {
     EXPECT_EQ(run.errors, 0u);
   }
   const std::string log = harness.log();
-  // Six capabilities, each logged once at debug over five collections, never warned.
+  // Seven capabilities, each logged once at debug over five collections, never warned.
   size_t lines = 0;
   for (size_t at = 0; (at = log.find("[debug] eno1:", at)) != std::string::npos; ++at) ++lines;
-  EXPECT_EQ(lines, 6u) << log;
+  EXPECT_EQ(lines, 7u) << log;
   EXPECT_THAT(log, Not(HasSubstr("[warning]")));
   // Each request was asked once: the answer is remembered (for a minute, by the fixed clock).
-  EXPECT_EQ(source.calls, 6);
+  EXPECT_EQ(source.calls, 7);
 }
 
 TEST(EthtoolCollectorTest, a_failing_netdev_is_counted_and_the_others_emitted) {
