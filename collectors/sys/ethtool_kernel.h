@@ -26,10 +26,12 @@
 // - LinkStateOf(): no family, EOPNOTSUPP. Otherwise OK with optionals: `link` empty when the
 //   driver cannot tell, `ext_down_count` empty before 6.2 or without get_link_ext_stats (veth),
 //   `ext_state` only while the link is down.
-// - StandardStats(): no family, EOPNOTSUPP, or a reply without a single counter: no group in it
-//   (kernel < 5.13), or only empty groups, which is what the kernel sends for a driver without
-//   get_eth_{phy,mac,ctrl}_stats / get_rmon_stats (veth, virtio_net). Counters are returned in
-//   reply order (group by group); a counter the driver does not fill is absent.
+// - StandardStats(): no family, EOPNOTSUPP (kernel < 5.13: genetlink has no such command), or a
+//   reply without a single counter: no group in it, or only empty groups, which is what the
+//   kernel sends for a driver without get_eth_{phy,mac,ctrl}_stats / get_rmon_stats (veth,
+//   virtio_net). Otherwise the counters in reply order (group by group); a counter the driver
+//   does not fill is absent, and one this build has no name for is skipped and counted in
+//   standard_stats_skipped().
 // - Pfc(): EOPNOTSUPP (no dcbnl_ops: veth), or a reply without DCB_ATTR_IEEE_PFC.
 //   requests/indications are set whenever the kernel sends the whole struct ieee_pfc; drivers
 //   that do not count PFC frames leave them 0 (dcbnl zeroes the struct first).
@@ -111,14 +113,15 @@ Result<PfcConfig> ParseDcbIeeeReply(const nlmsghdr* msg);
 // Link-mode bit index of an ETHTOOL_A_FEC_ACTIVE value → "none", "rs", "baser", "llrs", or "".
 std::string_view FecModeName(uint32_t link_mode_bit);
 
-// ETHTOOL_MSG_STATS_GET_REPLY → the counters of the groups eth-phy, eth-mac, eth-ctrl and rmon, in
-// reply order, named by the kernel's string sets ETH_SS_STATS_ETH_PHY/_MAC/_CTRL/_RMON (the names
-// `ethtool -S --all-groups` prints after "<group>-"). RMON histograms (HIST_RX/HIST_TX), pads and
-// attributes this build does not know are ignored. A counter index past the built-in tables (a
-// newer kernel's counter) or a group id other than 0-3 is skipped and added to `*skipped` when it
-// is not null: names are static, so there is nothing to call it by. kUnimplemented when the reply
-// holds no counter (no group, or only empty ones); kInvalidArgument when it is malformed (a group
-// without ETHTOOL_A_STATS_GRP_ID, a counter that is not 8 bytes, a truncated attribute).
+// ETHTOOL_MSG_STATS_GET_REPLY → the counters of the groups eth-phy, eth-mac, eth-ctrl and rmon,
+// in reply order, named as the kernel's string sets ETH_SS_STATS_ETH_PHY/_MAC/_CTRL/_RMON name
+// them (what `ethtool -S --all-groups` prints after "<group>-"). RMON histograms (HIST_RX/_TX),
+// pads and attributes this build does not know are ignored. A counter index past the built-in
+// tables (a newer kernel's counter) or a group id other than 0-3 is skipped and added to
+// `*skipped` when it is not null: names are static, so there is nothing to call it by.
+// kUnimplemented when the reply holds no counter (no group, or only empty ones); kInvalidArgument
+// when it is malformed (a group without ETHTOOL_A_STATS_GRP_ID, a counter that is not 8 bytes, a
+// truncated attribute).
 Result<std::vector<StandardStat>> ParseStandardStatsReply(const nlmsghdr* msg,
                                                           uint64_t* skipped = nullptr);
 

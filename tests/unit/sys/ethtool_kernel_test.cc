@@ -7,6 +7,7 @@
 #include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
@@ -18,10 +19,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -29,6 +32,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -531,6 +535,314 @@ TEST(EthtoolParseTest, LinkStateWithAndWithoutExtDownCount) {
   EXPECT_FALSE(none->link);
 }
 
+// ---------------------------------------------------------------- STATS_GET (standard counters)
+
+constexpr uint8_t kStatsReply = 33;  // ETHTOOL_MSG_STATS_GET_REPLY
+// Reply attributes (UAPI linux/ethtool_netlink.h enum ETHTOOL_A_STATS_*, _GRP_*).
+constexpr int kStatsGrp = 4, kGrpPad = 1, kGrpId = 2, kGrpSsId = 3, kGrpStat = 4, kGrpHistRx = 5,
+              kGrpHistTx = 6, kHistBktLow = 7, kHistBktHi = 8, kHistVal = 9;
+
+// A STATS_GET reply as K net/ethtool/stats.c stats_fill_reply() builds it: the request header
+// echo (attribute 2 here), ETHTOOL_A_STATS_SRC (6.3+), then one ETHTOOL_A_STATS_GRP per group.
+Msg StatsReply() {
+  Msg msg(nlmsg_alloc(), &nlmsg_free);
+  genlmsg_put(msg.get(), 1234, 5, 0x1d, 0, 0, kStatsReply, 1);
+  nlattr* header = nla_nest_start(msg.get(), 2);
+  nla_put_u32(msg.get(), 1, 3);
+  nla_put_string(msg.get(), 2, "eth0");
+  nla_nest_end(msg.get(), header);
+  nla_put_u32(msg.get(), 5, 0);  // ETHTOOL_A_STATS_SRC = aggregate
+  return msg;
+}
+
+// One group: GRP_ID, GRP_SS_ID (ETH_SS_STATS_ETH_PHY + id), then each counter in its own
+// GRP_STAT nest holding one u64 whose type is the index, a zero-length GRP_PAD before each (as
+// kernels without efficient unaligned access emit). `before_counters` adds attributes first.
+void PutGroup(nl_msg* msg, uint32_t id, const std::vector<std::pair<int, uint64_t>>& counters,
+              const std::function<void(nl_msg*)>& before_counters = nullptr) {
+  nlattr* grp = nla_nest_start(msg, kStatsGrp);
+  nla_put_u32(msg, kGrpId, id);
+  nla_put_u32(msg, kGrpSsId, 17 + id);
+  if (before_counters) before_counters(msg);
+  for (auto [index, value] : counters) {
+    PutPad(msg, kGrpPad);
+    nlattr* stat = nla_nest_start(msg, kGrpStat);
+    nla_put_u64(msg, index, value);
+    nla_nest_end(msg, stat);
+  }
+  nla_nest_end(msg, grp);
+}
+
+// RMON histogram buckets, as stats_put_rmon_hist() emits them before the rmon counters.
+void PutHistogram(nl_msg* msg, int type, uint32_t low, uint32_t high, uint64_t value) {
+  nlattr* hist = nla_nest_start(msg, type);
+  nla_put_u32(msg, kHistBktLow, low);
+  nla_put_u32(msg, kHistBktHi, high);
+  PutPad(msg, kGrpPad);
+  nla_put_u64(msg, kHistVal, value);
+  nla_nest_end(msg, hist);
+}
+
+std::vector<std::tuple<std::string, std::string, uint64_t>> Flatten(
+    const std::vector<StandardStat>& stats) {
+  std::vector<std::tuple<std::string, std::string, uint64_t>> out;
+  for (const StandardStat& stat : stats) {
+    out.emplace_back(std::string(stat.group), std::string(stat.name), stat.value);
+  }
+  return out;
+}
+
+TEST(EthtoolStandardStatsParseTest, AllFourGroupsWithPadsAndHistograms) {
+  Msg msg = StatsReply();
+  PutGroup(msg.get(), 0, {{0, 5}});
+  PutGroup(msg.get(), 1,
+           {{0, 1000}, {3, 2000}, {4, 7}, {6, 0xFFFF'FFFF'FFFFull}, {12, 1ull << 40}, {21, 9}});
+  PutGroup(msg.get(), 2, {{0, 11}, {1, 12}, {2, 13}});
+  PutGroup(msg.get(), 3, {{0, 21}, {1, 22}, {2, 23}, {3, 24}}, [](nl_msg* m) {
+    PutHistogram(m, kGrpHistRx, 0, 64, 100);
+    PutHistogram(m, kGrpHistRx, 65, 127, 200);
+    PutHistogram(m, kGrpHistTx, 1519, 0, 300);
+  });
+  uint64_t skipped = 0;
+  auto stats = ParseStandardStatsReply(nlmsg_hdr(msg.get()), &skipped);
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  using T = std::tuple<std::string, std::string, uint64_t>;
+  EXPECT_EQ(Flatten(*stats), (std::vector<T>{
+                                 T{"eth-phy", "SymbolErrorDuringCarrier", 5},
+                                 T{"eth-mac", "FramesTransmittedOK", 1000},
+                                 T{"eth-mac", "FramesReceivedOK", 2000},
+                                 T{"eth-mac", "FrameCheckSequenceErrors", 7},
+                                 T{"eth-mac", "OctetsTransmittedOK", 0xFFFF'FFFF'FFFFull},
+                                 T{"eth-mac", "OctetsReceivedOK", 1ull << 40},
+                                 T{"eth-mac", "FrameTooLongErrors", 9},
+                                 T{"eth-ctrl", "MACControlFramesTransmitted", 11},
+                                 T{"eth-ctrl", "MACControlFramesReceived", 12},
+                                 T{"eth-ctrl", "UnsupportedOpcodesReceived", 13},
+                                 T{"rmon", "etherStatsUndersizePkts", 21},
+                                 T{"rmon", "etherStatsOversizePkts", 22},
+                                 T{"rmon", "etherStatsFragments", 23},
+                                 T{"rmon", "etherStatsJabbers", 24},
+                             }));
+  EXPECT_EQ(skipped, 0u);
+  // The views point at static storage: they outlive the message.
+  const std::string_view first = (*stats)[0].name;
+  msg.reset();
+  EXPECT_EQ(first, "SymbolErrorDuringCarrier");
+}
+
+TEST(EthtoolStandardStatsParseTest, NameTablesMatchTheKernelStringSets) {
+  // K net/ethtool/stats.c stats_eth_mac_names, indexed by enum ETHTOOL_A_STATS_ETH_MAC_*.
+  const std::vector<std::string> mac = {"FramesTransmittedOK",
+                                        "SingleCollisionFrames",
+                                        "MultipleCollisionFrames",
+                                        "FramesReceivedOK",
+                                        "FrameCheckSequenceErrors",
+                                        "AlignmentErrors",
+                                        "OctetsTransmittedOK",
+                                        "FramesWithDeferredXmissions",
+                                        "LateCollisions",
+                                        "FramesAbortedDueToXSColls",
+                                        "FramesLostDueToIntMACXmitError",
+                                        "CarrierSenseErrors",
+                                        "OctetsReceivedOK",
+                                        "FramesLostDueToIntMACRcvError",
+                                        "MulticastFramesXmittedOK",
+                                        "BroadcastFramesXmittedOK",
+                                        "FramesWithExcessiveDeferral",
+                                        "MulticastFramesReceivedOK",
+                                        "BroadcastFramesReceivedOK",
+                                        "InRangeLengthErrors",
+                                        "OutOfRangeLengthField",
+                                        "FrameTooLongErrors"};
+  for (uint32_t i = 0; i < mac.size(); ++i) EXPECT_EQ(StandardStatName(1, i), mac[i]) << i;
+  EXPECT_EQ(StandardStatName(1, 22), "");
+  EXPECT_EQ(StandardStatName(0, 0), "SymbolErrorDuringCarrier");
+  EXPECT_EQ(StandardStatName(0, 1), "");
+  EXPECT_EQ(StandardStatName(2, 2), "UnsupportedOpcodesReceived");
+  EXPECT_EQ(StandardStatName(2, 3), "");
+  EXPECT_EQ(StandardStatName(3, 3), "etherStatsJabbers");
+  EXPECT_EQ(StandardStatName(3, 4), "");
+  EXPECT_EQ(StandardStatName(4, 0), "");  // "phydev" (6.16+) is not requested
+  EXPECT_EQ(StandardStatsGroupName(0), "eth-phy");
+  EXPECT_EQ(StandardStatsGroupName(3), "rmon");
+  EXPECT_EQ(StandardStatsGroupName(4), "");
+}
+
+TEST(EthtoolStandardStatsParseTest, UnknownIndicesAndGroupsAreSkippedAndCounted) {
+  Msg msg = StatsReply();
+  PutGroup(msg.get(), 1, {{0, 1}, {22, 2}, {63, 3}, {21, 4}});  // 22, 63: a newer kernel's
+  PutGroup(msg.get(), 4, {{0, 10}, {1, 11}});                   // "phydev" or later: no table
+  PutGroup(msg.get(), 2, {});                                   // requested, driver fills none
+  uint64_t skipped = 100;                                       // accumulates
+  auto stats = ParseStandardStatsReply(nlmsg_hdr(msg.get()), &skipped);
+  ASSERT_TRUE(stats) << stats.error().ToString();
+  using T = std::tuple<std::string, std::string, uint64_t>;
+  EXPECT_EQ(Flatten(*stats), (std::vector<T>{T{"eth-mac", "FramesTransmittedOK", 1},
+                                             T{"eth-mac", "FrameTooLongErrors", 4}}));
+  EXPECT_EQ(skipped, 104u);
+  EXPECT_TRUE(ParseStandardStatsReply(nlmsg_hdr(msg.get())));  // the counter is optional
+
+  Msg only_unknown = StatsReply();
+  PutGroup(only_unknown.get(), 7, {{0, 1}});
+  skipped = 0;
+  auto none = ParseStandardStatsReply(nlmsg_hdr(only_unknown.get()), &skipped);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(none.error().message().find("1 unknown"), std::string::npos) << none.error().ToString();
+  EXPECT_EQ(skipped, 1u);
+}
+
+TEST(EthtoolStandardStatsParseTest, EmptyRepliesAreUnimplemented) {
+  Msg no_groups = StatsReply();  // kernel < 5.13 never gets here; a reply without groups
+  auto none = ParseStandardStatsReply(nlmsg_hdr(no_groups.get()));
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(none.error().message().find("no statistics groups"), std::string::npos);
+
+  Msg empty_groups = StatsReply();  // what veth and virtio_net get: every group, no counter
+  for (uint32_t id = 0; id < 4; ++id) PutGroup(empty_groups.get(), id, {});
+  auto empty = ParseStandardStatsReply(nlmsg_hdr(empty_groups.get()));
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(empty.error().message().find("fills none"), std::string::npos);
+
+  Msg bare(nlmsg_alloc(), &nlmsg_free);  // no attributes at all
+  genlmsg_put(bare.get(), 1234, 5, 0x1d, 0, 0, kStatsReply, 1);
+  EXPECT_EQ(ParseStandardStatsReply(nlmsg_hdr(bare.get())).error().code(),
+            StatusCode::kUnimplemented);
+}
+
+TEST(EthtoolStandardStatsParseTest, MalformedRepliesAreErrorsNotCrashes) {
+  auto code = [](const Msg& msg) {
+    auto parsed = ParseStandardStatsReply(nlmsg_hdr(msg.get()));
+    return parsed ? StatusCode::kOk : parsed.error().code();
+  };
+  Msg wrong = GenlReply(kFecReply);
+  EXPECT_EQ(code(wrong), StatusCode::kInvalidArgument);
+
+  // A u64 counter cut to 4 bytes.
+  Msg short_counter = StatsReply();
+  nlattr* grp = nla_nest_start(short_counter.get(), kStatsGrp);
+  nla_put_u32(short_counter.get(), kGrpId, 1);
+  nlattr* stat = nla_nest_start(short_counter.get(), kGrpStat);
+  nla_put_u32(short_counter.get(), 4, 7);
+  nla_nest_end(short_counter.get(), stat);
+  nla_nest_end(short_counter.get(), grp);
+  auto parsed = ParseStandardStatsReply(nlmsg_hdr(short_counter.get()));
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message().find("counter 4 of group 1 has 4 bytes"), std::string::npos)
+      << parsed.error().ToString();
+
+  // Also in a group this build does not know: the reply is malformed either way.
+  Msg short_unknown = StatsReply();
+  grp = nla_nest_start(short_unknown.get(), kStatsGrp);
+  nla_put_u32(short_unknown.get(), kGrpId, 9);
+  stat = nla_nest_start(short_unknown.get(), kGrpStat);
+  nla_put_u8(short_unknown.get(), 0, 1);
+  nla_nest_end(short_unknown.get(), stat);
+  nla_nest_end(short_unknown.get(), grp);
+  EXPECT_EQ(code(short_unknown), StatusCode::kInvalidArgument);
+
+  Msg no_id = StatsReply();
+  PutGroup(no_id.get(), 1, {{0, 1}});
+  grp = nla_nest_start(no_id.get(), kStatsGrp);
+  stat = nla_nest_start(no_id.get(), kGrpStat);
+  nla_put_u64(no_id.get(), 0, 1);
+  nla_nest_end(no_id.get(), stat);
+  nla_nest_end(no_id.get(), grp);
+  EXPECT_EQ(code(no_id), StatusCode::kInvalidArgument);
+
+  Msg short_id = StatsReply();
+  grp = nla_nest_start(short_id.get(), kStatsGrp);
+  nla_put_u16(short_id.get(), kGrpId, 1);
+  nla_nest_end(short_id.get(), grp);
+  EXPECT_EQ(code(short_id), StatusCode::kInvalidArgument);
+
+  // The message cut at every length: malformed, or, where the cut falls between two whole
+  // top-level attributes, a shorter answer (no group yet: kUnimplemented; after the first group:
+  // its counters). Never a read past nlmsg_len: each copy is exactly that long, so valgrind would
+  // flag one.
+  Msg full = StatsReply();
+  PutGroup(full.get(), 1, {{0, 1}, {3, 2}});
+  PutGroup(full.get(), 3, {{0, 3}}, [](nl_msg* m) { PutHistogram(m, kGrpHistRx, 0, 64, 4); });
+  const nlmsghdr* hdr = nlmsg_hdr(full.get());
+  auto whole = ParseStandardStatsReply(hdr);
+  ASSERT_TRUE(whole) << whole.error().ToString();
+  ASSERT_EQ(whole->size(), 3u);
+  std::map<StatusCode, int> outcomes;
+  int shorter = 0;
+  for (uint32_t cut = NLMSG_HDRLEN; cut < hdr->nlmsg_len; ++cut) {
+    auto copy = std::make_unique<char[]>(cut);
+    std::memcpy(copy.get(), hdr, cut);
+    auto* truncated = reinterpret_cast<nlmsghdr*>(copy.get());
+    truncated->nlmsg_len = cut;
+    auto result = ParseStandardStatsReply(truncated);
+    if (result) {
+      ++shorter;
+      EXPECT_EQ(Flatten(*result),
+                Flatten(std::vector<StandardStat>(whole->begin(), whole->begin() + 2)))
+          << cut;
+    } else {
+      ++outcomes[result.error().code()];
+      EXPECT_TRUE(result.error().code() == StatusCode::kInvalidArgument ||
+                  result.error().code() == StatusCode::kUnimplemented)
+          << cut << ": " << result.error().ToString();
+    }
+  }
+  EXPECT_EQ(shorter, 1) << "only the cut right after the eth-mac group";
+  EXPECT_GT(outcomes[StatusCode::kInvalidArgument], 50);
+}
+
+TEST(EthtoolStandardStatsRequestTest, HeaderNestAndCompactGroupsBitset) {
+  NlMessage msg = BuildStandardStatsRequest(0x1d, "eth0");
+  ASSERT_TRUE(msg);
+  const nlmsghdr* hdr = nlmsg_hdr(msg.get());
+  EXPECT_EQ(hdr->nlmsg_type, 0x1d);
+  EXPECT_EQ(hdr->nlmsg_flags & (NLM_F_REQUEST | NLM_F_DUMP), NLM_F_REQUEST);
+  const auto* genl = static_cast<const genlmsghdr*>(nlmsg_data(hdr));
+  EXPECT_EQ(genl->cmd, 32);  // ETHTOOL_MSG_STATS_GET
+  EXPECT_EQ(genl->version, 1);
+
+  // Top level, in order: header nest (2), groups bitset nest (3); nothing else.
+  std::vector<int> types;
+  const nlattr* header = nullptr;
+  const nlattr* groups = nullptr;
+  const nlattr* attr;
+  int rem;
+  nla_for_each_attr(attr, genlmsg_attrdata(genl, 0), genlmsg_attrlen(genl, 0), rem) {
+    types.push_back(attr->nla_type);
+    if (nla_type(attr) == 2) header = attr;
+    if (nla_type(attr) == 3) groups = attr;
+  }
+  EXPECT_EQ(rem, 0);
+  // NLA_F_NESTED on both: the kernel's strict nested parsing rejects a nest without it.
+  EXPECT_EQ(types, (std::vector<int>{2 | NLA_F_NESTED, 3 | NLA_F_NESTED}));
+  ASSERT_NE(header, nullptr);
+  ASSERT_NE(groups, nullptr);
+
+  std::array<nlattr*, 4> h{};
+  ASSERT_EQ(nla_parse_nested(h.data(), 3, const_cast<nlattr*>(header), nullptr), 0);
+  ASSERT_NE(h[2], nullptr);
+  EXPECT_STREQ(static_cast<const char*>(nla_data(h[2])), "eth0");  // DEV_NAME
+  EXPECT_EQ(h[1], nullptr);                                        // no DEV_INDEX
+  EXPECT_EQ(h[3], nullptr);  // no FLAGS: ETHTOOL_FLAG_STATS is EINVAL for STATS_GET
+
+  std::array<nlattr*, 6> b{};  // enum ETHTOOL_A_BITSET_*
+  ASSERT_EQ(nla_parse_nested(b.data(), 5, const_cast<nlattr*>(groups), nullptr), 0);
+  ASSERT_NE(b[1], nullptr);  // NOMASK flag
+  EXPECT_EQ(nla_len(b[1]), 0);
+  ASSERT_NE(b[2], nullptr);  // SIZE
+  EXPECT_EQ(nla_get_u32(b[2]), 4u);
+  EXPECT_EQ(b[3], nullptr);  // no BITS list: compact form
+  ASSERT_NE(b[4], nullptr);  // VALUE: one u32 word
+  ASSERT_EQ(nla_len(b[4]), 4);
+  uint32_t value;
+  std::memcpy(&value, nla_data(b[4]), sizeof(value));
+  EXPECT_EQ(value, 0xfu);
+  EXPECT_EQ(b[5], nullptr);  // no MASK with NOMASK
+}
+
 Msg DcbReply(uint8_t cmd) {
   Msg msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
   dcbmsg header{};
@@ -956,6 +1268,135 @@ TEST_F(VethNetnsTest, MissingNetdevIsNotFound) {
     EXPECT_TRUE(source.Statistics(veth_a_));
     EXPECT_EQ(source.Statistics(veth_b_).error().code(), StatusCode::kNotFound);
   });
+}
+
+// ================================================================ real kernel: STATS_GET
+
+// `ethtool -S <dev> --all-groups` (ethtool netlink/stats.c parse_grp) prints one line per counter,
+// "<group>-<name>: <value>", with names from the kernel's string sets; RMON histogram lines start
+// with "rx-"/"tx-", and newer groups ("phydev") have other prefixes: both are left out here.
+std::map<std::string, uint64_t> ParseEthtoolStandardStats(const std::string& text) {
+  std::map<std::string, uint64_t> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t colon = line.rfind(": ");
+    if (colon == std::string::npos) continue;  // "Standard stats for eth0:"
+    const std::string key = line.substr(0, colon);
+    for (const char* group : {"eth-phy-", "eth-mac-", "eth-ctrl-", "rmon-"}) {
+      if (key.rfind(group, 0) == 0) out[key] = std::stoull(line.substr(colon + 2));
+    }
+  }
+  return out;
+}
+
+std::string Key(const StandardStat& stat) {
+  return std::string(stat.group) + "-" + std::string(stat.name);
+}
+
+TEST_F(VethNetnsTest, StandardStatsOnVethAreQuietUnimplemented) {
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    // Twice: the second request runs with the family resolved.
+    auto first = source.StandardStats(veth_a_);
+    auto second = source.StandardStats(veth_a_);
+    std::string err = testing::internal::GetCapturedStderr();
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(err, "");
+    EXPECT_EQ(out, "");
+    for (const auto* result : {&first, &second}) {
+      // veth has no get_eth_*_stats / get_rmon_stats: the kernel answers every requested group
+      // empty, which is "not supported" here, never an error. (A driver that fills counters would
+      // make this an OK result.)
+      if (result->has_value()) {
+        ADD_FAILURE() << "veth reported " << (*result)->size() << " standard counters";
+        continue;
+      }
+      EXPECT_EQ(result->error().code(), StatusCode::kUnimplemented) << result->error().ToString();
+      EXPECT_NE(result->error().message().find(veth_a_), std::string::npos)
+          << result->error().ToString();
+      EXPECT_NE(result->error().message().find("STATS_GET"), std::string::npos)
+          << result->error().ToString();
+    }
+    std::printf("[ veth     ] %s: StandardStats -> %s\n", veth_a_.c_str(),
+                first ? "OK" : first.error().ToString().c_str());
+    EXPECT_EQ(source.standard_stats_skipped(), 0u);
+
+    // A missing netdev is kNotFound (ENODEV from the request header), with the request named.
+    auto missing = source.StandardStats("fwtmissing0");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), StatusCode::kNotFound) << missing.error().ToString();
+    EXPECT_NE(missing.error().message().find("fwtmissing0: ethtool netlink STATS_GET"),
+              std::string::npos)
+        << missing.error().ToString();
+    EXPECT_EQ(source.StandardStats("a-name-longer-than-ifnamsiz").error().code(),
+              StatusCode::kNotFound);
+    // The host's netdevs are not visible from ns A.
+    EXPECT_EQ(source.StandardStats(veth_b_).error().code(), StatusCode::kNotFound);
+  });
+}
+
+// The host's own NIC (FABRICWATCH_TEST_NETDEV, default eth0) against the ethtool program: the same
+// counters, each between the values ethtool printed just before and just after. A driver without
+// standard statistics (virtio_net) must be kUnimplemented, with ethtool printing no counter.
+TEST(EthtoolStandardStatsHostTest, MatchesEthtoolCli) {
+  const char* env = std::getenv("FABRICWATCH_TEST_NETDEV");
+  const std::string netdev = env != nullptr && *env != '\0' ? env : "eth0";
+  if (::if_nametoindex(netdev.c_str()) == 0) GTEST_SKIP() << "no netdev " << netdev;
+  if (Shell("command -v ethtool").first != 0) GTEST_SKIP() << "the ethtool program is missing";
+  const std::string command = "ethtool -S " + netdev + " --all-groups";
+  auto [rc_probe, probe] = Shell(command);
+  if (rc_probe != 0) GTEST_SKIP() << command << " failed (ethtool < 5.13?): " << probe;
+
+  auto created = KernelEthtool::Create();
+  ASSERT_TRUE(created) << created.error().ToString();
+  KernelEthtool& source = **created;
+  int compared = 0;
+  std::string outcome;
+  for (int round = 0; round < 3; ++round) {
+    auto [rc1, before_text] = Shell(command);
+    const uint64_t skipped_before = source.standard_stats_skipped();
+    auto ours = source.StandardStats(netdev);
+    const uint64_t skipped = source.standard_stats_skipped() - skipped_before;
+    auto [rc2, after_text] = Shell(command);
+    ASSERT_EQ(rc1, 0) << before_text;
+    ASSERT_EQ(rc2, 0) << after_text;
+    const auto before = ParseEthtoolStandardStats(before_text);
+    const auto after = ParseEthtoolStandardStats(after_text);
+    if (!ours) {
+      outcome = ours.error().ToString();
+      EXPECT_EQ(ours.error().code(), StatusCode::kUnimplemented) << outcome;
+      EXPECT_TRUE(before.empty() && after.empty())
+          << "ethtool prints counters that StandardStats did not return:\n"
+          << before_text;
+      continue;
+    }
+    outcome = std::to_string(ours->size()) + " counters";
+    std::map<std::string, uint64_t> mine;
+    for (const StandardStat& stat : *ours) {
+      EXPECT_TRUE(mine.emplace(Key(stat), stat.value).second) << "duplicate " << Key(stat);
+    }
+    // Every counter ethtool prints for the four groups is ours (unless this build does not know
+    // its index), and ours are all printed by ethtool.
+    EXPECT_EQ(mine.size() + skipped, before.size()) << before_text;
+    for (const auto& [key, value] : mine) {
+      auto b = before.find(key);
+      auto a = after.find(key);
+      ASSERT_TRUE(b != before.end() && a != after.end()) << key << " not printed by ethtool";
+      EXPECT_LE(b->second, value) << key;
+      EXPECT_LE(value, a->second) << key;
+      ++compared;
+    }
+  }
+  std::printf("[ host     ] %s: StandardStats -> %s; %d values compared with ethtool\n",
+              netdev.c_str(), outcome.c_str(), compared);
 }
 
 }  // namespace
