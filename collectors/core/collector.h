@@ -49,6 +49,12 @@ class SystemClock final : public Clock {
 // --collector.<name>.<key>; the factory validates and converts them.
 using CollectorOptions = std::map<std::string, std::string, std::less<>>;
 
+// The value of option `key`, or "" when it is not set.
+inline std::string OptionValue(const CollectorOptions& options, std::string_view key) {
+  auto it = options.find(key);
+  return it == options.end() ? std::string() : it->second;
+}
+
 struct CollectorContext {
   const sys::SysFs& sysfs;
   // Shared rtnetlink link-event log; null when the listener is not running (replay roots).

@@ -13,25 +13,6 @@ bool IsSpace(char c) {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-std::string Quote(std::string_view text) {
-  // Keep error messages bounded and printable even when the file holds binary garbage.
-  std::string out = "\"";
-  for (char c : text.substr(0, 64)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
-      out += c;
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    }
-  }
-  if (text.size() > 64) out += "...";
-  out += '"';
-  return out;
-}
-
 template <typename T>
 Result<T> ParseInteger(std::string_view text, std::string_view what, const char* kind) {
   std::string_view value = TrimSpace(text);
@@ -56,24 +37,24 @@ Result<T> ParseInteger(std::string_view text, std::string_view what, const char*
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
   if (ec == std::errc::result_out_of_range) {
     return Error(StatusCode::kInvalidArgument,
-                 std::string(what) + ": value out of range: " + Quote(value));
+                 std::string(what) + ": value out of range: " + QuoteForMessage(value));
   }
   if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
     return Error(StatusCode::kInvalidArgument,
-                 std::string(what) + ": not " + kind + ": " + Quote(value));
+                 std::string(what) + ": not " + kind + ": " + QuoteForMessage(value));
   }
   if constexpr (std::is_signed_v<T>) {
     constexpr U kMaxPositive = static_cast<U>(std::numeric_limits<T>::max());
     if (negative) {
       if (magnitude > kMaxPositive + 1) {
         return Error(StatusCode::kInvalidArgument,
-                     std::string(what) + ": value out of range: " + Quote(value));
+                     std::string(what) + ": value out of range: " + QuoteForMessage(value));
       }
       return static_cast<T>(-static_cast<T>(magnitude - 1) - 1);
     }
     if (magnitude > kMaxPositive) {
       return Error(StatusCode::kInvalidArgument,
-                   std::string(what) + ": value out of range: " + Quote(value));
+                   std::string(what) + ": value out of range: " + QuoteForMessage(value));
     }
     return static_cast<T>(magnitude);
   } else {
@@ -87,6 +68,24 @@ std::string_view TrimSpace(std::string_view text) {
   while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
   while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
   return text;
+}
+
+std::string QuoteForMessage(std::string_view text, size_t max) {
+  std::string out = "\"";
+  for (char c : text.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
+      out += c;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    }
+  }
+  if (text.size() > max) out += "...";
+  out += '"';
+  return out;
 }
 
 bool IsPciAddress(std::string_view text) {

@@ -4,6 +4,7 @@
 // number, so a malformed file becomes a clear InvalidArgument instead of a silent 0.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "collectors/core/status.h"
@@ -12,6 +13,10 @@ namespace fabricwatch {
 
 // Strips ASCII whitespace (the kernel's trailing '\n', stray spaces) from both ends.
 std::string_view TrimSpace(std::string_view text);
+
+// `text` in double quotes for an error message: at most `max` bytes, non-printable bytes as
+// \xNN, so a binary or hostile file can neither flood a log nor corrupt it.
+std::string QuoteForMessage(std::string_view text, size_t max = 64);
 
 // Decimal, optionally "0x"-prefixed hex. `what` names the source for the error message.
 Result<uint64_t> ParseUint64(std::string_view text, std::string_view what);

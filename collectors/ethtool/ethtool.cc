@@ -457,10 +457,7 @@ std::span<const MetricDesc> EthtoolMetrics() {
 std::span<const CollectorOptionSpec> EthtoolOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) -> std::string {
-    auto it = context.options.find(key);
-    return it == context.options.end() ? std::string() : it->second;
-  };
+  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
   auto devices = DeviceFilter::Create(option("device-include"), option("device-exclude"),
                                       "collector.ethtool.device");
   if (!devices) return Error(devices.error());

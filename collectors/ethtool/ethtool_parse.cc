@@ -4,36 +4,10 @@
 #include <string>
 #include <system_error>
 
+#include "collectors/core/value_parse.h"
+
 namespace fabricwatch::ethtool {
 namespace {
-
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-std::string_view TrimBlanks(std::string_view text) {
-  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-// Bounded and printable, so a binary file cannot flood the log.
-std::string Quote(std::string_view text) {
-  static constexpr size_t kMax = 48;
-  std::string out = "\"";
-  for (char c : text.substr(0, kMax)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
-      out += c;
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    }
-  }
-  if (text.size() > kMax) out += "...";
-  out += '"';
-  return out;
-}
 
 // ethtool prints values with %llu: plain decimal digits, nothing else.
 bool ParseDecimal(std::string_view digits, uint64_t& value, bool& out_of_range) {
@@ -76,32 +50,32 @@ Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::str
     text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
     ++line_number;
 
-    const std::string_view line = TrimBlanks(raw);
+    const std::string_view line = TrimSpace(raw);
     if (line.empty() || line.front() == '#' || IsHeader(line)) continue;
 
     // The value follows the last colon: bnxt_en ring names contain "[N]: " themselves.
     const size_t colon = line.rfind(':');
     if (colon == std::string_view::npos) {
-      problem(line_number, "not a statistic (no \"name: value\"): " + Quote(line));
+      problem(line_number, "not a statistic (no \"name: value\"): " + QuoteForMessage(line));
       continue;
     }
-    const std::string_view name = TrimBlanks(line.substr(0, colon));
-    const std::string_view value_text = TrimBlanks(line.substr(colon + 1));
+    const std::string_view name = TrimSpace(line.substr(0, colon));
+    const std::string_view value_text = TrimSpace(line.substr(colon + 1));
     if (name.empty()) {
-      problem(line_number, "statistic without a name: " + Quote(line));
+      problem(line_number, "statistic without a name: " + QuoteForMessage(line));
       continue;
     }
     if (value_text.empty()) {
-      problem(line_number, "statistic " + Quote(name) + " has no value");
+      problem(line_number, "statistic " + QuoteForMessage(name) + " has no value");
       continue;
     }
     uint64_t value = 0;
     bool out_of_range = false;
     if (!ParseDecimal(value_text, value, out_of_range)) {
-      problem(line_number, "statistic " + Quote(name) +
+      problem(line_number, "statistic " + QuoteForMessage(name) +
                                (out_of_range ? ": value out of range: "
                                              : ": value is not an unsigned decimal integer: ") +
-                               Quote(value_text));
+                               QuoteForMessage(value_text));
       continue;
     }
     parsed.stats.push_back(sys::EthtoolStat{std::string(name), value});

@@ -415,10 +415,7 @@ std::span<const MetricDesc> NetdevMetrics() { return kAllMetrics; }
 std::span<const CollectorOptionSpec> NetdevOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewNetdevCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) -> std::string {
-    auto it = context.options.find(key);
-    return it == context.options.end() ? std::string() : it->second;
-  };
+  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
   auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
                                      "collector.netdev.device");
   if (!filter) return Error(filter.error());

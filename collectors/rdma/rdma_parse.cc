@@ -7,25 +7,17 @@
 #include "collectors/core/value_parse.h"
 
 namespace fabricwatch::rdma {
-namespace {
-
-std::string Shown(std::string_view text) {
-  return "\"" + std::string(text.substr(0, 48)) + (text.size() > 48 ? "...\"" : "\"");
-}
-
-}  // namespace
-
 Result<NumberedName> ParseNumberedName(std::string_view text, std::string_view what) {
   std::string_view value = TrimSpace(text);
   size_t colon = value.find(':');
   if (colon == std::string_view::npos) {
     return Error(StatusCode::kInvalidArgument,
-                 std::string(what) + ": expected \"<number>: <name>\", got " + Shown(value));
+                 std::string(what) + ": expected \"<number>: <name>\", got " + QuoteForMessage(value, 48));
   }
   auto id = ParseInt64(value.substr(0, colon), what);
   if (!id || *id < 0 || *id > 255) {
     return Error(StatusCode::kInvalidArgument,
-                 std::string(what) + ": expected \"<number>: <name>\", got " + Shown(value));
+                 std::string(what) + ": expected \"<number>: <name>\", got " + QuoteForMessage(value, 48));
   }
   return NumberedName{static_cast<int>(*id), std::string(TrimSpace(value.substr(colon + 1)))};
 }
@@ -35,7 +27,7 @@ Result<PortRate> ParseRate(std::string_view text, std::string_view what) {
   const auto bad = [&] {
     return Error(StatusCode::kInvalidArgument,
                  std::string(what) + ": expected a rate such as \"400 Gb/sec (4X NDR)\", got " +
-                     Shown(value));
+                     QuoteForMessage(value, 48));
   };
   size_t space = value.find(' ');
   if (space == std::string_view::npos) return bad();
