@@ -3,6 +3,7 @@
 #include "collectors/ethtool/ethtool.h"
 #include "collectors/netdev/netdev.h"
 #include "collectors/rdma/rdma.h"
+#include "collectors/topology/topology.h"
 
 namespace fabricwatch {
 namespace {
@@ -18,6 +19,9 @@ const CollectorInfo kCollectors[] = {
     {"ethtool", "NIC driver statistics: PFC per priority, pause storms, discards, PHY/FEC errors",
      true, 1s, ethtool::EthtoolOptions(), ethtool::EthtoolMetrics(),
      ethtool::NewEthtoolCollector},
+    {"topology", "PCIe topology: GPU-NIC path types (PIX..SYS), NUMA placement, link health, AER",
+     true, 60s, topology::TopologyOptions(), topology::TopologyMetrics(),
+     topology::NewTopologyCollector},
 };
 
 }  // namespace

@@ -1,0 +1,535 @@
+#include "collectors/topology/topology.h"
+
+#include <cerrno>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectors/core/transition_log.h"
+#include "collectors/core/value_parse.h"
+#include "collectors/sys/sysfs.h"
+#include "collectors/topology/topology_parse.h"
+
+namespace fabricwatch::topology {
+namespace {
+
+constexpr LabelNames kLinkLabels{"device", "role"};
+constexpr LabelNames kPairLabels{"gpu", "nic", "rdma_device"};
+
+constexpr MetricDesc kGpuInfo{
+    "fabric_topology_gpu_info",
+    "A GPU (vendor NVIDIA 0x10de or AMD 0x1002, PCI base class 0x03 or 0x12) by PCI address: "
+    "vendor and device ID, host bridge (root complex, pciDDDD:BB), NUMA node (empty when the "
+    "kernel reports -1 or nothing) and local CPU list. Constant 1.",
+    MetricKind::kInfo,
+    {"gpu", "vendor_id", "device_id", "host_bridge", "numa_node", "local_cpulist"}};
+constexpr MetricDesc kNicInfo{
+    "fabric_topology_nic_info",
+    "A NIC (PCI base class 0x02, or a function behind class/infiniband/*/device; SR-IOV VFs "
+    "skipped) by PCI address: vendor and device ID, its RDMA devices and netdevs "
+    "(comma-separated), host bridge, NUMA node (empty when unknown) and local CPU list. "
+    "Constant 1.",
+    MetricKind::kInfo,
+    {"nic", "vendor_id", "device_id", "rdma_device", "netdev", "host_bridge", "numa_node",
+     "local_cpulist"}};
+constexpr MetricDesc kPairInfo{
+    "fabric_topology_gpu_nic_link_info",
+    "PCIe path type between a GPU and a NIC, as nvidia-smi topo -m names it: PIX (at most one "
+    "bridge on each side below their common switch), PXB (several bridges, no host bridge), "
+    "PHB (through their shared host bridge), NODE (different host bridges of one NUMA node), "
+    "SYS (across NUMA nodes). Derived from sysfs alone. Constant 1.",
+    MetricKind::kInfo,
+    {"gpu", "nic", "rdma_device", "level"}};
+constexpr MetricDesc kPairDistance{
+    "fabric_topology_gpu_nic_distance",
+    "NVML topology level of the GPU-NIC path: 10 PIX, 20 PXB, 30 PHB, 40 NODE, 50 SYS "
+    "(nvmlGpuTopologyLevel_t). Lower is closer; GPUDirect RDMA pays off at 10-20.",
+    MetricKind::kGauge, kPairLabels};
+constexpr MetricDesc kNearest{
+    "fabric_topology_gpu_nearest_nic_info",
+    "The NICs closest to a GPU (every NIC at the smallest distance; only RDMA-capable NICs "
+    "are candidates when the host has any) and their path type. Constant 1.",
+    MetricKind::kInfo,
+    {"gpu", "nic", "rdma_device", "level"}};
+constexpr MetricDesc kRemote{
+    "fabric_topology_gpu_nic_remote",
+    "1 if the GPU's nearest NIC is NODE or SYS (no NIC shares its host bridge: GPUDirect RDMA "
+    "traffic crosses the CPU interconnect), else 0. Absent when the host has no NIC.",
+    MetricKind::kGauge, {"gpu"}};
+constexpr MetricDesc kSameIommuGroup{
+    "fabric_topology_gpu_nic_same_iommu_group",
+    "For a GPU-NIC pair below a common PCIe switch (PIX/PXB) with an active IOMMU: 1 if both "
+    "are in one IOMMU group (peer-to-peer can route inside the switch), 0 if the groups "
+    "differ (ACS isolates them and P2P is redirected through the root complex).",
+    MetricKind::kGauge, kPairLabels};
+constexpr MetricDesc kDeviceInfo{
+    "fabric_pcie_device_info",
+    "A PCI function the topology collector reports on (role gpu, nic, or bridge on their "
+    "paths): vendor and device ID, class code, the function or host bridge directly above it, "
+    "and its host bridge. Constant 1.",
+    MetricKind::kInfo,
+    {"device", "role", "vendor_id", "device_id", "pci_class", "upstream", "host_bridge"}};
+constexpr MetricDesc kSpeed{
+    "fabric_pcie_link_speed_transfers_per_second",
+    "Current PCIe link speed (current_link_speed, GT/s converted to transfers per second). "
+    "GPUs and some NICs lower it at idle to save power.",
+    MetricKind::kGauge, kLinkLabels};
+constexpr MetricDesc kMaxSpeed{
+    "fabric_pcie_link_max_speed_transfers_per_second",
+    "Maximum PCIe link speed of the function (max_link_speed), in transfers per second.",
+    MetricKind::kGauge, kLinkLabels};
+constexpr MetricDesc kWidth{"fabric_pcie_link_width_lanes",
+                            "Current PCIe link width (current_link_width); 0 if the link is down.",
+                            MetricKind::kGauge, kLinkLabels};
+constexpr MetricDesc kMaxWidth{"fabric_pcie_link_max_width_lanes",
+                               "Maximum PCIe link width of the function (max_link_width).",
+                               MetricKind::kGauge, kLinkLabels};
+constexpr MetricDesc kDowntrained{
+    "fabric_pcie_link_downtrained",
+    "1 if the current link speed or width is below the function's maximum, else 0. GPUs "
+    "downshift speed at idle, so alert on width, or on speed only under load. A bridge port "
+    "whose maximum exceeds what its partner supports (a Gen4 card in a Gen5 slot) reads 1.",
+    MetricKind::kGauge, kLinkLabels};
+constexpr MetricDesc kAer{
+    "fabric_pcie_aer_errors_total",
+    "PCIe Advanced Error Reporting errors of the function since boot, by severity "
+    "(correctable, nonfatal, fatal), from the TOTAL_ERR_* line of aer_dev_<severity>.",
+    MetricKind::kCounter, {"device", "role", "severity"}};
+constexpr MetricDesc kIommuGroup{
+    "fabric_pcie_iommu_group_info",
+    "IOMMU group of the function (iommu_group link) and the group's domain type "
+    "(identity = passthrough, DMA/DMA-FQ = translated). Absent without an IOMMU. Constant 1.",
+    MetricKind::kInfo,
+    {"device", "role", "iommu_group", "iommu_type"}};
+constexpr MetricDesc kPeermem{
+    "fabric_topology_gpudirect_rdma_module_loaded",
+    "1 if the GPUDirect RDMA kernel module (nvidia_peermem, or the legacy nv_peer_mem) is "
+    "loaded (<sysfs>/module/<module> exists), else 0. Exported when an NVIDIA GPU is present.",
+    MetricKind::kGauge, {"module"}};
+
+constexpr MetricDesc kAllMetrics[] = {
+    kGpuInfo, kNicInfo, kPairInfo, kPairDistance, kNearest, kRemote, kSameIommuGroup,
+    kDeviceInfo, kSpeed, kMaxSpeed, kWidth, kMaxWidth, kDowntrained, kAer, kIommuGroup,
+    kPeermem};
+
+constexpr std::string_view kRoleGpu = "gpu";
+constexpr std::string_view kRoleNic = "nic";
+constexpr std::string_view kRoleBridge = "bridge";
+
+// A function that is gone (hot-unplug between the listing and the read) or a file the kernel
+// does not create for it: omitted without counting an error.
+bool IsAbsent(const Status& status) {
+  return status.sys_errno() == ENOENT || status.sys_errno() == ENODEV ||
+         status.code() == StatusCode::kNotFound;
+}
+
+struct Function {
+  std::string bdf;
+  std::string dir;  // sysfs-relative directory: devices/pciDDDD:BB/.../<bdf>
+  PciPath pci;
+  uint32_t vendor = 0;
+  uint32_t class_code = 0;
+  DeviceKind kind = DeviceKind::kOther;
+};
+
+struct Endpoint2 {
+  const Function* function = nullptr;
+  std::string_view role;
+  std::string device_id;
+  std::optional<int> numa_node;
+  std::string local_cpulist;
+  std::string rdma_device;
+  std::string netdev;
+  std::string iommu_group;
+};
+
+std::string Join(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    if (!out.empty()) out += ",";
+    out += name;
+  }
+  return out;
+}
+
+class TopologyCollector final : public Collector {
+ public:
+  explicit TopologyCollector(const CollectorContext& context)
+      : sysfs_(context.sysfs), logger_(context.logger), transitions_(context.logger) {}
+
+  Status Collect(MetricSink& sink) override;
+
+ private:
+  void Fail(MetricSink& sink, const std::string& key, const Status& status) {
+    sink.RecordError(status);
+    transitions_.Failed(key, status);
+  }
+  // A small attribute; nullopt when absent (quietly) or unreadable (counted).
+  std::optional<std::string> ReadAttr(const std::string& relative, MetricSink& sink) {
+    auto text = sysfs_.ReadString(relative);
+    if (!text) {
+      if (!IsAbsent(text.error())) Fail(sink, relative, text.error());
+      return std::nullopt;
+    }
+    return *text;
+  }
+  // class/infiniband or class/net: PCI address -> names whose `device` link points at it.
+  std::map<std::string, std::set<std::string>> ClassDevices(const std::string& cls,
+                                                            MetricSink& sink);
+  std::optional<Function> Resolve(const std::string& bdf, MetricSink& sink);
+  Endpoint2 Describe(const Function& function, std::string_view role, MetricSink& sink);
+  void EmitFunction(const Endpoint2& e, const std::string& upstream, MetricSink& sink);
+
+  const sys::SysFs& sysfs_;
+  std::shared_ptr<spdlog::logger> logger_;
+  TransitionLog transitions_;
+};
+
+std::map<std::string, std::set<std::string>> TopologyCollector::ClassDevices(
+    const std::string& cls, MetricSink& sink) {
+  std::map<std::string, std::set<std::string>> out;
+  auto names = sysfs_.ListDir(cls);
+  if (!names) {
+    if (!IsAbsent(names.error())) Fail(sink, cls, names.error());
+    return out;
+  }
+  for (const std::string& name : *names) {
+    auto bdf = sysfs_.ReadLinkBasename(cls + "/" + name + "/device");
+    // Virtual netdevs have no device link; a non-PCI parent (scif, rxe) is no PCI function.
+    if (!bdf) {
+      if (!IsAbsent(bdf.error()) && bdf.error().sys_errno() != EINVAL) {
+        Fail(sink, cls + "/" + name + "/device", bdf.error());
+      }
+      continue;
+    }
+    if (SplitPciPath("pci0000:00/" + *bdf)) {
+      out[*bdf].insert(name);
+      continue;
+    }
+    // The parent is a bus device below a PCI function (virtio-net: .../0000:00:03.0/virtio0):
+    // the nearest PCI function above the class entry owns it.
+    if (auto link = sysfs_.ReadLink(cls + "/" + name)) {
+      if (auto path = NormalizeLinkTarget(cls, *link)) {
+        if (auto owner = EnclosingPciFunction(*path)) out[*owner].insert(name);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<Function> TopologyCollector::Resolve(const std::string& bdf, MetricSink& sink) {
+  const std::string link = "bus/pci/devices/" + bdf;
+  auto target = sysfs_.ReadLink(link);
+  if (!target) {
+    if (IsAbsent(target.error())) {
+      logger_->debug("PCI function {} vanished during the walk", bdf);
+    } else {
+      Fail(sink, link, target.error());
+    }
+    return std::nullopt;
+  }
+  Function f;
+  f.bdf = bdf;
+  auto dir = NormalizeLinkTarget("bus/pci/devices", *target);
+  if (dir && dir->starts_with("/")) {
+    // An absolute link (a hand-made replay tree): keep it relative to its "devices/" part.
+    size_t at = dir->find("/devices/");
+    if (at == std::string::npos) {
+      dir = Error(StatusCode::kInvalidArgument, "absolute link outside devices/: " + *dir);
+    } else {
+      dir = dir->substr(at + 1);
+    }
+  }
+  if (!dir) {
+    Fail(sink, link, dir.error().WithContext(sysfs_.Path(link)));
+    return std::nullopt;
+  }
+  f.dir = *dir;
+  auto pci = SplitPciPath(f.dir);
+  if (!pci || pci->chain.back() != bdf) {
+    Fail(sink, link,
+         Status(StatusCode::kInvalidArgument,
+                sysfs_.Path(link) + ": link target is not a PCI device path: " + *target));
+    return std::nullopt;
+  }
+  f.pci = std::move(*pci);
+  for (auto [file, out] : {std::pair{"class", &f.class_code}, {"vendor", &f.vendor}}) {
+    const std::string relative = f.dir + "/" + file;
+    auto text = sysfs_.ReadString(relative);
+    if (!text) {
+      if (IsAbsent(text.error())) {
+        logger_->debug("PCI function {} vanished during the walk", bdf);
+      } else {
+        Fail(sink, relative, text.error());
+      }
+      return std::nullopt;
+    }
+    auto value = ParsePciHex(*text, sysfs_.Path(relative));
+    if (!value) {
+      Fail(sink, relative, value.error());
+      return std::nullopt;
+    }
+    *out = *value;
+  }
+  f.kind = ClassifyDevice(f.vendor, f.class_code);
+  return f;
+}
+
+Endpoint2 TopologyCollector::Describe(const Function& function, std::string_view role,
+                                      MetricSink& sink) {
+  Endpoint2 e;
+  e.function = &function;
+  e.role = role;
+  const std::string& dir = function.dir;
+  if (auto text = ReadAttr(dir + "/device", sink)) {
+    if (auto id = ParsePciHex(*text, sysfs_.Path(dir + "/device"))) {
+      e.device_id = HexId(*id, 4);
+    } else {
+      Fail(sink, dir + "/device", id.error());
+    }
+  }
+  if (role == kRoleBridge) return e;
+  if (auto text = ReadAttr(dir + "/numa_node", sink)) {
+    if (auto node = ParseInt64(*text, sysfs_.Path(dir + "/numa_node"))) {
+      if (*node >= 0 && *node <= std::numeric_limits<int>::max()) {
+        e.numa_node = static_cast<int>(*node);
+      }
+    } else {
+      Fail(sink, dir + "/numa_node", node.error());
+    }
+  }
+  if (auto text = ReadAttr(dir + "/local_cpulist", sink)) e.local_cpulist = *text;
+  return e;
+}
+
+void TopologyCollector::EmitFunction(const Endpoint2& e, const std::string& upstream,
+                                     MetricSink& sink) {
+  const Function& f = *e.function;
+  const LabelPair d{"device", f.bdf};
+  const LabelPair r{"role", e.role};
+  sink.AddInfo(kDeviceInfo, {d,
+                             r,
+                             {"vendor_id", HexId(f.vendor, 4)},
+                             {"device_id", e.device_id},
+                             {"pci_class", HexId(f.class_code, 6)},
+                             {"upstream", upstream},
+                             {"host_bridge", f.pci.host_bridge}});
+
+  auto speed = [&](const char* file) -> std::optional<double> {
+    const std::string relative = f.dir + "/" + file;
+    auto text = ReadAttr(relative, sink);
+    if (!text) return std::nullopt;
+    auto value = ParseLinkSpeed(*text, sysfs_.Path(relative));
+    if (!value) {
+      Fail(sink, relative, value.error());
+      return std::nullopt;
+    }
+    return *value;  // nullopt for "Unknown": no link or a speed the kernel cannot name
+  };
+  auto width = [&](const char* file) -> std::optional<double> {
+    const std::string relative = f.dir + "/" + file;
+    auto text = ReadAttr(relative, sink);
+    if (!text) return std::nullopt;
+    auto value = ParseUint64(*text, sysfs_.Path(relative));
+    if (!value || *value > 64) {
+      Fail(sink, relative,
+           value ? Status(StatusCode::kInvalidArgument,
+                          sysfs_.Path(relative) + ": link width out of range: " + *text)
+                 : value.error());
+      return std::nullopt;
+    }
+    return static_cast<double>(*value);
+  };
+  const auto cur_speed = speed("current_link_speed");
+  const auto max_speed = speed("max_link_speed");
+  const auto cur_width = width("current_link_width");
+  const auto max_width = width("max_link_width");
+  if (cur_speed) sink.Add(kSpeed, {d, r}, *cur_speed);
+  if (max_speed) sink.Add(kMaxSpeed, {d, r}, *max_speed);
+  if (cur_width) sink.Add(kWidth, {d, r}, *cur_width);
+  if (max_width) sink.Add(kMaxWidth, {d, r}, *max_width);
+  const bool speed_known = cur_speed && max_speed;
+  const bool width_known = cur_width && max_width;
+  if (speed_known || width_known) {
+    const bool down = (speed_known && *cur_speed < *max_speed) ||
+                      (width_known && *cur_width < *max_width);
+    sink.Add(kDowntrained, {d, r}, down ? 1 : 0);
+  }
+
+  for (auto [file, severity] : {std::pair{"aer_dev_correctable", "correctable"},
+                                {"aer_dev_nonfatal", "nonfatal"},
+                                {"aer_dev_fatal", "fatal"}}) {
+    const std::string relative = f.dir + "/" + file;
+    auto text = ReadAttr(relative, sink);
+    if (!text) continue;
+    auto stats = ParseAerStats(*text, sysfs_.Path(relative));
+    if (!stats) {
+      Fail(sink, relative, stats.error());
+      continue;
+    }
+    sink.Add(kAer, {d, r, {"severity", severity}}, static_cast<double>(stats->total));
+  }
+
+  if (!e.iommu_group.empty()) {
+    std::string type;
+    if (auto text = ReadAttr("kernel/iommu_groups/" + e.iommu_group + "/type", sink)) {
+      type = *text;
+    }
+    sink.AddInfo(kIommuGroup, {d, r, {"iommu_group", e.iommu_group}, {"iommu_type", type}});
+  }
+}
+
+Status TopologyCollector::Collect(MetricSink& sink) {
+  auto bdfs = sysfs_.ListDir("bus/pci/devices");
+  if (!bdfs) {
+    if (IsAbsent(bdfs.error())) {
+      return Status(StatusCode::kNoData, sysfs_.Path("bus/pci/devices") + " does not exist");
+    }
+    return bdfs.error();
+  }
+  std::vector<Function> functions;
+  functions.reserve(bdfs->size());
+  for (const std::string& bdf : *bdfs) {
+    if (!SplitPciPath("pci0000:00/" + bdf)) continue;  // not a PCI address
+    if (auto f = Resolve(bdf, sink)) functions.push_back(std::move(*f));
+  }
+  const auto rdma = ClassDevices("class/infiniband", sink);
+  const auto netdevs = ClassDevices("class/net", sink);
+
+  // GPUs and NICs, in PCI address order (the listing is sorted).
+  std::vector<Endpoint2> gpus, nics;
+  for (const Function& f : functions) {
+    const bool rdma_capable = rdma.contains(f.bdf);
+    if (f.kind == DeviceKind::kGpu) {
+      gpus.push_back(Describe(f, kRoleGpu, sink));
+    } else if (f.kind == DeviceKind::kNic || rdma_capable) {
+      // An SR-IOV VF sits where its PF sits; listing every VF multiplies the pairs.
+      if (auto physfn = sysfs_.ReadLink(f.dir + "/physfn")) continue;
+      Endpoint2 e = Describe(f, kRoleNic, sink);
+      if (rdma_capable) e.rdma_device = Join(rdma.at(f.bdf));
+      if (auto it = netdevs.find(f.bdf); it != netdevs.end()) e.netdev = Join(it->second);
+      nics.push_back(std::move(e));
+    }
+  }
+  if (gpus.empty() && nics.empty()) {
+    transitions_.EndCollection();
+    if (sink.error_count() > 0) return Status::Ok();
+    return Status(StatusCode::kNoData,
+                  "no GPU or NIC among the PCI functions of " + sysfs_.Path("bus/pci/devices"));
+  }
+  for (std::vector<Endpoint2>* list : {&gpus, &nics}) {
+    for (Endpoint2& e : *list) {
+      if (auto group = sysfs_.ReadLinkBasename(e.function->dir + "/iommu_group")) {
+        e.iommu_group = *group;
+      }
+    }
+  }
+
+  auto numa_label = [](const Endpoint2& e) {
+    return e.numa_node ? std::to_string(*e.numa_node) : std::string();
+  };
+  for (const Endpoint2& g : gpus) {
+    sink.AddInfo(kGpuInfo, {{"gpu", g.function->bdf},
+                            {"vendor_id", HexId(g.function->vendor, 4)},
+                            {"device_id", g.device_id},
+                            {"host_bridge", g.function->pci.host_bridge},
+                            {"numa_node", numa_label(g)},
+                            {"local_cpulist", g.local_cpulist}});
+  }
+  for (const Endpoint2& n : nics) {
+    sink.AddInfo(kNicInfo, {{"nic", n.function->bdf},
+                            {"vendor_id", HexId(n.function->vendor, 4)},
+                            {"device_id", n.device_id},
+                            {"rdma_device", n.rdma_device},
+                            {"netdev", n.netdev},
+                            {"host_bridge", n.function->pci.host_bridge},
+                            {"numa_node", numa_label(n)},
+                            {"local_cpulist", n.local_cpulist}});
+  }
+
+  // Pairs, nearest NIC and the remote flag.
+  bool any_rdma = false;
+  for (const Endpoint2& n : nics) any_rdma |= !n.rdma_device.empty();
+  for (const Endpoint2& g : gpus) {
+    const Endpoint a{g.function->pci, g.numa_node};
+    std::vector<std::pair<const Endpoint2*, Level>> levels;
+    for (const Endpoint2& n : nics) {
+      const Level level = Classify(a, Endpoint{n.function->pci, n.numa_node});
+      levels.emplace_back(&n, level);
+      const LabelPair gl{"gpu", g.function->bdf};
+      const LabelPair nl{"nic", n.function->bdf};
+      const LabelPair rl{"rdma_device", n.rdma_device};
+      sink.AddInfo(kPairInfo, {gl, nl, rl, {"level", LevelName(level)}});
+      sink.Add(kPairDistance, {gl, nl, rl}, LevelDistance(level));
+      if ((level == Level::kPix || level == Level::kPxb) && !g.iommu_group.empty() &&
+          !n.iommu_group.empty()) {
+        sink.Add(kSameIommuGroup, {gl, nl, rl}, g.iommu_group == n.iommu_group ? 1 : 0);
+      }
+    }
+    std::optional<Level> nearest;
+    for (const auto& [n, level] : levels) {
+      if (any_rdma && n->rdma_device.empty()) continue;
+      if (!nearest || LevelDistance(level) < LevelDistance(*nearest)) nearest = level;
+    }
+    if (!nearest) continue;
+    for (const auto& [n, level] : levels) {
+      if ((any_rdma && n->rdma_device.empty()) || level != *nearest) continue;
+      sink.AddInfo(kNearest, {{"gpu", g.function->bdf},
+                              {"nic", n->function->bdf},
+                              {"rdma_device", n->rdma_device},
+                              {"level", LevelName(level)}});
+    }
+    sink.Add(kRemote, {{"gpu", g.function->bdf}},
+             *nearest == Level::kNode || *nearest == Level::kSys ? 1 : 0);
+  }
+
+  // Link health: every GPU and NIC, and each bridge on their paths (once).
+  std::map<std::string, const Function*> by_bdf;
+  for (const Function& f : functions) by_bdf.emplace(f.bdf, &f);
+  auto upstream_of = [](const Function& f) {
+    return f.pci.chain.size() >= 2 ? f.pci.chain[f.pci.chain.size() - 2] : f.pci.host_bridge;
+  };
+  std::set<std::string> bridges;
+  for (std::vector<Endpoint2>* list : {&gpus, &nics}) {
+    for (const Endpoint2& e : *list) {
+      EmitFunction(e, upstream_of(*e.function), sink);
+      const auto& chain = e.function->pci.chain;
+      for (size_t i = 0; i + 1 < chain.size(); ++i) bridges.insert(chain[i]);
+    }
+  }
+  for (const std::string& bdf : bridges) {
+    auto it = by_bdf.find(bdf);
+    if (it == by_bdf.end()) continue;  // vanished, unreadable (counted), or not listed
+    Endpoint2 e = Describe(*it->second, kRoleBridge, sink);
+    if (auto group = sysfs_.ReadLinkBasename(it->second->dir + "/iommu_group")) {
+      e.iommu_group = *group;
+    }
+    EmitFunction(e, upstream_of(*it->second), sink);
+  }
+
+  // GPUDirect RDMA: only meaningful with an NVIDIA GPU, and only knowable when the tree has a
+  // module/ directory (replay roots often do not).
+  bool nvidia = false;
+  for (const Endpoint2& g : gpus) nvidia |= g.function->vendor == 0x10de;
+  if (nvidia && sysfs_.ListDir("module")) {
+    for (const char* module : {"nvidia_peermem", "nv_peer_mem"}) {
+      sink.Add(kPeermem, {{"module", module}}, sysfs_.ListDir(std::string("module/") + module) ? 1 : 0);
+    }
+  }
+  transitions_.EndCollection();
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const MetricDesc> TopologyMetrics() { return kAllMetrics; }
+std::span<const CollectorOptionSpec> TopologyOptions() { return {}; }
+
+Result<std::unique_ptr<Collector>> NewTopologyCollector(const CollectorContext& context) {
+  return std::unique_ptr<Collector>(new TopologyCollector(context));
+}
+
+}  // namespace fabricwatch::topology
