@@ -16,6 +16,7 @@
 #include "collectors/ethtool/ethtool_names.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/netdevs.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::ethtool {
@@ -181,7 +182,6 @@ class EthtoolCollector final : public Collector {
   };
 
   Result<std::vector<std::string>> Netdevs();
-  bool DefaultSelected(const std::string& netdev) const;
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
@@ -216,35 +216,19 @@ class EthtoolCollector final : public Collector {
   std::optional<std::regex> metrics_exclude_;
   std::set<std::string> unsupported_logged_;
   std::map<std::string, std::chrono::system_clock::time_point> unsupported_until_;
-  std::set<std::string> rdma_netdevs_;
   // Passthrough families by metric name; std::map nodes keep the strings the descs point at.
   std::map<std::string, Passthrough, std::less<>> passthrough_;
   std::set<std::string> collisions_reported_;
 };
 
-bool EthtoolCollector::DefaultSelected(const std::string& netdev) const {
-  if (netdev == "lo") return false;
-  if (rdma_netdevs_.contains(netdev)) return true;
-  // A PCI parent: physical NIC functions (PF/VF), not bridges, veth, bonds or tunnels.
-  auto pci = sysfs_.ReadLinkBasename("class/net/" + netdev + "/device");
-  return pci && IsPciAddress(*pci);
-}
-
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
   if (replay_ != nullptr) return replay_->Netdevs();
   auto names = sysfs_.ListDir("class/net");
   if (!names) return names;
-  rdma_netdevs_.clear();
-  if (auto devices = sysfs_.ListDir("class/infiniband")) {
-    for (const std::string& device : *devices) {
-      if (auto netdevs = sysfs_.ListDir("class/infiniband/" + device + "/device/net")) {
-        rdma_netdevs_.insert(netdevs->begin(), netdevs->end());
-      }
-    }
-  }
+  const std::set<std::string> rdma_netdevs = sys::RdmaNetdevs(sysfs_);
   std::vector<std::string> selected;
   for (const std::string& name : *names) {
-    if (!explicit_include_ && !DefaultSelected(name)) continue;
+    if (!explicit_include_ && !sys::IsFabricNetdev(sysfs_, name, rdma_netdevs)) continue;
     selected.push_back(name);
   }
   return selected;

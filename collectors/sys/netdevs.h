@@ -1,0 +1,20 @@
+#pragma once
+// Which netdevs are fabric ports: shared by the collectors that read per-port NIC data (ethtool,
+// optics), so they agree on the default selection.
+
+#include <set>
+#include <string>
+
+#include "collectors/sys/sysfs.h"
+
+namespace fabricwatch::sys {
+
+// The netdevs of RDMA devices: <sysfs>/class/infiniband/*/device/net/*.
+std::set<std::string> RdmaNetdevs(const SysFs& sysfs);
+
+// A physical fabric port: a netdev with a PCI parent (its `device` link is a PCI function) or
+// one that carries an RDMA device. Not lo, bridges, bonds, veth or tunnels.
+bool IsFabricNetdev(const SysFs& sysfs, const std::string& netdev,
+                    const std::set<std::string>& rdma_netdevs);
+
+}  // namespace fabricwatch::sys
