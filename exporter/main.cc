@@ -173,7 +173,8 @@ int Main(int argc, char** argv) {
                              .ethtool_replay = ethtool_replay,
                              .clock = clock,
                              .logger = logger,
-                             .options = c.options};
+                             .options = c.options,
+                             .interval = c.interval};
     auto collector = info.factory(context);
     if (!collector) {
       std::fprintf(stderr, "fabricwatch: collector %s: %s\n", std::string(info.name).c_str(),

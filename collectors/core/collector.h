@@ -69,6 +69,9 @@ struct CollectorContext {
   const Clock& clock;
   std::shared_ptr<spdlog::logger> logger;
   const CollectorOptions& options;
+  // The collector's configured sampling interval (a collector that spreads slow reads over its
+  // runs needs it).
+  std::chrono::milliseconds interval{1000};
 };
 
 class Collector {

@@ -2,6 +2,7 @@
 
 #include "collectors/ethtool/ethtool.h"
 #include "collectors/netdev/netdev.h"
+#include "collectors/optics/optics.h"
 #include "collectors/rdma/rdma.h"
 #include "collectors/topology/topology.h"
 
@@ -19,6 +20,8 @@ const CollectorInfo kCollectors[] = {
     {"ethtool", "NIC driver statistics: PFC per priority, pause storms, discards, PHY/FEC errors",
      true, 1s, ethtool::EthtoolOptions(), ethtool::EthtoolMetrics(),
      ethtool::NewEthtoolCollector},
+    {"optics", "Transceiver DOM (SFP, QSFP, QSFP-DD/OSFP CMIS) and mlx5 module temperatures",
+     true, 5s, optics::OpticsOptions(), optics::OpticsMetrics(), optics::NewOpticsCollector},
     {"topology", "PCIe topology: GPU-NIC path types (PIX..SYS), NUMA placement, link health, AER",
      true, 60s, topology::TopologyOptions(), topology::TopologyMetrics(),
      topology::NewTopologyCollector},

@@ -1,6 +1,7 @@
 #include "collectors/ethtool/replay.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "collectors/ethtool/ethtool_parse.h"
 
@@ -77,6 +78,31 @@ Result<sys::PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
 }
 Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
   return Error(Unsupported("PFC storm-prevention timeout", netdev));
+}
+
+Result<std::vector<uint8_t>> ReplayEthtool::ModuleEeprom(const std::string& netdev) {
+  // The largest layout is CMIS: lower page + 5 upper pages = 768 bytes; anything longer is not
+  // a module image.
+  constexpr size_t kMaxImage = 1024;
+  const std::string path = dir_ + "/" + netdev + "/module-eeprom";
+  auto fd = fs_.Open(path);
+  if (!fd) {
+    if (fd.error().sys_errno() == ENOENT) {
+      return Error(StatusCode::kNoData, "module EEPROM of " + netdev + ": no module (" + path +
+                                            " does not exist)");
+    }
+    return Error(fd.error());
+  }
+  std::vector<uint8_t> image(kMaxImage + 1);
+  auto n = fs_.ReadAt0(*fd, std::span<char>(reinterpret_cast<char*>(image.data()), image.size()),
+                       path);
+  if (!n) return Error(n.error());
+  if (*n > kMaxImage) {
+    return Error(StatusCode::kInvalidArgument,
+                 path + ": longer than " + std::to_string(kMaxImage) + " bytes");
+  }
+  image.resize(*n);
+  return image;
 }
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }

@@ -1,8 +1,9 @@
 #pragma once
 // ReplayEthtool: ethtool data from a replay directory (--path.ethtool=DIR, design.md §5):
 //   DIR/<netdev>/statistics   text exactly as `ethtool -S <netdev>` prints it.
+//   DIR/<netdev>/module-eeprom  the transceiver's memory as a flat image (design.md §5); a netdev
+//                               without the file has an empty cage (kNoData).
 // Pause, FEC, link-state, PFC and tunable queries have no replay form and answer kUnimplemented.
-// Module EEPROM images (DIR/<netdev>/module-eeprom) belong to the optics collector.
 
 #include <map>
 #include <string>
@@ -27,6 +28,7 @@ class ReplayEthtool final : public sys::EthtoolSource {
   Result<sys::LinkState> LinkStateOf(const std::string& netdev) override;
   Result<sys::PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
+  Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) override;
   std::vector<Status> TakeWarnings() override;
 
  private:

@@ -165,9 +165,11 @@ class PageView {
 
 // Raw-unit conversions common to the three specs (reference.md §5 "Common unit conversions").
 inline double TemperatureCelsius(int16_t raw) { return raw / 256.0; }  // 1/256 °C
-inline double VoltageVolts(double raw) { return raw * 100e-6; }        // 100 µV
-inline double BiasAmperes(double raw) { return raw * 2e-6; }           // 2 µA
-inline double PowerWatts(double raw) { return raw * 0.1e-6; }          // 0.1 µW
+inline double VoltageVolts(double raw) { return raw / 1e4; }  // 100 µV steps
+inline double BiasAmperes(double raw) { return raw / 5e5; }   // 2 µA steps
+inline double PowerWatts(double raw) { return raw / 1e7; }    // 0.1 µW steps
+// (Dividing by the exact step count rounds correctly: 3500 steps of 2 µA print as 0.007 A, where
+// 3500 * 2e-6 prints as 0.006999999999999999.)
 
 // Four thresholds stored high alarm, low alarm, high warning, low warning, 2 bytes each from
 // `address` (SFF-8472 A2h, SFF-8636 page 03h and CMIS page 02h all use this order).

@@ -81,6 +81,19 @@ class EthtoolSource {
     return tl::unexpected<Status>(Status(StatusCode::kUnimplemented,
                                          "standard statistics of " + netdev + ": not available"));
   }
+  // The plugged transceiver module's memory as the flat image of design.md §5 (what
+  // optics::DecodeModuleImage reads): SFF-8472 A0h then A2h (≤ 512 bytes); SFF-8636/8436 lower page
+  // then upper pages 00h, 01h, 02h, 03h (≤ 640; a page the module does not advertise is zeros when
+  // a later one follows); CMIS lower page then pages 00h, 01h, 02h, 10h, 11h of bank 0 (≤ 768). A
+  // shorter image means the later pages are absent (flat memory, no diagnostics).
+  // Status codes: kNoData when the cage is empty (as far as the driver says so: see
+  // KernelEthtool), kUnimplemented when the driver cannot read modules at all (veth, virtio_net)
+  // or the source has no module data, kPermissionDenied without CAP_NET_ADMIN, kNotFound for a
+  // netdev that does not exist.
+  virtual Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) {
+    return tl::unexpected<Status>(
+        Status(StatusCode::kUnimplemented, "module EEPROM of " + netdev + ": not available"));
+  }
   // Problems the last Statistics() call survived without failing (a malformed line in a replay
   // file): the good stats were returned, these are counted as errors by the collector.
   virtual std::vector<Status> TakeWarnings() { return {}; }

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 namespace fabricwatch::sys {
@@ -202,6 +203,58 @@ static_assert(ETHTOOL_A_STATS_ETH_MAC_2_TX_PKT == 0 && ETHTOOL_A_STATS_ETH_MAC_6
               ETHTOOL_A_STATS_ETH_MAC_25_TOO_LONG_ERR == 21);
 static_assert(ETHTOOL_A_STATS_ETH_CTRL_5_RX_UNSUP == 2);
 static_assert(ETHTOOL_A_STATS_RMON_UNDERSIZE == 0 && ETHTOOL_A_STATS_RMON_JABBER == 3);
+
+// MODULE_EEPROM_GET (kernel 5.13+, K net/ethtool/eeprom.c). All four of OFFSET, LENGTH, PAGE and
+// I2C_ADDRESS are required (eeprom_parse_request: EINVAL otherwise); BANK is optional.
+constexpr uint8_t kMsgModuleEepromGet = 31;
+constexpr uint8_t kMsgModuleEepromGetReply = 32;
+static_assert(kMsgModuleEepromGet == ETHTOOL_MSG_MODULE_EEPROM_GET &&
+              kMsgModuleEepromGetReply == ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY);
+constexpr int kModuleEepromHeader = 1;      // ETHTOOL_A_MODULE_EEPROM_HEADER, nest
+constexpr int kModuleEepromOffset = 2;      // u32, 0-255
+constexpr int kModuleEepromLength = 3;      // u32, 1-128
+constexpr int kModuleEepromPage = 4;        // u8
+constexpr int kModuleEepromBank = 5;        // u8
+constexpr int kModuleEepromI2cAddress = 6;  // u8
+constexpr int kModuleEepromData = 7;        // binary (reply)
+constexpr int kModuleEepromMax = 7;
+static_assert(kModuleEepromHeader == ETHTOOL_A_MODULE_EEPROM_HEADER &&
+              kModuleEepromOffset == ETHTOOL_A_MODULE_EEPROM_OFFSET &&
+              kModuleEepromLength == ETHTOOL_A_MODULE_EEPROM_LENGTH &&
+              kModuleEepromPage == ETHTOOL_A_MODULE_EEPROM_PAGE &&
+              kModuleEepromBank == ETHTOOL_A_MODULE_EEPROM_BANK &&
+              kModuleEepromI2cAddress == ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS &&
+              kModuleEepromData == ETHTOOL_A_MODULE_EEPROM_DATA);
+// ETH_MODULE_EEPROM_PAGE_LEN (K include/linux/ethtool.h): one request reads at most a half page.
+constexpr size_t kHalfPage = 128;
+
+// ---------------------------------------------------------------- module memory (reference.md §5)
+constexpr uint8_t kI2cA0 = 0x50;  // A0h: SFF-8472 serial ID, and the only address of QSFP/CMIS
+constexpr uint8_t kI2cA2 = 0x51;  // A2h: SFF-8472 diagnostics
+// SFF-8024 Table 4-1 identifiers, grouped as optics::ModuleTypeFromIdentifier groups them.
+bool IsSff8472(uint8_t id) { return id == 0x03; }
+bool IsSff8636(uint8_t id) { return id == 0x0C || id == 0x0D || id == 0x11; }
+bool IsCmis(uint8_t id) {
+  return id == 0x18 || id == 0x19 || id == 0x1B || id == 0x1E || id == 0x1F || id == 0x20;
+}
+constexpr size_t kSff8472DiagType = 92;      // A0h: bit 6 digital diagnostics implemented
+constexpr uint8_t kSff8472DdmBit = 1u << 6;
+constexpr size_t kSff8636Status = 2;         // lower page: bit 2 Flat_mem
+constexpr uint8_t kSff8636FlatMem = 1u << 2;  // E qsfp.h SFF8636_STATUS_PAGE_3_PRESENT (sic)
+constexpr size_t kSff8636Options4 = 195;     // page 00h (E qsfp.h SFF8636_OPTION_4_OFFSET)
+constexpr uint8_t kSff8636Page01 = 1u << 6;  // SFF8636_O4_PAGE_01_PRESENT
+constexpr uint8_t kSff8636Page02 = 1u << 7;  // SFF8636_O4_PAGE_02_PRESENT
+constexpr size_t kCmisMemoryModel = 2;       // lower page: bit 7 flat memory
+constexpr uint8_t kCmisFlat = 1u << 7;
+
+// ETHTOOL_GMODULEINFO types and the largest linear image of each (UAPI linux/ethtool.h).
+static_assert(ETH_MODULE_SFF_8079 == 1 && ETH_MODULE_SFF_8472 == 2 && ETH_MODULE_SFF_8636 == 3 &&
+              ETH_MODULE_SFF_8436 == 4 && ETH_MODULE_SFF_8472_LEN == 512 &&
+              ETH_MODULE_SFF_8636_MAX_LEN == 640);
+static_assert(offsetof(ethtool_modinfo, type) == 4 && offsetof(ethtool_modinfo, eeprom_len) == 8 &&
+              sizeof(ethtool_modinfo) == 44);
+static_assert(offsetof(ethtool_eeprom, offset) == 8 && offsetof(ethtool_eeprom, len) == 12 &&
+              sizeof(ethtool_eeprom) == 16);
 
 // ---------------------------------------------------------------- DCB (UAPI linux/dcbnl.h)
 static_assert(DCB_CMD_IEEE_GET == 21 && DCB_ATTR_IFNAME == 1 && DCB_ATTR_IEEE == 13 &&
@@ -620,6 +673,137 @@ NlMessage BuildStandardStatsRequest(uint16_t family, const std::string& netdev) 
   return msg;
 }
 
+std::vector<ModulePageRead> ModulePagesToRead(std::span<const uint8_t> known) {
+  auto byte = [known](size_t address) -> uint8_t {
+    return address < known.size() ? known[address] : 0;
+  };
+  auto upper = [](uint8_t page, uint16_t image_offset, uint8_t i2c = kI2cA0) {
+    return ModulePageRead{i2c, page, 0, kHalfPage, kHalfPage, image_offset};
+  };
+  std::vector<ModulePageRead> reads = {ModulePageRead{kI2cA0, 0, 0, 0, kHalfPage, 0}};
+  if (known.empty()) return reads;  // the identifier decides the rest
+  const uint8_t id = known[0];
+  reads.push_back(upper(0x00, 128));  // A0h upper / page 00h, for every module type
+  if (IsSff8472(id)) {
+    // A2h has no page select in this sense: its two halves are page 0 offsets 0 and 128.
+    if ((byte(kSff8472DiagType) & kSff8472DdmBit) != 0) {
+      reads.push_back(ModulePageRead{kI2cA2, 0, 0, 0, kHalfPage, 256});
+      reads.push_back(upper(0x00, 384, kI2cA2));
+    }
+  } else if (IsSff8636(id)) {
+    if ((byte(kSff8636Status) & kSff8636FlatMem) == 0) {
+      // Pages 01h/02h are optional (advertised on page 00h); 03h exists in every paged module.
+      const uint8_t options = byte(kSff8636Options4);
+      if ((options & kSff8636Page01) != 0) reads.push_back(upper(0x01, 256));
+      if ((options & kSff8636Page02) != 0) reads.push_back(upper(0x02, 384));
+      reads.push_back(upper(0x03, 512));
+    }
+  } else if (IsCmis(id)) {
+    if ((byte(kCmisMemoryModel) & kCmisFlat) == 0) {
+      reads.push_back(upper(0x01, 256));
+      reads.push_back(upper(0x02, 384));
+      reads.push_back(upper(0x10, 512));
+      reads.push_back(upper(0x11, 640));
+    }
+  }
+  return reads;
+}
+
+Result<std::vector<uint8_t>> ParseModuleEepromReply(const nlmsghdr* msg, uint32_t requested) {
+  constexpr std::string_view kWhat = "ethtool MODULE_EEPROM_GET reply";
+  std::array<nlattr*, kModuleEepromMax + 1> tb{};
+  if (Status s = ParseGenl(msg, kMsgModuleEepromGetReply, tb.data(), kModuleEepromMax, kWhat);
+      !s.ok()) {
+    return Error(s);
+  }
+  const nlattr* data = tb[kModuleEepromData];
+  if (data == nullptr) return Error(Malformed(kWhat, "no ETHTOOL_A_MODULE_EEPROM_DATA"));
+  const auto len = static_cast<uint32_t>(nla_len(data));
+  if (len > requested) {
+    return Error(Malformed(kWhat, std::to_string(len) + " bytes for a request of " +
+                                      std::to_string(requested)));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(nla_data(data));
+  return std::vector<uint8_t>(bytes, bytes + len);
+}
+
+Result<std::vector<uint8_t>> ReadModuleImage(const ModuleReader& read) {
+  std::vector<uint8_t> image;
+  for (;;) {
+    const std::vector<ModulePageRead> plan = ModulePagesToRead(image);
+    auto next = std::find_if(plan.begin(), plan.end(), [&](const ModulePageRead& entry) {
+      return entry.image_offset >= image.size();
+    });
+    if (next == plan.end()) return image;
+    const bool lower = next->image_offset == 0;
+    // A driver may read less than asked (mlx5 stops at a 0-byte MCIA answer): ask for the rest.
+    std::vector<uint8_t> bytes;
+    while (bytes.size() < next->length) {
+      ModulePageRead part = *next;
+      part.offset = static_cast<uint8_t>(next->offset + bytes.size());
+      part.length = static_cast<uint8_t>(next->length - bytes.size());
+      auto data = read(part);
+      if (!data) {
+        const int err = data.error().sys_errno();
+        if (!lower && bytes.empty() && (err == EINVAL || err == EOPNOTSUPP)) return image;
+        return Error(data.error());
+      }
+      if (data->size() > part.length) {
+        return Error(Malformed("module EEPROM read", std::to_string(data->size()) +
+                                                         " bytes for a request of " +
+                                                         std::to_string(part.length)));
+      }
+      if (data->empty()) break;
+      bytes.insert(bytes.end(), data->begin(), data->end());
+    }
+    if (bytes.empty()) {
+      if (!lower) return image;
+      return Error(Status(StatusCode::kNoData,
+                          "module EEPROM: the driver read no byte of the lower page (no module "
+                          "answered)"));
+    }
+    image.resize(next->image_offset, 0);  // a skipped optional page reads as zeros
+    image.insert(image.end(), bytes.begin(), bytes.end());
+    if (bytes.size() < next->length) return image;  // a later page would land at a wrong offset
+  }
+}
+
+NlMessage BuildModuleEepromRequest(uint16_t family, const std::string& netdev,
+                                   const ModulePageRead& read) {
+  NlMessage msg(nlmsg_alloc(), &nlmsg_free);
+  if (!msg || genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST,
+                          kMsgModuleEepromGet, kEthtoolGenlVersion) == nullptr) {
+    return NlMessage(nullptr, &nlmsg_free);
+  }
+  nlattr* header = nla_nest_start(msg.get(), kModuleEepromHeader);
+  if (header == nullptr || nla_put_string(msg.get(), kHeaderDevName, netdev.c_str()) < 0 ||
+      nla_nest_end(msg.get(), header) < 0 ||
+      nla_put_u32(msg.get(), kModuleEepromOffset, read.offset) < 0 ||
+      nla_put_u32(msg.get(), kModuleEepromLength, read.length) < 0 ||
+      nla_put_u8(msg.get(), kModuleEepromPage, read.page) < 0 ||
+      nla_put_u8(msg.get(), kModuleEepromBank, read.bank) < 0 ||
+      nla_put_u8(msg.get(), kModuleEepromI2cAddress, read.i2c_address) < 0) {
+    return NlMessage(nullptr, &nlmsg_free);
+  }
+  return msg;
+}
+
+Status ModuleEepromErrorStatus(const Status& error, bool first_read, bool netdev_exists) {
+  const int err = error.sys_errno();
+  std::string_view why;
+  if (err == ENODEV && netdev_exists) {
+    why = "no module in the cage";  // K drivers/net/phy/sfp.c: !(sfp->state & SFP_F_PRESENT)
+  } else if (first_read && (err == EIO || err == ENXIO || err == EREMOTEIO)) {
+    why = "no module answered";  // mlx5 MCIA status, I2C address not ACKed
+  } else if (first_read && err == EINVAL &&
+             error.message().find("not inserted") != std::string::npos) {
+    why = "no module in the cage";  // bnxt_en extack "Transceiver module not inserted"
+  } else {
+    return error;
+  }
+  return Status(StatusCode::kNoData, error.message() + " (" + std::string(why) + ")", err);
+}
+
 // ---------------------------------------------------------------- netlink channel
 
 struct KernelEthtool::Netlink {
@@ -753,6 +937,15 @@ struct KernelEthtool::Netlink {
     const std::string context = "netdev " + netdev + ": ethtool netlink STATS_GET";
     if (Status s = EnsureFamily(); !s.ok()) return Error(s.WithContext(context));
     NlMessage msg = BuildStandardStatsRequest(family, netdev);
+    if (!msg) return Error(StatusCode::kInternal, context + ": cannot build the request");
+    return Transact(genl.get(), msg.get(), context);
+  }
+
+  // One ETHTOOL_MSG_MODULE_EEPROM_GET read (its header policy takes no flags).
+  Result<const nlmsghdr*> ModuleEepromGet(const std::string& netdev, const ModulePageRead& read,
+                                          const std::string& context) {
+    if (Status s = EnsureFamily(); !s.ok()) return Error(s.WithContext(context));
+    NlMessage msg = BuildModuleEepromRequest(family, netdev, read);
     if (!msg) return Error(StatusCode::kInternal, context + ": cannot build the request");
     return Transact(genl.get(), msg.get(), context);
   }
@@ -1044,5 +1237,97 @@ Result<uint32_t> KernelEthtool::PfcStormTimeoutMs(const std::string& netdev) {
   // PFC_STORM_PREVENTION_AUTO (0xffff), which is a value to set (UAPI linux/ethtool.h).
   return uint32_t{value};
 }
+
+Status KernelEthtool::ModuleError(const Status& error, const std::string& netdev,
+                                  bool first_read) {
+  // ENODEV is also the kernel's answer for a netdev name it does not know (ethnl header parsing,
+  // dev_ethtool): only a netdev that still exists makes it "no module".
+  const bool exists = error.sys_errno() != ENODEV || ioctl_->IfIndex(netdev) >= 0;
+  return ModuleEepromErrorStatus(error, first_read, exists);
+}
+
+Result<std::vector<uint8_t>> KernelEthtool::ModuleEepromNetlink(const std::string& netdev) {
+  auto image = ReadModuleImage([&](const ModulePageRead& read) -> Result<std::vector<uint8_t>> {
+    char where[96];
+    std::snprintf(where, sizeof(where), " i2c 0x%02x page 0x%02x bank %u offset %u length %u",
+                  read.i2c_address, read.page, read.bank, read.offset, read.length);
+    const std::string context = "netdev " + netdev + ": ethtool netlink MODULE_EEPROM_GET" + where;
+    auto reply = netlink_->ModuleEepromGet(netdev, read, context);
+    if (!reply) return Error(ModuleError(reply.error(), netdev, read.image_offset == 0));
+    auto data = ParseModuleEepromReply(*reply, read.length);
+    if (!data) return Error(data.error().WithContext(context));
+    return data;
+  });
+  if (!image && image.error().sys_errno() == 0 && image.error().no_data()) {
+    return Error(image.error().WithContext("netdev " + netdev));  // the empty lower page
+  }
+  return image;
+}
+
+Result<std::vector<uint8_t>> KernelEthtool::ModuleEepromIoctl(const std::string& netdev) {
+  ethtool_modinfo info{};
+  info.cmd = ETHTOOL_GMODULEINFO;
+  if (int rc = ioctl_->Call(netdev, &info); rc != 0) {
+    return Error(ModuleError(IoctlStatus(rc, "ETHTOOL_GMODULEINFO", netdev), netdev, true));
+  }
+  uint32_t max_len = 0;
+  switch (info.type) {
+    case ETH_MODULE_SFF_8079:
+      max_len = ETH_MODULE_SFF_8079_LEN;
+      break;
+    case ETH_MODULE_SFF_8472:
+      max_len = ETH_MODULE_SFF_8472_LEN;
+      break;
+    case ETH_MODULE_SFF_8636:
+    case ETH_MODULE_SFF_8436:
+      max_len = ETH_MODULE_SFF_8636_MAX_LEN;
+      break;
+    default:
+      return Error(Status(StatusCode::kUnimplemented,
+                          "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: module "
+                                               "type " + std::to_string(info.type) +
+                              " has no known linear layout"));
+  }
+  if (info.eeprom_len == 0 || info.eeprom_len > max_len) {
+    return Error(Status(StatusCode::kInternal,
+                        "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: eeprom_len " +
+                            std::to_string(info.eeprom_len) + " for module type " +
+                            std::to_string(info.type) + " (at most " + std::to_string(max_len) +
+                            ")"));
+  }
+  // struct ethtool_eeprom then data[eeprom_len]: the kernel reads the whole linear image in one
+  // call (K net/ethtool/ioctl.c ethtool_get_any_eeprom loops over it in PAGE_SIZE chunks).
+  std::vector<uint64_t> buffer((sizeof(ethtool_eeprom) + info.eeprom_len + 7) / 8);
+  ethtool_eeprom eeprom{};
+  eeprom.cmd = ETHTOOL_GMODULEEEPROM;
+  eeprom.offset = 0;
+  eeprom.len = info.eeprom_len;
+  std::memcpy(buffer.data(), &eeprom, sizeof(eeprom));
+  if (int rc = ioctl_->Call(netdev, buffer.data()); rc != 0) {
+    return Error(ModuleError(IoctlStatus(rc, "ETHTOOL_GMODULEEEPROM", netdev), netdev, true));
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(buffer.data()) + sizeof(ethtool_eeprom);
+  return std::vector<uint8_t>(data, data + info.eeprom_len);
+}
+
+Result<std::vector<uint8_t>> KernelEthtool::ModuleEeprom(const std::string& netdev) {
+  if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
+  if (module_eeprom_via_ioctl_) return ModuleEepromIoctl(netdev);
+  auto image = ModuleEepromNetlink(netdev);
+  if (image || image.error().code() != StatusCode::kUnimplemented) return image;
+  // No family, or EOPNOTSUPP: the kernel's own fallback to the legacy ops already ran for a kernel
+  // with the command, so the ioctl can only add something on a kernel without it (5.6-5.12).
+  auto legacy = ModuleEepromIoctl(netdev);
+  if (legacy) {
+    if (image.error().sys_errno() == EOPNOTSUPP) module_eeprom_via_ioctl_ = true;
+    return legacy;
+  }
+  if (legacy.error().code() != StatusCode::kUnimplemented) return legacy;
+  return Error(Status(StatusCode::kUnimplemented,
+                      legacy.error().message() + " (and " + image.error().message() + ")",
+                      legacy.error().sys_errno()));
+}
+
+void KernelEthtool::UseIoctlForModulesForTesting() { module_eeprom_via_ioctl_ = true; }
 
 }  // namespace fabricwatch::sys

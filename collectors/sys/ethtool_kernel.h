@@ -14,6 +14,14 @@
 //   message's header policy does not take it) (K net/ethtool/stats.c).
 // - Pfc(): rtnetlink RTM_GETDCB / DCB_CMD_IEEE_GET, struct ieee_pfc (K net/dcb/dcbnl.c).
 // - PfcStormTimeoutMs(): ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (u16 ms; mlx5).
+// - ModuleEeprom(): the same family, MODULE_EEPROM_GET (5.13+; needs CAP_NET_ADMIN), one half page
+//   per request as ModulePagesToRead() plans them (K net/ethtool/eeprom.c; the kernel itself falls
+//   back to the driver's legacy get_module_info/get_module_eeprom when the driver has no by-page
+//   op). When the family is absent, or the kernel has no such command (EOPNOTSUPP, 5.6-5.12) while
+//   the legacy ioctl works, ETHTOOL_GMODULEINFO + ETHTOOL_GMODULEEEPROM read the linear image
+//   instead, which for SFF-8079/8472 (256/512) and SFF-8636/8436 (256/640) already is the flat
+//   image (reference.md §3.1); CMIS modules have no ioctl type. Once the ioctl has answered where
+//   netlink said EOPNOTSUPP, netlink is not tried again for modules.
 //
 // "Not supported" is StatusCode::kUnimplemented, and nothing is logged here:
 // - Statistics(): EOPNOTSUPP, or a driver without an ETH_SS_STATS set (loopback). A count of 0
@@ -37,6 +45,16 @@
 //   that do not count PFC frames leave them 0 (dcbnl zeroes the struct first).
 // - PfcStormTimeoutMs(): EOPNOTSUPP (no get_tunable, or mlx5 without the stall-detect
 //   capability) and EINVAL (a get_tunable that does not know this id).
+// - ModuleEeprom(): EOPNOTSUPP from both paths (veth, virtio_net: no module ops at all). "No module
+//   in the cage" is StatusCode::kNoData, which is as good as the driver's errno
+//   (ModuleEepromErrorStatus): ENODEV while the netdev exists (K drivers/net/phy/sfp.c: SFP_F_PRESENT
+//   clear), EIO / ENXIO / EREMOTEIO on the first read (mlx5: the MCIA register access fails, K
+//   drivers/net/ethernet/mellanox/mlx5/core/port.c mlx5_query_mcia; I2C drivers: no ACK, K
+//   Documentation/i2c/fault-codes.rst), EINVAL with bnxt_en's "Transceiver module not inserted"
+//   extack, and a first read that returns no bytes. A failure on a later page: EINVAL or EOPNOTSUPP
+//   (the kernel's fallback refuses an offset past the legacy eeprom_len; a driver that has no such
+//   page) ends the image before that page; anything else fails the call. EPERM (no CAP_NET_ADMIN)
+//   is kPermissionDenied.
 // A netdev that does not exist is kNotFound (ENODEV). A netlink request the kernel does not
 // answer within 1 s is kDeadlineExceeded. Messages carry the netdev, the request, errno text and
 // the kernel's extended-ACK text when it sent one.
@@ -47,8 +65,10 @@
 #include <linux/netlink.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -137,6 +157,64 @@ std::string_view StandardStatName(uint32_t group_id, uint32_t index);
 using NlMessage = std::unique_ptr<nl_msg, void (*)(nl_msg*)>;
 NlMessage BuildStandardStatsRequest(uint16_t family, const std::string& netdev);
 
+// ---------------------------------------------------------------- module EEPROM
+
+// One ETHTOOL_MSG_MODULE_EEPROM_GET read: `length` bytes from `offset` of page `page` (bank `bank`)
+// behind I2C address `i2c_address`, stored at `image_offset` of the flat image (design.md §5).
+// offset + length never crosses 128 (the kernel's half-page rule, K net/ethtool/eeprom.c
+// eeprom_parse_request), and a page other than 0 is only read at offset 128.
+struct ModulePageRead {
+  uint8_t i2c_address = 0x50;
+  uint8_t page = 0;
+  uint8_t bank = 0;
+  uint8_t offset = 0;    // 0: lower half (page 0), 128: upper half
+  uint8_t length = 128;  // 1-128
+  uint16_t image_offset = 0;
+  friend bool operator==(const ModulePageRead&, const ModulePageRead&) = default;
+};
+
+// The reads that make up the flat image, in image order, given `known`: the image read so far
+// (empty, the lower page, or more). Each call plans with what it is given, so a caller reads the
+// first entry whose image_offset is at or past known.size() and asks again (reference.md §5):
+// - always: lower page (0x50, page 0, offset 0) at 0;
+// - SFF-8472 (identifier 0x03): A0h upper (0x50, page 0, offset 128) at 128; when A0h byte 92 bit 6
+//   (DDM implemented) is set, A2h (0x51, page 0) offset 0 at 256 and offset 128 at 384;
+// - SFF-8636/8436 (0x0C, 0x0D, 0x11): page 00h at 128; unless lower byte 2 bit 2 (Flat_mem) is set:
+//   page 01h at 256 when page 00h byte 195 bit 6 says it exists, page 02h at 384 when bit 7 does
+//   (both unknown, so skipped, until page 00h is known), and page 03h (thresholds) at 512. A
+//   skipped page is a gap the caller fills with zeros, so page 03h stays at 512;
+// - CMIS (0x18, 0x19, 0x1B, 0x1E, 0x1F, 0x20): page 00h at 128; unless lower byte 2 bit 7 (flat
+//   memory) is set: pages 01h, 02h, 10h, 11h of bank 0 at 256, 384, 512, 640;
+// - any other identifier (or none yet known): upper page 00h at 128.
+// A condition byte that `known` does not hold counts as clear.
+std::vector<ModulePageRead> ModulePagesToRead(std::span<const uint8_t> known);
+
+// Assembles the flat image with `read`, one ModulePagesToRead() entry at a time; after a short read
+// the rest of that half page is asked for again. `read` returns the bytes (at most part.length) or
+// the failure, with its errno. Rules: a failure of the lower page (image_offset 0) is returned as
+// is; a later page that fails with EINVAL or EOPNOTSUPP before any byte, or reads no byte, ends the
+// image there (those pages are absent); a page read short ends the image after its bytes; any
+// other failure is returned. kNoData when the lower page reads no byte at all. The image is at
+// most 768 bytes and a skipped optional page (SFF-8636 01h/02h) is zeros.
+using ModuleReader = std::function<Result<std::vector<uint8_t>>(const ModulePageRead& part)>;
+Result<std::vector<uint8_t>> ReadModuleImage(const ModuleReader& read);
+
+// ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY → the bytes of ETHTOOL_A_MODULE_EEPROM_DATA (the kernel sends
+// what the driver read, which may be fewer than asked). kInvalidArgument when malformed: no DATA,
+// or more than `requested` bytes.
+Result<std::vector<uint8_t>> ParseModuleEepromReply(const nlmsghdr* msg, uint32_t requested);
+
+// An ETHTOOL_MSG_MODULE_EEPROM_GET request: header nest (1) with the netdev name, OFFSET and
+// LENGTH (u32), PAGE, BANK and I2C_ADDRESS (u8). Null when libnl cannot allocate.
+NlMessage BuildModuleEepromRequest(uint16_t family, const std::string& netdev,
+                                   const ModulePageRead& read);
+
+// The status ModuleEeprom() gives for a failed read (`error` as the netlink or ioctl path built it,
+// errno and extack text in it): kNoData for the "no module" answers listed above (`first_read`: the
+// lower page, or ETHTOOL_GMODULEINFO; `netdev_exists`: SIOCGIFINDEX found the netdev), otherwise
+// `error` unchanged.
+Status ModuleEepromErrorStatus(const Status& error, bool first_read, bool netdev_exists);
+
 // ---------------------------------------------------------------- the source
 
 class KernelEthtool final : public EthtoolSource {
@@ -159,6 +237,7 @@ class KernelEthtool final : public EthtoolSource {
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) override;
+  Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) override;
 
   // Netlink requests sent so far (generic netlink and rtnetlink), for tests and self-metrics.
   uint64_t netlink_requests() const;
@@ -168,6 +247,9 @@ class KernelEthtool final : public EthtoolSource {
   // Tests: an ethtool GET of command `cmd` (header nest attribute 1) down the same path as Pause(),
   // Fec() and LinkStateOf(). True when the answered request carried ETHTOOL_FLAG_STATS.
   Result<bool> EthtoolGetForTesting(const std::string& netdev, uint8_t cmd);
+  // Tests: ModuleEeprom() goes straight to the ioctl seam, as after netlink answered EOPNOTSUPP
+  // where the ioctl worked.
+  void UseIoctlForModulesForTesting();
 
  private:
   // Per netdev: the string table and the GSTATS buffer, reused while the count is unchanged.
@@ -184,6 +266,9 @@ class KernelEthtool final : public EthtoolSource {
   Result<uint32_t> StatsCount(const std::string& netdev);
   Result<Fetch> FetchNames(const std::string& netdev, uint32_t count, StatsCache& cache);
   Result<Fetch> FetchValues(const std::string& netdev, uint32_t count, StatsCache& cache);
+  Result<std::vector<uint8_t>> ModuleEepromNetlink(const std::string& netdev);
+  Result<std::vector<uint8_t>> ModuleEepromIoctl(const std::string& netdev);
+  Status ModuleError(const Status& error, const std::string& netdev, bool first_read);
 
   struct Netlink;  // libnl sockets, defined in the .cc
   std::unique_ptr<EthtoolIoctl> ioctl_;
@@ -191,6 +276,8 @@ class KernelEthtool final : public EthtoolSource {
   std::unordered_map<std::string, StatsCache> stats_cache_;
   size_t prune_at_ = kMinPruneAt;
   uint64_t standard_stats_skipped_ = 0;
+  // MODULE_EEPROM_GET answered EOPNOTSUPP where the ioctl worked: the kernel lacks the command.
+  bool module_eeprom_via_ioctl_ = false;
 };
 
 }  // namespace fabricwatch::sys

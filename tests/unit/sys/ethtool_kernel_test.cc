@@ -120,6 +120,25 @@ class FakeDriver final : public EthtoolIoctl {
         std::memcpy(bytes + sizeof(tunable), &tunable_value, sizeof(tunable_value));
         return 0;
       }
+      case ETHTOOL_GMODULEINFO: {
+        if (modinfo_errno != 0) return -modinfo_errno;
+        ethtool_modinfo info{};
+        info.cmd = command;
+        info.type = module_type;
+        info.eeprom_len = static_cast<uint32_t>(module_image.size());
+        std::memcpy(bytes, &info, sizeof(info));
+        return 0;
+      }
+      case ETHTOOL_GMODULEEEPROM: {
+        // K net/ethtool/ioctl.c ethtool_get_any_eeprom: the range must lie inside eeprom_len.
+        if (module_eeprom_errno != 0) return -module_eeprom_errno;
+        ethtool_eeprom eeprom;
+        std::memcpy(&eeprom, bytes, sizeof(eeprom));
+        eeprom_requests.emplace_back(eeprom.offset, eeprom.len);
+        if (size_t{eeprom.offset} + eeprom.len > module_image.size()) return -EINVAL;
+        std::memcpy(bytes + sizeof(eeprom), module_image.data() + eeprom.offset, eeprom.len);
+        return 0;
+      }
     }
     return -EOPNOTSUPP;
   }
@@ -144,6 +163,12 @@ class FakeDriver final : public EthtoolIoctl {
   struct {
     uint32_t id, type_id, len;
   } last_tunable{};
+  // Module EEPROM: GMODULEINFO answers module_type and module_image.size().
+  uint32_t module_type = 0;
+  std::vector<uint8_t> module_image;
+  int modinfo_errno = EOPNOTSUPP;  // a driver without module ops (veth)
+  int module_eeprom_errno = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> eeprom_requests;  // GMODULEEEPROM (offset, len)
   std::function<void(uint32_t)> before;  // runs before each call: the driver changing under us
   std::vector<uint32_t> calls;
   std::set<std::string> netdevs;
@@ -379,6 +404,457 @@ TEST(KernelEthtoolTunableTest, PfcStormTimeout) {
   }
   rig.driver->tunable_errno = ENODEV;
   EXPECT_EQ(rig.source->PfcStormTimeoutMs("eth0").error().code(), StatusCode::kNotFound);
+}
+
+// ================================================================ module EEPROM, ioctl path
+
+std::vector<uint8_t> Pattern(size_t size, uint8_t identifier) {
+  std::vector<uint8_t> image(size);
+  for (size_t i = 0; i < size; ++i) image[i] = static_cast<uint8_t>(i * 7 + 3);
+  if (size > 0) image[0] = identifier;
+  return image;
+}
+
+struct LinearCase {
+  const char* name;
+  uint32_t type;
+  size_t len;
+  uint8_t identifier;
+};
+
+class ModuleEepromIoctlTest : public testing::TestWithParam<LinearCase> {};
+
+// The legacy linear layouts are the flat image (reference.md §3.1): returned whole, one read.
+TEST_P(ModuleEepromIoctlTest, LinearImageIsReturnedWhole) {
+  const LinearCase& c = GetParam();
+  Rig rig(0);
+  rig.source->UseIoctlForModulesForTesting();
+  rig.driver->modinfo_errno = 0;
+  rig.driver->module_type = c.type;
+  rig.driver->module_image = Pattern(c.len, c.identifier);
+  auto image = rig.source->ModuleEeprom("eth0");
+  ASSERT_TRUE(image) << image.error().ToString();
+  EXPECT_EQ(*image, rig.driver->module_image);
+  EXPECT_EQ(rig.driver->calls,
+            (std::vector<uint32_t>{ETHTOOL_GMODULEINFO, ETHTOOL_GMODULEEEPROM}));
+  EXPECT_EQ(rig.driver->eeprom_requests,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{0, static_cast<uint32_t>(c.len)}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, ModuleEepromIoctlTest,
+    testing::Values(LinearCase{"Sff8079", ETH_MODULE_SFF_8079, 256, 0x03},
+                    LinearCase{"Sff8472", ETH_MODULE_SFF_8472, 512, 0x03},
+                    LinearCase{"Sff8636Flat", ETH_MODULE_SFF_8636, 256, 0x11},
+                    LinearCase{"Sff8636Paged", ETH_MODULE_SFF_8636, 640, 0x11},
+                    LinearCase{"Sff8436", ETH_MODULE_SFF_8436, 640, 0x0D}),
+    [](const testing::TestParamInfo<LinearCase>& info) { return info.param.name; });
+
+struct IoctlErrorCase {
+  const char* name;
+  int modinfo_errno;
+  int eeprom_errno;
+  int ifindex_errno;
+  StatusCode want;
+};
+
+class ModuleEepromIoctlErrorTest : public testing::TestWithParam<IoctlErrorCase> {};
+
+TEST_P(ModuleEepromIoctlErrorTest, ErrnoMapping) {
+  const IoctlErrorCase& c = GetParam();
+  Rig rig(0);
+  rig.source->UseIoctlForModulesForTesting();
+  rig.driver->modinfo_errno = c.modinfo_errno;
+  rig.driver->module_eeprom_errno = c.eeprom_errno;
+  rig.driver->ifindex_errno = c.ifindex_errno;
+  rig.driver->module_type = ETH_MODULE_SFF_8472;
+  rig.driver->module_image = Pattern(512, 0x03);
+  auto image = rig.source->ModuleEeprom("eth3");
+  ASSERT_FALSE(image);
+  EXPECT_EQ(image.error().code(), c.want) << image.error().ToString();
+  EXPECT_NE(image.error().message().find("eth3"), std::string::npos) << image.error().ToString();
+  EXPECT_EQ(image.error().sys_errno(), c.modinfo_errno != 0 ? c.modinfo_errno : c.eeprom_errno);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, ModuleEepromIoctlErrorTest,
+    testing::Values(
+        // No get_module_info: the driver cannot read modules.
+        IoctlErrorCase{"Eopnotsupp", EOPNOTSUPP, 0, 0, StatusCode::kUnimplemented},
+        IoctlErrorCase{"Eperm", EPERM, 0, 0, StatusCode::kPermissionDenied},
+        // mlx5: the MCIA access for an empty cage fails.
+        IoctlErrorCase{"EioIsNoModule", EIO, 0, 0, StatusCode::kNoData},
+        IoctlErrorCase{"EioOnEepromReadIsNoModule", 0, EIO, 0, StatusCode::kNoData},
+        // sfp.c: SFP_F_PRESENT clear, while the netdev exists.
+        IoctlErrorCase{"EnodevIsNoModule", 0, ENODEV, 0, StatusCode::kNoData},
+        // The netdev itself is gone.
+        IoctlErrorCase{"EnodevWithoutNetdevIsNotFound", ENODEV, 0, ENODEV, StatusCode::kNotFound},
+        IoctlErrorCase{"Ebusy", EBUSY, 0, 0, StatusCode::kUnavailable}),
+    [](const testing::TestParamInfo<IoctlErrorCase>& info) { return info.param.name; });
+
+TEST(ModuleEepromIoctlTest, ImplausibleModinfoIsRejectedBeforeReading) {
+  for (auto [type, len, want] :
+       {std::tuple{uint32_t{ETH_MODULE_SFF_8472}, size_t{0}, StatusCode::kInternal},
+        std::tuple{uint32_t{ETH_MODULE_SFF_8472}, size_t{640}, StatusCode::kInternal},
+        std::tuple{uint32_t{ETH_MODULE_SFF_8636}, size_t{1024}, StatusCode::kInternal},
+        std::tuple{uint32_t{9}, size_t{256}, StatusCode::kUnimplemented}}) {
+    Rig rig(0);
+    rig.source->UseIoctlForModulesForTesting();
+    rig.driver->modinfo_errno = 0;
+    rig.driver->module_type = type;
+    rig.driver->module_image = Pattern(len, 0x03);
+    auto image = rig.source->ModuleEeprom("eth0");
+    ASSERT_FALSE(image) << type << "/" << len;
+    EXPECT_EQ(image.error().code(), want) << image.error().ToString();
+    EXPECT_EQ(rig.driver->Count(ETHTOOL_GMODULEEEPROM), 0u);
+  }
+}
+
+TEST(ModuleEepromIoctlTest, BadNetdevNameIsNotFoundWithoutACall) {
+  Rig rig(0);
+  EXPECT_EQ(rig.source->ModuleEeprom("").error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(rig.source->ModuleEeprom("a/b").error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rig.driver->calls.empty());
+}
+
+// ================================================================ module EEPROM, page selection
+
+ModulePageRead Lower() { return ModulePageRead{0x50, 0, 0, 0, 128, 0}; }
+ModulePageRead Upper(uint8_t page, uint16_t at, uint8_t i2c = 0x50) {
+  return ModulePageRead{i2c, page, 0, 128, 128, at};
+}
+
+// `known` bytes with the given (address, value) pairs set and zeros elsewhere.
+std::vector<uint8_t> Known(size_t size, std::initializer_list<std::pair<size_t, uint8_t>> set) {
+  std::vector<uint8_t> bytes(size);
+  for (auto [address, value] : set) bytes.at(address) = value;
+  return bytes;
+}
+
+struct PlanCase {
+  const char* name;
+  std::vector<uint8_t> known;
+  std::vector<ModulePageRead> want;
+};
+
+class ModulePagesToReadTest : public testing::TestWithParam<PlanCase> {};
+
+TEST_P(ModulePagesToReadTest, Plan) {
+  const PlanCase& c = GetParam();
+  const std::vector<ModulePageRead> plan = ModulePagesToRead(c.known);
+  ASSERT_EQ(plan.size(), c.want.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(plan[i], c.want[i]) << "entry " << i << ": i2c " << int{plan[i].i2c_address}
+                                  << " page " << int{plan[i].page} << " offset "
+                                  << int{plan[i].offset} << " at " << plan[i].image_offset;
+  }
+  // The kernel's rules (K net/ethtool/eeprom.c eeprom_parse_request) and the image's bounds.
+  size_t end = 0;
+  for (const ModulePageRead& read : plan) {
+    EXPECT_GE(read.length, 1);
+    EXPECT_LE(read.length, 128);
+    EXPECT_TRUE(read.offset == 0 || read.offset == 128);
+    EXPECT_LE(read.offset % 128 + read.length, 128) << "crosses the half-page boundary";
+    if (read.page != 0) {
+      EXPECT_EQ(read.offset, 128) << "page > 0 read from the lower half";
+    }
+    EXPECT_GE(read.image_offset, end) << "out of image order";
+    end = read.image_offset + read.length;
+  }
+  EXPECT_LE(end, 768u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modules, ModulePagesToReadTest,
+    testing::Values(
+        PlanCase{"NothingKnownReadsTheLowerPage", {}, {Lower()}},
+        PlanCase{"Sff8472WithoutDdm", Known(128, {{0, 0x03}, {92, 0x20}}),
+                 {Lower(), Upper(0, 128)}},
+        PlanCase{"Sff8472WithDdm",
+                 Known(128, {{0, 0x03}, {92, 0x40}}),
+                 {Lower(), Upper(0, 128), ModulePageRead{0x51, 0, 0, 0, 128, 256},
+                  Upper(0, 384, 0x51)}},
+        PlanCase{"Sff8472DdmByteNotRead", Known(80, {{0, 0x03}}), {Lower(), Upper(0, 128)}},
+        PlanCase{"Sff8636Flat", Known(128, {{0, 0x11}, {2, 0x04}}), {Lower(), Upper(0, 128)}},
+        PlanCase{"Sff8636PagedPage00Unknown",
+                 Known(128, {{0, 0x11}}),
+                 {Lower(), Upper(0, 128), Upper(3, 512)}},
+        PlanCase{"Sff8636PagedNoOptionalPages",
+                 Known(256, {{0, 0x0D}, {195, 0x3f}}),
+                 {Lower(), Upper(0, 128), Upper(3, 512)}},
+        PlanCase{"Sff8636PagedPage01Only",
+                 Known(256, {{0, 0x0C}, {195, 0x40}}),
+                 {Lower(), Upper(0, 128), Upper(1, 256), Upper(3, 512)}},
+        PlanCase{"Sff8636PagedPage02Only",
+                 Known(256, {{0, 0x11}, {195, 0x80}}),
+                 {Lower(), Upper(0, 128), Upper(2, 384), Upper(3, 512)}},
+        PlanCase{"Sff8636PagedAllPages",
+                 Known(256, {{0, 0x11}, {195, 0xc0}}),
+                 {Lower(), Upper(0, 128), Upper(1, 256), Upper(2, 384), Upper(3, 512)}},
+        PlanCase{"Sff8636FlatIgnoresOptions",
+                 Known(256, {{0, 0x11}, {2, 0x04}, {195, 0xc0}}),
+                 {Lower(), Upper(0, 128)}},
+        PlanCase{"CmisFlat", Known(128, {{0, 0x18}, {2, 0x80}}), {Lower(), Upper(0, 128)}},
+        PlanCase{"CmisPaged",
+                 Known(128, {{0, 0x18}}),
+                 {Lower(), Upper(0, 128), Upper(0x01, 256), Upper(0x02, 384), Upper(0x10, 512),
+                  Upper(0x11, 640)}},
+        PlanCase{"OsfpPaged",
+                 Known(128, {{0, 0x19}, {2, 0x7f}}),
+                 {Lower(), Upper(0, 128), Upper(0x01, 256), Upper(0x02, 384), Upper(0x10, 512),
+                  Upper(0x11, 640)}},
+        PlanCase{"UnknownIdentifier", Known(128, {{0, 0x00}}), {Lower(), Upper(0, 128)}},
+        PlanCase{"AllOnesIdentifier", Known(128, {{0, 0xff}, {2, 0x00}}),
+                 {Lower(), Upper(0, 128)}}),
+    [](const testing::TestParamInfo<PlanCase>& info) { return info.param.name; });
+
+TEST(ModulePagesToReadTest, IdentifierGroupsMatchTheDecoder) {
+  // SFF-8024 Table 4-1, as optics::ModuleTypeFromIdentifier groups them.
+  for (int id = 0; id < 256; ++id) {
+    const auto plan = ModulePagesToRead(Known(128, {{0, static_cast<uint8_t>(id)}}));
+    size_t want = 2;
+    if (id == 0x0C || id == 0x0D || id == 0x11) want = 3;  // + page 03h
+    if (id == 0x18 || id == 0x19 || id == 0x1B || id == 0x1E || id == 0x1F || id == 0x20) want = 6;
+    EXPECT_EQ(plan.size(), want) << "identifier " << id;
+  }
+}
+
+// ================================================================ module EEPROM, image assembly
+
+// A module behind the by-page op: 256 bytes per (i2c, page, bank), the lower half meaningful
+// only for page 0. Byte values encode where they came from.
+struct FakeModule {
+  using Key = std::tuple<uint8_t, uint8_t, uint8_t>;  // i2c, page, bank
+  std::map<Key, std::array<uint8_t, 256>> memory;
+  std::map<Key, int> errnos;  // a page that fails
+  size_t chunk = 128;         // bytes per answer: a driver that reads less than asked
+  std::map<Key, size_t> limit;  // bytes a page answers before it reads 0 (a dying module)
+  std::vector<ModulePageRead> reads;
+
+  void Add(uint8_t i2c, uint8_t page, uint8_t bank = 0) {
+    std::array<uint8_t, 256> bytes;
+    for (size_t a = 0; a < bytes.size(); ++a) {
+      bytes[a] = static_cast<uint8_t>(a + 37 * page + 91 * (i2c - 0x50) + 13 * bank + 1);
+    }
+    memory[{i2c, page, bank}] = bytes;
+  }
+  uint8_t& At(uint8_t i2c, uint8_t page, size_t address) { return memory.at({i2c, page, 0})[address]; }
+  // Expected image bytes of one half page.
+  std::vector<uint8_t> Half(uint8_t i2c, uint8_t page, size_t offset) {
+    const auto& bytes = memory.at({i2c, page, 0});
+    return std::vector<uint8_t>(bytes.begin() + offset, bytes.begin() + offset + 128);
+  }
+
+  ModuleReader Reader() {
+    return [this](const ModulePageRead& part) -> Result<std::vector<uint8_t>> {
+      reads.push_back(part);
+      const Key key{part.i2c_address, part.page, part.bank};
+      if (auto e = errnos.find(key); e != errnos.end()) {
+        return Error(FromErrno(e->second, "read"));
+      }
+      auto it = memory.find(key);
+      if (it == memory.end()) return Error(FromErrno(EINVAL, "read"));  // kernel fallback range
+      size_t n = std::min<size_t>(part.length, chunk);
+      if (auto l = limit.find(key); l != limit.end()) {
+        const size_t served = part.offset % 128;
+        n = served >= l->second ? 0 : std::min(n, l->second - served);
+      }
+      return std::vector<uint8_t>(it->second.begin() + part.offset,
+                                  it->second.begin() + part.offset + n);
+    };
+  }
+};
+
+std::vector<uint8_t> Concat(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+FakeModule Sfp(bool ddm) {
+  FakeModule m;
+  m.Add(0x50, 0);
+  m.Add(0x51, 0);
+  m.At(0x50, 0, 0) = 0x03;
+  m.At(0x50, 0, 92) = ddm ? 0x68 : 0x00;
+  return m;
+}
+
+TEST(ReadModuleImageTest, Sff8472WithDdmIsA0ThenA2) {
+  for (size_t chunk : {size_t{128}, size_t{32}, size_t{1}}) {
+    FakeModule m = Sfp(true);
+    m.chunk = chunk;
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_TRUE(image) << image.error().ToString();
+    EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), m.Half(0x51, 0, 0),
+                              m.Half(0x51, 0, 128)}));
+    EXPECT_EQ(m.reads.size(), 4 * (128 / chunk)) << "chunk " << chunk;
+    for (const ModulePageRead& read : m.reads) {
+      EXPECT_LE(read.offset % 128 + read.length, 128);
+    }
+  }
+}
+
+TEST(ReadModuleImageTest, Sff8472WithoutDdmIsA0Only) {
+  FakeModule m = Sfp(false);
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_TRUE(image) << image.error().ToString();
+  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128)}));
+  EXPECT_EQ(m.reads.size(), 2u);
+}
+
+FakeModule Qsfp(uint8_t status, uint8_t options) {
+  FakeModule m;
+  for (uint8_t page : {0, 1, 2, 3}) m.Add(0x50, page);
+  m.At(0x50, 0, 0) = 0x11;
+  m.At(0x50, 0, 2) = status;
+  m.At(0x50, 0, 195) = options;
+  return m;
+}
+
+TEST(ReadModuleImageTest, Sff8636PagedWithoutOptionalPagesKeepsPage03At512) {
+  FakeModule m = Qsfp(0x00, 0x00);
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_TRUE(image) << image.error().ToString();
+  ASSERT_EQ(image->size(), 640u);
+  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128),
+                            std::vector<uint8_t>(256, 0), m.Half(0x50, 3, 128)}));
+  EXPECT_EQ(m.reads.size(), 3u);
+}
+
+TEST(ReadModuleImageTest, Sff8636PagedWithAllPages) {
+  FakeModule m = Qsfp(0x00, 0xc0);
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_TRUE(image) << image.error().ToString();
+  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), m.Half(0x50, 1, 128),
+                            m.Half(0x50, 2, 128), m.Half(0x50, 3, 128)}));
+}
+
+TEST(ReadModuleImageTest, Sff8636FlatIsTwoHalves) {
+  FakeModule m = Qsfp(0x04, 0xc0);
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_TRUE(image) << image.error().ToString();
+  EXPECT_EQ(image->size(), 256u);
+}
+
+TEST(ReadModuleImageTest, CmisPagedIsBank0Pages) {
+  FakeModule m;
+  for (uint8_t page : {0x00, 0x01, 0x02, 0x10, 0x11}) m.Add(0x50, page);
+  m.Add(0x50, 0x11, 1);  // bank 1 exists, and is not read
+  m.At(0x50, 0, 0) = 0x18;
+  m.At(0x50, 0, 2) = 0x00;
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_TRUE(image) << image.error().ToString();
+  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), m.Half(0x50, 1, 128),
+                            m.Half(0x50, 2, 128), m.Half(0x50, 0x10, 128),
+                            m.Half(0x50, 0x11, 128)}));
+  for (const ModulePageRead& read : m.reads) EXPECT_EQ(read.bank, 0);
+}
+
+TEST(ReadModuleImageTest, LaterPageRefusedEndsTheImage) {
+  // The kernel's fallback for a driver whose legacy eeprom_len is 256 refuses page 03h (EINVAL);
+  // a by-page driver without a page answers EOPNOTSUPP (sfp.c: "Only page 0 supported").
+  for (int err : {EINVAL, EOPNOTSUPP}) {
+    FakeModule m = Qsfp(0x00, 0x00);
+    m.errnos[{0x50, 3, 0}] = err;
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_TRUE(image) << image.error().ToString();
+    EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128)})) << err;
+  }
+}
+
+TEST(ReadModuleImageTest, LaterPageFailureIsAnError) {
+  FakeModule m = Sfp(true);
+  m.errnos[{0x51, 0, 0}] = EIO;
+  auto image = ReadModuleImage(m.Reader());
+  ASSERT_FALSE(image);
+  EXPECT_EQ(image.error().sys_errno(), EIO);
+}
+
+TEST(ReadModuleImageTest, LowerPageFailureIsReturnedAsIs) {
+  for (int err : {EOPNOTSUPP, EINVAL, EPERM}) {
+    FakeModule m = Sfp(true);
+    m.errnos[{0x50, 0, 0}] = err;
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_FALSE(image);
+    EXPECT_EQ(image.error(), FromErrno(err, "read"));
+    EXPECT_EQ(m.reads.size(), 1u);
+  }
+}
+
+TEST(ReadModuleImageTest, ShortAndEmptyAnswers) {
+  {
+    FakeModule m = Sfp(true);
+    m.limit[{0x50, 0, 0}] = 0;  // the lower page reads nothing: no module answered
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_FALSE(image);
+    EXPECT_EQ(image.error().code(), StatusCode::kNoData) << image.error().ToString();
+  }
+  {
+    FakeModule m = Qsfp(0x00, 0x00);
+    m.limit[{0x50, 3, 0}] = 0;  // page 03h reads nothing: it is absent, no zero gap is added
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_TRUE(image) << image.error().ToString();
+    EXPECT_EQ(image->size(), 256u);
+  }
+  {
+    FakeModule m = Sfp(true);
+    m.chunk = 50;
+    m.limit[{0x51, 0, 0}] = 100;  // A2h lower half stops after 100 bytes: the image ends there
+    auto image = ReadModuleImage(m.Reader());
+    ASSERT_TRUE(image) << image.error().ToString();
+    ASSERT_EQ(image->size(), 356u);
+    const auto a2 = m.Half(0x51, 0, 0);
+    EXPECT_TRUE(std::equal(a2.begin(), a2.begin() + 100, image->begin() + 256));
+  }
+}
+
+TEST(ReadModuleImageTest, OverlongAnswerIsMalformed) {
+  auto image = ReadModuleImage(
+      [](const ModulePageRead& part) { return Result<std::vector<uint8_t>>(
+                                           std::vector<uint8_t>(part.length + 1u, 0x03)); });
+  ASSERT_FALSE(image);
+  EXPECT_EQ(image.error().code(), StatusCode::kInvalidArgument);
+}
+
+// ================================================================ module EEPROM, error mapping
+
+Status WithExtack(int err, const std::string& extack) {
+  Status s = FromErrno(err, "netdev eth0: ethtool netlink MODULE_EEPROM_GET");
+  if (extack.empty()) return s;
+  return Status(s.code(), s.message() + " (kernel: " + extack + ")", err);
+}
+
+TEST(ModuleEepromErrorStatusTest, NoModuleIsNoDataOnlyWhereTheDriverSaysSo) {
+  struct Case {
+    int err;
+    std::string extack;
+    bool first_read;
+    bool netdev_exists;
+    StatusCode want;
+  };
+  const std::vector<Case> cases = {
+      {ENODEV, "", true, true, StatusCode::kNoData},        // sfp.c: no module present
+      {ENODEV, "", false, true, StatusCode::kNoData},       // unplugged while being read
+      {ENODEV, "no device matches name", true, false, StatusCode::kNotFound},
+      {EIO, "", true, true, StatusCode::kNoData},           // mlx5 MCIA on an empty cage
+      {EIO, "", false, true, StatusCode::kInternal},        // a module that fails mid-read
+      {ENXIO, "", true, true, StatusCode::kNoData},         // I2C address not ACKed
+      {EREMOTEIO, "", true, true, StatusCode::kNoData},
+      {EINVAL, "bnxt_en: Transceiver module not inserted", true, true, StatusCode::kNoData},
+      {EINVAL, "reading cross half page boundary is illegal", true, true,
+       StatusCode::kInvalidArgument},
+      {EOPNOTSUPP, "", true, true, StatusCode::kUnimplemented},  // no module ops at all
+      {EPERM, "", true, true, StatusCode::kPermissionDenied},    // no CAP_NET_ADMIN
+      {EBUSY, "Module firmware flashing is in progress", true, true, StatusCode::kUnavailable},
+  };
+  for (const Case& c : cases) {
+    const Status in = WithExtack(c.err, c.extack);
+    const Status out = ModuleEepromErrorStatus(in, c.first_read, c.netdev_exists);
+    EXPECT_EQ(out.code(), c.want) << in.ToString() << " first=" << c.first_read;
+    EXPECT_EQ(out.sys_errno(), c.err);
+    EXPECT_EQ(out.message().rfind(in.message(), 0), 0u) << "the cause must stay in the message";
+  }
 }
 
 // ================================================================ netlink reply parsers
@@ -843,6 +1319,84 @@ TEST(EthtoolStandardStatsRequestTest, HeaderNestAndCompactGroupsBitset) {
   EXPECT_EQ(b[5], nullptr);  // no MASK with NOMASK
 }
 
+TEST(ModuleEepromParseTest, DataIsReturnedAsSent) {
+  constexpr uint8_t kModuleEepromReply = 32;  // ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY
+  std::vector<uint8_t> bytes(128);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(255 - i);
+  {
+    Msg msg = GenlReply(kModuleEepromReply);
+    nla_put(msg.get(), 7, static_cast<int>(bytes.size()), bytes.data());  // _DATA
+    auto data = ParseModuleEepromReply(nlmsg_hdr(msg.get()), 128);
+    ASSERT_TRUE(data) << data.error().ToString();
+    EXPECT_EQ(*data, bytes);
+  }
+  {  // a driver that read less than asked (odd length: the attribute is padded)
+    Msg msg = GenlReply(kModuleEepromReply);
+    nla_put(msg.get(), 7, 33, bytes.data());
+    auto data = ParseModuleEepromReply(nlmsg_hdr(msg.get()), 128);
+    ASSERT_TRUE(data) << data.error().ToString();
+    EXPECT_EQ(*data, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 33));
+  }
+  {  // nothing read
+    Msg msg = GenlReply(kModuleEepromReply);
+    nla_put(msg.get(), 7, 0, nullptr);
+    auto data = ParseModuleEepromReply(nlmsg_hdr(msg.get()), 128);
+    ASSERT_TRUE(data) << data.error().ToString();
+    EXPECT_TRUE(data->empty());
+  }
+}
+
+TEST(ModuleEepromParseTest, MalformedRepliesAreErrors) {
+  std::vector<uint8_t> bytes(129, 0x11);
+  Msg no_data = GenlReply(32);
+  Msg too_long = GenlReply(32);
+  nla_put(too_long.get(), 7, 65, bytes.data());
+  Msg wrong_cmd = GenlReply(30);
+  nla_put(wrong_cmd.get(), 7, 8, bytes.data());
+  Msg short_msg(nlmsg_alloc_simple(0x1d, 0), &nlmsg_free);
+  for (auto [name, msg] : {std::pair{"no data", no_data.get()}, std::pair{"too long", too_long.get()},
+                           std::pair{"wrong command", wrong_cmd.get()},
+                           std::pair{"no genl header", short_msg.get()}}) {
+    auto data = ParseModuleEepromReply(nlmsg_hdr(msg), 64);
+    ASSERT_FALSE(data) << name;
+    EXPECT_EQ(data.error().code(), StatusCode::kInvalidArgument) << name;
+  }
+}
+
+TEST(ModuleEepromRequestTest, HeaderNestAndAllAddressAttributes) {
+  NlMessage msg = BuildModuleEepromRequest(0x1d, "eth0", ModulePageRead{0x50, 0x11, 0, 128, 96, 640});
+  ASSERT_TRUE(msg);
+  const nlmsghdr* hdr = nlmsg_hdr(msg.get());
+  EXPECT_EQ(hdr->nlmsg_type, 0x1d);
+  EXPECT_EQ(hdr->nlmsg_flags & (NLM_F_REQUEST | NLM_F_DUMP), NLM_F_REQUEST);
+  const auto* genl = static_cast<const genlmsghdr*>(nlmsg_data(hdr));
+  EXPECT_EQ(genl->cmd, 31);  // ETHTOOL_MSG_MODULE_EEPROM_GET
+  EXPECT_EQ(genl->version, 1);
+  std::vector<int> types;
+  const nlattr* attr;
+  int rem;
+  nla_for_each_attr(attr, genlmsg_attrdata(genl, 0), genlmsg_attrlen(genl, 0), rem) {
+    types.push_back(attr->nla_type);
+  }
+  EXPECT_EQ(rem, 0);
+  EXPECT_EQ(types, (std::vector<int>{1 | NLA_F_NESTED, 2, 3, 4, 5, 6}));
+  std::array<nlattr*, 8> tb{};
+  ASSERT_EQ(genlmsg_parse(const_cast<nlmsghdr*>(hdr), 0, tb.data(), 7, nullptr), 0);
+  std::array<nlattr*, 4> h{};
+  ASSERT_EQ(nla_parse_nested(h.data(), 3, tb[1], nullptr), 0);
+  ASSERT_NE(h[2], nullptr);
+  EXPECT_STREQ(static_cast<const char*>(nla_data(h[2])), "eth0");
+  EXPECT_EQ(h[3], nullptr);  // no flags
+  EXPECT_EQ(nla_len(tb[2]), 4);
+  EXPECT_EQ(nla_get_u32(tb[2]), 128u);  // OFFSET
+  EXPECT_EQ(nla_get_u32(tb[3]), 96u);   // LENGTH
+  EXPECT_EQ(nla_len(tb[4]), 1);
+  EXPECT_EQ(nla_get_u8(tb[4]), 0x11);  // PAGE
+  EXPECT_EQ(nla_get_u8(tb[5]), 0);     // BANK
+  EXPECT_EQ(nla_get_u8(tb[6]), 0x50);  // I2C_ADDRESS
+  EXPECT_EQ(tb[7], nullptr);
+}
+
 Msg DcbReply(uint8_t cmd) {
   Msg msg(nlmsg_alloc_simple(RTM_GETDCB, 0), &nlmsg_free);
   dcbmsg header{};
@@ -1230,6 +1784,60 @@ TEST_F(VethNetnsTest, StatsFlagRejectedWithEinvalIsRetriedWithoutAndRemembered) 
   });
 }
 
+// veth has no module ops: MODULE_EEPROM_GET answers EOPNOTSUPP (the kernel's fallback finds no
+// get_module_info either, K net/ethtool/eeprom.c), and so does the ioctl. Quiet kUnimplemented.
+TEST_F(VethNetnsTest, ModuleEepromIsQuietUnimplemented) {
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    std::vector<Result<std::vector<uint8_t>>> results;
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    for (int pass = 0; pass < 2; ++pass) results.push_back(source.ModuleEeprom(veth_a_));
+    const uint64_t requests = source.netlink_requests();
+    auto missing = source.ModuleEeprom(veth_b_);  // in the other namespace
+    std::string err = testing::internal::GetCapturedStderr();
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(err, "") << "nothing may be printed for an unsupported request";
+    EXPECT_EQ(out, "");
+    for (const auto& result : results) {
+      ASSERT_FALSE(result.has_value());
+      EXPECT_EQ(result.error().code(), StatusCode::kUnimplemented) << result.error().ToString();
+      EXPECT_EQ(result.error().sys_errno(), EOPNOTSUPP);
+      EXPECT_NE(result.error().message().find(veth_a_), std::string::npos);
+    }
+    // EOPNOTSUPP from both paths never switches modules to the ioctl: netlink is asked each time.
+    EXPECT_GE(requests, 3u);  // family + one MODULE_EEPROM_GET per call
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_EQ(missing.error().code(), StatusCode::kNotFound) << missing.error().ToString();
+    std::printf("[ veth     ] %s: ModuleEeprom -> %s\n", veth_a_.c_str(),
+                results[0].error().ToString().c_str());
+  });
+}
+
+// Netlink EOPNOTSUPP while the ioctl reads a module (a kernel without MODULE_EEPROM_GET): the
+// ioctl's image is returned, and netlink is not asked for modules again.
+TEST_F(VethNetnsTest, ModuleEepromFallsBackToTheIoctl) {
+  InNetns(ns_a_, [&] {
+    auto owned = std::make_unique<FakeDriver>(0);
+    FakeDriver* driver = owned.get();
+    driver->modinfo_errno = 0;
+    driver->module_type = ETH_MODULE_SFF_8472;
+    driver->module_image = Pattern(512, 0x03);
+    KernelEthtool source(std::move(owned));
+    auto first = source.ModuleEeprom(veth_a_);
+    ASSERT_TRUE(first) << first.error().ToString();
+    EXPECT_EQ(*first, driver->module_image);
+    const uint64_t requests = source.netlink_requests();
+    EXPECT_GE(requests, 1u);
+    auto second = source.ModuleEeprom(veth_a_);
+    ASSERT_TRUE(second) << second.error().ToString();
+    EXPECT_EQ(source.netlink_requests(), requests);
+    EXPECT_EQ(driver->Count(ETHTOOL_GMODULEINFO), 2u);
+  });
+}
+
 TEST_F(VethNetnsTest, LinkStateFollowsCarrier) {
   InNetns(ns_a_, [&] {
     auto source = KernelEthtool::Create();
@@ -1397,6 +2005,38 @@ TEST(EthtoolStandardStatsHostTest, MatchesEthtoolCli) {
   }
   std::printf("[ host     ] %s: StandardStats -> %s; %d values compared with ethtool\n",
               netdev.c_str(), outcome.c_str(), compared);
+}
+
+// The host's own NIC (FABRICWATCH_TEST_NETDEV, default eth0). virtio_net has no module ops: the
+// answer must be kUnimplemented. On other drivers what came back is printed, with `ethtool -m`.
+TEST(ModuleEepromHostTest, HostNetdev) {
+  const char* env = std::getenv("FABRICWATCH_TEST_NETDEV");
+  const std::string netdev = env != nullptr && *env != '\0' ? env : "eth0";
+  if (::if_nametoindex(netdev.c_str()) == 0) GTEST_SKIP() << "no netdev " << netdev;
+  auto [rc, driver] = Shell("basename \"$(readlink -f /sys/class/net/" + netdev +
+                            "/device/driver)\"");
+  while (!driver.empty() && driver.back() == '\n') driver.pop_back();
+  if (rc != 0) driver.clear();
+  auto created = KernelEthtool::Create();
+  ASSERT_TRUE(created) << created.error().ToString();
+  auto image = (*created)->ModuleEeprom(netdev);
+  std::string cli = "(ethtool not installed)";
+  if (Shell("command -v ethtool").first == 0) {
+    auto [cli_rc, cli_out] = Shell("ethtool -m " + netdev);
+    cli = "rc " + std::to_string(cli_rc) + ": " + cli_out.substr(0, cli_out.find('\n'));
+  }
+  std::printf("[ host     ] %s (driver %s): ModuleEeprom -> %s; ethtool -m %s\n", netdev.c_str(),
+              driver.c_str(),
+              image ? (std::to_string(image->size()) + " bytes").c_str()
+                    : image.error().ToString().c_str(),
+              cli.c_str());
+  if (driver == "virtio_net") {
+    ASSERT_FALSE(image);
+    EXPECT_EQ(image.error().code(), StatusCode::kUnimplemented) << image.error().ToString();
+  } else if (image) {
+    EXPECT_FALSE(image->empty());
+    EXPECT_LE(image->size(), 768u);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,416 @@
+#include "collectors/optics/optics.h"
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectors/core/device_filter.h"
+#include "collectors/core/duration.h"
+#include "collectors/core/transition_log.h"
+#include "collectors/core/value_parse.h"
+#include "collectors/ethtool/replay.h"
+#include "collectors/optics/module_eeprom.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/netdevs.h"
+#include "collectors/sys/sysfs.h"
+
+namespace fabricwatch::optics {
+namespace {
+
+constexpr std::array<std::string_view, 16> kLanes = {"1",  "2",  "3",  "4",  "5",  "6",
+                                                      "7",  "8",  "9",  "10", "11", "12",
+                                                      "13", "14", "15", "16"};
+
+constexpr LabelNames kNetdev{"netdev"};
+constexpr LabelNames kLane{"netdev", "lane"};
+constexpr LabelNames kThreshold{"netdev", "threshold"};
+
+constexpr MetricDesc kInfo{
+    "fabric_optics_module_info",
+    "Transceiver identity from its EEPROM: memory_map (sff8472, sff8636, cmis), SFF-8024 "
+    "identifier, vendor, part number, serial, revision, connector and media. A new serial "
+    "means the module was swapped. Constant 1.",
+    MetricKind::kInfo,
+    {"netdev", "memory_map", "identifier", "vendor", "part_number", "serial", "revision", "connector",
+     "media"}};
+constexpr MetricDesc kPresent{
+    "fabric_optics_module_present",
+    "1 if a module answered in the port's cage, 0 if the cage is empty (the driver said so).",
+    MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kLastRead{
+    "fabric_optics_last_read_timestamp_seconds",
+    "Unix time of the last successful read of the module's EEPROM; values are re-exported "
+    "between reads (every module-interval).",
+    MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kWavelength{"fabric_optics_module_wavelength_meters",
+                                 "Nominal laser wavelength the module states.",
+                                 MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kTemperature{"fabric_optics_module_temperature_celsius",
+                                  "Module temperature from its digital diagnostics.",
+                                  MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kVoltage{"fabric_optics_module_supply_voltage_volts",
+                              "Module supply voltage (Vcc) from its digital diagnostics.",
+                              MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kBias{"fabric_optics_lane_tx_bias_amperes",
+                           "Laser bias current per lane (lanes counted from 1).",
+                           MetricKind::kGauge, kLane};
+constexpr MetricDesc kTxPower{"fabric_optics_lane_tx_power_watts",
+                              "Transmitted optical power per lane (lanes counted from 1).",
+                              MetricKind::kGauge, kLane};
+constexpr MetricDesc kRxPower{
+    "fabric_optics_lane_rx_power_watts",
+    "Received optical power per lane (lanes counted from 1); average or OMA as the module "
+    "measures it. Dashboards show dBm = 10*log10(watts*1000).",
+    MetricKind::kGauge, kLane};
+constexpr MetricDesc kRxLos{"fabric_optics_lane_rx_los",
+                            "1 if the lane reports loss of received signal.",
+                            MetricKind::kGauge, kLane};
+constexpr MetricDesc kTxLos{"fabric_optics_lane_tx_los",
+                            "1 if the lane reports loss of transmit signal.",
+                            MetricKind::kGauge, kLane};
+constexpr MetricDesc kTxFault{"fabric_optics_lane_tx_fault", "1 if the lane reports a Tx fault.",
+                              MetricKind::kGauge, kLane};
+constexpr MetricDesc kTemperatureThreshold{
+    "fabric_optics_module_temperature_threshold_celsius",
+    "The module's own temperature alarm and warning thresholds (threshold=high_alarm, "
+    "low_alarm, high_warning, low_warning).",
+    MetricKind::kGauge, kThreshold};
+constexpr MetricDesc kVoltageThreshold{
+    "fabric_optics_module_supply_voltage_threshold_volts",
+    "The module's own supply-voltage alarm and warning thresholds.", MetricKind::kGauge,
+    kThreshold};
+constexpr MetricDesc kBiasThreshold{"fabric_optics_tx_bias_threshold_amperes",
+                                    "The module's own laser-bias alarm and warning thresholds.",
+                                    MetricKind::kGauge, kThreshold};
+constexpr MetricDesc kTxPowerThreshold{
+    "fabric_optics_tx_power_threshold_watts",
+    "The module's own transmit-power alarm and warning thresholds.", MetricKind::kGauge,
+    kThreshold};
+constexpr MetricDesc kRxPowerThreshold{
+    "fabric_optics_rx_power_threshold_watts",
+    "The module's own receive-power alarm and warning thresholds.", MetricKind::kGauge,
+    kThreshold};
+constexpr MetricDesc kAlarm{
+    "fabric_optics_alarm_flag",
+    "1 while the module raises an alarm or warning flag: quantity (temperature, "
+    "supply_voltage, tx_bias, tx_power, rx_power), threshold (high_alarm, low_alarm, "
+    "high_warning, low_warning), lane (empty for module-level quantities).",
+    MetricKind::kGauge, {"netdev", "lane", "quantity", "threshold"}};
+constexpr MetricDesc kWarnings{
+    "fabric_optics_module_decode_warnings",
+    "Problems found decoding the module's EEPROM (missing pages, implausible values that were "
+    "dropped, a truncated image); details in the agent's log.",
+    MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kHwmonTemperature{
+    "fabric_optics_hwmon_temperature_celsius",
+    "Temperature the NIC driver publishes under hwmon (mlx5, kernel 6.6+): sensor \"asic\" or "
+    "\"module<N>\" (the transceiver of the function's port), for IB and Ethernet ports alike.",
+    MetricKind::kGauge, {"pci_address", "rdma_device", "sensor"}};
+constexpr MetricDesc kHwmonCritical{
+    "fabric_optics_hwmon_critical_celsius",
+    "The sensor's critical temperature (temp*_crit).", MetricKind::kGauge,
+    {"pci_address", "rdma_device", "sensor"}};
+constexpr MetricDesc kHwmonHighest{
+    "fabric_optics_hwmon_highest_celsius",
+    "The highest temperature the sensor has recorded (temp*_highest).", MetricKind::kGauge,
+    {"pci_address", "rdma_device", "sensor"}};
+
+constexpr MetricDesc kAllMetrics[] = {
+    kInfo,          kPresent,          kLastRead,      kWavelength,       kTemperature,
+    kVoltage,       kBias,             kTxPower,       kRxPower,          kRxLos,
+    kTxLos,         kTxFault,          kTemperatureThreshold, kVoltageThreshold,
+    kBiasThreshold, kTxPowerThreshold, kRxPowerThreshold,     kAlarm,   kWarnings,
+    kHwmonTemperature, kHwmonCritical, kHwmonHighest};
+
+constexpr CollectorOptionSpec kOptions[] = {
+    {"device-include",
+     "Regular expression of netdevs whose modules are read. Default: every netdev with a PCI "
+     "parent or an RDMA device.",
+     ""},
+    {"device-exclude", "Regular expression of netdevs whose modules are not read.", ""},
+    {"module-interval",
+     "How often each module's EEPROM is read again (reads are spread over the collector's "
+     "runs).",
+     "30s"},
+};
+
+constexpr std::string_view kThresholdNames[] = {"high_alarm", "low_alarm", "high_warning",
+                                                "low_warning"};
+
+class OpticsCollector final : public Collector {
+ public:
+  OpticsCollector(const CollectorContext& context, DeviceFilter filter, bool explicit_include,
+                  std::chrono::milliseconds module_interval)
+      : sysfs_(context.sysfs),
+        clock_(context.clock),
+        source_(context.ethtool),
+        replay_(context.ethtool_replay ? static_cast<ethtool::ReplayEthtool*>(context.ethtool)
+                                       : nullptr),
+        logger_(context.logger),
+        transitions_(context.logger),
+        filter_(std::move(filter)),
+        explicit_include_(explicit_include),
+        module_interval_(module_interval),
+        collector_interval_(context.interval) {}
+
+  Status Collect(MetricSink& sink) override;
+
+ private:
+  struct Module {
+    std::chrono::system_clock::time_point last_attempt{};
+    std::chrono::system_clock::time_point last_read{};
+    std::optional<ModuleReading> reading;
+    bool absent = false;       // the cage is empty
+    bool unsupported = false;  // the driver cannot read modules: asked again next interval
+  };
+
+  Result<std::vector<std::string>> Netdevs();
+  void Read(const std::string& netdev, Module& module, MetricSink& sink);
+  void Emit(const std::string& netdev, const Module& module, MetricSink& sink);
+  void CollectHwmon(MetricSink& sink);
+
+  const sys::SysFs& sysfs_;
+  const Clock& clock_;
+  sys::EthtoolSource* source_;
+  ethtool::ReplayEthtool* replay_;
+  std::shared_ptr<spdlog::logger> logger_;
+  TransitionLog transitions_;
+  DeviceFilter filter_;
+  bool explicit_include_;
+  std::chrono::milliseconds module_interval_;
+  std::chrono::milliseconds collector_interval_;
+  std::map<std::string, Module> modules_;
+  std::set<std::string> quiet_logged_;
+};
+
+Result<std::vector<std::string>> OpticsCollector::Netdevs() {
+  std::vector<std::string> selected;
+  if (replay_ != nullptr) {
+    auto names = replay_->Netdevs();
+    if (!names) return names;
+    selected = std::move(*names);
+  } else {
+    auto names = sysfs_.ListDir("class/net");
+    if (!names) return names;
+    const std::set<std::string> rdma_netdevs = sys::RdmaNetdevs(sysfs_);
+    for (const std::string& name : *names) {
+      if (explicit_include_ || sys::IsFabricNetdev(sysfs_, name, rdma_netdevs)) {
+        selected.push_back(name);
+      }
+    }
+  }
+  std::erase_if(selected, [&](const std::string& n) { return !filter_.Accepts(n); });
+  return selected;
+}
+
+void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink& sink) {
+  module.last_attempt = clock_.Now();
+  auto image = source_->ModuleEeprom(netdev);
+  if (!image) {
+    const Status& error = image.error();
+    const std::string key = netdev + "/module-eeprom";
+    if (error.code() == StatusCode::kNoData || error.code() == StatusCode::kUnimplemented ||
+        error.code() == StatusCode::kNotFound) {
+      module.absent = error.code() == StatusCode::kNoData;
+      module.unsupported = !module.absent;
+      module.reading.reset();
+      if (quiet_logged_.insert(key + "/" + std::string(StatusCodeName(error.code()))).second) {
+        logger_->debug("{}: no module EEPROM: {}", netdev, error.message());
+      }
+      return;
+    }
+    // Anything else (EPERM without CAP_NET_ADMIN, an I2C error): counted, last values dropped
+    // rather than re-exported as if fresh.
+    module.reading.reset();
+    sink.RecordError(error);
+    transitions_.Failed(key, error);
+    return;
+  }
+  auto reading = DecodeModuleImage(*image);
+  if (!reading) {
+    module.reading.reset();
+    sink.RecordError(reading.error().WithContext(netdev + " module EEPROM"));
+    transitions_.Failed(netdev + "/decode", reading.error());
+    return;
+  }
+  for (const Status& warning : reading->warnings) {
+    if (quiet_logged_.insert(netdev + "/warning/" + warning.message()).second) {
+      logger_->info("{} module: {}", netdev, warning.message());
+    }
+  }
+  module.absent = false;
+  module.unsupported = false;
+  module.last_read = module.last_attempt;
+  module.reading = std::move(*reading);
+}
+
+void OpticsCollector::Emit(const std::string& netdev, const Module& module, MetricSink& sink) {
+  const LabelPair n{"netdev", netdev};
+  if (module.absent) {
+    sink.Add(kPresent, {n}, 0);
+    return;
+  }
+  if (!module.reading) return;
+  const ModuleReading& r = *module.reading;
+  sink.Add(kPresent, {n}, 1);
+  sink.Add(kLastRead, {n}, std::chrono::duration<double>(module.last_read.time_since_epoch()).count());
+  const std::string connector =
+      r.connector ? std::string(ConnectorName(*r.connector)) : std::string();
+  sink.AddInfo(kInfo, {n,
+                       {"memory_map", ModuleTypeName(r.type)},
+                       {"identifier", r.identifier_name},
+                       {"vendor", r.vendor},
+                       {"part_number", r.part_number},
+                       {"serial", r.serial},
+                       {"revision", r.revision},
+                       {"connector", connector},
+                       {"media", r.media}});
+  sink.Add(kWarnings, {n}, static_cast<double>(r.warnings.size()));
+  if (r.wavelength_nm) sink.Add(kWavelength, {n}, *r.wavelength_nm * 1e-9);
+  if (r.temperature_celsius) sink.Add(kTemperature, {n}, *r.temperature_celsius);
+  if (r.supply_voltage_volts) sink.Add(kVoltage, {n}, *r.supply_voltage_volts);
+
+  auto flags = [&](std::string_view lane, std::string_view quantity,
+                   const std::optional<Flags>& f) {
+    if (!f) return;
+    const bool values[] = {f->high_alarm, f->low_alarm, f->high_warning, f->low_warning};
+    for (size_t i = 0; i < 4; ++i) {
+      sink.Add(kAlarm, {n, {"lane", lane}, {"quantity", quantity}, {"threshold", kThresholdNames[i]}},
+               values[i] ? 1 : 0);
+    }
+  };
+  flags("", "temperature", r.temperature_flags);
+  flags("", "supply_voltage", r.supply_voltage_flags);
+  for (size_t i = 0; i < r.lanes.size() && i < kLanes.size(); ++i) {
+    const LaneReading& lane = r.lanes[i];
+    const LabelPair l{"lane", kLanes[i]};
+    if (lane.tx_bias_amperes) sink.Add(kBias, {n, l}, *lane.tx_bias_amperes);
+    if (lane.tx_power_watts) sink.Add(kTxPower, {n, l}, *lane.tx_power_watts);
+    if (lane.rx_power_watts) sink.Add(kRxPower, {n, l}, *lane.rx_power_watts);
+    if (lane.rx_los) sink.Add(kRxLos, {n, l}, *lane.rx_los ? 1 : 0);
+    if (lane.tx_los) sink.Add(kTxLos, {n, l}, *lane.tx_los ? 1 : 0);
+    if (lane.tx_fault) sink.Add(kTxFault, {n, l}, *lane.tx_fault ? 1 : 0);
+    flags(kLanes[i], "tx_bias", lane.tx_bias_flags);
+    flags(kLanes[i], "tx_power", lane.tx_power_flags);
+    flags(kLanes[i], "rx_power", lane.rx_power_flags);
+  }
+  auto thresholds = [&](const MetricDesc& desc, const std::optional<Thresholds>& t) {
+    if (!t) return;
+    const double values[] = {t->high_alarm, t->low_alarm, t->high_warning, t->low_warning};
+    for (size_t i = 0; i < 4; ++i) sink.Add(desc, {n, {"threshold", kThresholdNames[i]}}, values[i]);
+  };
+  thresholds(kTemperatureThreshold, r.thresholds.temperature_celsius);
+  thresholds(kVoltageThreshold, r.thresholds.supply_voltage_volts);
+  thresholds(kBiasThreshold, r.thresholds.tx_bias_amperes);
+  thresholds(kTxPowerThreshold, r.thresholds.tx_power_watts);
+  thresholds(kRxPowerThreshold, r.thresholds.rx_power_watts);
+}
+
+void OpticsCollector::CollectHwmon(MetricSink& sink) {
+  auto hwmons = sysfs_.ListDir("class/hwmon");
+  if (!hwmons) return;
+  // PCI function -> RDMA device, to name the HCA a sensor belongs to.
+  std::map<std::string, std::string> rdma_of_pci;
+  if (auto devices = sysfs_.ListDir("class/infiniband")) {
+    for (const std::string& device : *devices) {
+      auto pci = sysfs_.ReadLinkBasename("class/infiniband/" + device + "/device");
+      if (pci) rdma_of_pci.try_emplace(*pci, device);
+    }
+  }
+  for (const std::string& hwmon : *hwmons) {
+    const std::string dir = "class/hwmon/" + hwmon;
+    auto name = sysfs_.ReadString(dir + "/name");
+    if (!name || *name != "mlx5") continue;  // the driver names its hwmon device (mlx5 hwmon.c)
+    auto pci = sysfs_.ReadLinkBasename(dir + "/device");
+    if (!pci || !IsPciAddress(*pci)) continue;
+    const std::string rdma = rdma_of_pci.contains(*pci) ? rdma_of_pci[*pci] : std::string();
+    auto files = sysfs_.ListDir(dir);
+    if (!files) continue;
+    for (const std::string& file : *files) {
+      // temp<N>_label names the channel; temp<N>_{input,crit,highest} hold millidegrees.
+      if (!file.starts_with("temp") || !file.ends_with("_label")) continue;
+      const std::string channel = file.substr(0, file.size() - 6);
+      auto label = sysfs_.ReadString(dir + "/" + file);
+      if (!label) continue;
+      std::string sensor;
+      for (char c : *label) sensor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::array<LabelPair, 3> labels = {
+          LabelPair{"pci_address", *pci}, LabelPair{"rdma_device", rdma},
+          LabelPair{"sensor", sensor}};
+      for (auto [suffix, desc] : {std::pair{"_input", &kHwmonTemperature},
+                                  {"_crit", &kHwmonCritical}, {"_highest", &kHwmonHighest}}) {
+        auto value = sysfs_.ReadInt64(dir + "/" + channel + suffix);
+        if (value) {
+          sink.Add(*desc, labels, static_cast<double>(*value) / 1000.0);
+        } else if (value.error().sys_errno() != ENOENT) {
+          sink.RecordError(value.error());
+          transitions_.Failed(dir + "/" + channel + suffix, value.error());
+        }
+      }
+    }
+  }
+}
+
+Status OpticsCollector::Collect(MetricSink& sink) {
+  const size_t errors_before = sink.error_count();
+  if (source_ != nullptr) {
+    auto netdevs = Netdevs();
+    if (netdevs) {
+      std::erase_if(modules_, [&](const auto& entry) {
+        return std::find(netdevs->begin(), netdevs->end(), entry.first) == netdevs->end();
+      });
+      // Spread the reads: at most a share of the modules per run, the most overdue first.
+      const auto now = clock_.Now();
+      std::vector<std::string> due;
+      for (const std::string& netdev : *netdevs) {
+        Module& module = modules_[netdev];
+        if (module.last_attempt == std::chrono::system_clock::time_point{} ||
+            now - module.last_attempt >= module_interval_) {
+          due.push_back(netdev);
+        }
+      }
+      std::sort(due.begin(), due.end(), [&](const std::string& a, const std::string& b) {
+        return modules_[a].last_attempt < modules_[b].last_attempt;
+      });
+      const size_t runs_per_interval = std::max<size_t>(
+          1, static_cast<size_t>(module_interval_ / std::max(collector_interval_,
+                                                              std::chrono::milliseconds(1))));
+      const size_t per_run =
+          std::max<size_t>(1, (netdevs->size() + runs_per_interval - 1) / runs_per_interval);
+      for (size_t i = 0; i < due.size() && i < per_run; ++i) Read(due[i], modules_[due[i]], sink);
+      for (const std::string& netdev : *netdevs) Emit(netdev, modules_[netdev], sink);
+    } else if (netdevs.error().code() != StatusCode::kNotFound) {
+      sink.RecordError(netdevs.error());
+    }
+  }
+  CollectHwmon(sink);
+  transitions_.EndCollection();
+  if (sink.sample_count() == 0 && sink.error_count() == errors_before) {
+    return Status(StatusCode::kNoData, "no transceiver module and no mlx5 hwmon sensor found");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const MetricDesc> OpticsMetrics() { return kAllMetrics; }
+std::span<const CollectorOptionSpec> OpticsOptions() { return kOptions; }
+
+Result<std::unique_ptr<Collector>> NewOpticsCollector(const CollectorContext& context) {
+  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
+  auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
+                                     "collector.optics.device");
+  if (!filter) return Error(filter.error());
+  const std::string interval_text = option("module-interval");
+  auto interval = ParseDuration(interval_text.empty() ? "30s" : interval_text);
+  if (!interval) return Error(interval.error().WithContext("--collector.optics.module-interval"));
+  return std::unique_ptr<Collector>(new OpticsCollector(
+      context, std::move(*filter), !option("device-include").empty(), *interval));
+}
+
+}  // namespace fabricwatch::optics

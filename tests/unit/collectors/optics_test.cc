@@ -1,0 +1,225 @@
+// Collector `optics`: replay directories holding module images built from the spec tables
+// (tests/testing/module_images.h), an empty cage, the spreading of reads over runs, read
+// failures, and the mlx5 hwmon sensors.
+
+#include "collectors/optics/optics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/sysfs.h"
+#include "tests/testing/module_images.h"
+#include "tests/testing/test_paths.h"
+
+namespace fabricwatch::optics {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class SteppingClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override { return now; }
+  std::chrono::system_clock::time_point now{std::chrono::seconds(1795000000)};
+};
+
+// A replay directory with one module image per netdev (and one empty cage).
+class ReplayDir {
+ public:
+  ReplayDir() {
+    root_ = fs::temp_directory_path() / ("fw-optics-" + std::to_string(::getpid()) + "-" +
+                                         std::to_string(counter_++));
+    fs::remove_all(root_);
+    Add("enp1s0f0", testing::SfpInternal());
+    Add("enp2s0f0np0", testing::Qsfp28Paged());
+    Add("enp3s0f0np0", testing::Cmis8Lane());
+    Add("enp4s0f0np0", testing::QsfpFlatDac());
+    fs::create_directories(root_ / "enp5s0f0np0");  // a cage without a module
+    std::ofstream(root_ / "enp5s0f0np0/statistics") << "NIC statistics:\n     rx_packets: 1\n";
+  }
+  ~ReplayDir() { fs::remove_all(root_); }
+  void Add(const std::string& netdev, const testing::Image& image) {
+    fs::create_directories(root_ / netdev);
+    std::ofstream(root_ / netdev / "statistics") << "NIC statistics:\n     rx_packets: 1\n";
+    std::ofstream out(root_ / netdev / "module-eeprom", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(image.bytes().data()),
+              static_cast<std::streamsize>(image.bytes().size()));
+  }
+  std::string path() const { return root_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path root_;
+};
+
+struct CollectRun {
+  Status status;
+  size_t errors;
+  std::string text;
+  std::string error_text;  // the first errors, for failure messages
+};
+
+class Harness {
+ public:
+  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, bool replay,
+          CollectorOptions options = {}, std::chrono::milliseconds interval = std::chrono::seconds(5))
+      : sysfs_(sysfs_root, real_), options_(std::move(options)) {
+    auto logger =
+        std::make_shared<spdlog::logger>("optics", std::make_shared<spdlog::sinks::null_sink_mt>());
+    CollectorContext context{.sysfs = sysfs_,
+                             .clock = clock,
+                             .logger = logger,
+                             .options = options_,
+                             .interval = interval};
+    context.ethtool = source;
+    context.ethtool_replay = replay;
+    auto collector = NewOpticsCollector(context);
+    EXPECT_TRUE(collector) << collector.error().ToString();
+    if (collector) collector_ = std::move(*collector);
+  }
+  CollectRun Collect() {
+    MetricSink sink;
+    Status status = collector_->Collect(sink);
+    std::string errors;
+    for (const Status& e : sink.errors()) errors += e.ToString() + "\n";
+    return {status, sink.error_count(), testing::Exposition(sink.TakeFamilies()), errors};
+  }
+  SteppingClock clock;
+
+ private:
+  sys::RealFileSystem real_;
+  sys::SysFs sysfs_;
+  CollectorOptions options_;
+  std::unique_ptr<Collector> collector_;
+};
+
+const std::string kEmptySysfs = testing::FixturePath("sysfs/empty/sys");
+
+TEST(OpticsCollectorTest, replay_modules_match_golden) {
+  ReplayDir dir;
+  sys::RealFileSystem real;
+  ethtool::ReplayEthtool replay(dir.path(), real);
+  // A collector interval equal to the module interval reads every module in one run.
+  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 0u) << run.error_text;
+  testing::ExpectGolden(run.text, "collectors/optics/replay-modules.prom");
+  const std::string& t = run.text;
+  EXPECT_THAT(t, HasSubstr("fabric_optics_module_present{netdev=\"enp5s0f0np0\"} 0"));
+  EXPECT_THAT(t, HasSubstr("fabric_optics_module_temperature_celsius{netdev=\"enp1s0f0\"} 35.5"));
+  EXPECT_THAT(t, HasSubstr("fabric_optics_lane_rx_power_watts{netdev=\"enp3s0f0np0\",lane=\"8\"}"));
+  EXPECT_THAT(t, HasSubstr("serial=\"Q28SN\""));
+  // The passive DAC has no diagnostics: identity only, no readings, no thresholds.
+  EXPECT_THAT(t, HasSubstr("fabric_optics_module_present{netdev=\"enp4s0f0np0\"} 1"));
+  EXPECT_THAT(t, Not(HasSubstr("fabric_optics_module_temperature_celsius{netdev=\"enp4s0f0np0\"")));
+}
+
+TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_reads) {
+  ReplayDir dir;
+  sys::RealFileSystem real;
+  ethtool::ReplayEthtool replay(dir.path(), real);
+  // 5 netdevs, 30 s module interval, 5 s runs: at most 1 module read per run.
+  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(5));
+  size_t present = 0;
+  for (int run = 0; run < 5; ++run) {
+    const std::string t = harness.Collect().text;
+    size_t now_present = 0;
+    for (size_t at = 0; (at = t.find("fabric_optics_module_present{", at)) != std::string::npos;
+         ++at) {
+      ++now_present;
+    }
+    EXPECT_EQ(now_present, present + 1) << "run " << run;  // one more module each run
+    present = now_present;
+    harness.clock.now += std::chrono::seconds(5);
+  }
+  // After the module interval every module is due again, still one per run; all stay exported.
+  harness.clock.now += std::chrono::seconds(30);
+  EXPECT_THAT(harness.Collect().text,
+              HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
+}
+
+TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
+  ReplayDir dir;
+  fs::create_directories(dir.path() + "/enp9s0");
+  std::ofstream(dir.path() + "/enp9s0/statistics") << "NIC statistics:\n";
+  std::ofstream(dir.path() + "/enp9s0/module-eeprom", std::ios::binary) << "";  // empty image
+  sys::RealFileSystem real;
+  ethtool::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 1u) << run.error_text;
+  EXPECT_THAT(run.text, HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"enp9s0\"")));
+}
+
+TEST(OpticsCollectorTest, mlx5_hwmon_sensors_are_mapped_to_the_rdma_device) {
+  const fs::path root = fs::temp_directory_path() / ("fw-hwmon-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path pci = root / "devices/pci0000:80/0000:80:01.0/0000:81:00.0";
+  fs::create_directories(pci / "hwmon/hwmon3");
+  fs::create_directories(pci / "infiniband/mlx5_2");
+  fs::create_directories(root / "class/hwmon");
+  fs::create_directories(root / "class/infiniband");
+  fs::create_symlink("../../devices/pci0000:80/0000:80:01.0/0000:81:00.0/hwmon/hwmon3",
+                     root / "class/hwmon/hwmon3");
+  fs::create_symlink("../../../0000:81:00.0", pci / "hwmon/hwmon3/device");
+  fs::create_symlink("../../devices/pci0000:80/0000:80:01.0/0000:81:00.0/infiniband/mlx5_2",
+                     root / "class/infiniband/mlx5_2");
+  fs::create_symlink("../../../0000:81:00.0", pci / "infiniband/mlx5_2/device");
+  const fs::path h = pci / "hwmon/hwmon3";
+  std::ofstream(h / "name") << "mlx5\n";
+  std::ofstream(h / "temp1_label") << "asic\n";
+  std::ofstream(h / "temp1_input") << "61000\n";
+  std::ofstream(h / "temp1_crit") << "105000\n";
+  std::ofstream(h / "temp1_highest") << "72000\n";
+  std::ofstream(h / "temp2_label") << "Module0\n";
+  std::ofstream(h / "temp2_input") << "48500\n";
+  std::ofstream(h / "temp2_crit") << "75000\n";
+  // A hwmon of another driver is ignored.
+  fs::create_directories(root / "class/hwmon/hwmon0");
+  std::ofstream(root / "class/hwmon/hwmon0/name") << "coretemp\n";
+  std::ofstream(root / "class/hwmon/hwmon0/temp1_label") << "Package id 0\n";
+  std::ofstream(root / "class/hwmon/hwmon0/temp1_input") << "50000\n";
+
+  Harness harness(root.string(), nullptr, false);
+  CollectRun run = harness.Collect();
+  fs::remove_all(root);
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 0u);
+  EXPECT_THAT(run.text, HasSubstr("fabric_optics_hwmon_temperature_celsius{pci_address=\"0000:81:"
+                                  "00.0\",rdma_device=\"mlx5_2\",sensor=\"module0\"} 48.5"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_optics_hwmon_critical_celsius{pci_address=\"0000:81:00."
+                                  "0\",rdma_device=\"mlx5_2\",sensor=\"asic\"} 105"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_optics_hwmon_highest_celsius{pci_address=\"0000:81:00.0"
+                                  "\",rdma_device=\"mlx5_2\",sensor=\"asic\"} 72"));
+  EXPECT_THAT(run.text, Not(HasSubstr("coretemp")));
+  EXPECT_THAT(run.text, Not(HasSubstr("Package")));
+}
+
+TEST(OpticsCollectorTest, nothing_to_read_is_no_data) {
+  Harness harness(kEmptySysfs, nullptr, false);
+  EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
+}
+
+TEST(OpticsCollectorTest, invalid_options_name_the_flag) {
+  sys::RealFileSystem real;
+  sys::SysFs sysfs(kEmptySysfs, real);
+  SteppingClock clock;
+  auto logger = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  CollectorOptions options{{"module-interval", "soon"}};
+  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger, .options = options};
+  auto collector = NewOpticsCollector(context);
+  ASSERT_FALSE(collector);
+  EXPECT_THAT(collector.error().message(), HasSubstr("--collector.optics.module-interval"));
+}
+
+}  // namespace
+}  // namespace fabricwatch::optics
