@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,13 +32,14 @@ constexpr LabelNames kLane{"netdev", "lane"};
 constexpr LabelNames kThreshold{"netdev", "threshold"};
 
 constexpr MetricDesc kInfo{
-    "fabric_optics_module_info",
-    "Transceiver identity from its EEPROM: memory_map (sff8472, sff8636, cmis), SFF-8024 "
-    "identifier, vendor, part number, serial, revision, connector and media. A new serial "
-    "means the module was swapped. Constant 1.",
+    "fabric_optics_info",
+    "Transceiver identity from its EEPROM: SFF-8024 identifier, memory map (sff8472, sff8636, "
+    "cmis), vendor, part number, serial, revision, date code, connector, media and nominal "
+    "wavelength. A module swap shows as a new series (new serial) while the old one disappears. "
+    "Constant 1.",
     MetricKind::kInfo,
-    {"netdev", "memory_map", "identifier", "vendor", "part_number", "serial", "revision", "connector",
-     "media"}};
+    {"netdev", "identifier", "memory_map", "vendor", "part_number", "serial", "revision",
+     "date_code", "connector", "media", "wavelength_nm"}};
 constexpr MetricDesc kPresent{
     "fabric_optics_module_present",
     "1 if a module answered in the port's cage, 0 if the cage is empty (the driver said so).",
@@ -261,15 +263,23 @@ void OpticsCollector::Emit(const std::string& netdev, const Module& module, Metr
   sink.Add(kLastRead, {n}, std::chrono::duration<double>(module.last_read.time_since_epoch()).count());
   const std::string connector =
       r.connector ? std::string(ConnectorName(*r.connector)) : std::string();
+  std::string wavelength;
+  if (r.wavelength_nm) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%g", *r.wavelength_nm);
+    wavelength = buf;
+  }
   sink.AddInfo(kInfo, {n,
-                       {"memory_map", ModuleTypeName(r.type)},
                        {"identifier", r.identifier_name},
+                       {"memory_map", ModuleTypeName(r.type)},
                        {"vendor", r.vendor},
                        {"part_number", r.part_number},
                        {"serial", r.serial},
                        {"revision", r.revision},
+                       {"date_code", r.date_code},
                        {"connector", connector},
-                       {"media", r.media}});
+                       {"media", r.media},
+                       {"wavelength_nm", wavelength}});
   sink.Add(kWarnings, {n}, static_cast<double>(r.warnings.size()));
   if (r.wavelength_nm) sink.Add(kWavelength, {n}, *r.wavelength_nm * 1e-9);
   if (r.temperature_celsius) sink.Add(kTemperature, {n}, *r.temperature_celsius);

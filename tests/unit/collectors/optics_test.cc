@@ -40,6 +40,8 @@ class ReplayDir {
     Add("enp2s0f0np0", testing::Qsfp28Paged());
     Add("enp3s0f0np0", testing::Cmis8Lane());
     Add("enp4s0f0np0", testing::QsfpFlatDac());
+    Add("enp6s0f0", testing::SfpExternal());
+    Add("enp7s0f0np0", testing::CmisFlatDac());
     fs::create_directories(root_ / "enp5s0f0np0");  // a cage without a module
     std::ofstream(root_ / "enp5s0f0np0/statistics") << "NIC statistics:\n     rx_packets: 1\n";
   }
@@ -116,6 +118,8 @@ TEST(OpticsCollectorTest, replay_modules_match_golden) {
   EXPECT_THAT(t, HasSubstr("fabric_optics_module_temperature_celsius{netdev=\"enp1s0f0\"} 35.5"));
   EXPECT_THAT(t, HasSubstr("fabric_optics_lane_rx_power_watts{netdev=\"enp3s0f0np0\",lane=\"8\"}"));
   EXPECT_THAT(t, HasSubstr("serial=\"Q28SN\""));
+  // The externally calibrated SFP: A/D values through the A2h slopes and offsets (§9.3).
+  EXPECT_THAT(t, HasSubstr("fabric_optics_module_temperature_celsius{netdev=\"enp6s0f0\"} 29"));
   // The passive DAC has no diagnostics: identity only, no readings, no thresholds.
   EXPECT_THAT(t, HasSubstr("fabric_optics_module_present{netdev=\"enp4s0f0np0\"} 1"));
   EXPECT_THAT(t, Not(HasSubstr("fabric_optics_module_temperature_celsius{netdev=\"enp4s0f0np0\"")));
@@ -125,7 +129,7 @@ TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_rea
   ReplayDir dir;
   sys::RealFileSystem real;
   ethtool::ReplayEthtool replay(dir.path(), real);
-  // 5 netdevs, 30 s module interval, 5 s runs: at most 1 module read per run.
+  // 7 netdevs, 30 s module interval, 5 s runs: at most 2 modules read per run.
   Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(5));
   size_t present = 0;
   for (int run = 0; run < 5; ++run) {
@@ -135,7 +139,7 @@ TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_rea
          ++at) {
       ++now_present;
     }
-    EXPECT_EQ(now_present, present + 1) << "run " << run;  // one more module each run
+    EXPECT_EQ(now_present, std::min<size_t>(present + 2, 7)) << "run " << run;
     present = now_present;
     harness.clock.now += std::chrono::seconds(5);
   }
@@ -143,6 +147,30 @@ TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_rea
   harness.clock.now += std::chrono::seconds(30);
   EXPECT_THAT(harness.Collect().text,
               HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
+}
+
+TEST(OpticsCollectorTest, a_module_swap_replaces_the_info_series) {
+  ReplayDir dir;
+  sys::RealFileSystem real;
+  ethtool::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  // The info line of one netdev (enp6s0f0 holds another module with the same serial).
+  auto info_of = [](const std::string& text, const std::string& netdev) {
+    const std::string prefix = "fabric_optics_info{netdev=\"" + netdev + "\"";
+    std::string lines;
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+      lines += text.substr(at, text.find('\n', at) - at) + "\n";
+    }
+    return lines;
+  };
+  ASSERT_THAT(info_of(harness.Collect().text, "enp1s0f0"), HasSubstr("serial=\"SN0001\""));
+  testing::Image swapped = testing::SfpInternal();
+  swapped.Ascii(68, 16, "SN0002");  // SFF-8472 Table 4-1: vendor serial number, bytes 68-83
+  dir.Add("enp1s0f0", swapped);
+  harness.clock.now += std::chrono::seconds(30);
+  const std::string info = info_of(harness.Collect().text, "enp1s0f0");
+  EXPECT_THAT(info, HasSubstr("serial=\"SN0002\""));
+  EXPECT_THAT(info, Not(HasSubstr("serial=\"SN0001\"")));  // the old series is gone
 }
 
 TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
