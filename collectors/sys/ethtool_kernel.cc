@@ -237,14 +237,14 @@ bool IsSff8636(uint8_t id) { return id == 0x0C || id == 0x0D || id == 0x11; }
 bool IsCmis(uint8_t id) {
   return id == 0x18 || id == 0x19 || id == 0x1B || id == 0x1E || id == 0x1F || id == 0x20;
 }
-constexpr size_t kSff8472DiagType = 92;      // A0h: bit 6 digital diagnostics implemented
+constexpr size_t kSff8472DiagType = 92;  // A0h: bit 6 digital diagnostics implemented
 constexpr uint8_t kSff8472DdmBit = 1u << 6;
-constexpr size_t kSff8636Status = 2;         // lower page: bit 2 Flat_mem
+constexpr size_t kSff8636Status = 2;          // lower page: bit 2 Flat_mem
 constexpr uint8_t kSff8636FlatMem = 1u << 2;  // E qsfp.h SFF8636_STATUS_PAGE_3_PRESENT (sic)
-constexpr size_t kSff8636Options4 = 195;     // page 00h (E qsfp.h SFF8636_OPTION_4_OFFSET)
-constexpr uint8_t kSff8636Page01 = 1u << 6;  // SFF8636_O4_PAGE_01_PRESENT
-constexpr uint8_t kSff8636Page02 = 1u << 7;  // SFF8636_O4_PAGE_02_PRESENT
-constexpr size_t kCmisMemoryModel = 2;       // lower page: bit 7 flat memory
+constexpr size_t kSff8636Options4 = 195;      // page 00h (E qsfp.h SFF8636_OPTION_4_OFFSET)
+constexpr uint8_t kSff8636Page01 = 1u << 6;   // SFF8636_O4_PAGE_01_PRESENT
+constexpr uint8_t kSff8636Page02 = 1u << 7;   // SFF8636_O4_PAGE_02_PRESENT
+constexpr size_t kCmisMemoryModel = 2;        // lower page: bit 7 flat memory
 constexpr uint8_t kCmisFlat = 1u << 7;
 
 // ETHTOOL_GMODULEINFO types and the largest linear image of each (UAPI linux/ethtool.h).
@@ -720,8 +720,8 @@ Result<std::vector<uint8_t>> ParseModuleEepromReply(const nlmsghdr* msg, uint32_
   if (data == nullptr) return Error(Malformed(kWhat, "no ETHTOOL_A_MODULE_EEPROM_DATA"));
   const auto len = static_cast<uint32_t>(nla_len(data));
   if (len > requested) {
-    return Error(Malformed(kWhat, std::to_string(len) + " bytes for a request of " +
-                                      std::to_string(requested)));
+    return Error(Malformed(
+        kWhat, std::to_string(len) + " bytes for a request of " + std::to_string(requested)));
   }
   const auto* bytes = static_cast<const uint8_t*>(nla_data(data));
   return std::vector<uint8_t>(bytes, bytes + len);
@@ -1238,8 +1238,7 @@ Result<uint32_t> KernelEthtool::PfcStormTimeoutMs(const std::string& netdev) {
   return uint32_t{value};
 }
 
-Status KernelEthtool::ModuleError(const Status& error, const std::string& netdev,
-                                  bool first_read) {
+Status KernelEthtool::ModuleError(const Status& error, const std::string& netdev, bool first_read) {
   // ENODEV is also the kernel's answer for a netdev name it does not know (ethnl header parsing,
   // dev_ethtool): only a netdev that still exists makes it "no module".
   const bool exists = error.sys_errno() != ENODEV || ioctl_->IfIndex(netdev) >= 0;
@@ -1284,16 +1283,15 @@ Result<std::vector<uint8_t>> KernelEthtool::ModuleEepromIoctl(const std::string&
       break;
     default:
       return Error(Status(StatusCode::kUnimplemented,
-                          "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: module "
-                                               "type " + std::to_string(info.type) +
-                              " has no known linear layout"));
+                          "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: type " +
+                              std::to_string(info.type) + " has no known linear layout"));
   }
   if (info.eeprom_len == 0 || info.eeprom_len > max_len) {
-    return Error(Status(StatusCode::kInternal,
-                        "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: eeprom_len " +
-                            std::to_string(info.eeprom_len) + " for module type " +
-                            std::to_string(info.type) + " (at most " + std::to_string(max_len) +
-                            ")"));
+    return Error(
+        Status(StatusCode::kInternal,
+               "netdev " + netdev + ": ioctl SIOCETHTOOL ETHTOOL_GMODULEINFO: eeprom_len " +
+                   std::to_string(info.eeprom_len) + " for module type " +
+                   std::to_string(info.type) + " (at most " + std::to_string(max_len) + ")"));
   }
   // struct ethtool_eeprom then data[eeprom_len]: the kernel reads the whole linear image in one
   // call (K net/ethtool/ioctl.c ethtool_get_any_eeprom loops over it in PAGE_SIZE chunks).

@@ -47,9 +47,9 @@
 //   capability) and EINVAL (a get_tunable that does not know this id).
 // - ModuleEeprom(): EOPNOTSUPP from both paths (veth, virtio_net: no module ops at all). "No module
 //   in the cage" is StatusCode::kNoData, which is as good as the driver's errno
-//   (ModuleEepromErrorStatus): ENODEV while the netdev exists (K drivers/net/phy/sfp.c: SFP_F_PRESENT
-//   clear), EIO / ENXIO / EREMOTEIO on the first read (mlx5: the MCIA register access fails, K
-//   drivers/net/ethernet/mellanox/mlx5/core/port.c mlx5_query_mcia; I2C drivers: no ACK, K
+//   (ModuleEepromErrorStatus): ENODEV while the netdev exists (K drivers/net/phy/sfp.c:
+//   SFP_F_PRESENT clear), EIO / ENXIO / EREMOTEIO on the first read (mlx5: the MCIA register access
+//   fails, K drivers/net/ethernet/mellanox/mlx5/core/port.c mlx5_query_mcia; I2C drivers: no ACK, K
 //   Documentation/i2c/fault-codes.rst), EINVAL with bnxt_en's "Transceiver module not inserted"
 //   extack, and a first read that returns no bytes. A failure on a later page: EINVAL or EOPNOTSUPP
 //   (the kernel's fallback refuses an offset past the legacy eeprom_len; a driver that has no such

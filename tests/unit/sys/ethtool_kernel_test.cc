@@ -422,6 +422,9 @@ struct LinearCase {
   uint8_t identifier;
 };
 
+// gtest would print the raw bytes, padding included (uninitialised under valgrind).
+void PrintTo(const LinearCase& c, std::ostream* os) { *os << c.name; }
+
 class ModuleEepromIoctlTest : public testing::TestWithParam<LinearCase> {};
 
 // The legacy linear layouts are the flat image (reference.md §3.1): returned whole, one read.
@@ -435,20 +438,20 @@ TEST_P(ModuleEepromIoctlTest, LinearImageIsReturnedWhole) {
   auto image = rig.source->ModuleEeprom("eth0");
   ASSERT_TRUE(image) << image.error().ToString();
   EXPECT_EQ(*image, rig.driver->module_image);
-  EXPECT_EQ(rig.driver->calls,
-            (std::vector<uint32_t>{ETHTOOL_GMODULEINFO, ETHTOOL_GMODULEEEPROM}));
+  EXPECT_EQ(rig.driver->calls, (std::vector<uint32_t>{ETHTOOL_GMODULEINFO, ETHTOOL_GMODULEEEPROM}));
   EXPECT_EQ(rig.driver->eeprom_requests,
             (std::vector<std::pair<uint32_t, uint32_t>>{{0, static_cast<uint32_t>(c.len)}}));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, ModuleEepromIoctlTest,
-    testing::Values(LinearCase{"Sff8079", ETH_MODULE_SFF_8079, 256, 0x03},
-                    LinearCase{"Sff8472", ETH_MODULE_SFF_8472, 512, 0x03},
-                    LinearCase{"Sff8636Flat", ETH_MODULE_SFF_8636, 256, 0x11},
-                    LinearCase{"Sff8636Paged", ETH_MODULE_SFF_8636, 640, 0x11},
-                    LinearCase{"Sff8436", ETH_MODULE_SFF_8436, 640, 0x0D}),
-    [](const testing::TestParamInfo<LinearCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Layouts, ModuleEepromIoctlTest,
+                         testing::Values(LinearCase{"Sff8079", ETH_MODULE_SFF_8079, 256, 0x03},
+                                         LinearCase{"Sff8472", ETH_MODULE_SFF_8472, 512, 0x03},
+                                         LinearCase{"Sff8636Flat", ETH_MODULE_SFF_8636, 256, 0x11},
+                                         LinearCase{"Sff8636Paged", ETH_MODULE_SFF_8636, 640, 0x11},
+                                         LinearCase{"Sff8436", ETH_MODULE_SFF_8436, 640, 0x0D}),
+                         [](const testing::TestParamInfo<LinearCase>& info) {
+                           return info.param.name;
+                         });
 
 struct IoctlErrorCase {
   const char* name;
@@ -457,6 +460,9 @@ struct IoctlErrorCase {
   int ifindex_errno;
   StatusCode want;
 };
+
+// gtest would print the raw bytes, padding included (uninitialised under valgrind).
+void PrintTo(const IoctlErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class ModuleEepromIoctlErrorTest : public testing::TestWithParam<IoctlErrorCase> {};
 
@@ -537,6 +543,9 @@ struct PlanCase {
   std::vector<ModulePageRead> want;
 };
 
+// gtest would print the raw bytes, padding included (uninitialised under valgrind).
+void PrintTo(const PlanCase& c, std::ostream* os) { *os << c.name; }
+
 class ModulePagesToReadTest : public testing::TestWithParam<PlanCase> {};
 
 TEST_P(ModulePagesToReadTest, Plan) {
@@ -568,12 +577,12 @@ INSTANTIATE_TEST_SUITE_P(
     Modules, ModulePagesToReadTest,
     testing::Values(
         PlanCase{"NothingKnownReadsTheLowerPage", {}, {Lower()}},
-        PlanCase{"Sff8472WithoutDdm", Known(128, {{0, 0x03}, {92, 0x20}}),
-                 {Lower(), Upper(0, 128)}},
-        PlanCase{"Sff8472WithDdm",
-                 Known(128, {{0, 0x03}, {92, 0x40}}),
-                 {Lower(), Upper(0, 128), ModulePageRead{0x51, 0, 0, 0, 128, 256},
-                  Upper(0, 384, 0x51)}},
+        PlanCase{
+            "Sff8472WithoutDdm", Known(128, {{0, 0x03}, {92, 0x20}}), {Lower(), Upper(0, 128)}},
+        PlanCase{
+            "Sff8472WithDdm",
+            Known(128, {{0, 0x03}, {92, 0x40}}),
+            {Lower(), Upper(0, 128), ModulePageRead{0x51, 0, 0, 0, 128, 256}, Upper(0, 384, 0x51)}},
         PlanCase{"Sff8472DdmByteNotRead", Known(80, {{0, 0x03}}), {Lower(), Upper(0, 128)}},
         PlanCase{"Sff8636Flat", Known(128, {{0, 0x11}, {2, 0x04}}), {Lower(), Upper(0, 128)}},
         PlanCase{"Sff8636PagedPage00Unknown",
@@ -604,8 +613,8 @@ INSTANTIATE_TEST_SUITE_P(
                  {Lower(), Upper(0, 128), Upper(0x01, 256), Upper(0x02, 384), Upper(0x10, 512),
                   Upper(0x11, 640)}},
         PlanCase{"UnknownIdentifier", Known(128, {{0, 0x00}}), {Lower(), Upper(0, 128)}},
-        PlanCase{"AllOnesIdentifier", Known(128, {{0, 0xff}, {2, 0x00}}),
-                 {Lower(), Upper(0, 128)}}),
+        PlanCase{
+            "AllOnesIdentifier", Known(128, {{0, 0xff}, {2, 0x00}}), {Lower(), Upper(0, 128)}}),
     [](const testing::TestParamInfo<PlanCase>& info) { return info.param.name; });
 
 TEST(ModulePagesToReadTest, IdentifierGroupsMatchTheDecoder) {
@@ -626,8 +635,8 @@ TEST(ModulePagesToReadTest, IdentifierGroupsMatchTheDecoder) {
 struct FakeModule {
   using Key = std::tuple<uint8_t, uint8_t, uint8_t>;  // i2c, page, bank
   std::map<Key, std::array<uint8_t, 256>> memory;
-  std::map<Key, int> errnos;  // a page that fails
-  size_t chunk = 128;         // bytes per answer: a driver that reads less than asked
+  std::map<Key, int> errnos;    // a page that fails
+  size_t chunk = 128;           // bytes per answer: a driver that reads less than asked
   std::map<Key, size_t> limit;  // bytes a page answers before it reads 0 (a dying module)
   std::vector<ModulePageRead> reads;
 
@@ -638,7 +647,9 @@ struct FakeModule {
     }
     memory[{i2c, page, bank}] = bytes;
   }
-  uint8_t& At(uint8_t i2c, uint8_t page, size_t address) { return memory.at({i2c, page, 0})[address]; }
+  uint8_t& At(uint8_t i2c, uint8_t page, size_t address) {
+    return memory.at({i2c, page, 0})[address];
+  }
   // Expected image bytes of one half page.
   std::vector<uint8_t> Half(uint8_t i2c, uint8_t page, size_t offset) {
     const auto& bytes = memory.at({i2c, page, 0});
@@ -717,8 +728,8 @@ TEST(ReadModuleImageTest, Sff8636PagedWithoutOptionalPagesKeepsPage03At512) {
   auto image = ReadModuleImage(m.Reader());
   ASSERT_TRUE(image) << image.error().ToString();
   ASSERT_EQ(image->size(), 640u);
-  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128),
-                            std::vector<uint8_t>(256, 0), m.Half(0x50, 3, 128)}));
+  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), std::vector<uint8_t>(256, 0),
+                            m.Half(0x50, 3, 128)}));
   EXPECT_EQ(m.reads.size(), 3u);
 }
 
@@ -745,9 +756,9 @@ TEST(ReadModuleImageTest, CmisPagedIsBank0Pages) {
   m.At(0x50, 0, 2) = 0x00;
   auto image = ReadModuleImage(m.Reader());
   ASSERT_TRUE(image) << image.error().ToString();
-  EXPECT_EQ(*image, Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), m.Half(0x50, 1, 128),
-                            m.Half(0x50, 2, 128), m.Half(0x50, 0x10, 128),
-                            m.Half(0x50, 0x11, 128)}));
+  EXPECT_EQ(*image,
+            Concat({m.Half(0x50, 0, 0), m.Half(0x50, 0, 128), m.Half(0x50, 1, 128),
+                    m.Half(0x50, 2, 128), m.Half(0x50, 0x10, 128), m.Half(0x50, 0x11, 128)}));
   for (const ModulePageRead& read : m.reads) EXPECT_EQ(read.bank, 0);
 }
 
@@ -810,9 +821,9 @@ TEST(ReadModuleImageTest, ShortAndEmptyAnswers) {
 }
 
 TEST(ReadModuleImageTest, OverlongAnswerIsMalformed) {
-  auto image = ReadModuleImage(
-      [](const ModulePageRead& part) { return Result<std::vector<uint8_t>>(
-                                           std::vector<uint8_t>(part.length + 1u, 0x03)); });
+  auto image = ReadModuleImage([](const ModulePageRead& part) {
+    return Result<std::vector<uint8_t>>(std::vector<uint8_t>(part.length + 1u, 0x03));
+  });
   ASSERT_FALSE(image);
   EXPECT_EQ(image.error().code(), StatusCode::kInvalidArgument);
 }
@@ -834,12 +845,12 @@ TEST(ModuleEepromErrorStatusTest, NoModuleIsNoDataOnlyWhereTheDriverSaysSo) {
     StatusCode want;
   };
   const std::vector<Case> cases = {
-      {ENODEV, "", true, true, StatusCode::kNoData},        // sfp.c: no module present
-      {ENODEV, "", false, true, StatusCode::kNoData},       // unplugged while being read
+      {ENODEV, "", true, true, StatusCode::kNoData},   // sfp.c: no module present
+      {ENODEV, "", false, true, StatusCode::kNoData},  // unplugged while being read
       {ENODEV, "no device matches name", true, false, StatusCode::kNotFound},
-      {EIO, "", true, true, StatusCode::kNoData},           // mlx5 MCIA on an empty cage
-      {EIO, "", false, true, StatusCode::kInternal},        // a module that fails mid-read
-      {ENXIO, "", true, true, StatusCode::kNoData},         // I2C address not ACKed
+      {EIO, "", true, true, StatusCode::kNoData},     // mlx5 MCIA on an empty cage
+      {EIO, "", false, true, StatusCode::kInternal},  // a module that fails mid-read
+      {ENXIO, "", true, true, StatusCode::kNoData},   // I2C address not ACKed
       {EREMOTEIO, "", true, true, StatusCode::kNoData},
       {EINVAL, "bnxt_en: Transceiver module not inserted", true, true, StatusCode::kNoData},
       {EINVAL, "reading cross half page boundary is illegal", true, true,
@@ -1354,9 +1365,10 @@ TEST(ModuleEepromParseTest, MalformedRepliesAreErrors) {
   Msg wrong_cmd = GenlReply(30);
   nla_put(wrong_cmd.get(), 7, 8, bytes.data());
   Msg short_msg(nlmsg_alloc_simple(0x1d, 0), &nlmsg_free);
-  for (auto [name, msg] : {std::pair{"no data", no_data.get()}, std::pair{"too long", too_long.get()},
-                           std::pair{"wrong command", wrong_cmd.get()},
-                           std::pair{"no genl header", short_msg.get()}}) {
+  for (auto [name, msg] :
+       {std::pair{"no data", no_data.get()}, std::pair{"too long", too_long.get()},
+        std::pair{"wrong command", wrong_cmd.get()},
+        std::pair{"no genl header", short_msg.get()}}) {
     auto data = ParseModuleEepromReply(nlmsg_hdr(msg), 64);
     ASSERT_FALSE(data) << name;
     EXPECT_EQ(data.error().code(), StatusCode::kInvalidArgument) << name;
@@ -1364,7 +1376,8 @@ TEST(ModuleEepromParseTest, MalformedRepliesAreErrors) {
 }
 
 TEST(ModuleEepromRequestTest, HeaderNestAndAllAddressAttributes) {
-  NlMessage msg = BuildModuleEepromRequest(0x1d, "eth0", ModulePageRead{0x50, 0x11, 0, 128, 96, 640});
+  NlMessage msg =
+      BuildModuleEepromRequest(0x1d, "eth0", ModulePageRead{0x50, 0x11, 0, 128, 96, 640});
   ASSERT_TRUE(msg);
   const nlmsghdr* hdr = nlmsg_hdr(msg.get());
   EXPECT_EQ(hdr->nlmsg_type, 0x1d);
@@ -2013,8 +2026,8 @@ TEST(ModuleEepromHostTest, HostNetdev) {
   const char* env = std::getenv("FABRICWATCH_TEST_NETDEV");
   const std::string netdev = env != nullptr && *env != '\0' ? env : "eth0";
   if (::if_nametoindex(netdev.c_str()) == 0) GTEST_SKIP() << "no netdev " << netdev;
-  auto [rc, driver] = Shell("basename \"$(readlink -f /sys/class/net/" + netdev +
-                            "/device/driver)\"");
+  auto [rc, driver] =
+      Shell("basename \"$(readlink -f /sys/class/net/" + netdev + "/device/driver)\"");
   while (!driver.empty() && driver.back() == '\n') driver.pop_back();
   if (rc != 0) driver.clear();
   auto created = KernelEthtool::Create();
@@ -2025,11 +2038,11 @@ TEST(ModuleEepromHostTest, HostNetdev) {
     auto [cli_rc, cli_out] = Shell("ethtool -m " + netdev);
     cli = "rc " + std::to_string(cli_rc) + ": " + cli_out.substr(0, cli_out.find('\n'));
   }
-  std::printf("[ host     ] %s (driver %s): ModuleEeprom -> %s; ethtool -m %s\n", netdev.c_str(),
-              driver.c_str(),
-              image ? (std::to_string(image->size()) + " bytes").c_str()
-                    : image.error().ToString().c_str(),
-              cli.c_str());
+  std::printf(
+      "[ host     ] %s (driver %s): ModuleEeprom -> %s; ethtool -m %s\n", netdev.c_str(),
+      driver.c_str(),
+      image ? (std::to_string(image->size()) + " bytes").c_str() : image.error().ToString().c_str(),
+      cli.c_str());
   if (driver == "virtio_net") {
     ASSERT_FALSE(image);
     EXPECT_EQ(image.error().code(), StatusCode::kUnimplemented) << image.error().ToString();
