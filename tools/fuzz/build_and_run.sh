@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5).
+#
+#   build_and_run.sh smoke                   each target for FUZZ_SMOKE_SECONDS (default 5) s;
+#                                            non-zero exit on any finding (ctest fuzz.optics_smoke)
+#   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
+#                                            corpus in $BUILD/corpus/TARGET; prints executions,
+#                                            exec/s, corpus size and crashes per target
+#   build_and_run.sh build                   build only
+#
+# Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc). Exit 77 (skip) when clang++
+# with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
+# tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
+# git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
+# dumps in ../shared/fixtures/external/ethtool-m/raw-eeprom/ when present (converted at build
+# time, never copied into the repo), and tools/fuzz/regressions/TARGET/ (past findings).
+# Crash inputs land in $BUILD/artifacts/.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
+ALL_TARGETS=(sff8472 sff8636 cmis image)
+SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
+EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
+
+usage() {
+  sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+mode="${1:-}"
+case "$mode" in
+  smoke|build) ;;
+  long) [[ "${2:-}" =~ ^[0-9]+$ ]] || usage ;;
+  *) usage ;;
+esac
+
+skip() {
+  echo "SKIP: $*" >&2
+  echo "SKIP: install clang and libclang-rt-14-dev (tools/install-deps.sh test) to run the fuzzers" >&2
+  exit 77
+}
+
+CXX="${FUZZ_CXX:-}"
+if [[ -z "$CXX" ]]; then
+  for c in clang++ clang++-16 clang++-15 clang++-14; do
+    if command -v "$c" >/dev/null 2>&1; then CXX="$c"; break; fi
+  done
+fi
+[[ -n "$CXX" ]] || skip "clang++ not found"
+
+mkdir -p "$BUILD/obj" "$BUILD/bin" "$BUILD/artifacts"
+
+SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+CXXFLAGS=(-std=c++20 -g -O1 -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS -I"$REPO" "${SAN[@]}")
+
+# Probe: can this compiler build and link a libFuzzer + ASan + UBSan binary?
+probe() {
+  local dir="$BUILD/probe"
+  mkdir -p "$dir"
+  printf '%s\n' '#include <cstdint>' '#include <cstddef>' \
+    'extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }' >"$dir/p.cc"
+  "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$dir/p.cc" -o "$dir/p" >"$dir/log" 2>&1 \
+    || { cat "$dir/log" >&2; skip "$CXX cannot link -fsanitize=fuzzer,address,undefined"; }
+}
+
+DECODER_SRCS=(
+  collectors/optics/module_eeprom.cc
+  collectors/optics/sff8472.cc
+  collectors/optics/sff8636.cc
+  collectors/optics/cmis.cc
+  collectors/core/status.cc
+)
+HEADERS=(collectors/optics/*.h collectors/core/status.h)
+
+# True when $1 is missing or older than any of the remaining files.
+stale() {
+  local out="$1"; shift
+  [[ -e "$out" ]] || return 0
+  local f
+  for f in "$@"; do [[ "$f" -nt "$out" ]] && return 0; done
+  return 1
+}
+
+build() {
+  cd "$REPO"
+  local flags_file="$BUILD/flags" flags="$CXX ${CXXFLAGS[*]}"
+  if [[ ! -e "$flags_file" || "$(cat "$flags_file")" != "$flags" ]]; then
+    rm -f "$BUILD"/obj/*.o "$BUILD"/bin/*
+    echo "$flags" >"$flags_file"
+  fi
+  local pids=() src obj t
+  for src in "${DECODER_SRCS[@]}"; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
+  for t in "${ALL_TARGETS[@]}"; do
+    obj="$BUILD/obj/optics_fuzz_$t.o"
+    if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -DFUZZ_TARGET_"${t^^}" \
+        -c tools/fuzz/optics_fuzz.cc -o "$obj" &
+      pids+=($!)
+    fi
+  done
+  if stale "$BUILD/bin/make_seeds" tools/fuzz/make_seeds.cc tests/testing/module_images.cc \
+      tests/testing/module_images.h; then
+    "$CXX" -std=c++20 -O1 -I"$REPO" tools/fuzz/make_seeds.cc tests/testing/module_images.cc \
+      -o "$BUILD/bin/make_seeds" &
+    pids+=($!)
+  fi
+  local fail=0 p
+  for p in "${pids[@]}"; do wait "$p" || fail=1; done
+  [[ $fail == 0 ]] || { echo "fuzz build failed" >&2; exit 1; }
+  local objs=()
+  for src in "${DECODER_SRCS[@]}"; do objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
+  for t in "${ALL_TARGETS[@]}"; do
+    if stale "$BUILD/bin/optics_fuzz_$t" "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}" \
+        -o "$BUILD/bin/optics_fuzz_$t"
+    fi
+  done
+
+  # Seeds are regenerated each time (cheap); the external dumps are read in place.
+  local hex=()
+  if [[ -d "$EXTERNAL_HEX_DIR" ]]; then
+    shopt -s nullglob
+    hex=("$EXTERNAL_HEX_DIR"/*.hex)
+    shopt -u nullglob
+  fi
+  # Into a fresh directory, then swapped in: a fuzzer of a concurrent run may be reading them.
+  rm -rf "$BUILD/seeds.new"
+  "$BUILD/bin/make_seeds" "$BUILD/seeds.new" ${hex[@]+"${hex[@]}"} >/dev/null
+  rm -rf "$BUILD/seeds.old"
+  [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
+  mv "$BUILD/seeds.new" "$BUILD/seeds"
+  rm -rf "$BUILD/seeds.old"
+  echo "fuzz: built ${ALL_TARGETS[*]} in $BUILD/bin; seeds from $((6 + ${#hex[@]})) images"
+}
+
+# run_target TARGET SECONDS CORPUS_DIR -> prints one summary line, returns 1 on a finding
+run_target() {
+  local t="$1" secs="$2" corpus="$3" log="$BUILD/log_${mode}_$1.txt"
+  mkdir -p "$corpus"
+  local dirs=("$corpus" "$BUILD/seeds/$t")
+  [[ -d "$REPO/tools/fuzz/regressions/$t" ]] && dirs+=("$REPO/tools/fuzz/regressions/$t")
+  local before rc=0 start end max_len
+  # Longest meaningful input: header + pages (paged targets), selector + CMIS image + slack.
+  case "$t" in sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; *) max_len=1024 ;; esac
+  before=$(find "$BUILD/artifacts" -name "$t-*" | wc -l)
+  start=$(date +%s)
+  "$BUILD/bin/optics_fuzz_$t" -max_total_time="$secs" -max_len="$max_len" -timeout=10 \
+    -rss_limit_mb=2048 -error_exitcode=1 -print_final_stats=1 \
+    -artifact_prefix="$BUILD/artifacts/$t-" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+  end=$(date +%s)
+  local execs rate crashes size
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  size=$(find "$corpus" -type f | wc -l)
+  crashes=$(( $(find "$BUILD/artifacts" -name "$t-*" | wc -l) - before ))
+  printf 'fuzz %-8s seconds=%-5s executions=%-10s exec/s=%-7s corpus=%-5s crashes=%s rc=%s\n' \
+    "$t" "$((end - start))" "${execs:-?}" "${rate:-?}" "$size" "$crashes" "$rc"
+  if [[ $rc != 0 || $crashes != 0 ]]; then
+    echo "---- $t: finding (log $log) ----" >&2
+    # The report (sanitizer error or broken invariant) with its first frames, then the input.
+    awk '/ERROR: |runtime error|invariant violated|deadly signal/ && !shown { shown = 1; n = 0 }
+         shown && n < 30 { print; n++ }
+         /Test unit written|^Base64/ { print }' "$log" >&2 || true
+    return 1
+  fi
+}
+
+build_locked() {
+  exec 9>"$BUILD/.lock"
+  flock 9
+  probe
+  build
+  flock -u 9
+}
+
+build_locked
+[[ "$mode" == build ]] && exit 0
+
+status=0
+if [[ "$mode" == smoke ]]; then
+  for t in "${ALL_TARGETS[@]}"; do
+    rm -rf "$BUILD/smoke-corpus/$t"
+    run_target "$t" "$SMOKE_SECONDS" "$BUILD/smoke-corpus/$t" || status=1
+  done
+else
+  secs="$2"; shift 2
+  targets=("$@")
+  [[ ${#targets[@]} -gt 0 ]] || targets=("${ALL_TARGETS[@]}")
+  for t in "${targets[@]}"; do
+    [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || { echo "unknown target $t" >&2; exit 2; }
+    run_target "$t" "$secs" "$BUILD/corpus/$t" || status=1
+  done
+fi
+exit $status
