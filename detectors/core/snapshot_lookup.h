@@ -1,0 +1,51 @@
+#pragma once
+// Looking up samples in one collector snapshot (SnapshotView::families) by family name and
+// labels. Collectors build their families through MetricSink, so a family has one type and every
+// sample carries the family's full label set in its descriptor order.
+//
+// Cost: FindFamily is a linear scan over the snapshot's families (a few dozen); detectors call
+// it a handful of times per snapshot and then walk the family's samples once.
+
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <prometheus/client_metric.h>
+#include <prometheus/metric_family.h>
+
+namespace fabricwatch::detect {
+
+using Families = std::vector<prometheus::MetricFamily>;
+using LabelMatch = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+// The family called `name`, or nullptr when the snapshot has none.
+const prometheus::MetricFamily* FindFamily(const Families& families, std::string_view name);
+
+// The sample's value for the family's type (counter, gauge, untyped; MetricSink
+// writes info metrics as gauges of 1).
+double SampleValue(const prometheus::MetricFamily& family, const prometheus::ClientMetric& metric);
+
+// The value of label `name`, or nullopt when the sample has no such label.
+std::optional<std::string_view> LabelValue(const prometheus::ClientMetric& metric,
+                                           std::string_view name);
+
+// True when every (name, value) pair of `match` is among the sample's labels.
+bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match);
+
+// The value of the first sample of `name` whose labels include `match`, or nullopt.
+std::optional<double> FindValue(const Families& families, std::string_view name,
+                                LabelMatch match);
+
+// Calls fn(metric, value) for every sample of family `name` (none when the family is absent).
+template <typename Fn>
+void ForEachSample(const Families& families, std::string_view name, Fn&& fn) {
+  const prometheus::MetricFamily* family = FindFamily(families, name);
+  if (family == nullptr) return;
+  for (const prometheus::ClientMetric& metric : family->metric) {
+    fn(metric, SampleValue(*family, metric));
+  }
+}
+
+}  // namespace fabricwatch::detect

@@ -1,0 +1,324 @@
+#include "detectors/thermal_drift/thermal_drift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detectors/core/counter.h"
+#include "detectors/core/finding_merge.h"
+#include "detectors/core/hold_latch.h"
+#include "detectors/core/linear_trend.h"
+#include "detectors/core/option_reader.h"
+#include "detectors/core/snapshot_lookup.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::duration;
+
+constexpr std::string_view kName = "thermal_drift";
+
+constexpr LabelNames kNetdev{"netdev"};
+constexpr MetricDesc kThreshold{
+    "fabric_thermal_drift_threshold_celsius",
+    "Temperature thresholds thermal_drift applies to a module (level=warning|alarm): the "
+    "module's own high warning/alarm, or the 70/75 °C fallback when it has none.",
+    MetricKind::kGauge, {"netdev", "level"}};
+constexpr MetricDesc kSlew{
+    "fabric_thermal_drift_slew_celsius",
+    "Largest minus smallest module temperature within the slew window (default 5m).",
+    MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kSlope{
+    "fabric_thermal_drift_slope_celsius_per_second",
+    "Slope of the least-squares line through the module temperature over the projection "
+    "lookback (default 30m).",
+    MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kEta{
+    "fabric_thermal_drift_warning_eta_seconds",
+    "Projected seconds until the module temperature reaches its warning threshold; absent when "
+    "the temperature is not rising towards it.",
+    MetricKind::kGauge, kNetdev};
+
+std::string Fixed(double value, int digits = 1) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
+  return buffer;
+}
+
+double Seconds(std::chrono::milliseconds d) { return duration<double>(d).count(); }
+
+struct Module {
+  Module(const ThermalDriftOptions& o)
+      : warning(o.warning_for, o.clear_for),
+        alarm(o.alarm_for, o.clear_for),
+        slew(std::chrono::milliseconds(0), o.clear_for),
+        projection(o.projection_for, o.clear_for),
+        long_trend(o.projection_lookback, std::chrono::seconds(30)),
+        short_trend(o.projection_min_span, std::chrono::seconds(30)) {}
+
+  std::string serial;
+  std::optional<TimePoint> read_time;
+  double temperature = 0;
+  double warning_threshold = 0;
+  double alarm_threshold = 0;
+  bool thresholds_from_module = false;
+  HoldLatch warning;
+  HoldLatch alarm;
+  HoldLatch slew;
+  HoldLatch projection;
+  LinearTrend long_trend;
+  LinearTrend short_trend;
+  std::deque<std::pair<TimePoint, double>> recent;  // for slew
+  double slew_value = 0;
+  std::optional<double> slope;
+  std::optional<double> eta;
+};
+
+struct HighTempEvents {
+  HighTempEvents(const ThermalDriftOptions& o) : latch(std::chrono::milliseconds(0), o.clear_for) {}
+  CounterTracker tracker;
+  HoldLatch latch;
+  uint64_t last_delta = 0;
+};
+
+class ThermalDriftDetector final : public Detector {
+ public:
+  explicit ThermalDriftDetector(ThermalDriftOptions options) : options_(options) {}
+
+  std::string_view name() const override { return kName; }
+  std::vector<std::string> inputs() const override { return {"optics", "ethtool"}; }
+
+  void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.collector == "optics") ObserveOptics(snapshot);
+    if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
+  }
+
+  std::vector<Finding> Evaluate(TimePoint /*now*/) override {
+    std::vector<Finding> signals;
+    for (const auto& [netdev, m] : modules_) {
+      const EntityLabels entity{{"netdev", netdev}};
+      auto evidence = [&] {
+        std::vector<Evidence> e{{"temperature_celsius", m.temperature},
+                                {"warning_threshold_celsius", m.warning_threshold},
+                                {"alarm_threshold_celsius", m.alarm_threshold}};
+        return e;
+      };
+      const std::string source = m.thresholds_from_module ? "module" : "fallback";
+      if (m.alarm.active()) {
+        Finding f{Severity::kCritical, entity, m.temperature, evidence(),
+                  "module on " + netdev + " at " + Fixed(m.temperature) + " °C ≥ " + source +
+                      " high alarm " + Fixed(m.alarm_threshold) + " °C",
+                  true};
+        signals.push_back(std::move(f));
+      }
+      if (m.warning.active()) {
+        signals.push_back({Severity::kWarning, entity, m.temperature, evidence(),
+                           "module on " + netdev + " at " + Fixed(m.temperature) + " °C ≥ " +
+                               source + " high warning " + Fixed(m.warning_threshold) + " °C",
+                           false});
+      }
+      if (m.projection.active()) {
+        std::vector<Evidence> e = evidence();
+        if (m.slope) e.push_back({"slope_celsius_per_second", *m.slope});
+        if (m.eta) e.push_back({"projected_seconds_to_warning", *m.eta});
+        signals.push_back(
+            {Severity::kWarning, entity, m.temperature, std::move(e),
+             "module on " + netdev + " at " + Fixed(m.temperature) + " °C rising " +
+                 Fixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
+                 Fixed(m.warning_threshold) + " °C in " +
+                 (m.eta ? Fixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
+             false});
+      }
+      if (m.slew.active()) {
+        std::vector<Evidence> e = evidence();
+        e.push_back({"slew_celsius", m.slew_value});
+        signals.push_back({Severity::kWarning, entity, m.slew_value, std::move(e),
+                           "module on " + netdev + " temperature changed " +
+                               Fixed(m.slew_value) + " °C within " +
+                               Fixed(Seconds(options_.slew_window) / 60, 0) + " min",
+                           false});
+      }
+    }
+    for (const auto& [netdev, events] : high_temp_) {
+      if (!events.latch.active()) continue;
+      signals.push_back({Severity::kCritical,
+                         {{"netdev", netdev}},
+                         static_cast<double>(events.last_delta),
+                         {{"high_temp_events", static_cast<double>(events.last_delta)}},
+                         "NIC driver counted a module over-temperature event (module_high_temp) "
+                         "on " + netdev,
+                         true});
+    }
+    return MergeFindings(std::move(signals));
+  }
+
+  void Export(MetricSink& sink) const override {
+    for (const auto& [netdev, m] : modules_) {
+      if (!m.read_time) continue;
+      sink.Add(kThreshold, {{"netdev", netdev}, {"level", "warning"}}, m.warning_threshold);
+      sink.Add(kThreshold, {{"netdev", netdev}, {"level", "alarm"}}, m.alarm_threshold);
+      sink.Add(kSlew, {{"netdev", netdev}}, m.slew_value);
+      if (m.slope) sink.Add(kSlope, {{"netdev", netdev}}, *m.slope);
+      if (m.eta) sink.Add(kEta, {{"netdev", netdev}}, *m.eta);
+    }
+  }
+
+ private:
+  void ObserveOptics(const SnapshotView& snapshot) {
+    const Families& families = snapshot.families;
+    std::set<std::string> seen;
+    ForEachSample(families, "fabric_optics_module_temperature_celsius",
+                  [&](const prometheus::ClientMetric& metric, double value) {
+                    auto netdev = LabelValue(metric, "netdev");
+                    if (!netdev || !std::isfinite(value)) return;
+                    const std::string name(*netdev);
+                    const auto present =
+                        FindValue(families, "fabric_optics_module_present", {{"netdev", name}});
+                    if (present && *present == 0) return;  // empty cage: maintenance
+                    seen.insert(name);
+                    ObserveModule(families, name, value, snapshot.time);
+                  });
+    // A module that stopped reporting (unplugged, port gone): its history is no longer valid.
+    std::erase_if(modules_, [&](const auto& entry) { return !seen.contains(entry.first); });
+  }
+
+  void ObserveModule(const Families& families, const std::string& netdev, double temperature,
+                     TimePoint snapshot_time) {
+    std::string serial;
+    ForEachSample(families, "fabric_optics_info", [&](const prometheus::ClientMetric& metric, double) {
+      if (LabelValue(metric, "netdev") == netdev) {
+        serial = std::string(LabelValue(metric, "serial").value_or(""));
+      }
+    });
+    TimePoint time = snapshot_time;
+    if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
+                              {{"netdev", netdev}})) {
+      time = TimePoint(std::chrono::duration_cast<TimePoint::duration>(duration<double>(*read)));
+    }
+    auto it = modules_.find(netdev);
+    if (it != modules_.end() && it->second.serial != serial) {
+      modules_.erase(it);  // a module swap: the new module starts with no history
+      it = modules_.end();
+    }
+    if (it == modules_.end()) it = modules_.emplace(netdev, Module(options_)).first;
+    Module& m = it->second;
+    m.serial = serial;
+    if (m.read_time && time <= *m.read_time) return;  // the same DOM read re-exported
+    m.read_time = time;
+    m.temperature = temperature;
+
+    const auto warn = FindValue(families, "fabric_optics_module_temperature_threshold_celsius",
+                                {{"netdev", netdev}, {"threshold", "high_warning"}});
+    const auto alarm = FindValue(families, "fabric_optics_module_temperature_threshold_celsius",
+                                 {{"netdev", netdev}, {"threshold", "high_alarm"}});
+    // Unprogrammed modules report 0 (or nonsense ordering): use the §4.1 fallback then.
+    m.thresholds_from_module = warn && alarm && *warn > 0 && *alarm >= *warn;
+    m.warning_threshold = m.thresholds_from_module ? *warn : options_.fallback_warning_celsius;
+    m.alarm_threshold = m.thresholds_from_module ? *alarm : options_.fallback_alarm_celsius;
+
+    const double margin = options_.clear_margin_celsius;
+    m.alarm.Update(time, temperature >= m.alarm_threshold,
+                   temperature < m.alarm_threshold - margin);
+    m.warning.Update(time, temperature >= m.warning_threshold,
+                     temperature < m.warning_threshold - margin);
+
+    m.recent.emplace_back(time, temperature);
+    while (time - m.recent.front().first > options_.slew_window) m.recent.pop_front();
+    auto [lo, hi] = std::minmax_element(m.recent.begin(), m.recent.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    m.slew_value = hi->second - lo->second;
+    m.slew.Update(time, m.slew_value > options_.slew_celsius,
+                  m.slew_value < options_.slew_celsius - margin);
+
+    m.long_trend.Add(time, temperature);
+    m.short_trend.Add(time, temperature);
+    const auto long_fit = m.long_trend.Evaluate(6, options_.projection_min_span);
+    const auto short_fit = m.short_trend.Evaluate(4, options_.projection_min_span / 2);
+    m.slope = long_fit ? std::optional<double>(long_fit->slope_per_second) : std::nullopt;
+    m.eta = long_fit ? long_fit->SecondsToReach(m.warning_threshold) : std::nullopt;
+    const auto short_eta = short_fit ? short_fit->SecondsToReach(m.warning_threshold) : std::nullopt;
+    const double horizon = Seconds(options_.projection_horizon);
+    const bool near = temperature >= m.warning_threshold - options_.projection_margin_celsius;
+    const bool projected = near && temperature < m.warning_threshold && m.eta &&
+                           *m.eta <= horizon && short_eta && *short_eta <= horizon;
+    // Clears once neither fit reaches the threshold within 1.5 × the horizon, or the module
+    // cooled out of the projection band (the level latches take over above the threshold).
+    const bool receded = !m.eta || *m.eta > 1.5 * horizon || !short_eta ||
+                         *short_eta > 1.5 * horizon ||
+                         temperature < m.warning_threshold - options_.projection_margin_celsius -
+                                           margin;
+    m.projection.Update(time, projected, receded);
+  }
+
+  void ObserveEthtool(const SnapshotView& snapshot) {
+    std::set<std::string> seen;
+    ForEachSample(snapshot.families, "fabric_ethtool_module_events_total",
+                  [&](const prometheus::ClientMetric& metric, double value) {
+                    if (LabelValue(metric, "event") != "high_temp") return;
+                    auto netdev = LabelValue(metric, "netdev");
+                    if (!netdev || !(value >= 0)) return;
+                    const std::string name(*netdev);
+                    seen.insert(name);
+                    auto it = high_temp_.try_emplace(name, options_).first;
+                    CounterStep step =
+                        it->second.tracker.Update(static_cast<uint64_t>(value), snapshot.time);
+                    // A reset's "delta since reset" is trusted only from a 64-bit counter that
+                    // went back to a small value; an over-temperature is rare enough that any
+                    // valid increment counts.
+                    const bool event = step.valid && step.delta > 0;
+                    if (event) it->second.last_delta = step.delta;
+                    it->second.latch.Update(snapshot.time, event, step.valid && step.delta == 0);
+                  });
+    std::erase_if(high_temp_, [&](const auto& entry) { return !seen.contains(entry.first); });
+  }
+
+  ThermalDriftOptions options_;
+  std::map<std::string, Module> modules_;
+  std::map<std::string, HighTempEvents> high_temp_;
+};
+
+}  // namespace
+
+Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& options) {
+  ThermalDriftOptions o;
+  OptionReader reader(kName, options);
+  reader.GetDouble("fallback_warning_celsius", o.fallback_warning_celsius, -40, 150);
+  reader.GetDouble("fallback_alarm_celsius", o.fallback_alarm_celsius, -40, 150);
+  reader.GetDuration("warning_for", o.warning_for, true);
+  reader.GetDuration("alarm_for", o.alarm_for, true);
+  reader.GetDouble("clear_margin_celsius", o.clear_margin_celsius, 0, 50);
+  reader.GetDuration("clear_for", o.clear_for, true);
+  reader.GetDouble("slew_celsius", o.slew_celsius, 0.1, 200);
+  reader.GetDuration("slew_window", o.slew_window);
+  reader.GetDuration("projection_lookback", o.projection_lookback);
+  reader.GetDuration("projection_min_span", o.projection_min_span);
+  reader.GetDuration("projection_horizon", o.projection_horizon);
+  reader.GetDouble("projection_margin_celsius", o.projection_margin_celsius, 0, 200);
+  reader.GetDuration("projection_for", o.projection_for, true);
+  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  if (o.fallback_alarm_celsius < o.fallback_warning_celsius) {
+    return Error(StatusCode::kInvalidArgument,
+                 "detector thermal_drift: option fallback_alarm_celsius must be ≥ "
+                 "fallback_warning_celsius");
+  }
+  if (o.projection_min_span > o.projection_lookback) {
+    return Error(StatusCode::kInvalidArgument,
+                 "detector thermal_drift: option projection_min_span must not exceed "
+                 "projection_lookback");
+  }
+  return o;
+}
+
+Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options) {
+  Result<ThermalDriftOptions> parsed = ParseThermalDriftOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(new ThermalDriftDetector(*parsed));
+}
+
+}  // namespace fabricwatch::detect
