@@ -1,0 +1,243 @@
+#include "detectors/pcie_degraded/pcie_degraded.h"
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detectors/core/counter.h"
+#include "detectors/core/finding_merge.h"
+#include "detectors/core/hold_latch.h"
+#include "detectors/core/option_reader.h"
+#include "detectors/core/snapshot_lookup.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+constexpr std::string_view kName = "pcie_degraded";
+
+constexpr LabelNames kLink{"device", "role"};
+constexpr MetricDesc kSpeedRatio{
+    "fabric_pcie_degraded_speed_ratio",
+    "Current PCIe link speed divided by the function's maximum (GPUs and NICs; 1 = full "
+    "speed).",
+    MetricKind::kGauge, kLink};
+constexpr MetricDesc kWidthRatio{
+    "fabric_pcie_degraded_width_ratio",
+    "Current PCIe link width divided by the function's maximum (GPUs and NICs; 1 = all lanes).",
+    MetricKind::kGauge, kLink};
+constexpr MetricDesc kAerRate{
+    "fabric_pcie_degraded_aer_correctable_errors_per_second",
+    "Correctable AER errors per second over the detector's AER window (default 10m).",
+    MetricKind::kGauge, kLink};
+
+using Key = std::pair<std::string, std::string>;  // device, role
+
+std::string Format(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+struct Link {
+  Link(const PcieDegradedOptions& o)
+      : width(o.downtrain_for, o.clear_for),
+        speed(o.downtrain_for, o.clear_for),
+        correctable(std::chrono::milliseconds(0), o.clear_for),
+        uncorrectable(std::chrono::milliseconds(0), o.clear_for),
+        correctable_tracker(),
+        nonfatal_tracker(),
+        fatal_tracker() {}
+  HoldLatch width;
+  HoldLatch speed;
+  HoldLatch correctable;
+  HoldLatch uncorrectable;
+  // AER totals are u64 since boot (TOTAL_ERR_*): a drop means a re-enumerated device.
+  CounterTracker correctable_tracker;
+  CounterTracker nonfatal_tracker;
+  CounterTracker fatal_tracker;
+  std::deque<std::pair<TimePoint, uint64_t>> correctable_window;
+  double window_count = 0;
+  double window_seconds = 0;
+  uint64_t uncorrectable_last = 0;
+  std::optional<double> speed_now, speed_max, width_now, width_max;
+  bool seen = false;
+};
+
+class PcieDegradedDetector final : public Detector {
+ public:
+  explicit PcieDegradedDetector(PcieDegradedOptions options) : options_(options) {}
+  std::string_view name() const override { return kName; }
+  std::vector<std::string> inputs() const override { return {"topology"}; }
+
+  void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.collector != "topology") return;
+    const Families& families = snapshot.families;
+    const TimePoint time = snapshot.time;
+    for (auto& [key, link] : links_) link.seen = false;
+    auto link_for = [&](const prometheus::ClientMetric& metric) -> Link* {
+      auto device = LabelValue(metric, "device");
+      auto role = LabelValue(metric, "role");
+      if (!device || !role || (*role != "gpu" && *role != "nic")) return nullptr;
+      Link& link =
+          links_.try_emplace(Key{std::string(*device), std::string(*role)}, options_).first->second;
+      link.seen = true;
+      return &link;
+    };
+    auto gauge = [&](const char* family, std::optional<double> Link::*field) {
+      ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double v) {
+        if (Link* link = link_for(m)) link->*field = v;
+      });
+    };
+    for (auto& [key, link] : links_) link.speed_now = link.speed_max = link.width_now = link.width_max = std::nullopt;
+    gauge("fabric_pcie_link_speed_transfers_per_second", &Link::speed_now);
+    gauge("fabric_pcie_link_max_speed_transfers_per_second", &Link::speed_max);
+    gauge("fabric_pcie_link_width_lanes", &Link::width_now);
+    gauge("fabric_pcie_link_max_width_lanes", &Link::width_max);
+
+    std::set<Link*> aer_seen;
+    ForEachSample(families, "fabric_pcie_aer_errors_total",
+                  [&](const prometheus::ClientMetric& m, double v) {
+                    Link* link = link_for(m);
+                    auto severity = LabelValue(m, "severity");
+                    if (link == nullptr || !severity || !(v >= 0)) return;
+                    aer_seen.insert(link);
+                    const auto value = static_cast<uint64_t>(v);
+                    if (*severity == "correctable") {
+                      CounterStep step = link->correctable_tracker.Update(value, time);
+                      if (step.valid) link->correctable_window.emplace_back(time, step.delta);
+                    } else if (*severity == "nonfatal" || *severity == "fatal") {
+                      CounterTracker& tracker = *severity == "fatal" ? link->fatal_tracker
+                                                                     : link->nonfatal_tracker;
+                      CounterStep step = tracker.Update(value, time);
+                      const bool grew = step.valid && step.delta > 0;
+                      if (grew) link->uncorrectable_last = step.delta;
+                      link->uncorrectable.Update(time, grew, step.valid && step.delta == 0);
+                    }
+                  });
+
+    // Devices that left the snapshot (hot-unplug) lose their state: a re-plugged device starts
+    // over with no delta, never a false alarm from the counters starting again at zero.
+    std::erase_if(links_, [](const auto& entry) { return !entry.second.seen; });
+
+    for (auto& [key, link] : links_) {
+      const bool width_known = link.width_now && link.width_max && *link.width_now > 0 &&
+                               *link.width_max > 0;
+      if (width_known) {
+        link.width.Update(time, *link.width_now < *link.width_max,
+                          *link.width_now >= *link.width_max);
+      }
+      const bool check_speed = key.second == "nic" || options_.check_gpu_speed;
+      const bool speed_known = link.speed_now && link.speed_max && *link.speed_now > 0 &&
+                               *link.speed_max > 0 && width_known;
+      if (check_speed && speed_known) {
+        link.speed.Update(time, *link.speed_now < *link.speed_max,
+                          *link.speed_now >= *link.speed_max);
+      } else if (!check_speed) {
+        link.speed.Reset();
+      }
+      if (!aer_seen.contains(&link)) {
+        link.correctable_window.clear();
+        link.correctable_tracker.Forget();
+      }
+      auto& window = link.correctable_window;
+      while (!window.empty() && time - window.front().first > options_.aer_window) {
+        window.pop_front();
+      }
+      double count = 0;
+      for (const auto& [t, delta] : window) count += static_cast<double>(delta);
+      link.window_count = count;
+      link.window_seconds = std::chrono::duration<double>(options_.aer_window).count();
+      link.correctable.Update(time, count >= options_.aer_correctable_warning,
+                              count < options_.aer_correctable_clear);
+    }
+  }
+
+  std::vector<Finding> Evaluate(TimePoint /*now*/) override {
+    std::vector<Finding> signals;
+    for (const auto& [key, link] : links_) {
+      const EntityLabels entity{{"device", key.first}, {"role", key.second}};
+      const std::string who = key.second + " " + key.first;
+      if (link.width.active() && link.width_now && link.width_max) {
+        signals.push_back({Severity::kCritical, entity, *link.width_now,
+                           {{"width_lanes", *link.width_now}, {"max_width_lanes", *link.width_max}},
+                           who + " PCIe link trained at x" + Format(*link.width_now) +
+                               " of x" + Format(*link.width_max),
+                           true});
+      }
+      if (link.speed.active() && link.speed_now && link.speed_max) {
+        signals.push_back(
+            {Severity::kWarning, entity, *link.speed_now,
+             {{"speed_transfers_per_second", *link.speed_now},
+              {"max_speed_transfers_per_second", *link.speed_max}},
+             who + " PCIe link trained at " + Format(*link.speed_now / 1e9) + " GT/s of " +
+                 Format(*link.speed_max / 1e9) + " GT/s",
+             false});
+      }
+      if (link.uncorrectable.active()) {
+        signals.push_back({Severity::kCritical, entity,
+                           static_cast<double>(link.uncorrectable_last),
+                           {{"aer_uncorrectable_errors", static_cast<double>(link.uncorrectable_last)}},
+                           who + " reported uncorrectable (nonfatal/fatal) AER errors",
+                           false});
+      }
+      if (link.correctable.active()) {
+        signals.push_back(
+            {Severity::kWarning, entity, link.window_count,
+             {{"aer_correctable_errors", link.window_count},
+              {"window_seconds", link.window_seconds}},
+             who + " " + Format(link.window_count) + " correctable AER errors in the last " +
+                 Format(link.window_seconds) + " s",
+             false});
+      }
+    }
+    return MergeFindings(std::move(signals));
+  }
+
+  void Export(MetricSink& sink) const override {
+    for (const auto& [key, link] : links_) {
+      const LabelPair labels[] = {{"device", key.first}, {"role", key.second}};
+      if (link.speed_now && link.speed_max && *link.speed_max > 0) {
+        sink.Add(kSpeedRatio, labels, *link.speed_now / *link.speed_max);
+      }
+      if (link.width_now && link.width_max && *link.width_max > 0) {
+        sink.Add(kWidthRatio, labels, *link.width_now / *link.width_max);
+      }
+      sink.Add(kAerRate, labels, link.window_count / link.window_seconds);
+    }
+  }
+
+ private:
+  PcieDegradedOptions options_;
+  std::map<Key, Link> links_;
+};
+
+}  // namespace
+
+Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& options) {
+  PcieDegradedOptions o;
+  OptionReader reader(kName, options);
+  reader.GetDuration("downtrain_for", o.downtrain_for, true);
+  reader.GetDuration("clear_for", o.clear_for, true);
+  reader.GetBool("check_gpu_speed", o.check_gpu_speed);
+  reader.GetDuration("aer_window", o.aer_window);
+  reader.GetDouble("aer_correctable_warning", o.aer_correctable_warning, 1, 1e12);
+  reader.GetDouble("aer_correctable_clear", o.aer_correctable_clear, 0, 1e12);
+  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  if (o.aer_correctable_clear > o.aer_correctable_warning) {
+    return Error(StatusCode::kInvalidArgument,
+                 "detector pcie_degraded: option aer_correctable_clear must not exceed "
+                 "aer_correctable_warning");
+  }
+  return o;
+}
+
+Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options) {
+  Result<PcieDegradedOptions> parsed = ParsePcieDegradedOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(new PcieDegradedDetector(*parsed));
+}
+
+}  // namespace fabricwatch::detect
