@@ -1,0 +1,478 @@
+#include "detectors/optical_drift/optical_drift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detectors/core/finding_merge.h"
+#include "detectors/core/hold_latch.h"
+#include "detectors/core/option_reader.h"
+#include "detectors/core/snapshot_lookup.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::duration;
+
+constexpr std::string_view kName = "optical_drift";
+constexpr int kStateVersion = 1;
+
+constexpr LabelNames kLane{"netdev", "lane"};
+constexpr MetricDesc kRxBaseline{
+    "fabric_optical_drift_rx_power_baseline_watts",
+    "The lane's receive-power baseline (EWMA of dBm, 7 d time constant, per module serial), "
+    "converted back to watts.",
+    MetricKind::kGauge, kLane};
+constexpr MetricDesc kRxRatio{
+    "fabric_optical_drift_rx_power_baseline_ratio",
+    "Current receive power divided by the lane's baseline (0.63 = -2 dB, 0.5 = -3 dB).",
+    MetricKind::kGauge, kLane};
+constexpr MetricDesc kBiasRatio{
+    "fabric_optical_drift_tx_bias_baseline_ratio",
+    "Current laser bias divided by the lane's baseline at the same 5 °C temperature bin "
+    "(1.2 = +20 %); absent until that bin has a baseline.",
+    MetricKind::kGauge, kLane};
+
+double UnixSeconds(TimePoint t) { return duration<double>(t.time_since_epoch()).count(); }
+TimePoint FromUnix(double s) {
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(duration<double>(s)));
+}
+double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
+double Watts(double dbm) { return std::pow(10, dbm / 10) / 1000; }
+std::string Fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, v);
+  return buffer;
+}
+
+// A running mean that becomes an EWMA with time constant tau once 1/n is below the EWMA's
+// weight: no start-up bias, day-scale memory afterwards (detection.md §5 EWMA row).
+struct Baseline {
+  double mean = 0;
+  double samples = 0;
+  double first = 0;  // unix seconds of the first reading
+  double last = 0;   // unix seconds of the last reading
+
+  void Add(double value, double time, double tau_seconds) {
+    if (samples == 0) {
+      mean = value;
+      samples = 1;
+      first = last = time;
+      return;
+    }
+    const double dt = std::max(0.0, time - last);
+    const double ewma = 1 - std::exp(-dt / tau_seconds);
+    samples += 1;
+    const double weight = std::max(1.0 / samples, ewma);
+    mean += weight * (value - mean);
+    last = time;
+  }
+  nlohmann::json ToJson() const {
+    return {{"mean", mean}, {"samples", samples}, {"first", first}, {"last", last}};
+  }
+  static std::optional<Baseline> FromJson(const nlohmann::json& j) {
+    if (!j.is_object()) return std::nullopt;
+    Baseline b;
+    for (auto [key, field] : {std::pair{"mean", &b.mean}, std::pair{"samples", &b.samples},
+                              std::pair{"first", &b.first}, std::pair{"last", &b.last}}) {
+      auto it = j.find(key);
+      if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>())) {
+        return std::nullopt;
+      }
+      *field = it->get<double>();
+    }
+    if (b.samples < 1) return std::nullopt;
+    return b;
+  }
+};
+
+struct LaneBaseline {
+  Baseline rx_dbm;
+  std::map<int, Baseline> bias;  // by temperature bin
+};
+
+struct ModuleBaseline {
+  std::string netdev;
+  double last_seen = 0;
+  std::map<std::string, LaneBaseline> lanes;
+};
+
+struct LaneState {
+  LaneState(const OpticalDriftOptions& o)
+      : rx_low_warning(o.threshold_warning_for, o.clear_for),
+        rx_low_alarm(o.threshold_alarm_for, o.clear_for),
+        bias_high_warning(o.threshold_warning_for, o.clear_for),
+        bias_high_alarm(o.threshold_alarm_for, o.clear_for),
+        rx_drift_warning(o.rx_drift_for, o.clear_for),
+        rx_drift_critical(o.rx_drift_for, o.clear_for),
+        bias_drift_warning(o.bias_for, o.clear_for),
+        bias_drift_critical(o.bias_for, o.clear_for) {}
+  HoldLatch rx_low_warning, rx_low_alarm, bias_high_warning, bias_high_alarm;
+  HoldLatch rx_drift_warning, rx_drift_critical, bias_drift_warning, bias_drift_critical;
+  std::optional<double> rx_watts, bias_amperes, rx_drop_db, bias_ratio, baseline_watts;
+  double rx_low_warning_w = 0, rx_low_alarm_w = 0, bias_high_warning_a = 0, bias_high_alarm_a = 0;
+  bool seen = false;
+};
+
+struct ModuleState {
+  std::string serial;
+  std::optional<TimePoint> read_time;
+  std::map<std::string, LaneState> lanes;
+};
+
+class OpticalDriftDetector final : public Detector {
+ public:
+  explicit OpticalDriftDetector(OpticalDriftOptions options) : options_(options) {}
+  std::string_view name() const override { return kName; }
+  std::vector<std::string> inputs() const override { return {"optics"}; }
+
+  void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.collector != "optics") return;
+    const Families& families = snapshot.families;
+    std::map<std::string, std::string> serials;  // netdev → serial
+    ForEachSample(families, "fabric_optics_info", [&](const prometheus::ClientMetric& m, double) {
+      auto netdev = LabelValue(m, "netdev");
+      if (netdev) serials[std::string(*netdev)] = std::string(LabelValue(m, "serial").value_or(""));
+    });
+    std::set<std::string> seen;
+    for (const auto& [netdev, serial_label] : serials) {
+      const auto present = FindValue(families, "fabric_optics_module_present", {{"netdev", netdev}});
+      if (present && *present == 0) continue;
+      seen.insert(netdev);
+      // Modules without a serial get a netdev-scoped key: a baseline still, just not portable.
+      const std::string serial = serial_label.empty() ? "netdev:" + netdev : serial_label;
+      ObserveModule(families, netdev, serial, snapshot.time);
+    }
+    std::erase_if(modules_, [&](const auto& entry) { return !seen.contains(entry.first); });
+    const double now = UnixSeconds(snapshot.time);
+    const double retention = duration<double>(options_.baseline_retention).count();
+    std::erase_if(baselines_,
+                  [&](const auto& entry) { return now - entry.second.last_seen > retention; });
+  }
+
+  std::vector<Finding> Evaluate(TimePoint /*now*/) override {
+    std::vector<Finding> signals;
+    for (const auto& [netdev, module] : modules_) {
+      for (const auto& [lane, s] : module.lanes) {
+        const EntityLabels entity{{"netdev", netdev}, {"lane", lane}};
+        const std::string where = netdev + " lane " + lane;
+        const double rx = s.rx_watts.value_or(0);
+        const double rx_dbm = rx > 0 ? Dbm(rx) : -40;
+        auto rx_evidence = [&] {
+          std::vector<Evidence> e{{"rx_power_watts", rx}};
+          if (s.baseline_watts) e.push_back({"rx_power_baseline_watts", *s.baseline_watts});
+          if (s.rx_drop_db) e.push_back({"rx_power_drop_decibels", *s.rx_drop_db});
+          return e;
+        };
+        auto bias_evidence = [&] {
+          std::vector<Evidence> e{{"tx_bias_amperes", s.bias_amperes.value_or(0)}};
+          if (s.bias_ratio) e.push_back({"tx_bias_baseline_ratio", *s.bias_ratio});
+          return e;
+        };
+        if (s.rx_low_alarm.active()) {
+          signals.push_back({Severity::kCritical, entity, rx, rx_evidence(),
+                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm below the module's " +
+                                 "low alarm " + Fixed(Dbm(s.rx_low_alarm_w), 1) + " dBm",
+                             true});
+        }
+        if (s.bias_high_alarm.active()) {
+          signals.push_back({Severity::kCritical, entity, s.bias_amperes.value_or(0),
+                             bias_evidence(),
+                             where + " laser bias " + Fixed(s.bias_amperes.value_or(0) * 1e3, 2) +
+                                 " mA at or above the module's high alarm " +
+                                 Fixed(s.bias_high_alarm_a * 1e3, 2) + " mA",
+                             true});
+        }
+        if (s.rx_drift_critical.active() || s.rx_drift_warning.active()) {
+          const Severity sev =
+              s.rx_drift_critical.active() ? Severity::kCritical : Severity::kWarning;
+          signals.push_back({sev, entity, s.rx_drop_db.value_or(0), rx_evidence(),
+                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm, " +
+                                 Fixed(s.rx_drop_db.value_or(0), 1) +
+                                 " dB below the module's baseline",
+                             false});
+        }
+        if (s.bias_drift_critical.active() || s.bias_drift_warning.active()) {
+          const Severity sev =
+              s.bias_drift_critical.active() ? Severity::kCritical : Severity::kWarning;
+          signals.push_back({sev, entity, s.bias_ratio.value_or(0), bias_evidence(),
+                             where + " laser bias " + Fixed((s.bias_ratio.value_or(1) - 1) * 100, 0) +
+                                 " % above its baseline at the same temperature",
+                             false});
+        }
+        if (s.rx_low_warning.active()) {
+          signals.push_back({Severity::kWarning, entity, rx, rx_evidence(),
+                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm below the module's " +
+                                 "low warning " + Fixed(Dbm(s.rx_low_warning_w), 1) + " dBm",
+                             false});
+        }
+        if (s.bias_high_warning.active()) {
+          signals.push_back({Severity::kWarning, entity, s.bias_amperes.value_or(0),
+                             bias_evidence(),
+                             where + " laser bias at or above the module's high warning " +
+                                 Fixed(s.bias_high_warning_a * 1e3, 2) + " mA",
+                             false});
+        }
+      }
+    }
+    return MergeFindings(std::move(signals));
+  }
+
+  void Export(MetricSink& sink) const override {
+    for (const auto& [netdev, module] : modules_) {
+      for (const auto& [lane, s] : module.lanes) {
+        const LabelPair labels[] = {{"netdev", netdev}, {"lane", lane}};
+        if (s.baseline_watts) {
+          sink.Add(kRxBaseline, labels, *s.baseline_watts);
+          if (s.rx_watts) sink.Add(kRxRatio, labels, *s.rx_watts / *s.baseline_watts);
+        }
+        if (s.bias_ratio) sink.Add(kBiasRatio, labels, *s.bias_ratio);
+      }
+    }
+  }
+
+  nlohmann::json SaveState() const override {
+    nlohmann::json modules = nlohmann::json::object();
+    for (const auto& [serial, b] : baselines_) {
+      nlohmann::json lanes = nlohmann::json::object();
+      for (const auto& [lane, lb] : b.lanes) {
+        nlohmann::json bias = nlohmann::json::object();
+        for (const auto& [bin, baseline] : lb.bias) bias[std::to_string(bin)] = baseline.ToJson();
+        nlohmann::json j = {{"bias", bias}};
+        if (lb.rx_dbm.samples > 0) j["rx_dbm"] = lb.rx_dbm.ToJson();
+        lanes[lane] = j;
+      }
+      modules[serial] = {{"netdev", b.netdev}, {"last_seen", b.last_seen}, {"lanes", lanes}};
+    }
+    return {{"version", kStateVersion}, {"modules", modules}};
+  }
+
+  Status LoadState(const nlohmann::json& state) override {
+    auto bad = [](const std::string& what) {
+      return Status(StatusCode::kInvalidArgument, "detector optical_drift: state: " + what);
+    };
+    if (!state.is_object()) return bad("not an object");
+    if (state.empty()) return Status::Ok();  // nothing saved yet
+    if (state.value("version", 0) != kStateVersion) return bad("unsupported version");
+    auto modules = state.find("modules");
+    if (modules == state.end() || !modules->is_object()) return bad("missing modules");
+    std::map<std::string, ModuleBaseline> loaded;
+    for (const auto& [serial, m] : modules->items()) {
+      const std::string where = "module " + serial;
+      if (!m.is_object() || !m.contains("netdev") || !m["netdev"].is_string() ||
+          !m.contains("last_seen") || !m["last_seen"].is_number() || !m.contains("lanes") ||
+          !m["lanes"].is_object()) {
+        return bad(where + ": malformed");
+      }
+      ModuleBaseline b;
+      b.netdev = m["netdev"].get<std::string>();
+      b.last_seen = m["last_seen"].get<double>();
+      for (const auto& [lane, l] : m["lanes"].items()) {
+        LaneBaseline lb;
+        if (!l.is_object()) return bad(where + " lane " + lane + ": malformed");
+        if (l.contains("rx_dbm")) {
+          auto rx = Baseline::FromJson(l["rx_dbm"]);
+          if (!rx) return bad(where + " lane " + lane + ": malformed rx_dbm");
+          lb.rx_dbm = *rx;
+        }
+        if (l.contains("bias")) {
+          if (!l["bias"].is_object()) return bad(where + " lane " + lane + ": malformed bias");
+          for (const auto& [bin, value] : l["bias"].items()) {
+            auto baseline = Baseline::FromJson(value);
+            char* end = nullptr;
+            const long parsed = std::strtol(bin.c_str(), &end, 10);
+            if (!baseline || end == bin.c_str() || *end != '\0') {
+              return bad(where + " lane " + lane + ": malformed bias bin " + bin);
+            }
+            lb.bias[static_cast<int>(parsed)] = *baseline;
+          }
+        }
+        b.lanes[lane] = std::move(lb);
+      }
+      loaded[serial] = std::move(b);
+    }
+    baselines_ = std::move(loaded);
+    return Status::Ok();
+  }
+
+ private:
+  void ObserveModule(const Families& families, const std::string& netdev,
+                     const std::string& serial, TimePoint snapshot_time) {
+    TimePoint time = snapshot_time;
+    if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
+                              {{"netdev", netdev}})) {
+      time = FromUnix(*read);
+    }
+    auto it = modules_.find(netdev);
+    if (it != modules_.end() && it->second.serial != serial) {
+      modules_.erase(it);  // module swap: new lanes, new baseline, no finding
+      it = modules_.end();
+    }
+    if (it == modules_.end()) it = modules_.emplace(netdev, ModuleState{serial, {}, {}}).first;
+    ModuleState& module = it->second;
+    if (module.read_time && time <= *module.read_time) return;  // a re-exported DOM read
+    module.read_time = time;
+    const double now = UnixSeconds(time);
+
+    auto [bit, inserted] = baselines_.try_emplace(serial);
+    ModuleBaseline& baseline = bit->second;
+    if (!inserted && baseline.netdev != netdev) baseline = ModuleBaseline{};  // moved module
+    baseline.netdev = netdev;
+    baseline.last_seen = now;
+
+    auto threshold = [&](const char* family, const char* which) {
+      auto v = FindValue(families, family, {{"netdev", netdev}, {"threshold", which}});
+      return v && *v > 0 ? v : std::nullopt;  // 0 = unprogrammed
+    };
+    const auto rx_warn = threshold("fabric_optics_rx_power_threshold_watts", "low_warning");
+    const auto rx_alarm = threshold("fabric_optics_rx_power_threshold_watts", "low_alarm");
+    const auto bias_warn = threshold("fabric_optics_tx_bias_threshold_amperes", "high_warning");
+    const auto bias_alarm = threshold("fabric_optics_tx_bias_threshold_amperes", "high_alarm");
+    const auto temperature =
+        FindValue(families, "fabric_optics_module_temperature_celsius", {{"netdev", netdev}});
+
+    for (auto& [lane, s] : module.lanes) s.seen = false;
+    const double tau = duration<double>(options_.baseline_time_constant).count();
+    const double warmup = duration<double>(options_.baseline_warmup).count();
+
+    ForEachSample(families, "fabric_optics_lane_rx_power_watts",
+                  [&](const prometheus::ClientMetric& m, double watts) {
+      if (LabelValue(m, "netdev") != netdev) return;
+      const std::string lane(LabelValue(m, "lane").value_or(""));
+      LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
+      s.seen = true;
+      const auto los = FindValue(families, "fabric_optics_lane_rx_los",
+                                 {{"netdev", netdev}, {"lane", lane}});
+      if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
+        // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
+        s.rx_watts.reset();
+        s.rx_drop_db.reset();
+        for (HoldLatch* l : {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning,
+                             &s.rx_drift_critical}) {
+          l->Reset();
+        }
+        return;
+      }
+      s.rx_watts = watts;
+      if (rx_warn) {
+        s.rx_low_warning_w = *rx_warn;
+        s.rx_low_warning.Update(time, watts < *rx_warn, watts >= *rx_warn * 1.122);  // +0.5 dB
+      }
+      if (rx_alarm) {
+        s.rx_low_alarm_w = *rx_alarm;
+        s.rx_low_alarm.Update(time, watts < *rx_alarm, watts >= *rx_alarm * 1.122);
+      }
+      Baseline& rx = baseline.lanes[lane].rx_dbm;
+      const double dbm = Dbm(watts);
+      const bool established = rx.samples > 0 && rx.last - rx.first >= warmup;
+      if (established) {
+        const double drop = rx.mean - dbm;
+        s.rx_drop_db = drop;
+        s.baseline_watts = Watts(rx.mean);
+        s.rx_drift_warning.Update(time, drop >= options_.rx_drift_warning_db,
+                                  drop < options_.rx_drift_clear_db);
+        s.rx_drift_critical.Update(time, drop >= options_.rx_drift_critical_db,
+                                   drop < options_.rx_drift_clear_db);
+        if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
+          rx.Add(dbm, now, tau);
+        }
+      } else {
+        rx.Add(dbm, now, tau);
+        s.baseline_watts = Watts(rx.mean);
+        s.rx_drop_db.reset();
+      }
+    });
+
+    ForEachSample(families, "fabric_optics_lane_tx_bias_amperes",
+                  [&](const prometheus::ClientMetric& m, double amperes) {
+      if (LabelValue(m, "netdev") != netdev || !std::isfinite(amperes) || amperes < 0) return;
+      const std::string lane(LabelValue(m, "lane").value_or(""));
+      LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
+      s.seen = true;
+      s.bias_amperes = amperes;
+      if (bias_warn) {
+        s.bias_high_warning_a = *bias_warn;
+        s.bias_high_warning.Update(time, amperes >= *bias_warn, amperes < *bias_warn * 0.95);
+      }
+      if (bias_alarm) {
+        s.bias_high_alarm_a = *bias_alarm;
+        s.bias_high_alarm.Update(time, amperes >= *bias_alarm, amperes < *bias_alarm * 0.95);
+      }
+      if (!temperature || amperes <= 0) {
+        s.bias_ratio.reset();
+        return;
+      }
+      const int bin = static_cast<int>(std::floor(*temperature / options_.bias_bin_celsius));
+      Baseline& b = baseline.lanes[lane].bias[bin];
+      if (b.samples >= options_.bias_min_samples && b.mean > 0) {
+        const double ratio = amperes / b.mean;
+        s.bias_ratio = ratio;
+        s.bias_drift_warning.Update(time, ratio >= 1 + options_.bias_warning_ratio,
+                                    ratio < 1 + options_.bias_clear_ratio);
+        s.bias_drift_critical.Update(time, ratio >= 1 + options_.bias_critical_ratio,
+                                     ratio < 1 + options_.bias_clear_ratio);
+        if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
+          b.Add(amperes, now, tau);
+        }
+      } else {
+        b.Add(amperes, now, tau);
+        s.bias_ratio.reset();
+      }
+    });
+    std::erase_if(module.lanes, [](const auto& entry) { return !entry.second.seen; });
+  }
+
+  OpticalDriftOptions options_;
+  std::map<std::string, ModuleState> modules_;        // by netdev: what is plugged in now
+  std::map<std::string, ModuleBaseline> baselines_;  // by serial: what survives a restart
+};
+
+}  // namespace
+
+Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& options) {
+  OpticalDriftOptions o;
+  OptionReader reader(kName, options);
+  reader.GetDuration("threshold_warning_for", o.threshold_warning_for, true);
+  reader.GetDuration("threshold_alarm_for", o.threshold_alarm_for, true);
+  reader.GetDouble("rx_drift_warning_db", o.rx_drift_warning_db, 0.1, 40);
+  reader.GetDouble("rx_drift_critical_db", o.rx_drift_critical_db, 0.1, 40);
+  reader.GetDouble("rx_drift_clear_db", o.rx_drift_clear_db, 0, 40);
+  reader.GetDuration("rx_drift_for", o.rx_drift_for, true);
+  reader.GetDuration("baseline_time_constant", o.baseline_time_constant);
+  reader.GetDuration("baseline_warmup", o.baseline_warmup, true);
+  reader.GetDouble("bias_warning_ratio", o.bias_warning_ratio, 0.01, 10);
+  reader.GetDouble("bias_critical_ratio", o.bias_critical_ratio, 0.01, 10);
+  reader.GetDouble("bias_clear_ratio", o.bias_clear_ratio, 0, 10);
+  reader.GetDuration("bias_for", o.bias_for, true);
+  reader.GetDouble("bias_bin_celsius", o.bias_bin_celsius, 0.5, 50);
+  reader.GetDouble("bias_min_samples", o.bias_min_samples, 1, 1e9);
+  reader.GetDuration("clear_for", o.clear_for, true);
+  reader.GetDuration("baseline_retention", o.baseline_retention);
+  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  auto order = [](const char* key, bool ok) -> Status {
+    return ok ? Status::Ok()
+              : Status(StatusCode::kInvalidArgument,
+                       std::string("detector optical_drift: option ") + key +
+                           " is inconsistent with its warning/critical/clear siblings");
+  };
+  for (Status s : {order("rx_drift_clear_db", o.rx_drift_clear_db < o.rx_drift_warning_db),
+                   order("rx_drift_warning_db", o.rx_drift_warning_db <= o.rx_drift_critical_db),
+                   order("bias_clear_ratio", o.bias_clear_ratio < o.bias_warning_ratio),
+                   order("bias_warning_ratio", o.bias_warning_ratio <= o.bias_critical_ratio)}) {
+    if (!s.ok()) return Error(s);
+  }
+  return o;
+}
+
+Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options) {
+  Result<OpticalDriftOptions> parsed = ParseOpticalDriftOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(new OpticalDriftDetector(*parsed));
+}
+
+}  // namespace fabricwatch::detect
