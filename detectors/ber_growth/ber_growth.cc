@@ -1,0 +1,497 @@
+#include "detectors/ber_growth/ber_growth.h"
+
+#include <cmath>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectors/core/duration.h"
+#include "detectors/core/counter.h"
+#include "detectors/core/finding_merge.h"
+#include "detectors/core/hold_latch.h"
+#include "detectors/core/linear_trend.h"
+#include "detectors/core/option_reader.h"
+#include "detectors/core/snapshot_lookup.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::duration;
+using Options = BerGrowthOptions;
+
+constexpr std::string_view kName = "ber_growth";
+
+constexpr MetricDesc kEffective{
+    "fabric_ber_effective_ratio",
+    "Post-FEC (effective) bit error ratio of an Ethernet PHY: PCS symbol errors / received "
+    "bits over the detector window (window = the configured minimum; extended until it holds "
+    "3/threshold bits, detection.md §0.3).",
+    MetricKind::kGauge, {"netdev", "window"}};
+constexpr MetricDesc kPreFec{
+    "fabric_ber_pre_fec_ratio",
+    "Pre-FEC bit error ratio of an Ethernet PHY: FEC-corrected bits / received bits over the "
+    "pre-FEC window (default 1m).",
+    MetricKind::kGauge, {"netdev"}};
+constexpr MetricDesc kEta{
+    "fabric_ber_pre_fec_limit_eta_seconds",
+    "Projected seconds until the pre-FEC bit error ratio reaches the FEC limit (default 2.4e-4), "
+    "from a linear fit of its log10 over the trend lookback; absent when not rising.",
+    MetricKind::kGauge, {"netdev"}};
+constexpr MetricDesc kIbEffective{
+    "fabric_ber_ib_effective_ratio",
+    "InfiniBand port symbol errors / bits at the port's link rate over the detector window "
+    "(an effective BER estimate; IB has no received-bit statistic).",
+    MetricKind::kGauge, {"device", "port", "window"}};
+constexpr MetricDesc kIbSymbolRate{
+    "fabric_ber_ib_symbol_errors_per_second",
+    "InfiniBand port symbol errors per second over the last hour (critical above 120 per hour).",
+    MetricKind::kGauge, {"device", "port"}};
+
+double Seconds(std::chrono::milliseconds d) { return duration<double>(d).count(); }
+
+std::string Sci(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2g", v);
+  return buffer;
+}
+
+// Deltas of one entity, merged into 10 s buckets so 125 min of 1 s samples is 750 entries.
+class History {
+ public:
+  struct Sum {
+    double seconds = 0;
+    double bits = 0;
+    double errors = 0;
+    double pre_bits = 0;  // bits of the buckets that also had a corrected-bit delta
+    double corrected = 0;
+  };
+
+  void Add(TimePoint time, double seconds, double bits, std::optional<double> errors,
+           std::optional<double> corrected, std::chrono::milliseconds keep) {
+    if (buckets_.empty() || time - buckets_.back().start >= std::chrono::seconds(10)) {
+      buckets_.push_back({time, {}});
+    }
+    Sum& s = buckets_.back().sum;
+    if (errors) {
+      s.seconds += seconds;
+      s.bits += bits;
+      s.errors += *errors;
+    }
+    if (corrected) {
+      s.pre_bits += bits;
+      s.corrected += *corrected;
+    }
+    while (!buckets_.empty() && time - buckets_.front().start > keep) buckets_.pop_front();
+  }
+
+  // The newest buckets until both `min_seconds` and `min_bits` are covered (or history ends).
+  Sum Span(double min_seconds, double min_bits) const {
+    Sum total;
+    for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
+      if (total.seconds >= min_seconds && total.bits >= min_bits) break;
+      Add(total, it->sum);
+    }
+    return total;
+  }
+  // The buckets that started within `window` of `now`.
+  Sum Last(TimePoint now, std::chrono::milliseconds window) const {
+    Sum total;
+    for (auto it = buckets_.rbegin(); it != buckets_.rend() && now - it->start < window; ++it) {
+      Add(total, it->sum);
+    }
+    return total;
+  }
+
+ private:
+  static void Add(Sum& total, const Sum& s) {
+    total.seconds += s.seconds;
+    total.bits += s.bits;
+    total.errors += s.errors;
+    total.pre_bits += s.pre_bits;
+    total.corrected += s.corrected;
+  }
+  struct Bucket {
+    TimePoint start;
+    Sum sum;
+  };
+  std::deque<Bucket> buckets_;
+};
+
+// One effective-BER claim (warning or critical) over its window.
+struct EffectiveLevel {
+  EffectiveLevel(double ratio, std::chrono::milliseconds window, double min_errors,
+                 const Options& o)
+      : threshold(ratio), window_seconds(Seconds(window)), min_errors(min_errors),
+        window_label(FormatDuration(window)), latch(std::chrono::milliseconds(0), o.clear_for) {}
+
+  void Update(const History& history, TimePoint time, double clear_factor) {
+    // The rule of three (§0.3): a claim about `threshold` needs 3/threshold bits.
+    const double needed_bits = 3 / threshold;
+    last = history.Span(window_seconds, needed_bits);
+    supported = last.seconds >= window_seconds && last.bits >= needed_bits;
+    ratio = last.bits > 0 ? last.errors / last.bits : 0;
+    latch.Update(time, supported && last.errors >= min_errors && ratio > threshold,
+                 last.errors < min_errors || ratio < threshold * clear_factor);
+  }
+
+  double threshold;
+  double window_seconds;
+  double min_errors;
+  std::string window_label;
+  HoldLatch latch;
+  History::Sum last;
+  bool supported = false;
+  double ratio = 0;
+};
+
+struct EffectivePair {
+  explicit EffectivePair(const Options& o)
+      : warning(o.effective_warning_ratio, o.effective_warning_window,
+                o.effective_warning_min_errors, o),
+        critical(o.effective_critical_ratio, o.effective_critical_window,
+                 o.effective_critical_min_errors, o) {}
+  EffectiveLevel warning;
+  EffectiveLevel critical;
+};
+
+// With 32-bit counters a drop is ambiguous (wrap or reset); CounterTracker adds 2^32 only when
+// the implied rate is physically possible, so the bounds are what the PHY can produce:
+//   corrected bits: the FEC limit 2.4e-4 [S24] at 1.6 Tb/s ≈ 4e8/s — beyond that the link is
+//   not up; post-FEC symbol errors: 1e6/s (BER 1e-5 at 100 Gb/s, an unusable link).
+CounterSpec ErrorSpec(const Options& o, double max_rate) {
+  if (o.error_counter_width == 32) return CounterSpec{CounterBehaviour::kWrapping32, 32, max_rate};
+  return CounterSpec{};
+}
+constexpr double kMaxCorrectedPerSecond = 4e8;
+constexpr double kMaxPcsErrorsPerSecond = 1e6;
+
+struct EthPort {
+  explicit EthPort(const Options& o)
+      : pcs(ErrorSpec(o, kMaxPcsErrorsPerSecond)),
+        corrected(ErrorSpec(o, kMaxCorrectedPerSecond)),
+        effective(o),
+        pre_warning(o.pre_fec_warning_for, o.clear_for),
+        pre_critical(o.pre_fec_critical_for, o.clear_for),
+        trend_warning(o.trend_for, o.clear_for),
+        trend_critical(o.trend_for, o.clear_for),
+        trend(o.trend_lookback, std::chrono::minutes(1)) {}
+  CounterTracker bits;
+  CounterTracker pcs;
+  CounterTracker corrected;
+  History history;
+  EffectivePair effective;
+  HoldLatch pre_warning, pre_critical, trend_warning, trend_critical;
+  LinearTrend trend;
+  std::optional<double> pre_fec_ratio;
+  std::optional<double> eta;
+  bool seen = false;
+};
+
+struct IbPort {
+  explicit IbPort(const Options& o)
+      : symbol(CounterSpec{CounterBehaviour::kSaturating, 16, 1e15}),
+        lli(CounterSpec{CounterBehaviour::kSaturating, 4, 1e15}),
+        ebo(CounterSpec{CounterBehaviour::kSaturating, 4, 1e15}),
+        effective(o),
+        hourly(std::chrono::milliseconds(0), o.clear_for),
+        fatal_lli(std::chrono::milliseconds(0), o.clear_for),
+        fatal_ebo(std::chrono::milliseconds(0), o.clear_for) {}
+  CounterTracker symbol, lli, ebo;
+  History history;
+  EffectivePair effective;
+  HoldLatch hourly, fatal_lli, fatal_ebo;
+  double errors_last_hour = 0;
+  double rate_bytes = 0;
+  uint64_t lli_delta = 0, ebo_delta = 0;
+  bool symbol_saturated = false;
+  bool seen = false;
+};
+
+class BerGrowthDetector final : public Detector {
+ public:
+  explicit BerGrowthDetector(Options options) : o_(options) {}
+  std::string_view name() const override { return kName; }
+  std::vector<std::string> inputs() const override { return {"ethtool", "rdma"}; }
+
+  void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
+    if (snapshot.collector == "rdma") ObserveRdma(snapshot);
+  }
+
+  std::vector<Finding> Evaluate(TimePoint /*now*/) override {
+    std::vector<Finding> signals;
+    for (const auto& [netdev, p] : eth_) {
+      const EntityLabels entity{{"netdev", netdev}};
+      AddEffective(signals, entity, netdev, p.effective);
+      const double pre = p.pre_fec_ratio.value_or(0);
+      std::vector<Evidence> pre_evidence{{"pre_fec_ber_ratio", pre},
+                                         {"fec_limit_ratio", o_.fec_limit_ratio}};
+      if (p.eta) pre_evidence.push_back({"projected_seconds_to_fec_limit", *p.eta});
+      for (auto [latch, severity, what] :
+           {std::tuple{&p.pre_critical, Severity::kCritical, "above " + Sci(o_.pre_fec_critical_ratio)},
+            std::tuple{&p.pre_warning, Severity::kWarning, "above " + Sci(o_.pre_fec_warning_ratio)}}) {
+        if (!latch->active()) continue;
+        signals.push_back({severity, entity, pre, pre_evidence,
+                           netdev + " pre-FEC BER " + Sci(pre) + " " + what +
+                               " (FEC limit " + Sci(o_.fec_limit_ratio) + ")",
+                           false});
+      }
+      for (auto [latch, severity] : {std::pair{&p.trend_critical, Severity::kCritical},
+                                     std::pair{&p.trend_warning, Severity::kWarning}}) {
+        if (!latch->active()) continue;
+        signals.push_back({severity, entity, pre, pre_evidence,
+                           netdev + " pre-FEC BER " + Sci(pre) + " projected to reach the FEC " +
+                               "limit " + Sci(o_.fec_limit_ratio) + " in " +
+                               (p.eta ? Sci(*p.eta / 3600) + " h" : std::string("(now)")),
+                           false});
+      }
+    }
+    for (const auto& [key, p] : ib_) {
+      const EntityLabels entity{{"device", key.first}, {"port", key.second}};
+      const std::string where = key.first + " port " + key.second;
+      AddEffective(signals, entity, where, p.effective);
+      if (p.hourly.active()) {
+        signals.push_back({Severity::kCritical, entity, p.errors_last_hour,
+                           {{"symbol_errors_last_hour", p.errors_last_hour}},
+                           where + " " + Sci(p.errors_last_hour) +
+                               " symbol errors in the last hour (> " +
+                               Sci(o_.ib_symbol_errors_per_hour) + ")",
+                           true});
+      }
+      for (auto [latch, delta, counter] :
+           {std::tuple{&p.fatal_lli, p.lli_delta, "local_link_integrity_errors"},
+            std::tuple{&p.fatal_ebo, p.ebo_delta, "excessive_buffer_overrun_errors"}}) {
+        if (!latch->active()) continue;
+        signals.push_back({Severity::kCritical, entity, static_cast<double>(delta),
+                           {{std::string(counter) + "_increase", static_cast<double>(delta)}},
+                           where + " " + counter + " increased by " + std::to_string(delta) +
+                               " (fatal class)",
+                           true});
+      }
+    }
+    return MergeFindings(std::move(signals));
+  }
+
+  void Export(MetricSink& sink) const override {
+    for (const auto& [netdev, p] : eth_) {
+      for (const EffectiveLevel* level : {&p.effective.warning, &p.effective.critical}) {
+        if (level->last.bits > 0) {
+          sink.Add(kEffective, {{"netdev", netdev}, {"window", level->window_label}}, level->ratio);
+        }
+      }
+      if (p.pre_fec_ratio) sink.Add(kPreFec, {{"netdev", netdev}}, *p.pre_fec_ratio);
+      if (p.eta) sink.Add(kEta, {{"netdev", netdev}}, *p.eta);
+    }
+    for (const auto& [key, p] : ib_) {
+      for (const EffectiveLevel* level : {&p.effective.warning, &p.effective.critical}) {
+        if (level->last.bits > 0) {
+          sink.Add(kIbEffective,
+                   {{"device", key.first}, {"port", key.second}, {"window", level->window_label}},
+                   level->ratio);
+        }
+      }
+      sink.Add(kIbSymbolRate, {{"device", key.first}, {"port", key.second}},
+               p.errors_last_hour / 3600);
+    }
+  }
+
+ private:
+  void AddEffective(std::vector<Finding>& signals, const EntityLabels& entity,
+                    const std::string& where, const EffectivePair& pair) const {
+    for (auto [level, severity] : {std::pair{&pair.critical, Severity::kCritical},
+                                   std::pair{&pair.warning, Severity::kWarning}}) {
+      if (!level->latch.active()) continue;
+      signals.push_back({severity, entity, level->ratio,
+                         {{"effective_ber_ratio", level->ratio},
+                          {"errors", level->last.errors},
+                          {"bits", level->last.bits},
+                          {"window_seconds", level->last.seconds}},
+                         where + " effective BER " + Sci(level->ratio) + " > " +
+                             Sci(level->threshold) + " (" + Sci(level->last.errors) +
+                             " errors in " + Sci(level->last.bits) + " bits over " +
+                             Sci(level->last.seconds / 60) + " min)",
+                         severity == Severity::kCritical});
+    }
+  }
+
+  void ObserveEthtool(const SnapshotView& snapshot) {
+    const Families& families = snapshot.families;
+    const TimePoint time = snapshot.time;
+    for (auto& [n, p] : eth_) p.seen = false;
+    ForEachSample(families, "fabric_ethtool_phy_bit_count_total",
+                  [&](const prometheus::ClientMetric& m, double bits_value) {
+      auto netdev_label = LabelValue(m, "netdev");
+      if (!netdev_label || !(bits_value >= 0)) return;
+      const std::string netdev(*netdev_label);
+      EthPort& p = eth_.try_emplace(netdev, o_).first->second;
+      p.seen = true;
+      const LabelMatch match{{"netdev", netdev}};
+      auto pcs = FindValue(families, "fabric_ethtool_phy_pcs_symbol_errors_total", match);
+      auto corrected = FindValue(families, "fabric_ethtool_phy_corrected_bit_errors_total", match);
+      if (!corrected) {
+        corrected = FindValue(families, "fabric_ethtool_fec_corrected_bit_errors_total", match);
+      }
+      const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
+      std::optional<double> errors, corr;
+      if (pcs && *pcs >= 0) {
+        const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
+        if (s.valid) errors = static_cast<double>(s.delta);
+      } else {
+        p.pcs.Forget();
+      }
+      if (corrected && *corrected >= 0) {
+        const CounterStep s = p.corrected.Update(static_cast<uint64_t>(*corrected), time);
+        if (s.valid) corr = static_cast<double>(s.delta);
+      } else {
+        p.corrected.Forget();
+      }
+      if (bits.valid && bits.delta > 0) {
+        p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors, corr,
+                      o_.history);
+      }
+      p.effective.warning.Update(p.history, time, o_.clear_factor);
+      p.effective.critical.Update(p.history, time, o_.clear_factor);
+      UpdatePreFec(p, time);
+    });
+    std::erase_if(eth_, [](const auto& e) { return !e.second.seen; });
+  }
+
+  void UpdatePreFec(EthPort& p, TimePoint time) {
+    const History::Sum window = p.history.Last(time, o_.pre_fec_window);
+    if (window.pre_bits <= 0) {
+      p.pre_fec_ratio.reset();
+      return;
+    }
+    const double ratio = window.corrected / window.pre_bits;
+    p.pre_fec_ratio = ratio;
+    const double cf = o_.clear_factor;
+    p.pre_warning.Update(time, ratio > o_.pre_fec_warning_ratio,
+                         ratio < o_.pre_fec_warning_ratio * cf);
+    p.pre_critical.Update(time, ratio > o_.pre_fec_critical_ratio,
+                          ratio < o_.pre_fec_critical_ratio * cf);
+    // log10 of a zero ratio is undefined: a window with no corrected bits sits at the floor of
+    // what it could have measured (one error in its bits), which keeps the fit honest.
+    p.trend.Add(time, std::log10(std::max(ratio, 1 / window.pre_bits)));
+    const auto fit = p.trend.Evaluate(10, o_.trend_min_span);
+    p.eta = fit ? fit->SecondsToReach(std::log10(o_.fec_limit_ratio)) : std::nullopt;
+    const double warn_h = Seconds(o_.trend_warning_horizon);
+    const double crit_h = Seconds(o_.trend_critical_horizon);
+    p.trend_warning.Update(time, p.eta && *p.eta <= warn_h, !p.eta || *p.eta > 1.5 * warn_h);
+    p.trend_critical.Update(time, p.eta && *p.eta <= crit_h, !p.eta || *p.eta > 1.5 * crit_h);
+  }
+
+  void ObserveRdma(const SnapshotView& snapshot) {
+    const Families& families = snapshot.families;
+    const TimePoint time = snapshot.time;
+    for (auto& [k, p] : ib_) p.seen = false;
+    auto port_for = [&](const prometheus::ClientMetric& m) -> IbPort* {
+      auto device = LabelValue(m, "device");
+      auto port = LabelValue(m, "port");
+      if (!device || !port) return nullptr;
+      IbPort& p = ib_.try_emplace({std::string(*device), std::string(*port)}, o_).first->second;
+      p.seen = true;
+      return &p;
+    };
+    ForEachSample(families, "fabric_rdma_port_symbol_errors_total",
+                  [&](const prometheus::ClientMetric& m, double value) {
+      IbPort* p = port_for(m);
+      if (p == nullptr || !(value >= 0)) return;
+      const auto rate = FindValue(families, "fabric_rdma_port_rate_bytes_per_second",
+                                  {{"device", *LabelValue(m, "device")},
+                                   {"port", *LabelValue(m, "port")}});
+      p->rate_bytes = rate.value_or(0);
+      const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
+      p->symbol_saturated = step.saturated;
+      if (step.valid && p->rate_bytes > 0) {
+        p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
+                       static_cast<double>(step.delta), std::nullopt, o_.history);
+      }
+      p->effective.warning.Update(p->history, time, o_.clear_factor);
+      p->effective.critical.Update(p->history, time, o_.clear_factor);
+      p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
+      p->hourly.Update(time, p->errors_last_hour > o_.ib_symbol_errors_per_hour,
+                       p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor);
+    });
+    auto fatal = [&](const char* family, CounterTracker IbPort::*tracker, HoldLatch IbPort::*latch,
+                     uint64_t IbPort::*last) {
+      ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
+        IbPort* p = port_for(m);
+        if (p == nullptr || !(value >= 0)) return;
+        const CounterStep step = (p->*tracker).Update(static_cast<uint64_t>(value), time);
+        // Saturated = unknown: neither raise nor clear (detection.md §0.2).
+        const bool grew = step.valid && step.delta > 0;
+        if (grew) p->*last = step.delta;
+        (p->*latch).Update(time, grew, step.valid && step.delta == 0);
+      });
+    };
+    fatal("fabric_rdma_port_local_link_integrity_errors_total", &IbPort::lli, &IbPort::fatal_lli,
+          &IbPort::lli_delta);
+    fatal("fabric_rdma_port_excessive_buffer_overrun_errors_total", &IbPort::ebo,
+          &IbPort::fatal_ebo, &IbPort::ebo_delta);
+    std::erase_if(ib_, [](const auto& e) { return !e.second.seen; });
+  }
+
+  Options o_;
+  std::map<std::string, EthPort> eth_;
+  std::map<std::pair<std::string, std::string>, IbPort> ib_;
+};
+
+}  // namespace
+
+Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
+  Options o;
+  OptionReader r(kName, options);
+  r.GetDouble("effective_warning_ratio", o.effective_warning_ratio, 1e-20, 1);
+  r.GetDuration("effective_warning_window", o.effective_warning_window);
+  r.GetDouble("effective_warning_min_errors", o.effective_warning_min_errors, 1, 1e12);
+  r.GetDouble("effective_critical_ratio", o.effective_critical_ratio, 1e-20, 1);
+  r.GetDuration("effective_critical_window", o.effective_critical_window);
+  r.GetDouble("effective_critical_min_errors", o.effective_critical_min_errors, 1, 1e12);
+  r.GetDuration("history", o.history);
+  r.GetDouble("ib_symbol_errors_per_hour", o.ib_symbol_errors_per_hour, 0, 1e12);
+  r.GetDouble("pre_fec_warning_ratio", o.pre_fec_warning_ratio, 1e-20, 1);
+  r.GetDuration("pre_fec_warning_for", o.pre_fec_warning_for, true);
+  r.GetDouble("pre_fec_critical_ratio", o.pre_fec_critical_ratio, 1e-20, 1);
+  r.GetDuration("pre_fec_critical_for", o.pre_fec_critical_for, true);
+  r.GetDuration("pre_fec_window", o.pre_fec_window);
+  r.GetDouble("fec_limit_ratio", o.fec_limit_ratio, 1e-20, 1);
+  r.GetDuration("trend_lookback", o.trend_lookback);
+  r.GetDuration("trend_min_span", o.trend_min_span);
+  r.GetDuration("trend_warning_horizon", o.trend_warning_horizon);
+  r.GetDuration("trend_critical_horizon", o.trend_critical_horizon);
+  r.GetDuration("trend_for", o.trend_for, true);
+  r.GetDouble("clear_factor", o.clear_factor, 0, 1);
+  r.GetDuration("clear_for", o.clear_for, true);
+  r.GetDouble("error_counter_width", o.error_counter_width, 32, 64);
+  if (Status status = r.Finish(); !status.ok()) return Error(status);
+  auto fail = [](const std::string& key, const std::string& why) {
+    return Error(StatusCode::kInvalidArgument,
+                 "detector ber_growth: option " + key + ": " + why);
+  };
+  if (o.error_counter_width != 32 && o.error_counter_width != 64) {
+    return fail("error_counter_width", "must be 32 or 64");
+  }
+  if (o.history < o.effective_warning_window || o.history < o.effective_critical_window ||
+      o.history < std::chrono::hours(1) || o.history < o.pre_fec_window) {
+    return fail("history", "must cover every window and the 1 h IB symbol-error count");
+  }
+  if (o.trend_min_span > o.trend_lookback) {
+    return fail("trend_min_span", "must not exceed trend_lookback");
+  }
+  if (o.pre_fec_warning_ratio > o.pre_fec_critical_ratio) {
+    return fail("pre_fec_warning_ratio", "must not exceed pre_fec_critical_ratio");
+  }
+  return o;
+}
+
+Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options) {
+  Result<BerGrowthOptions> parsed = ParseBerGrowthOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(new BerGrowthDetector(*parsed));
+}
+
+}  // namespace fabricwatch::detect
