@@ -30,26 +30,31 @@ constexpr MetricDesc kEffective{
     "Post-FEC (effective) bit error ratio of an Ethernet PHY: PCS symbol errors / received "
     "bits over the detector window (window = the configured minimum; extended until it holds "
     "3/threshold bits, detection.md §0.3).",
-    MetricKind::kGauge, {"netdev", "window"}};
+    MetricKind::kGauge,
+    {"netdev", "window"}};
 constexpr MetricDesc kPreFec{
     "fabric_ber_pre_fec_ratio",
     "Pre-FEC bit error ratio of an Ethernet PHY: FEC-corrected bits / received bits over the "
     "pre-FEC window (default 1m).",
-    MetricKind::kGauge, {"netdev"}};
+    MetricKind::kGauge,
+    {"netdev"}};
 constexpr MetricDesc kEta{
     "fabric_ber_pre_fec_limit_eta_seconds",
     "Projected seconds until the pre-FEC bit error ratio reaches the FEC limit (default 2.4e-4), "
     "from a linear fit of its log10 over the trend lookback; absent when not rising.",
-    MetricKind::kGauge, {"netdev"}};
+    MetricKind::kGauge,
+    {"netdev"}};
 constexpr MetricDesc kIbEffective{
     "fabric_ber_ib_effective_ratio",
     "InfiniBand port symbol errors / bits at the port's link rate over the detector window "
     "(an effective BER estimate; IB has no received-bit statistic).",
-    MetricKind::kGauge, {"device", "port", "window"}};
+    MetricKind::kGauge,
+    {"device", "port", "window"}};
 constexpr MetricDesc kIbSymbolRate{
     "fabric_ber_ib_symbol_errors_per_second",
     "InfiniBand port symbol errors per second over the last hour (critical above 120 per hour).",
-    MetricKind::kGauge, {"device", "port"}};
+    MetricKind::kGauge,
+    {"device", "port"}};
 
 double Seconds(std::chrono::milliseconds d) { return duration<double>(d).count(); }
 
@@ -125,8 +130,11 @@ class History {
 struct EffectiveLevel {
   EffectiveLevel(double ratio, std::chrono::milliseconds window, double min_errors,
                  const Options& o)
-      : threshold(ratio), window_seconds(Seconds(window)), min_errors(min_errors),
-        window_label(FormatDuration(window)), latch(std::chrono::milliseconds(0), o.clear_for) {}
+      : threshold(ratio),
+        window_seconds(Seconds(window)),
+        min_errors(min_errors),
+        window_label(FormatDuration(window)),
+        latch(std::chrono::milliseconds(0), o.clear_for) {}
 
   void Update(const History& history, TimePoint time, double clear_factor) {
     // The rule of three (§0.3): a claim about `threshold` needs 3/threshold bits.
@@ -231,13 +239,14 @@ class BerGrowthDetector final : public Detector {
       std::vector<Evidence> pre_evidence{{"pre_fec_ber_ratio", pre},
                                          {"fec_limit_ratio", o_.fec_limit_ratio}};
       if (p.eta) pre_evidence.push_back({"projected_seconds_to_fec_limit", *p.eta});
-      for (auto [latch, severity, what] :
-           {std::tuple{&p.pre_critical, Severity::kCritical, "above " + Sci(o_.pre_fec_critical_ratio)},
-            std::tuple{&p.pre_warning, Severity::kWarning, "above " + Sci(o_.pre_fec_warning_ratio)}}) {
+      for (auto [latch, severity, what] : {std::tuple{&p.pre_critical, Severity::kCritical,
+                                                      "above " + Sci(o_.pre_fec_critical_ratio)},
+                                           std::tuple{&p.pre_warning, Severity::kWarning,
+                                                      "above " + Sci(o_.pre_fec_warning_ratio)}}) {
         if (!latch->active()) continue;
         signals.push_back({severity, entity, pre, pre_evidence,
-                           netdev + " pre-FEC BER " + Sci(pre) + " " + what +
-                               " (FEC limit " + Sci(o_.fec_limit_ratio) + ")",
+                           netdev + " pre-FEC BER " + Sci(pre) + " " + what + " (FEC limit " +
+                               Sci(o_.fec_limit_ratio) + ")",
                            false});
       }
       for (auto [latch, severity] : {std::pair{&p.trend_critical, Severity::kCritical},
@@ -255,7 +264,9 @@ class BerGrowthDetector final : public Detector {
       const std::string where = key.first + " port " + key.second;
       AddEffective(signals, entity, where, p.effective);
       if (p.hourly.active()) {
-        signals.push_back({Severity::kCritical, entity, p.errors_last_hour,
+        signals.push_back({Severity::kCritical,
+                           entity,
+                           p.errors_last_hour,
                            {{"symbol_errors_last_hour", p.errors_last_hour}},
                            where + " " + Sci(p.errors_last_hour) +
                                " symbol errors in the last hour (> " +
@@ -266,11 +277,13 @@ class BerGrowthDetector final : public Detector {
            {std::tuple{&p.fatal_lli, p.lli_delta, "local_link_integrity_errors"},
             std::tuple{&p.fatal_ebo, p.ebo_delta, "excessive_buffer_overrun_errors"}}) {
         if (!latch->active()) continue;
-        signals.push_back({Severity::kCritical, entity, static_cast<double>(delta),
-                           {{std::string(counter) + "_increase", static_cast<double>(delta)}},
-                           where + " " + counter + " increased by " + std::to_string(delta) +
-                               " (fatal class)",
-                           true});
+        signals.push_back(
+            {Severity::kCritical,
+             entity,
+             static_cast<double>(delta),
+             {{std::string(counter) + "_increase", static_cast<double>(delta)}},
+             where + " " + counter + " increased by " + std::to_string(delta) + " (fatal class)",
+             true});
       }
     }
     return MergeFindings(std::move(signals));
@@ -305,7 +318,9 @@ class BerGrowthDetector final : public Detector {
     for (auto [level, severity] : {std::pair{&pair.critical, Severity::kCritical},
                                    std::pair{&pair.warning, Severity::kWarning}}) {
       if (!level->latch.active()) continue;
-      signals.push_back({severity, entity, level->ratio,
+      signals.push_back({severity,
+                         entity,
+                         level->ratio,
                          {{"effective_ber_ratio", level->ratio},
                           {"errors", level->last.errors},
                           {"bits", level->last.bits},
@@ -322,41 +337,43 @@ class BerGrowthDetector final : public Detector {
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [n, p] : eth_) p.seen = false;
-    ForEachSample(families, "fabric_ethtool_phy_bit_count_total",
-                  [&](const prometheus::ClientMetric& m, double bits_value) {
-      auto netdev_label = LabelValue(m, "netdev");
-      if (!netdev_label || !(bits_value >= 0)) return;
-      const std::string netdev(*netdev_label);
-      EthPort& p = eth_.try_emplace(netdev, o_).first->second;
-      p.seen = true;
-      const LabelMatch match{{"netdev", netdev}};
-      auto pcs = FindValue(families, "fabric_ethtool_phy_pcs_symbol_errors_total", match);
-      auto corrected = FindValue(families, "fabric_ethtool_phy_corrected_bit_errors_total", match);
-      if (!corrected) {
-        corrected = FindValue(families, "fabric_ethtool_fec_corrected_bit_errors_total", match);
-      }
-      const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
-      std::optional<double> errors, corr;
-      if (pcs && *pcs >= 0) {
-        const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
-        if (s.valid) errors = static_cast<double>(s.delta);
-      } else {
-        p.pcs.Forget();
-      }
-      if (corrected && *corrected >= 0) {
-        const CounterStep s = p.corrected.Update(static_cast<uint64_t>(*corrected), time);
-        if (s.valid) corr = static_cast<double>(s.delta);
-      } else {
-        p.corrected.Forget();
-      }
-      if (bits.valid && bits.delta > 0) {
-        p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors, corr,
-                      o_.history);
-      }
-      p.effective.warning.Update(p.history, time, o_.clear_factor);
-      p.effective.critical.Update(p.history, time, o_.clear_factor);
-      UpdatePreFec(p, time);
-    });
+    ForEachSample(
+        families, "fabric_ethtool_phy_bit_count_total",
+        [&](const prometheus::ClientMetric& m, double bits_value) {
+          auto netdev_label = LabelValue(m, "netdev");
+          if (!netdev_label || !(bits_value >= 0)) return;
+          const std::string netdev(*netdev_label);
+          EthPort& p = eth_.try_emplace(netdev, o_).first->second;
+          p.seen = true;
+          const LabelMatch match{{"netdev", netdev}};
+          auto pcs = FindValue(families, "fabric_ethtool_phy_pcs_symbol_errors_total", match);
+          auto corrected =
+              FindValue(families, "fabric_ethtool_phy_corrected_bit_errors_total", match);
+          if (!corrected) {
+            corrected = FindValue(families, "fabric_ethtool_fec_corrected_bit_errors_total", match);
+          }
+          const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
+          std::optional<double> errors, corr;
+          if (pcs && *pcs >= 0) {
+            const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
+            if (s.valid) errors = static_cast<double>(s.delta);
+          } else {
+            p.pcs.Forget();
+          }
+          if (corrected && *corrected >= 0) {
+            const CounterStep s = p.corrected.Update(static_cast<uint64_t>(*corrected), time);
+            if (s.valid) corr = static_cast<double>(s.delta);
+          } else {
+            p.corrected.Forget();
+          }
+          if (bits.valid && bits.delta > 0) {
+            p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors, corr,
+                          o_.history);
+          }
+          p.effective.warning.Update(p.history, time, o_.clear_factor);
+          p.effective.critical.Update(p.history, time, o_.clear_factor);
+          UpdatePreFec(p, time);
+        });
     std::erase_if(eth_, [](const auto& e) { return !e.second.seen; });
   }
 
@@ -396,26 +413,27 @@ class BerGrowthDetector final : public Detector {
       p.seen = true;
       return &p;
     };
-    ForEachSample(families, "fabric_rdma_port_symbol_errors_total",
-                  [&](const prometheus::ClientMetric& m, double value) {
-      IbPort* p = port_for(m);
-      if (p == nullptr || !(value >= 0)) return;
-      const auto rate = FindValue(families, "fabric_rdma_port_rate_bytes_per_second",
-                                  {{"device", *LabelValue(m, "device")},
-                                   {"port", *LabelValue(m, "port")}});
-      p->rate_bytes = rate.value_or(0);
-      const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
-      p->symbol_saturated = step.saturated;
-      if (step.valid && p->rate_bytes > 0) {
-        p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
-                       static_cast<double>(step.delta), std::nullopt, o_.history);
-      }
-      p->effective.warning.Update(p->history, time, o_.clear_factor);
-      p->effective.critical.Update(p->history, time, o_.clear_factor);
-      p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
-      p->hourly.Update(time, p->errors_last_hour > o_.ib_symbol_errors_per_hour,
-                       p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor);
-    });
+    ForEachSample(
+        families, "fabric_rdma_port_symbol_errors_total",
+        [&](const prometheus::ClientMetric& m, double value) {
+          IbPort* p = port_for(m);
+          if (p == nullptr || !(value >= 0)) return;
+          const auto rate =
+              FindValue(families, "fabric_rdma_port_rate_bytes_per_second",
+                        {{"device", *LabelValue(m, "device")}, {"port", *LabelValue(m, "port")}});
+          p->rate_bytes = rate.value_or(0);
+          const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
+          p->symbol_saturated = step.saturated;
+          if (step.valid && p->rate_bytes > 0) {
+            p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
+                           static_cast<double>(step.delta), std::nullopt, o_.history);
+          }
+          p->effective.warning.Update(p->history, time, o_.clear_factor);
+          p->effective.critical.Update(p->history, time, o_.clear_factor);
+          p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
+          p->hourly.Update(time, p->errors_last_hour > o_.ib_symbol_errors_per_hour,
+                           p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor);
+        });
     auto fatal = [&](const char* family, CounterTracker IbPort::*tracker, HoldLatch IbPort::*latch,
                      uint64_t IbPort::*last) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
@@ -469,8 +487,7 @@ Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
   r.GetDouble("error_counter_width", o.error_counter_width, 32, 64);
   if (Status status = r.Finish(); !status.ok()) return Error(status);
   auto fail = [](const std::string& key, const std::string& why) {
-    return Error(StatusCode::kInvalidArgument,
-                 "detector ber_growth: option " + key + ": " + why);
+    return Error(StatusCode::kInvalidArgument, "detector ber_growth: option " + key + ": " + why);
   };
   if (o.error_counter_width != 32 && o.error_counter_width != 64) {
     return fail("error_counter_width", "must be 32 or 64");

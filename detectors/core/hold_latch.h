@@ -17,7 +17,8 @@ class HoldLatch {
   using Duration = std::chrono::milliseconds;
 
   HoldLatch() = default;
-  HoldLatch(Duration raise_for, Duration clear_for) : raise_for_(raise_for), clear_for_(clear_for) {}
+  HoldLatch(Duration raise_for, Duration clear_for)
+      : raise_for_(raise_for), clear_for_(clear_for) {}
 
   // Feeds one evaluation at `time`; returns whether the latch is active afterwards.
   bool Update(TimePoint time, bool raise_condition, bool clear_condition) {

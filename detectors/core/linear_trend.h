@@ -20,7 +20,7 @@ class LinearTrend {
 
   struct Fit {
     double slope_per_second = 0;
-    double value_now = 0;   // the fitted line at the newest point's time
+    double value_now = 0;     // the fitted line at the newest point's time
     double span_seconds = 0;  // newest − oldest point
     size_t points = 0;
     // Seconds until the fitted line reaches `threshold` from below (rising) — nullopt when it

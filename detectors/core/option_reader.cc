@@ -16,9 +16,9 @@ const std::string* OptionReader::Take(std::string_view key) {
 
 void OptionReader::Fail(std::string_view key, std::string_view what) {
   if (!first_error_.ok()) return;
-  first_error_ = Status(StatusCode::kInvalidArgument, "detector " + detector_ + ": option " +
-                                                          std::string(key) + ": " +
-                                                          std::string(what));
+  first_error_ =
+      Status(StatusCode::kInvalidArgument,
+             "detector " + detector_ + ": option " + std::string(key) + ": " + std::string(what));
 }
 
 void OptionReader::GetDuration(std::string_view key, std::chrono::milliseconds& value,

@@ -21,8 +21,7 @@ class OptionReader {
       : detector_(detector), options_(options) {}
 
   // A Prometheus-style duration (collectors/core/duration.h), > 0 unless allow_zero.
-  void GetDuration(std::string_view key, std::chrono::milliseconds& value,
-                   bool allow_zero = false);
+  void GetDuration(std::string_view key, std::chrono::milliseconds& value, bool allow_zero = false);
   // A finite number in [min, max].
   void GetDouble(std::string_view key, double& value, double min, double max);
   void GetBool(std::string_view key, bool& value);

@@ -36,8 +36,7 @@ bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match) {
   return true;
 }
 
-std::optional<double> FindValue(const Families& families, std::string_view name,
-                                LabelMatch match) {
+std::optional<double> FindValue(const Families& families, std::string_view name, LabelMatch match) {
   const prometheus::MetricFamily* family = FindFamily(families, name);
   if (family == nullptr) return std::nullopt;
   for (const prometheus::ClientMetric& metric : family->metric) {

@@ -6,14 +6,14 @@
 // Cost: FindFamily is a linear scan over the snapshot's families (a few dozen); detectors call
 // it a handful of times per snapshot and then walk the family's samples once.
 
+#include <prometheus/client_metric.h>
+#include <prometheus/metric_family.h>
+
 #include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <prometheus/client_metric.h>
-#include <prometheus/metric_family.h>
 
 namespace fabricwatch::detect {
 
@@ -35,8 +35,7 @@ std::optional<std::string_view> LabelValue(const prometheus::ClientMetric& metri
 bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match);
 
 // The value of the first sample of `name` whose labels include `match`, or nullopt.
-std::optional<double> FindValue(const Families& families, std::string_view name,
-                                LabelMatch match);
+std::optional<double> FindValue(const Families& families, std::string_view name, LabelMatch match);
 
 // Calls fn(metric, value) for every sample of family `name` (none when the family is absent).
 template <typename Fn>

@@ -141,7 +141,8 @@ class OpticalDriftDetector final : public Detector {
     });
     std::set<std::string> seen;
     for (const auto& [netdev, serial_label] : serials) {
-      const auto present = FindValue(families, "fabric_optics_module_present", {{"netdev", netdev}});
+      const auto present =
+          FindValue(families, "fabric_optics_module_present", {{"netdev", netdev}});
       if (present && *present == 0) continue;
       seen.insert(netdev);
       // Modules without a serial get a netdev-scoped key: a baseline still, just not portable.
@@ -201,7 +202,8 @@ class OpticalDriftDetector final : public Detector {
           const Severity sev =
               s.bias_drift_critical.active() ? Severity::kCritical : Severity::kWarning;
           signals.push_back({sev, entity, s.bias_ratio.value_or(0), bias_evidence(),
-                             where + " laser bias " + Fixed((s.bias_ratio.value_or(1) - 1) * 100, 0) +
+                             where + " laser bias " +
+                                 Fixed((s.bias_ratio.value_or(1) - 1) * 100, 0) +
                                  " % above its baseline at the same temperature",
                              false});
         }
@@ -301,8 +303,8 @@ class OpticalDriftDetector final : public Detector {
   }
 
  private:
-  void ObserveModule(const Families& families, const std::string& netdev,
-                     const std::string& serial, TimePoint snapshot_time) {
+  void ObserveModule(const Families& families, const std::string& netdev, const std::string& serial,
+                     TimePoint snapshot_time) {
     TimePoint time = snapshot_time;
     if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
                               {{"netdev", netdev}})) {
@@ -340,95 +342,97 @@ class OpticalDriftDetector final : public Detector {
     const double tau = duration<double>(options_.baseline_time_constant).count();
     const double warmup = duration<double>(options_.baseline_warmup).count();
 
-    ForEachSample(families, "fabric_optics_lane_rx_power_watts",
-                  [&](const prometheus::ClientMetric& m, double watts) {
-      if (LabelValue(m, "netdev") != netdev) return;
-      const std::string lane(LabelValue(m, "lane").value_or(""));
-      LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
-      s.seen = true;
-      const auto los = FindValue(families, "fabric_optics_lane_rx_los",
-                                 {{"netdev", netdev}, {"lane", lane}});
-      if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
-        // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
-        s.rx_watts.reset();
-        s.rx_drop_db.reset();
-        for (HoldLatch* l : {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning,
-                             &s.rx_drift_critical}) {
-          l->Reset();
-        }
-        return;
-      }
-      s.rx_watts = watts;
-      if (rx_warn) {
-        s.rx_low_warning_w = *rx_warn;
-        s.rx_low_warning.Update(time, watts < *rx_warn, watts >= *rx_warn * 1.122);  // +0.5 dB
-      }
-      if (rx_alarm) {
-        s.rx_low_alarm_w = *rx_alarm;
-        s.rx_low_alarm.Update(time, watts < *rx_alarm, watts >= *rx_alarm * 1.122);
-      }
-      Baseline& rx = baseline.lanes[lane].rx_dbm;
-      const double dbm = Dbm(watts);
-      const bool established = rx.samples > 0 && rx.last - rx.first >= warmup;
-      if (established) {
-        const double drop = rx.mean - dbm;
-        s.rx_drop_db = drop;
-        s.baseline_watts = Watts(rx.mean);
-        s.rx_drift_warning.Update(time, drop >= options_.rx_drift_warning_db,
-                                  drop < options_.rx_drift_clear_db);
-        s.rx_drift_critical.Update(time, drop >= options_.rx_drift_critical_db,
-                                   drop < options_.rx_drift_clear_db);
-        if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
-          rx.Add(dbm, now, tau);
-        }
-      } else {
-        rx.Add(dbm, now, tau);
-        s.baseline_watts = Watts(rx.mean);
-        s.rx_drop_db.reset();
-      }
-    });
+    ForEachSample(
+        families, "fabric_optics_lane_rx_power_watts",
+        [&](const prometheus::ClientMetric& m, double watts) {
+          if (LabelValue(m, "netdev") != netdev) return;
+          const std::string lane(LabelValue(m, "lane").value_or(""));
+          LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
+          s.seen = true;
+          const auto los = FindValue(families, "fabric_optics_lane_rx_los",
+                                     {{"netdev", netdev}, {"lane", lane}});
+          if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
+            // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
+            s.rx_watts.reset();
+            s.rx_drop_db.reset();
+            for (HoldLatch* l :
+                 {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning, &s.rx_drift_critical}) {
+              l->Reset();
+            }
+            return;
+          }
+          s.rx_watts = watts;
+          if (rx_warn) {
+            s.rx_low_warning_w = *rx_warn;
+            s.rx_low_warning.Update(time, watts < *rx_warn, watts >= *rx_warn * 1.122);  // +0.5 dB
+          }
+          if (rx_alarm) {
+            s.rx_low_alarm_w = *rx_alarm;
+            s.rx_low_alarm.Update(time, watts < *rx_alarm, watts >= *rx_alarm * 1.122);
+          }
+          Baseline& rx = baseline.lanes[lane].rx_dbm;
+          const double dbm = Dbm(watts);
+          const bool established = rx.samples > 0 && rx.last - rx.first >= warmup;
+          if (established) {
+            const double drop = rx.mean - dbm;
+            s.rx_drop_db = drop;
+            s.baseline_watts = Watts(rx.mean);
+            s.rx_drift_warning.Update(time, drop >= options_.rx_drift_warning_db,
+                                      drop < options_.rx_drift_clear_db);
+            s.rx_drift_critical.Update(time, drop >= options_.rx_drift_critical_db,
+                                       drop < options_.rx_drift_clear_db);
+            if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
+              rx.Add(dbm, now, tau);
+            }
+          } else {
+            rx.Add(dbm, now, tau);
+            s.baseline_watts = Watts(rx.mean);
+            s.rx_drop_db.reset();
+          }
+        });
 
-    ForEachSample(families, "fabric_optics_lane_tx_bias_amperes",
-                  [&](const prometheus::ClientMetric& m, double amperes) {
-      if (LabelValue(m, "netdev") != netdev || !std::isfinite(amperes) || amperes < 0) return;
-      const std::string lane(LabelValue(m, "lane").value_or(""));
-      LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
-      s.seen = true;
-      s.bias_amperes = amperes;
-      if (bias_warn) {
-        s.bias_high_warning_a = *bias_warn;
-        s.bias_high_warning.Update(time, amperes >= *bias_warn, amperes < *bias_warn * 0.95);
-      }
-      if (bias_alarm) {
-        s.bias_high_alarm_a = *bias_alarm;
-        s.bias_high_alarm.Update(time, amperes >= *bias_alarm, amperes < *bias_alarm * 0.95);
-      }
-      if (!temperature || amperes <= 0) {
-        s.bias_ratio.reset();
-        return;
-      }
-      const int bin = static_cast<int>(std::floor(*temperature / options_.bias_bin_celsius));
-      Baseline& b = baseline.lanes[lane].bias[bin];
-      if (b.samples >= options_.bias_min_samples && b.mean > 0) {
-        const double ratio = amperes / b.mean;
-        s.bias_ratio = ratio;
-        s.bias_drift_warning.Update(time, ratio >= 1 + options_.bias_warning_ratio,
-                                    ratio < 1 + options_.bias_clear_ratio);
-        s.bias_drift_critical.Update(time, ratio >= 1 + options_.bias_critical_ratio,
-                                     ratio < 1 + options_.bias_clear_ratio);
-        if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
-          b.Add(amperes, now, tau);
-        }
-      } else {
-        b.Add(amperes, now, tau);
-        s.bias_ratio.reset();
-      }
-    });
+    ForEachSample(
+        families, "fabric_optics_lane_tx_bias_amperes",
+        [&](const prometheus::ClientMetric& m, double amperes) {
+          if (LabelValue(m, "netdev") != netdev || !std::isfinite(amperes) || amperes < 0) return;
+          const std::string lane(LabelValue(m, "lane").value_or(""));
+          LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
+          s.seen = true;
+          s.bias_amperes = amperes;
+          if (bias_warn) {
+            s.bias_high_warning_a = *bias_warn;
+            s.bias_high_warning.Update(time, amperes >= *bias_warn, amperes < *bias_warn * 0.95);
+          }
+          if (bias_alarm) {
+            s.bias_high_alarm_a = *bias_alarm;
+            s.bias_high_alarm.Update(time, amperes >= *bias_alarm, amperes < *bias_alarm * 0.95);
+          }
+          if (!temperature || amperes <= 0) {
+            s.bias_ratio.reset();
+            return;
+          }
+          const int bin = static_cast<int>(std::floor(*temperature / options_.bias_bin_celsius));
+          Baseline& b = baseline.lanes[lane].bias[bin];
+          if (b.samples >= options_.bias_min_samples && b.mean > 0) {
+            const double ratio = amperes / b.mean;
+            s.bias_ratio = ratio;
+            s.bias_drift_warning.Update(time, ratio >= 1 + options_.bias_warning_ratio,
+                                        ratio < 1 + options_.bias_clear_ratio);
+            s.bias_drift_critical.Update(time, ratio >= 1 + options_.bias_critical_ratio,
+                                         ratio < 1 + options_.bias_clear_ratio);
+            if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
+              b.Add(amperes, now, tau);
+            }
+          } else {
+            b.Add(amperes, now, tau);
+            s.bias_ratio.reset();
+          }
+        });
     std::erase_if(module.lanes, [](const auto& entry) { return !entry.second.seen; });
   }
 
   OpticalDriftOptions options_;
-  std::map<std::string, ModuleState> modules_;        // by netdev: what is plugged in now
+  std::map<std::string, ModuleState> modules_;       // by netdev: what is plugged in now
   std::map<std::string, ModuleBaseline> baselines_;  // by serial: what survives a restart
 };
 

@@ -91,7 +91,8 @@ class PcieDegradedDetector final : public Detector {
         if (Link* link = link_for(m)) link->*field = v;
       });
     };
-    for (auto& [key, link] : links_) link.speed_now = link.speed_max = link.width_now = link.width_max = std::nullopt;
+    for (auto& [key, link] : links_)
+      link.speed_now = link.speed_max = link.width_now = link.width_max = std::nullopt;
     gauge("fabric_pcie_link_speed_transfers_per_second", &Link::speed_now);
     gauge("fabric_pcie_link_max_speed_transfers_per_second", &Link::speed_max);
     gauge("fabric_pcie_link_width_lanes", &Link::width_now);
@@ -109,8 +110,8 @@ class PcieDegradedDetector final : public Detector {
                       CounterStep step = link->correctable_tracker.Update(value, time);
                       if (step.valid) link->correctable_window.emplace_back(time, step.delta);
                     } else if (*severity == "nonfatal" || *severity == "fatal") {
-                      CounterTracker& tracker = *severity == "fatal" ? link->fatal_tracker
-                                                                     : link->nonfatal_tracker;
+                      CounterTracker& tracker =
+                          *severity == "fatal" ? link->fatal_tracker : link->nonfatal_tracker;
                       CounterStep step = tracker.Update(value, time);
                       const bool grew = step.valid && step.delta > 0;
                       if (grew) link->uncorrectable_last = step.delta;
@@ -123,8 +124,8 @@ class PcieDegradedDetector final : public Detector {
     std::erase_if(links_, [](const auto& entry) { return !entry.second.seen; });
 
     for (auto& [key, link] : links_) {
-      const bool width_known = link.width_now && link.width_max && *link.width_now > 0 &&
-                               *link.width_max > 0;
+      const bool width_known =
+          link.width_now && link.width_max && *link.width_now > 0 && *link.width_max > 0;
       if (width_known) {
         link.width.Update(time, *link.width_now < *link.width_max,
                           *link.width_now >= *link.width_max);
@@ -161,36 +162,43 @@ class PcieDegradedDetector final : public Detector {
       const EntityLabels entity{{"device", key.first}, {"role", key.second}};
       const std::string who = key.second + " " + key.first;
       if (link.width.active() && link.width_now && link.width_max) {
-        signals.push_back({Severity::kCritical, entity, *link.width_now,
+        signals.push_back({Severity::kCritical,
+                           entity,
+                           *link.width_now,
                            {{"width_lanes", *link.width_now}, {"max_width_lanes", *link.width_max}},
-                           who + " PCIe link trained at x" + Format(*link.width_now) +
-                               " of x" + Format(*link.width_max),
+                           who + " PCIe link trained at x" + Format(*link.width_now) + " of x" +
+                               Format(*link.width_max),
                            true});
       }
       if (link.speed.active() && link.speed_now && link.speed_max) {
-        signals.push_back(
-            {Severity::kWarning, entity, *link.speed_now,
-             {{"speed_transfers_per_second", *link.speed_now},
-              {"max_speed_transfers_per_second", *link.speed_max}},
-             who + " PCIe link trained at " + Format(*link.speed_now / 1e9) + " GT/s of " +
-                 Format(*link.speed_max / 1e9) + " GT/s",
-             false});
-      }
-      if (link.uncorrectable.active()) {
-        signals.push_back({Severity::kCritical, entity,
-                           static_cast<double>(link.uncorrectable_last),
-                           {{"aer_uncorrectable_errors", static_cast<double>(link.uncorrectable_last)}},
-                           who + " reported uncorrectable (nonfatal/fatal) AER errors",
+        signals.push_back({Severity::kWarning,
+                           entity,
+                           *link.speed_now,
+                           {{"speed_transfers_per_second", *link.speed_now},
+                            {"max_speed_transfers_per_second", *link.speed_max}},
+                           who + " PCIe link trained at " + Format(*link.speed_now / 1e9) +
+                               " GT/s of " + Format(*link.speed_max / 1e9) + " GT/s",
                            false});
       }
-      if (link.correctable.active()) {
+      if (link.uncorrectable.active()) {
         signals.push_back(
-            {Severity::kWarning, entity, link.window_count,
-             {{"aer_correctable_errors", link.window_count},
-              {"window_seconds", link.window_seconds}},
-             who + " " + Format(link.window_count) + " correctable AER errors in the last " +
-                 Format(link.window_seconds) + " s",
+            {Severity::kCritical,
+             entity,
+             static_cast<double>(link.uncorrectable_last),
+             {{"aer_uncorrectable_errors", static_cast<double>(link.uncorrectable_last)}},
+             who + " reported uncorrectable (nonfatal/fatal) AER errors",
              false});
+      }
+      if (link.correctable.active()) {
+        signals.push_back({Severity::kWarning,
+                           entity,
+                           link.window_count,
+                           {{"aer_correctable_errors", link.window_count},
+                            {"window_seconds", link.window_seconds}},
+                           who + " " + Format(link.window_count) +
+                               " correctable AER errors in the last " +
+                               Format(link.window_seconds) + " s",
+                           false});
       }
     }
     return MergeFindings(std::move(signals));

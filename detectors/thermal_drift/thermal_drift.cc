@@ -29,7 +29,8 @@ constexpr MetricDesc kThreshold{
     "fabric_thermal_drift_threshold_celsius",
     "Temperature thresholds thermal_drift applies to a module (level=warning|alarm): the "
     "module's own high warning/alarm, or the 70/75 °C fallback when it has none.",
-    MetricKind::kGauge, {"netdev", "level"}};
+    MetricKind::kGauge,
+    {"netdev", "level"}};
 constexpr MetricDesc kSlew{
     "fabric_thermal_drift_slew_celsius",
     "Largest minus smallest module temperature within the slew window (default 5m).",
@@ -111,7 +112,10 @@ class ThermalDriftDetector final : public Detector {
       };
       const std::string source = m.thresholds_from_module ? "module" : "fallback";
       if (m.alarm.active()) {
-        Finding f{Severity::kCritical, entity, m.temperature, evidence(),
+        Finding f{Severity::kCritical,
+                  entity,
+                  m.temperature,
+                  evidence(),
                   "module on " + netdev + " at " + Fixed(m.temperature) + " °C ≥ " + source +
                       " high alarm " + Fixed(m.alarm_threshold) + " °C",
                   true};
@@ -127,21 +131,20 @@ class ThermalDriftDetector final : public Detector {
         std::vector<Evidence> e = evidence();
         if (m.slope) e.push_back({"slope_celsius_per_second", *m.slope});
         if (m.eta) e.push_back({"projected_seconds_to_warning", *m.eta});
-        signals.push_back(
-            {Severity::kWarning, entity, m.temperature, std::move(e),
-             "module on " + netdev + " at " + Fixed(m.temperature) + " °C rising " +
-                 Fixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
-                 Fixed(m.warning_threshold) + " °C in " +
-                 (m.eta ? Fixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
-             false});
+        signals.push_back({Severity::kWarning, entity, m.temperature, std::move(e),
+                           "module on " + netdev + " at " + Fixed(m.temperature) + " °C rising " +
+                               Fixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
+                               Fixed(m.warning_threshold) + " °C in " +
+                               (m.eta ? Fixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
+                           false});
       }
       if (m.slew.active()) {
         std::vector<Evidence> e = evidence();
         e.push_back({"slew_celsius", m.slew_value});
         signals.push_back({Severity::kWarning, entity, m.slew_value, std::move(e),
-                           "module on " + netdev + " temperature changed " +
-                               Fixed(m.slew_value) + " °C within " +
-                               Fixed(Seconds(options_.slew_window) / 60, 0) + " min",
+                           "module on " + netdev + " temperature changed " + Fixed(m.slew_value) +
+                               " °C within " + Fixed(Seconds(options_.slew_window) / 60, 0) +
+                               " min",
                            false});
       }
     }
@@ -152,7 +155,8 @@ class ThermalDriftDetector final : public Detector {
                          static_cast<double>(events.last_delta),
                          {{"high_temp_events", static_cast<double>(events.last_delta)}},
                          "NIC driver counted a module over-temperature event (module_high_temp) "
-                         "on " + netdev,
+                         "on " +
+                             netdev,
                          true});
     }
     return MergeFindings(std::move(signals));
@@ -191,11 +195,12 @@ class ThermalDriftDetector final : public Detector {
   void ObserveModule(const Families& families, const std::string& netdev, double temperature,
                      TimePoint snapshot_time) {
     std::string serial;
-    ForEachSample(families, "fabric_optics_info", [&](const prometheus::ClientMetric& metric, double) {
-      if (LabelValue(metric, "netdev") == netdev) {
-        serial = std::string(LabelValue(metric, "serial").value_or(""));
-      }
-    });
+    ForEachSample(families, "fabric_optics_info",
+                  [&](const prometheus::ClientMetric& metric, double) {
+                    if (LabelValue(metric, "netdev") == netdev) {
+                      serial = std::string(LabelValue(metric, "serial").value_or(""));
+                    }
+                  });
     TimePoint time = snapshot_time;
     if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
                               {{"netdev", netdev}})) {
@@ -230,8 +235,9 @@ class ThermalDriftDetector final : public Detector {
 
     m.recent.emplace_back(time, temperature);
     while (time - m.recent.front().first > options_.slew_window) m.recent.pop_front();
-    auto [lo, hi] = std::minmax_element(m.recent.begin(), m.recent.end(),
-                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto [lo, hi] =
+        std::minmax_element(m.recent.begin(), m.recent.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
     m.slew_value = hi->second - lo->second;
     m.slew.Update(time, m.slew_value > options_.slew_celsius,
                   m.slew_value < options_.slew_celsius - margin);
@@ -242,17 +248,17 @@ class ThermalDriftDetector final : public Detector {
     const auto short_fit = m.short_trend.Evaluate(4, options_.projection_min_span / 2);
     m.slope = long_fit ? std::optional<double>(long_fit->slope_per_second) : std::nullopt;
     m.eta = long_fit ? long_fit->SecondsToReach(m.warning_threshold) : std::nullopt;
-    const auto short_eta = short_fit ? short_fit->SecondsToReach(m.warning_threshold) : std::nullopt;
+    const auto short_eta =
+        short_fit ? short_fit->SecondsToReach(m.warning_threshold) : std::nullopt;
     const double horizon = Seconds(options_.projection_horizon);
     const bool near = temperature >= m.warning_threshold - options_.projection_margin_celsius;
     const bool projected = near && temperature < m.warning_threshold && m.eta &&
                            *m.eta <= horizon && short_eta && *short_eta <= horizon;
     // Clears once neither fit reaches the threshold within 1.5 × the horizon, or the module
     // cooled out of the projection band (the level latches take over above the threshold).
-    const bool receded = !m.eta || *m.eta > 1.5 * horizon || !short_eta ||
-                         *short_eta > 1.5 * horizon ||
-                         temperature < m.warning_threshold - options_.projection_margin_celsius -
-                                           margin;
+    const bool receded =
+        !m.eta || *m.eta > 1.5 * horizon || !short_eta || *short_eta > 1.5 * horizon ||
+        temperature < m.warning_threshold - options_.projection_margin_celsius - margin;
     m.projection.Update(time, projected, receded);
   }
 

@@ -4,10 +4,10 @@
 
 #include "detectors/ber_growth/ber_growth.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
@@ -87,7 +87,8 @@ TEST(BerGrowthTest, EffectiveBerCriticalAt100G) {
   }
   const auto critical = log.FirstRaise("critical{netdev=eth0}");
   ASSERT_TRUE(critical.has_value());
-  const double detect_s = std::chrono::duration<double>(*critical - (T0() + seconds(onset))).count();
+  const double detect_s =
+      std::chrono::duration<double>(*critical - (T0() + seconds(onset))).count();
   // > 1e-12 over the 5 min window needs > 30 errors (30 s), and ≥ 10 errors.
   EXPECT_GE(detect_s, 30);
   EXPECT_LE(detect_s, 35);
@@ -141,8 +142,10 @@ TEST(BerGrowthTest, IbSymbolErrorsAndFatalCounters) {
     FeedIb(log, T0() + seconds(s), {a, b});
     if (s == 1800) {
       ASSERT_TRUE(log.Active("critical{device=mlx5_0,port=1}"));
-      lli_reported = log.active().at("critical{device=mlx5_0,port=1}").reason.find(
-                         "local_link_integrity_errors increased by 1") != std::string::npos;
+      lli_reported =
+          log.active()
+              .at("critical{device=mlx5_0,port=1}")
+              .reason.find("local_link_integrity_errors increased by 1") != std::string::npos;
     }
   }
   EXPECT_TRUE(lli_reported);
@@ -192,10 +195,10 @@ TEST(BerGrowthTest, PreFecTrendWarnsBeforeTheFecLimit) {
   ASSERT_TRUE(warned && critical);
   const double warn_lead = std::chrono::duration<double>(*reached_limit - *warned).count();
   const double crit_lead = std::chrono::duration<double>(*reached_limit - *critical).count();
-  std::printf("pre-FEC trend: warning %.0f s and critical %.0f s before the FEC limit\n",
-              warn_lead, crit_lead);
-  EXPECT_LT(*warned, *reached_1e5);   // the trend, not the 1e-5 level, raised the warning
-  EXPECT_GE(crit_lead, 3600);         // projected within 4 h, ≥ 1 h of warning
+  std::printf("pre-FEC trend: warning %.0f s and critical %.0f s before the FEC limit\n", warn_lead,
+              crit_lead);
+  EXPECT_LT(*warned, *reached_1e5);  // the trend, not the 1e-5 level, raised the warning
+  EXPECT_GE(crit_lead, 3600);        // projected within 4 h, ≥ 1 h of warning
   const Finding* f = log.LastRaised("warning{netdev=eth0}");
   EXPECT_NE(FindEvidence(*f, "projected_seconds_to_fec_limit"), nullptr);
   EXPECT_FALSE(f->drain_eligible);
@@ -239,7 +242,7 @@ TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
     if (s == 3600) a = Phy{"eth0", 1e11, 1e4, 0};  // admin clear / driver reload
     std::vector<Phy> phys{a};
     const bool unplugged = s >= 7200 && s < 7800;
-    if (s == 7800) b = Phy{"eth1", 0, 0, 0};       // re-plugged: counters start over
+    if (s == 7800) b = Phy{"eth1", 0, 0, 0};  // re-plugged: counters start over
     if (!unplugged) phys.push_back(b);
     FeedEth(log, t, phys);
     if (width == 32 && !checked_wrap && s == 700) {
@@ -260,8 +263,8 @@ TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
     }
   }
   EXPECT_TRUE(log.raises().empty())
-      << log.raises().begin()->first << ": "
-      << log.LastRaised(log.raises().begin()->first)->reason << " at +"
+      << log.raises().begin()->first << ": " << log.LastRaised(log.raises().begin()->first)->reason
+      << " at +"
       << std::chrono::duration<double>(*log.FirstRaise(log.raises().begin()->first) - T0()).count()
       << " s";
   EXPECT_EQ(checked_wrap, width == 32);
@@ -274,16 +277,16 @@ TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
 INSTANTIATE_TEST_SUITE_P(Widths, BerGrowthHealthyTest, ::testing::Values(64, 32));
 
 TEST(BerGrowthTest, OptionsAreValidated) {
-  EXPECT_TRUE(MakeBerGrowthDetector({{"effective_warning_window", "30m"},
-                                     {"fec_limit_ratio", "2e-4"}}));
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"effective_warning_window", "long"},
-           {"error_counter_width", "48"},
-           {"history", "10m"},
-           {"trend_min_span", "7h"},
-           {"pre_fec_warning_ratio", "1e-3"},
-           {"clear_factor", "2"},
-           {"effective_ratio", "1e-12"}}) {
+  EXPECT_TRUE(
+      MakeBerGrowthDetector({{"effective_warning_window", "30m"}, {"fec_limit_ratio", "2e-4"}}));
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"effective_warning_window", "long"},
+                                                        {"error_counter_width", "48"},
+                                                        {"history", "10m"},
+                                                        {"trend_min_span", "7h"},
+                                                        {"pre_fec_warning_ratio", "1e-3"},
+                                                        {"clear_factor", "2"},
+                                                        {"effective_ratio", "1e-12"}}) {
     auto made = MakeBerGrowthDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;
     EXPECT_NE(made.error().message().find(key), std::string::npos) << made.error().message();

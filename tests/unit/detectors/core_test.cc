@@ -1,10 +1,10 @@
 // detectors/core helpers: CounterTracker (counter.h contract), HoldLatch, LinearTrend,
 // OptionReader, snapshot lookup and finding merge.
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdint>
-
-#include <gtest/gtest.h>
 
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
@@ -71,8 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
         CounterCase{"wrap32_value_above_width_is_reset", k32, 0x1FFFFFFFFull, 3, 1, true, 3, true,
                     false, false},
         CounterCase{"saturated16", kSat16, 65000, 65535, 1, false, 0, false, false, true},
-        CounterCase{"pma_reset_after_saturation", kSat16, 65535, 2, 1, true, 2, true, false,
-                    false},
+        CounterCase{"pma_reset_after_saturation", kSat16, 65535, 2, 1, true, 2, true, false, false},
         CounterCase{"saturating4_increase", kSat4, 3, 5, 1, true, 2, false, false, false},
         CounterCase{"saturated4", kSat4, 14, 15, 1, false, 0, false, false, true}),
     [](const ::testing::TestParamInfo<CounterCase>& info) { return info.param.name; });
@@ -179,12 +178,11 @@ TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {
   EXPECT_FALSE(FindValue(b.families(), "fabric_y", {{"lane", "3"}}).has_value());
   EXPECT_FALSE(FindValue(b.families(), "fabric_z", {}).has_value());
   double sum = 0;
-  ForEachSample(b.families(), "fabric_x_total",
-                [&](const prometheus::ClientMetric& m, double v) {
-                  EXPECT_TRUE(LabelValue(m, "netdev").has_value());
-                  EXPECT_FALSE(LabelValue(m, "lane").has_value());
-                  sum += v;
-                });
+  ForEachSample(b.families(), "fabric_x_total", [&](const prometheus::ClientMetric& m, double v) {
+    EXPECT_TRUE(LabelValue(m, "netdev").has_value());
+    EXPECT_FALSE(LabelValue(m, "lane").has_value());
+    sum += v;
+  });
   EXPECT_EQ(sum, 12.0);
 }
 
@@ -193,7 +191,11 @@ TEST(FindingMergeTest, OneFindingPerSeverityAndEntity) {
   std::vector<Finding> merged = MergeFindings({
       {Severity::kWarning, eth0, 71, {{"temperature_celsius", 71}}, "level", false},
       {Severity::kCritical, eth0, 76, {{"temperature_celsius", 76}}, "alarm", true},
-      {Severity::kWarning, eth0, 12, {{"temperature_celsius", 71}, {"slew_celsius", 12}}, "slew",
+      {Severity::kWarning,
+       eth0,
+       12,
+       {{"temperature_celsius", 71}, {"slew_celsius", 12}},
+       "slew",
        false},
       {Severity::kWarning, {{"netdev", "eth1"}}, 1, {}, "other", false},
   });

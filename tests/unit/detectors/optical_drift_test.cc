@@ -4,10 +4,10 @@
 
 #include "detectors/optical_drift/optical_drift.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "tests/unit/detectors/scenario.h"
 
@@ -113,8 +113,8 @@ TEST(OpticalDriftTest, ModuleThresholds) {
   std::mt19937 rng(3);
   for (int i = 0; i <= 4; ++i) {
     OpticsModule m = Healthy(rng);
-    m.rx_power_watts[0] = FromDbm(-14);     // below the low alarm
-    m.tx_bias_amperes[3] = 9e-3;            // above the high warning
+    m.rx_power_watts[0] = FromDbm(-14);  // below the low alarm
+    m.tx_bias_amperes[3] = 9e-3;         // above the high warning
     Feed(log, T0() + seconds(30 * i), {m});
   }
   EXPECT_EQ(*log.FirstRaise("critical{netdev=eth0,lane=1}"), T0() + minutes(1));
@@ -162,8 +162,7 @@ TEST(OpticalDriftTest, BaselinesSurviveRestart) {
 TEST(OpticalDriftTest, LoadStateRejectsMalformedState) {
   auto detector = Make();
   EXPECT_TRUE(detector->LoadState(nlohmann::json::object()).ok());
-  for (const char* text : {R"([1,2])", R"({"version": 99, "modules": {}})",
-                           R"({"version": 1})",
+  for (const char* text : {R"([1,2])", R"({"version": 99, "modules": {}})", R"({"version": 1})",
                            R"({"version": 1, "modules": {"SN": {"netdev": "eth0"}}})",
                            R"({"version": 1, "modules": {"SN": {"netdev": "eth0", "last_seen": 1,
                                "lanes": {"1": {"rx_dbm": {"mean": "x"}}}}}})"}) {
@@ -208,12 +207,12 @@ TEST(OpticalDriftTest, HealthyHoursWithSwapUnplugAndDarkLaneRaiseNothing) {
 }
 
 TEST(OpticalDriftTest, OptionsAreValidated) {
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"rx_drift_for", "later"},
-           {"rx_drift_clear_db", "2.5"},
-           {"bias_warning_ratio", "0.5"},
-           {"bias_bin_celsius", "0"},
-           {"rxdrift", "1"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"rx_drift_for", "later"},
+                                                        {"rx_drift_clear_db", "2.5"},
+                                                        {"bias_warning_ratio", "0.5"},
+                                                        {"bias_bin_celsius", "0"},
+                                                        {"rxdrift", "1"}}) {
     auto made = MakeOpticalDriftDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;
     EXPECT_NE(made.error().message().find(key), std::string::npos) << made.error().message();

@@ -3,9 +3,9 @@
 
 #include "detectors/pcie_degraded/pcie_degraded.h"
 
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "tests/unit/detectors/scenario.h"
 
@@ -128,7 +128,7 @@ TEST(PcieDegradedTest, HealthyHoursWithUnplugAndResetsRaiseNothing) {
   for (int i = 0; i < 6 * 60; ++i) {  // 6 h, one topology read per minute
     gpu.speed = idle(rng) ? 2.5e9 : 32e9;
     if (rare_error(rng)) nic.correctable += 1;
-    if (i == 120) gpu.correctable = 0;            // counters cleared (re-enumeration)
+    if (i == 120) gpu.correctable = 0;  // counters cleared (re-enumeration)
     std::vector<Pci> present{gpu, bridge};
     const bool unplugged = i >= 200 && i < 215;  // NIC hot-unplug for 15 min
     if (i == 215) nic.correctable = 0;           // re-plugged: counters start over
@@ -143,12 +143,12 @@ TEST(PcieDegradedTest, HealthyHoursWithUnplugAndResetsRaiseNothing) {
 }
 
 TEST(PcieDegradedTest, OptionsAreValidated) {
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"downtrain_for", "x"},
-           {"check_gpu_speed", "1"},
-           {"aer_correctable_warning", "0"},
-           {"aer_correctable_clear", "50"},
-           {"typo", "1"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"downtrain_for", "x"},
+                                                        {"check_gpu_speed", "1"},
+                                                        {"aer_correctable_warning", "0"},
+                                                        {"aer_correctable_clear", "50"},
+                                                        {"typo", "1"}}) {
     auto made = MakePcieDegradedDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;
     EXPECT_NE(made.error().message().find(key), std::string::npos) << made.error().message();

@@ -3,6 +3,8 @@
 // collector's MetricSink would build them) and a log of the findings a detector raised and
 // cleared over a simulated timeline.
 
+#include <prometheus/metric_family.h>
+
 #include <chrono>
 #include <map>
 #include <memory>
@@ -10,8 +12,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <prometheus/metric_family.h>
 
 #include "detectors/core/detector.h"
 
@@ -31,8 +31,8 @@ class SnapshotBuilder {
   const std::vector<prometheus::MetricFamily>& families() const { return families_; }
 
  private:
-  SnapshotBuilder& Add(const std::string& name, prometheus::MetricType type,
-                       const Labels& labels, double value) {
+  SnapshotBuilder& Add(const std::string& name, prometheus::MetricType type, const Labels& labels,
+                       double value) {
     prometheus::MetricFamily* family = nullptr;
     for (auto& f : families_) {
       if (f.name == name) family = &f;
@@ -149,9 +149,16 @@ struct OpticsModule {
 inline void AddOptics(SnapshotBuilder& b, const OpticsModule& m, detect::TimePoint read_time) {
   const Labels nd{{"netdev", m.netdev}};
   b.Gauge("fabric_optics_info",
-          {{"netdev", m.netdev}, {"identifier", "qsfp28"}, {"memory_map", "sff8636"},
-           {"vendor", "ACME"}, {"part_number", "QSFP-100G-SR4"}, {"serial", m.serial},
-           {"revision", "A"}, {"date_code", "240101"}, {"connector", "mpo"}, {"media", "mmf"},
+          {{"netdev", m.netdev},
+           {"identifier", "qsfp28"},
+           {"memory_map", "sff8636"},
+           {"vendor", "ACME"},
+           {"part_number", "QSFP-100G-SR4"},
+           {"serial", m.serial},
+           {"revision", "A"},
+           {"date_code", "240101"},
+           {"connector", "mpo"},
+           {"media", "mmf"},
            {"wavelength_nm", "850"}},
           1);
   b.Gauge("fabric_optics_module_present", nd, 1);

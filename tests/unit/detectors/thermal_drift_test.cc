@@ -4,10 +4,10 @@
 
 #include "detectors/thermal_drift/thermal_drift.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "tests/unit/detectors/scenario.h"
 
@@ -143,7 +143,7 @@ TEST(ThermalDriftTest, HighTempEventIsCriticalAndResetIsNot) {
   ASSERT_TRUE(log.Active("critical{netdev=eth2}"));
   for (int s = 3; s < 400; ++s) feed(s, 5);
   EXPECT_FALSE(log.Active("critical{netdev=eth2}"));  // 5 min without increments
-  feed(400, 0);  // driver reload: reset to 0 is a delta of 0
+  feed(400, 0);                                       // driver reload: reset to 0 is a delta of 0
   feed(401, 0);
   EXPECT_TRUE(log.active().empty());
   EXPECT_EQ(log.raises().size(), 1u);
@@ -165,7 +165,8 @@ TEST(ThermalDriftTest, HealthyHoursRaiseNothing) {
     const TimePoint t = T0() + seconds(10 * i);
     const double hours = i * 10 / 3600.0;
     const double diurnal = 3 * std::sin(hours / 24 * 2 * M_PI * 3);
-    const double job = std::fmod(hours, 2.0) > 1.0 ? 8 * std::min(1.0, (std::fmod(hours, 2.0) - 1) * 12) : 0;
+    const double job =
+        std::fmod(hours, 2.0) > 1.0 ? 8 * std::min(1.0, (std::fmod(hours, 2.0) - 1) * 12) : 0;
     if (i % 3 == 0) {
       read_a = t;
       a.temperature = 45 + diurnal + job + noise(rng);
@@ -192,12 +193,12 @@ TEST(ThermalDriftTest, HealthyHoursRaiseNothing) {
 
 TEST(ThermalDriftTest, OptionsAreValidated) {
   EXPECT_TRUE(MakeThermalDriftDetector({{"warning_for", "30s"}, {"slew_celsius", "8"}}));
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"warning_for", "soon"},
-           {"slew_celsius", "-1"},
-           {"fallback_alarm_celsius", "60"},
-           {"projection_min_span", "2h"},
-           {"no_such_option", "1"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"warning_for", "soon"},
+                                                        {"slew_celsius", "-1"},
+                                                        {"fallback_alarm_celsius", "60"},
+                                                        {"projection_min_span", "2h"},
+                                                        {"no_such_option", "1"}}) {
     auto made = MakeThermalDriftDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;
     EXPECT_NE(made.error().message().find(key), std::string::npos) << made.error().message();
