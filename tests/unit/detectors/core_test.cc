@@ -1,0 +1,236 @@
+// Hysteresis helpers, option parsing, the registry and the anomaly tracker.
+#include <gtest/gtest.h>
+
+#include <prometheus/text_serializer.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/hysteresis.h"
+#include "detectors/core/options.h"
+#include "detectors/core/registry.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+const TimePoint kT0 = TimePoint(seconds(1'700'000'000));
+
+TEST(HoldDownTest, raises_after_hold_and_clears_after_restoration) {
+  HoldDown hold(seconds(3), seconds(10));
+  EXPECT_FALSE(hold.Update(true, false, kT0, kT0 + seconds(1)));
+  EXPECT_FALSE(hold.Update(true, false, kT0 + seconds(1), kT0 + seconds(2)));
+  EXPECT_TRUE(hold.Update(true, false, kT0 + seconds(2), kT0 + seconds(3)));
+  // A sample in the hysteresis band neither clears nor continues a streak.
+  EXPECT_TRUE(hold.Update(false, false, kT0 + seconds(3), kT0 + seconds(4)));
+  for (int i = 4; i < 13; ++i) {
+    EXPECT_TRUE(hold.Update(false, true, kT0 + seconds(i), kT0 + seconds(i + 1))) << i;
+  }
+  EXPECT_FALSE(hold.Update(false, true, kT0 + seconds(13), kT0 + seconds(14)));
+}
+
+TEST(HoldDownTest, interrupted_streak_starts_over) {
+  HoldDown hold(seconds(3), seconds(1));
+  hold.Update(true, false, kT0, kT0 + seconds(2));
+  hold.Interrupt();
+  EXPECT_FALSE(hold.Update(true, false, kT0 + seconds(2), kT0 + seconds(4)));
+  EXPECT_TRUE(hold.Update(true, false, kT0 + seconds(4), kT0 + seconds(5)));
+}
+
+TEST(DecayingPenaltyTest, halves_per_half_life_and_caps) {
+  DecayingPenalty penalty(seconds(60), 3000);
+  penalty.Add(1000, kT0);
+  penalty.Add(1000, kT0);
+  EXPECT_DOUBLE_EQ(penalty.At(kT0), 2000);
+  EXPECT_NEAR(penalty.At(kT0 + seconds(60)), 1000, 1e-9);
+  penalty.Add(1000, kT0 + seconds(60));
+  penalty.Add(5000, kT0 + seconds(60));
+  EXPECT_DOUBLE_EQ(penalty.At(kT0 + seconds(60)), 3000) << "capped at the ceiling";
+  // An older event is decayed to the newest update time (order-independent).
+  DecayingPenalty a(seconds(60), 1e9), b(seconds(60), 1e9);
+  a.Add(1000, kT0);
+  a.Add(1000, kT0 + seconds(60));
+  b.Add(1000, kT0 + seconds(60));
+  b.Add(1000, kT0);
+  EXPECT_NEAR(a.At(kT0 + seconds(90)), b.At(kT0 + seconds(90)), 1e-9);
+  b.Remove(1000, kT0);
+  EXPECT_NEAR(b.At(kT0 + seconds(60)), 1000, 1e-9);
+}
+
+TEST(EventWindowTest, counts_prunes_and_round_trips) {
+  EventWindow window;
+  for (int i : {1, 2, 3, 8}) window.Add(kT0 + seconds(i));
+  EXPECT_EQ(window.CountAfter(kT0 + seconds(2)), 2u);
+  EventWindow copy;
+  copy.Load(window.Save());
+  EXPECT_EQ(copy.CountAfter(kT0), 4u);
+  window.Prune(kT0 + seconds(3));
+  EXPECT_EQ(window.times().size(), 1u);
+}
+
+constexpr DetectorOptionSpec kSpecs[] = {
+    {"window", "a window", "10s"}, {"ratio", "a ratio", "0.5"}, {"count", "a count", "5"},
+    {"on", "a flag", "true"}};
+
+TEST(OptionReaderTest, defaults_values_and_errors) {
+  DetectorOptions options{{"window", "250ms"}, {"ratio", "0.99"}};
+  auto reader = OptionReader::Make("x", options, kSpecs);
+  ASSERT_TRUE(reader);
+  EXPECT_EQ(reader->Duration("window"), milliseconds(250));
+  EXPECT_DOUBLE_EQ(reader->Number("ratio", 0, 1), 0.99);
+  EXPECT_EQ(reader->Count("count", 1, 10), 5u);
+  EXPECT_TRUE(reader->Bool("on"));
+  EXPECT_TRUE(reader->status().ok());
+
+  auto unknown = OptionReader::Make("x", {{"windw", "1s"}}, kSpecs);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("unknown option \"windw\""), std::string::npos);
+  EXPECT_NE(unknown.error().message().find("known: window, ratio, count, on"), std::string::npos);
+
+  DetectorOptions bad{{"ratio", "1.5"}, {"window", "soon"}};
+  auto bad_reader = OptionReader::Make("x", bad, kSpecs);
+  ASSERT_TRUE(bad_reader);
+  bad_reader->Number("ratio", 0, 1);
+  bad_reader->Duration("window");
+  EXPECT_EQ(bad_reader->status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_reader->status().message().find("ratio=\"1.5\""), std::string::npos)
+      << bad_reader->status().message();
+}
+
+TEST(DetectorRegistryTest, every_detector_builds_with_defaults_and_documents_itself) {
+  ASSERT_FALSE(DetectorRegistry().empty());
+  std::set<std::string_view> names;
+  for (const DetectorInfo& info : DetectorRegistry()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_FALSE(info.description.empty()) << info.name;
+    auto detector = info.factory({});
+    ASSERT_TRUE(detector) << info.name << ": " << detector.error().message();
+    EXPECT_EQ((*detector)->name(), info.name);
+    for (const DetectorOptionSpec& option : info.options) {
+      EXPECT_FALSE(option.default_value.empty()) << info.name << "." << option.key;
+      EXPECT_FALSE(option.help.empty()) << info.name << "." << option.key;
+      for (char c : option.key) EXPECT_TRUE(islower(c) || isdigit(c) || c == '-') << option.key;
+    }
+    for (const MetricDesc& desc : info.metrics) {
+      EXPECT_TRUE(ValidateDesc(desc).ok()) << desc.name;
+      EXPECT_TRUE(desc.name.starts_with("fabric_")) << desc.name;
+    }
+    auto typo = info.factory({{"no-such-option", "1"}});
+    ASSERT_FALSE(typo) << info.name;
+    EXPECT_NE(typo.error().message().find("no-such-option"), std::string::npos);
+  }
+  EXPECT_EQ(FindDetector("link_flap")->name, "link_flap");
+  EXPECT_EQ(FindDetector("nope"), nullptr);
+}
+
+Finding MakeFinding(Severity severity, std::string netdev, double value) {
+  Finding f;
+  f.severity = severity;
+  f.entity = {{"netdev", std::move(netdev)}};
+  f.value = value;
+  f.evidence = {{"pause_ratio", value}};
+  f.reason = "test";
+  f.drain_eligible = severity == Severity::kCritical;
+  return f;
+}
+
+std::string Render(const std::vector<prometheus::MetricFamily>& families) {
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+class TrackerTest : public ::testing::Test {
+ protected:
+  std::ostringstream log_text;
+  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
+      "anomalies", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
+};
+
+TEST_F(TrackerTest, raise_update_clear_with_metrics_observers_and_one_log_line_each) {
+  AnomalyTracker tracker({"pfc_storm"}, logger);
+  std::vector<AnomalyTransition> seen;
+  tracker.Subscribe([&](const AnomalyTransition& t) { seen.push_back(t); });
+  tracker.Subscribe([](const AnomalyTransition&) { throw std::runtime_error("hook broke"); });
+  tracker.Subscribe(LogTransitions(logger));
+
+  auto raised = tracker.Update("pfc_storm", kT0, {MakeFinding(Severity::kCritical, "eth0", 1)});
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_TRUE(raised[0].raised);
+  // Same finding again with a new value: no transition, value updated, start kept.
+  EXPECT_TRUE(tracker.Update("pfc_storm", kT0 + seconds(1),
+                             {MakeFinding(Severity::kCritical, "eth0", 0.995)})
+                  .empty());
+  const std::string text = Render(tracker.Collect());
+  EXPECT_NE(text.find("fabric_anomaly_active{detector=\"pfc_storm\",severity=\"critical\","
+                      "netdev=\"eth0\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_value{detector=\"pfc_storm\",severity=\"critical\","
+                      "netdev=\"eth0\"} 0.995"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_started_timestamp_seconds{detector=\"pfc_storm\","
+                      "severity=\"critical\",netdev=\"eth0\"} 1700000000"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_transitions_total{detector=\"pfc_storm\",severity="
+                      "\"critical\",transition=\"raise\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("fabric_anomaly_transitions_total{detector=\"pfc_storm\",severity="
+                      "\"warning\",transition=\"raise\"} 0"),
+            std::string::npos)
+      << "pre-initialised";
+
+  auto cleared = tracker.Update("pfc_storm", kT0 + seconds(5), {});
+  ASSERT_EQ(cleared.size(), 1u);
+  EXPECT_FALSE(cleared[0].raised);
+  EXPECT_EQ(cleared[0].started, kT0);
+  EXPECT_DOUBLE_EQ(cleared[0].finding.value, 0.995);
+  EXPECT_TRUE(tracker.Active().empty());
+  EXPECT_EQ(Render(tracker.Collect()).find("fabric_anomaly_active"), std::string::npos);
+  ASSERT_EQ(seen.size(), 2u);
+  logger->flush();
+  const std::string log = log_text.str();
+  EXPECT_NE(log.find("anomaly raised detector=pfc_storm severity=critical netdev=eth0"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("anomaly cleared detector=pfc_storm"), std::string::npos) << log;
+  EXPECT_NE(log.find("hook broke"), std::string::npos) << "a throwing observer is logged";
+  size_t lines = std::count(log.begin(), log.end(), '\n');
+  EXPECT_EQ(lines, 4u) << "two transitions + two observer errors, nothing per tick:\n" << log;
+}
+
+TEST_F(TrackerTest, severity_change_is_a_clear_and_a_raise_and_detectors_are_separate) {
+  AnomalyTracker tracker({"a", "b"}, logger);
+  tracker.Update("a", kT0, {MakeFinding(Severity::kWarning, "eth0", 1)});
+  tracker.Update("b", kT0, {MakeFinding(Severity::kWarning, "eth0", 1)});
+  auto t = tracker.Update("a", kT0 + seconds(1), {MakeFinding(Severity::kCritical, "eth0", 2)});
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_FALSE(t[0].raised);
+  EXPECT_TRUE(t[1].raised);
+  EXPECT_EQ(tracker.Active().size(), 2u) << "b's finding is untouched by a's update";
+}
+
+TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
+  AnomalyTracker before({"a"}, logger);
+  before.Update("a", kT0, {MakeFinding(Severity::kCritical, "eth0", 1),
+                           MakeFinding(Severity::kWarning, "eth1", 1)});
+  const nlohmann::json saved = before.SaveState();
+
+  AnomalyTracker after({"a"}, logger, seconds(30));
+  ASSERT_TRUE(after.LoadState(saved, kT0 + seconds(100)).ok());
+  EXPECT_EQ(after.Active().size(), 2u);
+  // eth0 is reported again: no raise; eth1 is not, but within the grace it stays.
+  auto t = after.Update("a", kT0 + seconds(101), {MakeFinding(Severity::kCritical, "eth0", 1)});
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(after.Active()[0].started, kT0);
+  t = after.Update("a", kT0 + seconds(131), {MakeFinding(Severity::kCritical, "eth0", 1)});
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_FALSE(t[0].raised);
+  EXPECT_EQ(t[0].finding.entity[0].second, "eth1");
+  EXPECT_FALSE(after.LoadState(nlohmann::json::object(), kT0).ok());
+  EXPECT_FALSE(after.LoadState(nlohmann::json::parse(R"([{"severity":"bad"}])"), kT0).ok());
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect
