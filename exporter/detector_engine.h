@@ -61,6 +61,8 @@ class DetectorEngine {
   void Stop();
 
   void Submit(std::shared_ptr<const Snapshot> snapshot);
+  // Writes the state file now (also done periodically, on transitions and at Stop()).
+  void SaveState();
   // Processes queued input and evaluates once, on the caller's thread (tests; not while
   // started).
   void RunOnce();
@@ -75,7 +77,6 @@ class DetectorEngine {
   void WatchLinks(std::stop_token stop);
   void Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                std::vector<sys::LinkEvent> events);
-  void SaveState();
 
   std::vector<std::unique_ptr<detect::Detector>> detectors_;
   const Clock& clock_;
