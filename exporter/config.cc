@@ -11,6 +11,9 @@
 
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
+#include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/registry.h"
+#include "exporter/detector_engine.h"
 #include "exporter/listen_address.h"
 #include "exporter/self_metrics.h"
 #include "exporter/version.h"
@@ -45,7 +48,19 @@ Config Defaults() {
     }
     config.collectors.emplace(std::string(info.name), std::move(c));
   }
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    config.detectors[std::string(info.name)].enabled = info.enabled_by_default;
+  }
   return config;
+}
+
+std::string KnownDetectorNames() {
+  std::string names;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
 }
 
 std::string Where(const YAML::Node& node, const std::string& source) {
@@ -148,10 +163,54 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
           }
           config.history_samples = static_cast<size_t>(samples);
         }
+      } else if (key == "detectors") {
+        if (value.IsNull()) continue;
+        if (Status s = ExpectMap(value, "detectors", source); !s.ok()) return s;
+        for (const auto& entry : value) {
+          const std::string name = entry.first.as<std::string>();
+          const detect::DetectorInfo* info = detect::FindDetector(name);
+          if (info == nullptr) {
+            return Status(StatusCode::kInvalidArgument,
+                          Where(entry.first, source) + ": detectors." + name +
+                              ": unknown detector (known: " + KnownDetectorNames() + ")");
+          }
+          if (entry.second.IsNull()) continue;
+          const std::string prefix = "detectors." + name;
+          if (Status s = ExpectMap(entry.second, prefix, source); !s.ok()) return s;
+          DetectorConfig& d = config.detectors[name];
+          for (const auto& option : entry.second) {
+            const std::string sub = option.first.as<std::string>();
+            const std::string where = Where(option.second, source) + ": " + prefix + "." + sub;
+            if (!option.second.IsScalar()) {
+              return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
+            }
+            if (sub == "enabled") {
+              bool enabled;
+              if (!YAML::convert<bool>::decode(option.second, enabled)) {
+                return Status(StatusCode::kInvalidArgument,
+                              where + ": expected true or false, got \"" +
+                                  option.second.Scalar() + "\"");
+              }
+              d.enabled = enabled;
+              continue;
+            }
+            bool known = false;
+            std::string keys = "enabled";
+            for (const detect::DetectorOptionSpec& spec : info->options) {
+              known |= spec.key == sub;
+              keys += ", " + std::string(spec.key);
+            }
+            if (!known) {
+              return Status(StatusCode::kInvalidArgument,
+                            where + ": unknown option (known: " + keys + ")");
+            }
+            d.options[sub] = option.second.Scalar();
+          }
+        }
       } else {
         return Status(StatusCode::kInvalidArgument,
                       Where(section.first, source) + ": unknown top-level key \"" + key +
-                          "\" (known: collectors, store)");
+                          "\" (known: collectors, store, detectors)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -203,6 +262,13 @@ Status Validate(const Config& config) {
     return Status(StatusCode::kInvalidArgument,
                   "every collector is disabled; enable at least one (known: " +
                       KnownCollectorNames() + ")");
+  }
+  // Build every enabled detector once: its factory validates the options (names the option).
+  for (const auto& [name, d] : config.detectors) {
+    if (!d.enabled) continue;
+    const detect::DetectorInfo* info = detect::FindDetector(name);
+    if (info == nullptr) continue;
+    if (auto detector = info->factory(d.options); !detector) return detector.error();
   }
   return Status::Ok();
 }
@@ -273,6 +339,31 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
           app.add_option("--collector." + name + "." + std::string(option.key), slot.first, help);
     }
   }
+  struct DetectorFlags {
+    bool enabled = false;
+    CLI::Option* enable_flag = nullptr;
+    std::map<std::string, std::pair<std::string, CLI::Option*>> options;
+  };
+  std::map<std::string, DetectorFlags> detector_flags;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    const std::string name(info.name);
+    DetectorFlags& f = detector_flags[name];
+    f.enable_flag = app.add_flag("--detector." + name + ",!--no-detector." + name, f.enabled,
+                                 "Enable the " + name + " detector (default: " +
+                                     (info.enabled_by_default ? "enabled" : "disabled") + "). " +
+                                     std::string(info.description));
+    for (const detect::DetectorOptionSpec& option : info.options) {
+      auto& slot = f.options[std::string(option.key)];
+      slot.second = app.add_option("--detector." + name + "." + std::string(option.key),
+                                   slot.first,
+                                   std::string(option.help) + " Default " +
+                                       std::string(option.default_value));
+    }
+  }
+  auto* state_file = app.add_option(
+      "--state.file", flags.state_file,
+      "File where detector state (flap history, baselines, active anomalies) survives restarts; "
+      "written atomically. Empty (default): not persisted");
   app.footer(
       "Collectors sample on their own cadence into an in-memory snapshot; a scrape renders the "
       "latest snapshot and never touches a device. See README.md for the metric reference.");
@@ -337,6 +428,14 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
       if (slot.second->count() > 0) c.options[key] = slot.first;
     }
   }
+  for (auto& [name, f] : detector_flags) {
+    DetectorConfig& d = config.detectors[name];
+    if (f.enable_flag->count() > 0) d.enabled = f.enabled;
+    for (auto& [key, slot] : f.options) {
+      if (slot.second->count() > 0) d.options[key] = slot.first;
+    }
+  }
+  if (state_file->count() > 0) config.state_file = flags.state_file;
   if (Status s = Validate(config); !s.ok()) return Error(s);
   return parsed;
 }
@@ -371,6 +470,12 @@ std::string MetricReferenceMarkdown() {
   std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
   for (const CollectorInfo& info : CollectorRegistry()) {
     out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
+  }
+  out += "### Anomalies (every detector, design.md §5)\n\n" +
+         MetricTable(detect::AnomalyTracker::Metrics()) +
+         "### The detector engine\n\n" + MetricTable(DetectorEngine::Metrics());
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    out += "### Detector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }
   return out;
 }

@@ -10,6 +10,10 @@
 //       <option>: value    # collector options, e.g. device-exclude: "^(lo|docker.*)$"
 //   store:
 //     history_samples: 120 # samples of history kept per watched series, for the detectors
+//   detectors:
+//     <name>:              # a registered detector, e.g. link_flap
+//       enabled: true
+//       <option>: value    # detector options (README "Detectors"), e.g. hard-window: 10s
 
 #include <chrono>
 #include <map>
@@ -18,6 +22,7 @@
 
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
+#include "detectors/core/detector.h"
 
 namespace fabricwatch::exporter {
 
@@ -27,6 +32,11 @@ struct CollectorConfig {
   bool enabled = false;
   std::chrono::milliseconds interval{1000};
   CollectorOptions options;
+};
+
+struct DetectorConfig {
+  bool enabled = false;
+  detect::DetectorOptions options;  // only those set; the detector applies its defaults
 };
 
 struct Config {
@@ -41,6 +51,9 @@ struct Config {
   size_t history_samples = 120;
   // Every registered collector has an entry, enabled or not.
   std::map<std::string, CollectorConfig, std::less<>> collectors;
+  // Every registered detector has an entry, enabled or not.
+  std::map<std::string, DetectorConfig, std::less<>> detectors;
+  std::string state_file;  // empty: detector state is not persisted
 };
 
 // What the command line asked for besides running.

@@ -17,7 +17,10 @@
 #include "collectors/sys/verbs_events.h"
 #include "collectors/sys/ethtool_kernel.h"
 #include "collectors/ethtool/replay.h"
+#include "detectors/core/registry.h"
+#include "detectors/core/state_file.h"
 #include "exporter/config.h"
+#include "exporter/detector_engine.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/pages.h"
@@ -187,7 +190,33 @@ int Main(int argc, char** argv) {
 
   if (config.config_check) return ConfigCheck(config, collectors, clock);
 
+  // Detectors (validated by ParseCommandLine already).
+  std::vector<std::unique_ptr<detect::Detector>> detectors;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    const DetectorConfig& d = config.detectors.at(std::string(info.name));
+    if (!d.enabled) continue;
+    auto detector = info.factory(d.options);
+    if (!detector) {
+      std::fprintf(stderr, "fabricwatch: %s\n", detector.error().message().c_str());
+      return 2;
+    }
+    detectors.push_back(std::move(*detector));
+  }
+  std::optional<detect::StateFile> state_file;
+  if (!config.state_file.empty()) {
+    // Keyed by boot ID (detection.md §0.2); the real /proc, never the replay root.
+    auto boot_id = detect::ReadBootId(filesystem);
+    if (!boot_id) log->warn("cannot read the boot id: {}", boot_id.error().ToString());
+    state_file.emplace(config.state_file, boot_id.value_or("unknown"));
+  }
+  DetectorEngine engine(std::move(detectors), clock, link_log.get(), std::move(state_file),
+                        GetLogger("detectors"));
+  engine.tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
+  engine.LoadState();
+
   SnapshotStore store(config.history_samples);
+  store.SetPublishListener(
+      [&engine](const std::shared_ptr<const Snapshot>& snapshot) { engine.Submit(snapshot); });
   SelfMetrics self_metrics(enabled);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
 
@@ -196,6 +225,11 @@ int Main(int argc, char** argv) {
                                         [&] {
                                           std::vector<prometheus::MetricFamily> families =
                                               self_metrics.Collect();
+                                          std::vector<prometheus::MetricFamily> detected =
+                                              engine.Collect();
+                                          families.insert(families.end(),
+                                                          std::make_move_iterator(detected.begin()),
+                                                          std::make_move_iterator(detected.end()));
                                           for (const auto& snapshot : store.AllLatest()) {
                                             families.insert(families.end(),
                                                             snapshot->families.begin(),
@@ -205,8 +239,13 @@ int Main(int argc, char** argv) {
                                         },
                                         true};
   routes["/"] = Route{"text/html; charset=utf-8",
-                      [&] { return LandingPage(config, self_metrics.Collectors()); }, true};
+                      [&] {
+                        return LandingPage(config, self_metrics.Collectors(),
+                                           engine.tracker().Active());
+                      }, true};
   routes["/healthz"] = Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }};
+  routes["/api/v1/anomalies"] = Route{
+      "application/json", [&] { return AnomaliesJson(engine.tracker().Active()); }, true};
   routes["/api/v1/link-events"] =
       Route{"application/json",
             [&] { return LinkEventsJson(link_log.get(), rdma_log.get(), kLinkEventsShown); },
@@ -223,6 +262,7 @@ int Main(int argc, char** argv) {
   log->info("fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}",
             kVersion, kRevision, config.listen_address, bound, config.telemetry_path,
             config.sysfs_path);
+  engine.Start();
   scheduler.Start();
 
   int signal_number = 0;
@@ -236,7 +276,10 @@ int Main(int argc, char** argv) {
     listener.reset();
     verbs_listener.reset();
   });
-  std::jthread stop_collectors([&] { scheduler.Stop(); });
+  std::jthread stop_collectors([&] {
+    scheduler.Stop();
+    engine.Stop();  // after the collectors: no more snapshots; saves the state file
+  });
   const bool http_stopped = (*server)->Stop(kHttpStopBudget);
   stop_listener.join();
   stop_collectors.join();

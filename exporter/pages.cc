@@ -40,8 +40,32 @@ std::string Rfc3339(std::chrono::system_clock::time_point time) {
   return buf;
 }
 
+std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const detect::ActiveAnomaly& a : anomalies) {
+    nlohmann::json entity = nlohmann::json::object();
+    for (const auto& [name, value] : a.finding.entity) entity[name] = value;
+    nlohmann::json evidence = nlohmann::json::object();
+    for (const detect::Evidence& e : a.finding.evidence) evidence[e.name] = e.value;
+    list.push_back({{"detector", a.detector},
+                    {"severity", detect::SeverityName(a.finding.severity)},
+                    {"entity", entity},
+                    {"started", Rfc3339(a.started)},
+                    {"started_timestamp",
+                     std::chrono::duration<double>(a.started.time_since_epoch()).count()},
+                    {"value", a.finding.value},
+                    {"evidence", evidence},
+                    {"reason", a.finding.reason},
+                    {"drain_eligible", a.finding.drain_eligible}});
+  }
+  return nlohmann::json{{"anomalies", list}}.dump(-1, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
 std::string LandingPage(const Config& config,
-                        const std::map<std::string, CollectorHealth>& health) {
+                        const std::map<std::string, CollectorHealth>& health,
+                        const std::vector<detect::ActiveAnomaly>& anomalies) {
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::string html =
@@ -52,7 +76,8 @@ std::string LandingPage(const Config& config,
       HtmlEscape(kVersion) + " (revision " + HtmlEscape(kRevision) +
       ").</p>\n<ul><li><a href=\"" + HtmlEscape(config.telemetry_path) +
       "\">Metrics</a></li><li><a href=\"/healthz\">Health</a></li>"
-      "<li><a href=\"/api/v1/link-events\">Link events</a> (JSON)</li></ul>\n"
+      "<li><a href=\"/api/v1/link-events\">Link events</a> (JSON)</li>"
+      "<li><a href=\"/api/v1/anomalies\">Active anomalies</a> (JSON)</li></ul>\n"
       "<p>sysfs root: <code>" + HtmlEscape(config.sysfs_path) + "</code></p>\n"
       "<h2>Collectors</h2>\n<table><tr><th>collector</th><th>enabled</th><th>interval</th>"
       "<th>status</th><th>series</th><th>errors</th><th>last sample age</th></tr>\n";
@@ -74,7 +99,23 @@ std::string LandingPage(const Config& config,
             std::to_string(s.series) + "</td><td>" + std::to_string(s.errors_total) +
             "</td><td>" + age + "</td></tr>\n";
   }
-  html += "</table>\n</body></html>\n";
+  html += "</table>\n<h2>Active anomalies</h2>\n";
+  if (anomalies.empty()) {
+    html += "<p>None.</p>\n";
+  } else {
+    html += "<table><tr><th>detector</th><th>severity</th><th>entity</th><th>since</th>"
+            "<th>drain-eligible</th><th>reason</th></tr>\n";
+    for (const detect::ActiveAnomaly& a : anomalies) {
+      html += "<tr><td>" + HtmlEscape(a.detector) + "</td><td>" +
+              HtmlEscape(detect::SeverityName(a.finding.severity)) + "</td><td>" +
+              HtmlEscape(detect::EntityText(a.finding.entity)) + "</td><td>" +
+              HtmlEscape(Rfc3339(a.started)) + "</td><td>" +
+              (a.finding.drain_eligible ? "yes" : "no") + "</td><td>" +
+              HtmlEscape(a.finding.reason) + "</td></tr>\n";
+    }
+    html += "</table>\n";
+  }
+  html += "</body></html>\n";
   return html;
 }
 

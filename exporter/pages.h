@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "detectors/core/anomaly_tracker.h"
 #include "exporter/config.h"
 #include "exporter/self_metrics.h"
 
@@ -14,7 +15,12 @@ class RdmaPortEventLog;
 
 namespace fabricwatch::exporter {
 
-std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health);
+std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health,
+                        const std::vector<detect::ActiveAnomaly>& anomalies = {});
+// JSON (design.md §5): {"anomalies":[{"detector":"link_flap","severity":"critical",
+//   "entity":{"netdev":"eth0"},"started":"<RFC 3339>","started_timestamp":<unix s>,
+//   "value":5,"evidence":{"flap_penalty":4870,...},"reason":"...","drain_eligible":true}]}
+std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies);
 // JSON: {"listening":true,"overruns":0,"total":N,"events":[{"time":"...","netdev":"eth0",...}],
 //        "rdma_port_events":{"listening":true,"devices_open":N,
 //                            "events":[{"time":"...","device":"mlx5_0","port":1,"event":"port_err"}]}}

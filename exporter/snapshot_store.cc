@@ -20,6 +20,7 @@ void SnapshotStore::Watch(std::string family) {
 }
 
 void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
+  if (listener_) listener_(snapshot);  // outside the lock: the listener only queues
   std::lock_guard lock(mutex_);
   if (!watched_.empty()) {
     std::set<std::string> present;

@@ -11,6 +11,7 @@
 // Thread-safety: all methods may be called concurrently.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,11 @@ class SnapshotStore {
   // Register a family whose series keep history. Call before collection starts.
   void Watch(std::string family);
 
+  // Called after every Publish(), on the publishing collector's thread (the detector engine
+  // queues the snapshot and returns). Set before collection starts.
+  using PublishListener = std::function<void(const std::shared_ptr<const Snapshot>&)>;
+  void SetPublishListener(PublishListener listener) { listener_ = std::move(listener); }
+
   void Publish(std::shared_ptr<const Snapshot> snapshot);
   std::shared_ptr<const Snapshot> Latest(std::string_view collector) const;
   std::vector<std::shared_ptr<const Snapshot>> AllLatest() const;
@@ -61,6 +67,7 @@ class SnapshotStore {
                                const std::vector<prometheus::ClientMetric::Label>& labels);
 
   size_t depth_;
+  PublishListener listener_;
   mutable std::mutex mutex_;
   std::set<std::string, std::less<>> watched_;
   std::map<std::string, std::shared_ptr<const Snapshot>, std::less<>> latest_;

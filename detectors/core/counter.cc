@@ -1,11 +1,11 @@
 #include "detectors/core/counter.h"
 
+#include <cmath>
 #include <limits>
 
 namespace fabricwatch::detect {
 namespace {
 
-// The all-ones value of a counter `width` bits wide.
 uint64_t Ceiling(unsigned width) {
   return width >= 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << width) - 1;
 }
@@ -14,47 +14,46 @@ uint64_t Ceiling(unsigned width) {
 
 CounterStep CounterTracker::Update(uint64_t value, std::chrono::system_clock::time_point time) {
   CounterStep step;
-  step.saturated =
-      spec_.behaviour == CounterBehaviour::kSaturating && value == Ceiling(spec_.width);
+  if (spec_.behaviour == CounterBehaviour::kSaturating && value >= Ceiling(spec_.width)) {
+    // detection.md §0.2: an IB PMA counter at 2^w − 1 has stopped counting; any delta computed
+    // from it would read as "no errors" forever. Keep the sample as the new baseline so that a
+    // PMA clear (back to small values) is treated as a reset, not as a huge delta.
+    step.saturated = true;
+    last_ = Last{value, time};
+    return step;
+  }
   if (!last_) {
     last_ = Last{value, time};
-    return step;  // first sample (or first after Forget): no delta
+    return step;  // first sample (or first after a gap): no delta
   }
-  const double seconds = std::chrono::duration<double>(time - last_->time).count();
-  if (seconds <= 0) {
-    // The same or an older sample again (a re-delivered snapshot): no new information, and the
-    // baseline stays where it was so the next real sample measures the true Δt.
+  const Last previous = *last_;
+  step.seconds = std::chrono::duration<double>(time - previous.time).count();
+  if (step.seconds <= 0) {
+    // Same or older timestamp (a replayed or duplicated snapshot): no rate can be derived, and
+    // the baseline stays, so the next sample's delta is measured over a real Δt.
+    step.seconds = 0;
     return step;
   }
-  const uint64_t previous = last_->value;
   last_ = Last{value, time};
-  step.seconds = seconds;
-  if (step.saturated) return step;  // detection.md §0.2: the ceiling means "unknown", not zero
-
-  if (value >= previous) {
-    step.delta = value - previous;
-    step.valid = true;
+  step.valid = true;
+  if (value >= previous.value) {
+    step.delta = value - previous.value;
     return step;
   }
-  if (spec_.behaviour == CounterBehaviour::kWrapping32) {
-    // A wrap only when both values fit the width and the implied rate is physically possible;
-    // anything else is a reset (driver reload, admin clear) — detection.md §0.2.
-    const unsigned width = spec_.width == 0 || spec_.width > 64 ? 32 : spec_.width;
-    const uint64_t ceiling = Ceiling(width);
-    if (previous <= ceiling && value <= ceiling) {
-      const uint64_t wrapped = (ceiling - previous) + value + 1;
-      if (static_cast<double>(wrapped) / seconds <= spec_.max_rate_per_second) {
-        step.delta = wrapped;
-        step.wrapped = true;
-        step.valid = true;
-        return step;
-      }
+  if (spec_.behaviour == CounterBehaviour::kWrapping32 && previous.value <= 0xffffffffULL &&
+      value <= 0xffffffffULL) {
+    const uint64_t wrapped = (uint64_t{1} << 32) - previous.value + value;
+    // §0.2: add 2^w only when the implied rate is physically plausible; otherwise the counter
+    // was reset (a netdev re-created, a driver reload) and the reset rule applies.
+    if (static_cast<double>(wrapped) / step.seconds <= spec_.max_rate_per_second) {
+      step.delta = wrapped;
+      step.wrapped = true;
+      return step;
     }
   }
-  // NVSentinel's reset rule: the current value is what accumulated since the reset.
+  // §0.2 reset rule (NVSentinel): current < previous → current is the delta since the reset.
   step.delta = value;
   step.reset = true;
-  step.valid = true;
   return step;
 }
 

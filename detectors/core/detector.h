@@ -42,6 +42,8 @@ using TimePoint = std::chrono::system_clock::time_point;
 
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);
+// "info", "warning", "critical" (the state file and the API read severities back).
+bool ParseSeverity(std::string_view name, Severity* severity);
 
 // Entity label name/value pairs, in the contract order (device, port, netdev, priority, lane,
 // role), only those that apply.

@@ -1,5 +1,7 @@
 #include "detectors/core/snapshot_lookup.h"
 
+#include <cmath>
+
 namespace fabricwatch::detect {
 
 const prometheus::MetricFamily* FindFamily(const Families& families, std::string_view name) {
@@ -43,6 +45,22 @@ std::optional<double> FindValue(const Families& families, std::string_view name,
     if (LabelsMatch(metric, match)) return SampleValue(*family, metric);
   }
   return std::nullopt;
+}
+
+const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, std::string_view name) {
+  return FindFamily(snapshot.families, name);
+}
+
+std::string_view LabelOr(const prometheus::ClientMetric& metric, std::string_view name) {
+  return LabelValue(metric, name).value_or(std::string_view());
+}
+
+uint64_t CounterValue(const prometheus::MetricFamily& family,
+                      const prometheus::ClientMetric& metric, double scale) {
+  const double value = SampleValue(family, metric) * scale;
+  if (!std::isfinite(value) || value <= 0) return 0;
+  if (value >= 1.8e19) return UINT64_MAX;
+  return static_cast<uint64_t>(value + 0.5);
 }
 
 }  // namespace fabricwatch::detect

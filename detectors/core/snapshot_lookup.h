@@ -9,11 +9,14 @@
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_family.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {
 
@@ -46,5 +49,17 @@ void ForEachSample(const Families& families, std::string_view name, Fn&& fn) {
     fn(metric, SampleValue(*family, metric));
   }
 }
+
+// The same over a detector's snapshot.
+const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, std::string_view name);
+
+// The value of label `name`, or "" when the sample has none (collectors emit "" for a label that
+// does not apply, so the two read the same).
+std::string_view LabelOr(const prometheus::ClientMetric& metric, std::string_view name);
+
+// A counter sample as an integer for CounterTracker, after `scale` (e.g. seconds → µs): negative
+// or non-finite values read 0, values beyond uint64 saturate.
+uint64_t CounterValue(const prometheus::MetricFamily& family,
+                      const prometheus::ClientMetric& metric, double scale = 1);
 
 }  // namespace fabricwatch::detect

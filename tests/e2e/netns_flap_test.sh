@@ -3,6 +3,10 @@
 # touched). The agent runs in the first one on the real /sys, so its rtnetlink listener is on;
 # the peer end is flapped 5 times and the agent must report exactly 10 carrier transitions
 # (events API and fabric_netdev_link_events_total) and carrier counters equal to the kernel's.
+# The link_flap detector (short windows through --detector.link_flap.* flags) must raise
+# fabric_anomaly_active{detector="link_flap",severity="critical",netdev="fwv0"} on /metrics and
+# /api/v1/anomalies within 1 s of the fifth down (the netlink path), clear it by itself later,
+# and persist its state in --state.file.
 #
 # Needs root and network namespaces; otherwise exits 77 (skipped).
 # Usage: FABRICWATCH_SOURCE_DIR=<repo> bash tests/e2e/netns_flap_test.sh <fabricwatch binary>
@@ -46,7 +50,11 @@ ok "veth fwv0 ($NS) <-> fwv1 ($PEER_NS) up, carrier 1"
 
 # shellcheck disable=SC2034  # used by lib.sh
 E2E_WRAP=(ip netns exec "$NS")
-start_agent --collector.netdev.interval=100ms
+STATE_DIR="$(mktemp -d)"
+on_cleanup "rm -rf $STATE_DIR"
+start_agent --collector.netdev.interval=100ms --state.file="$STATE_DIR/state.json" \
+  --detector.link_flap.hard-window=5s --detector.link_flap.half-life=1s \
+  --detector.link_flap.slow-window=8s
 ok "agent running in $NS on 127.0.0.1:$AGENT_PORT"
 wait_for_metric /metrics 'fabric_netdev_carrier{netdev="fwv0"}' 10 1 ||
   fail "agent did not report fabric_netdev_carrier{netdev=\"fwv0\"} 1 within 10 s:
@@ -72,12 +80,40 @@ events_json="$(scrape /api/v1/link-events)"
 baseline="$(json_get "$events_json" 'sum(1 for e in d["events"] if e["netdev"] == "fwv0")')"
 [[ "$baseline" == 0 ]] || fail "fwv0 has $baseline link events before any flap: $events_json"
 
+CRIT='fabric_anomaly_active{detector="link_flap",severity="critical",netdev="fwv0"}'
+detect_ms=""
 for i in $(seq 1 "$FLAPS"); do
   ip -n "$PEER_NS" link set fwv1 down
-  sleep 0.3
+  if ((i == FLAPS)); then
+    # Event-driven: the fifth down must show as a critical anomaly within 1 s.
+    down_ms=$(now_ms)
+    while (($(now_ms) - down_ms < 1000)); do
+      if [[ "$(metric_value "$(scrape /metrics)" "$CRIT")" == 1 ]]; then
+        detect_ms=$(($(now_ms) - down_ms))
+        break
+      fi
+      sleep 0.05
+    done
+    anomalies_json="$(scrape /api/v1/anomalies)"
+  else
+    sleep 0.3
+  fi
   ip -n "$PEER_NS" link set fwv1 up
   sleep 0.3
 done
+[[ -n "$detect_ms" ]] || fail "link_flap did not raise $CRIT within 1 s of the fifth down:
+$(scrape /metrics | grep -E 'anomaly|link_flap' || true)
+log:
+$(cat "$AGENT_LOG")"
+ok "link_flap critical on /metrics ${detect_ms} ms after the fifth down"
+api="$(json_get "$anomalies_json" '",".join(a["detector"]+"/"+a["severity"]+"/"+a["entity"].get("netdev","")+"/"+str(a["drain_eligible"]) for a in d["anomalies"])')"
+[[ "$api" == *"link_flap/critical/fwv0/True"* ]] ||
+  fail "/api/v1/anomalies does not list the link_flap critical of fwv0: $anomalies_json"
+ok "/api/v1/anomalies lists link_flap critical fwv0 (drain-eligible)"
+grep -q 'anomaly raised detector=link_flap severity=critical netdev=fwv0' "$AGENT_LOG" ||
+  fail "no structured log line for the raise; log:
+$(cat "$AGENT_LOG")"
+ok "one structured log line for the raise"
 sleep 1
 ok "flapped the peer fwv1 $FLAPS times"
 
@@ -144,10 +180,25 @@ ok "no listener overruns"
   fail "fwv0 carrier is not back to 1 after the last flap"
 ok "fwv0 carrier back to 1"
 
+# The penalty decays (half-life 1 s) and the windows pass (5 s, 8 s): it clears by itself.
+deadline=$(($(now_ms) + 30000))
+while grep -q 'fabric_anomaly_active{detector="link_flap",[^}]*netdev="fwv0"' <<<"$(scrape /metrics)"; do
+  (($(now_ms) < deadline)) || fail "link_flap anomaly of fwv0 did not clear within 30 s:
+$(scrape /metrics | grep -E 'anomaly|link_flap' || true)"
+  sleep 0.2
+done
+ok "link_flap anomaly of fwv0 cleared by itself"
+[[ "$(metric_value "$(scrape /metrics)" 'fabric_anomaly_transitions_total{detector="link_flap",severity="critical",transition="clear"}')" == 1 ]] ||
+  fail "fabric_anomaly_transitions_total for the critical clear is not 1"
+ok "transitions counted"
+
 stop_agent "$AGENT_PID"
 [[ "$STOP_RC" == 0 ]] || fail "agent exited $STOP_RC on SIGTERM; log:
 $(cat "$AGENT_LOG")"
 ((STOP_MS < 1000)) || fail "SIGTERM -> exit took $STOP_MS ms with the link listener on, want < 1000"
 ok "agent stopped in $STOP_MS ms with the link listener on"
+[[ "$(json_get "$(cat "$STATE_DIR/state.json")" '"fwv0" in str(d["detectors"]["link_flap"]["ports"])')" == True ]] ||
+  fail "state file lacks the link_flap history of fwv0: $(head -c 2000 "$STATE_DIR/state.json")"
+ok "state file holds the link_flap history of fwv0"
 printf '# fwv0: %d events, %d inferred; SIGTERM stop %d ms\n' "$n" "$inferred" "$STOP_MS"
 finish

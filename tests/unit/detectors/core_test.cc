@@ -1,211 +1,235 @@
-// detectors/core helpers: CounterTracker (counter.h contract), HoldLatch, LinearTrend,
-// OptionReader, snapshot lookup and finding merge.
-
+// Hysteresis helpers, option parsing, the registry and the anomaly tracker.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdint>
+#include <prometheus/text_serializer.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
-#include "detectors/core/counter.h"
-#include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
-#include "detectors/core/linear_trend.h"
-#include "detectors/core/option_reader.h"
-#include "detectors/core/snapshot_lookup.h"
-#include "tests/unit/detectors/scenario.h"
+#include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/hysteresis.h"
+#include "detectors/core/options.h"
+#include "detectors/core/registry.h"
 
 namespace fabricwatch::detect {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::T0;
+const TimePoint kT0 = TimePoint(seconds(1'700'000'000));
 
-struct CounterCase {
-  const char* name;
-  CounterSpec spec;
-  uint64_t previous;
-  uint64_t current;
-  double dt;
-  bool valid;
-  uint64_t delta;
-  bool reset;
-  bool wrapped;
-  bool saturated;
+TEST(HoldDownTest, raises_after_hold_and_clears_after_restoration) {
+  HoldDown hold(seconds(3), seconds(10));
+  EXPECT_FALSE(hold.Update(true, false, kT0, kT0 + seconds(1)));
+  EXPECT_FALSE(hold.Update(true, false, kT0 + seconds(1), kT0 + seconds(2)));
+  EXPECT_TRUE(hold.Update(true, false, kT0 + seconds(2), kT0 + seconds(3)));
+  // A sample in the hysteresis band neither clears nor continues a streak.
+  EXPECT_TRUE(hold.Update(false, false, kT0 + seconds(3), kT0 + seconds(4)));
+  for (int i = 4; i < 13; ++i) {
+    EXPECT_TRUE(hold.Update(false, true, kT0 + seconds(i), kT0 + seconds(i + 1))) << i;
+  }
+  EXPECT_FALSE(hold.Update(false, true, kT0 + seconds(13), kT0 + seconds(14)));
+}
+
+TEST(HoldDownTest, interrupted_streak_starts_over) {
+  HoldDown hold(seconds(3), seconds(1));
+  hold.Update(true, false, kT0, kT0 + seconds(2));
+  hold.Interrupt();
+  EXPECT_FALSE(hold.Update(true, false, kT0 + seconds(2), kT0 + seconds(4)));
+  EXPECT_TRUE(hold.Update(true, false, kT0 + seconds(4), kT0 + seconds(5)));
+}
+
+TEST(DecayingPenaltyTest, halves_per_half_life_and_caps) {
+  DecayingPenalty penalty(seconds(60), 3000);
+  penalty.Add(1000, kT0);
+  penalty.Add(1000, kT0);
+  EXPECT_DOUBLE_EQ(penalty.At(kT0), 2000);
+  EXPECT_NEAR(penalty.At(kT0 + seconds(60)), 1000, 1e-9);
+  penalty.Add(1000, kT0 + seconds(60));
+  penalty.Add(5000, kT0 + seconds(60));
+  EXPECT_DOUBLE_EQ(penalty.At(kT0 + seconds(60)), 3000) << "capped at the ceiling";
+  // An older event is decayed to the newest update time (order-independent).
+  DecayingPenalty a(seconds(60), 1e9), b(seconds(60), 1e9);
+  a.Add(1000, kT0);
+  a.Add(1000, kT0 + seconds(60));
+  b.Add(1000, kT0 + seconds(60));
+  b.Add(1000, kT0);
+  EXPECT_NEAR(a.At(kT0 + seconds(90)), b.At(kT0 + seconds(90)), 1e-9);
+  b.Remove(1000, kT0);
+  EXPECT_NEAR(b.At(kT0 + seconds(60)), 1000, 1e-9);
+}
+
+TEST(EventWindowTest, counts_prunes_and_round_trips) {
+  EventWindow window;
+  for (int i : {1, 2, 3, 8}) window.Add(kT0 + seconds(i));
+  EXPECT_EQ(window.CountAfter(kT0 + seconds(2)), 2u);
+  EventWindow copy;
+  copy.Load(window.Save());
+  EXPECT_EQ(copy.CountAfter(kT0), 4u);
+  window.Prune(kT0 + seconds(3));
+  EXPECT_EQ(window.times().size(), 1u);
+}
+
+constexpr DetectorOptionSpec kSpecs[] = {
+    {"window", "a window", "10s"}, {"ratio", "a ratio", "0.5"}, {"count", "a count", "5"},
+    {"on", "a flag", "true"}};
+
+TEST(OptionReaderTest, defaults_values_and_errors) {
+  DetectorOptions options{{"window", "250ms"}, {"ratio", "0.99"}};
+  auto reader = OptionReader::Make("x", options, kSpecs);
+  ASSERT_TRUE(reader);
+  EXPECT_EQ(reader->Duration("window"), milliseconds(250));
+  EXPECT_DOUBLE_EQ(reader->Number("ratio", 0, 1), 0.99);
+  EXPECT_EQ(reader->Count("count", 1, 10), 5u);
+  EXPECT_TRUE(reader->Bool("on"));
+  EXPECT_TRUE(reader->status().ok());
+
+  auto unknown = OptionReader::Make("x", {{"windw", "1s"}}, kSpecs);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("unknown option \"windw\""), std::string::npos);
+  EXPECT_NE(unknown.error().message().find("known: window, ratio, count, on"), std::string::npos);
+
+  DetectorOptions bad{{"ratio", "1.5"}, {"window", "soon"}};
+  auto bad_reader = OptionReader::Make("x", bad, kSpecs);
+  ASSERT_TRUE(bad_reader);
+  bad_reader->Number("ratio", 0, 1);
+  bad_reader->Duration("window");
+  EXPECT_EQ(bad_reader->status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_reader->status().message().find("ratio=\"1.5\""), std::string::npos)
+      << bad_reader->status().message();
+}
+
+TEST(DetectorRegistryTest, every_detector_builds_with_defaults_and_documents_itself) {
+  ASSERT_FALSE(DetectorRegistry().empty());
+  std::set<std::string_view> names;
+  for (const DetectorInfo& info : DetectorRegistry()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_FALSE(info.description.empty()) << info.name;
+    auto detector = info.factory({});
+    ASSERT_TRUE(detector) << info.name << ": " << detector.error().message();
+    EXPECT_EQ((*detector)->name(), info.name);
+    for (const DetectorOptionSpec& option : info.options) {
+      EXPECT_FALSE(option.default_value.empty()) << info.name << "." << option.key;
+      EXPECT_FALSE(option.help.empty()) << info.name << "." << option.key;
+      for (char c : option.key) EXPECT_TRUE(islower(c) || isdigit(c) || c == '-') << option.key;
+    }
+    for (const MetricDesc& desc : info.metrics) {
+      EXPECT_TRUE(ValidateDesc(desc).ok()) << desc.name;
+      EXPECT_TRUE(desc.name.starts_with("fabric_")) << desc.name;
+    }
+    auto typo = info.factory({{"no-such-option", "1"}});
+    ASSERT_FALSE(typo) << info.name;
+    EXPECT_NE(typo.error().message().find("no-such-option"), std::string::npos);
+  }
+  EXPECT_EQ(FindDetector("link_flap")->name, "link_flap");
+  EXPECT_EQ(FindDetector("nope"), nullptr);
+}
+
+Finding MakeFinding(Severity severity, std::string netdev, double value) {
+  Finding f;
+  f.severity = severity;
+  f.entity = {{"netdev", std::move(netdev)}};
+  f.value = value;
+  f.evidence = {{"pause_ratio", value}};
+  f.reason = "test";
+  f.drain_eligible = severity == Severity::kCritical;
+  return f;
+}
+
+std::string Render(const std::vector<prometheus::MetricFamily>& families) {
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+class TrackerTest : public ::testing::Test {
+ protected:
+  std::ostringstream log_text;
+  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
+      "anomalies", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
 };
 
-class CounterStepTest : public ::testing::TestWithParam<CounterCase> {};
+TEST_F(TrackerTest, raise_update_clear_with_metrics_observers_and_one_log_line_each) {
+  AnomalyTracker tracker({"pfc_storm"}, logger);
+  std::vector<AnomalyTransition> seen;
+  tracker.Subscribe([&](const AnomalyTransition& t) { seen.push_back(t); });
+  tracker.Subscribe([](const AnomalyTransition&) { throw std::runtime_error("hook broke"); });
+  tracker.Subscribe(LogTransitions(logger));
 
-TEST_P(CounterStepTest, SecondSampleGivesTheExpectedStep) {
-  const CounterCase& c = GetParam();
-  CounterTracker tracker(c.spec);
-  CounterStep first = tracker.Update(c.previous, T0());
-  EXPECT_FALSE(first.valid);
-  CounterStep step = tracker.Update(
-      c.current, T0() + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                            std::chrono::duration<double>(c.dt)));
-  EXPECT_EQ(step.valid, c.valid);
-  EXPECT_EQ(step.delta, c.delta);
-  EXPECT_EQ(step.reset, c.reset);
-  EXPECT_EQ(step.wrapped, c.wrapped);
-  EXPECT_EQ(step.saturated, c.saturated);
-  if (c.valid) {
-    EXPECT_DOUBLE_EQ(step.seconds, c.dt);
-    EXPECT_DOUBLE_EQ(step.rate(), static_cast<double>(c.delta) / c.dt);
-  }
+  auto raised = tracker.Update("pfc_storm", kT0, {MakeFinding(Severity::kCritical, "eth0", 1)});
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_TRUE(raised[0].raised);
+  // Same finding again with a new value: no transition, value updated, start kept.
+  EXPECT_TRUE(tracker.Update("pfc_storm", kT0 + seconds(1),
+                             {MakeFinding(Severity::kCritical, "eth0", 0.995)})
+                  .empty());
+  const std::string text = Render(tracker.Collect());
+  EXPECT_NE(text.find("fabric_anomaly_active{detector=\"pfc_storm\",severity=\"critical\","
+                      "netdev=\"eth0\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_value{detector=\"pfc_storm\",severity=\"critical\","
+                      "netdev=\"eth0\"} 0.995"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_started_timestamp_seconds{detector=\"pfc_storm\","
+                      "severity=\"critical\",netdev=\"eth0\"} 1700000000"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabric_anomaly_transitions_total{detector=\"pfc_storm\",severity="
+                      "\"critical\",transition=\"raise\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("fabric_anomaly_transitions_total{detector=\"pfc_storm\",severity="
+                      "\"warning\",transition=\"raise\"} 0"),
+            std::string::npos)
+      << "pre-initialised";
+
+  auto cleared = tracker.Update("pfc_storm", kT0 + seconds(5), {});
+  ASSERT_EQ(cleared.size(), 1u);
+  EXPECT_FALSE(cleared[0].raised);
+  EXPECT_EQ(cleared[0].started, kT0);
+  EXPECT_DOUBLE_EQ(cleared[0].finding.value, 0.995);
+  EXPECT_TRUE(tracker.Active().empty());
+  EXPECT_EQ(Render(tracker.Collect()).find("fabric_anomaly_active"), std::string::npos);
+  ASSERT_EQ(seen.size(), 2u);
+  logger->flush();
+  const std::string log = log_text.str();
+  EXPECT_NE(log.find("anomaly raised detector=pfc_storm severity=critical netdev=eth0"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("anomaly cleared detector=pfc_storm"), std::string::npos) << log;
+  EXPECT_NE(log.find("hook broke"), std::string::npos) << "a throwing observer is logged";
+  size_t lines = std::count(log.begin(), log.end(), '\n');
+  EXPECT_EQ(lines, 4u) << "two transitions + two observer errors, nothing per tick:\n" << log;
 }
 
-constexpr CounterSpec k64{};
-constexpr CounterSpec k32{CounterBehaviour::kWrapping32, 32, 1e6};
-constexpr CounterSpec kSat16{CounterBehaviour::kSaturating, 16, 1e15};
-constexpr CounterSpec kSat4{CounterBehaviour::kSaturating, 4, 1e15};
-
-INSTANTIATE_TEST_SUITE_P(
-    Table, CounterStepTest,
-    ::testing::Values(
-        CounterCase{"increase", k64, 100, 150, 1, true, 50, false, false, false},
-        CounterCase{"measured_dt", k64, 100, 400, 2.5, true, 300, false, false, false},
-        CounterCase{"reset64", k64, 1000, 7, 1, true, 7, true, false, false},
-        CounterCase{"wrap32", k32, 0xFFFFFF00u, 0x10, 1, true, 0x110, false, true, false},
-        // A drop that would imply 4e9/s on a counter capped at 1e6/s is a reset, not a wrap.
-        CounterCase{"implausible_wrap_is_reset", k32, 0x10, 0x5, 1, true, 5, true, false, false},
-        CounterCase{"wrap32_value_above_width_is_reset", k32, 0x1FFFFFFFFull, 3, 1, true, 3, true,
-                    false, false},
-        CounterCase{"saturated16", kSat16, 65000, 65535, 1, false, 0, false, false, true},
-        CounterCase{"pma_reset_after_saturation", kSat16, 65535, 2, 1, true, 2, true, false, false},
-        CounterCase{"saturating4_increase", kSat4, 3, 5, 1, true, 2, false, false, false},
-        CounterCase{"saturated4", kSat4, 14, 15, 1, false, 0, false, false, true}),
-    [](const ::testing::TestParamInfo<CounterCase>& info) { return info.param.name; });
-
-TEST(CounterTrackerTest, ForgetAndStaleTimeGiveNoDelta) {
-  CounterTracker tracker;
-  tracker.Update(10, T0());
-  EXPECT_FALSE(tracker.Update(20, T0()).valid);  // same time: re-delivered
-  CounterStep step = tracker.Update(20, T0() + seconds(1));
-  EXPECT_TRUE(step.valid);
-  EXPECT_EQ(step.delta, 10u);  // measured against the first sample, Δt 1 s
-  tracker.Forget();
-  EXPECT_FALSE(tracker.Update(5, T0() + seconds(2)).valid);  // gap: no delta
-  EXPECT_EQ(tracker.Update(8, T0() + seconds(3)).delta, 3u);
+TEST_F(TrackerTest, severity_change_is_a_clear_and_a_raise_and_detectors_are_separate) {
+  AnomalyTracker tracker({"a", "b"}, logger);
+  tracker.Update("a", kT0, {MakeFinding(Severity::kWarning, "eth0", 1)});
+  tracker.Update("b", kT0, {MakeFinding(Severity::kWarning, "eth0", 1)});
+  auto t = tracker.Update("a", kT0 + seconds(1), {MakeFinding(Severity::kCritical, "eth0", 2)});
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_FALSE(t[0].raised);
+  EXPECT_TRUE(t[1].raised);
+  EXPECT_EQ(tracker.Active().size(), 2u) << "b's finding is untouched by a's update";
 }
 
-TEST(CounterTrackerTest, SaturatedFirstSampleIsFlagged) {
-  CounterTracker tracker(kSat16);
-  CounterStep step = tracker.Update(65535, T0());
-  EXPECT_FALSE(step.valid);
-  EXPECT_TRUE(step.saturated);
-  step = tracker.Update(65535, T0() + seconds(1));
-  EXPECT_FALSE(step.valid);
-  EXPECT_TRUE(step.saturated);
-}
+TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
+  AnomalyTracker before({"a"}, logger);
+  before.Update("a", kT0, {MakeFinding(Severity::kCritical, "eth0", 1),
+                           MakeFinding(Severity::kWarning, "eth1", 1)});
+  const nlohmann::json saved = before.SaveState();
 
-TEST(HoldLatchTest, RaisesAfterRaiseForAndClearsAfterHoldDown) {
-  HoldLatch latch(seconds(3), seconds(5));
-  EXPECT_FALSE(latch.Update(T0(), true, false));
-  EXPECT_FALSE(latch.Update(T0() + seconds(2), true, false));
-  EXPECT_FALSE(latch.Update(T0() + seconds(3), false, false));  // interrupted: starts over
-  EXPECT_FALSE(latch.Update(T0() + seconds(4), true, false));
-  EXPECT_TRUE(latch.Update(T0() + seconds(7), true, false));
-  // Between the thresholds (neither condition): stays active.
-  EXPECT_TRUE(latch.Update(T0() + seconds(20), false, false));
-  EXPECT_TRUE(latch.Update(T0() + seconds(21), false, true));
-  EXPECT_TRUE(latch.Update(T0() + seconds(25), false, true));
-  EXPECT_FALSE(latch.Update(T0() + seconds(26), false, true));
-}
-
-TEST(LinearTrendTest, FitsSlopeAndTimeToThreshold) {
-  LinearTrend trend(std::chrono::minutes(30), seconds(30));
-  for (int i = 0; i <= 40; ++i) trend.Add(T0() + seconds(30 * i), 50.0 + 0.01 * 30 * i);
-  auto fit = trend.Evaluate(10, std::chrono::minutes(10));
-  ASSERT_TRUE(fit.has_value());
-  EXPECT_NEAR(fit->slope_per_second, 0.01, 1e-9);
-  EXPECT_NEAR(fit->value_now, 62.0, 1e-6);
-  EXPECT_NEAR(*fit->SecondsToReach(70.0), 800.0, 1e-3);
-  EXPECT_FALSE(fit->SecondsToReach(60.0).has_value());  // already past
-  EXPECT_LE(fit->span_seconds, 30 * 60.0);              // the lookback window is enforced
-}
-
-TEST(LinearTrendTest, NeedsEnoughHistory) {
-  LinearTrend trend(std::chrono::minutes(30), seconds(30));
-  for (int i = 0; i < 5; ++i) trend.Add(T0() + seconds(30 * i), 1.0);
-  EXPECT_FALSE(trend.Evaluate(10, seconds(60)).has_value());
-  EXPECT_FALSE(trend.Evaluate(2, std::chrono::minutes(10)).has_value());
-  auto fit = trend.Evaluate(2, seconds(60));
-  ASSERT_TRUE(fit.has_value());
-  EXPECT_DOUBLE_EQ(fit->slope_per_second, 0.0);
-}
-
-TEST(OptionReaderTest, ParsesAndRejectsNamingTheKey) {
-  DetectorOptions options{{"window", "12m"}, {"ratio", "1e-14"}, {"flag", "true"}};
-  std::chrono::milliseconds window{1};
-  double ratio = 0;
-  bool flag = false;
-  OptionReader reader("ber_growth", options);
-  reader.GetDuration("window", window);
-  reader.GetDouble("ratio", ratio, 0, 1);
-  reader.GetBool("flag", flag);
-  EXPECT_TRUE(reader.Finish().ok());
-  EXPECT_EQ(window, std::chrono::minutes(12));
-  EXPECT_DOUBLE_EQ(ratio, 1e-14);
-  EXPECT_TRUE(flag);
-
-  for (const auto& [key, value, fragment] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"window", "12 parsecs", "window"},
-           {"window", "0s", "positive"},
-           {"ratio", "2", "out of range"},
-           {"ratio", "abc", "expected a number"},
-           {"flag", "yes", "true or false"},
-           {"windw", "1m", "unknown option windw"}}) {
-    DetectorOptions bad{{key, value}};
-    OptionReader r("ber_growth", bad);
-    r.GetDuration("window", window);
-    r.GetDouble("ratio", ratio, 0, 1);
-    r.GetBool("flag", flag);
-    Status status = r.Finish();
-    EXPECT_FALSE(status.ok()) << key << "=" << value;
-    EXPECT_NE(status.message().find(key), std::string::npos) << status.message();
-    EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
-  }
-}
-
-TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {
-  testing::SnapshotBuilder b;
-  b.Counter("fabric_x_total", {{"netdev", "eth0"}}, 5)
-      .Counter("fabric_x_total", {{"netdev", "eth1"}}, 7)
-      .Gauge("fabric_y", {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
-  EXPECT_EQ(FindValue(b.families(), "fabric_x_total", {{"netdev", "eth1"}}), 7.0);
-  EXPECT_EQ(FindValue(b.families(), "fabric_y", {{"lane", "2"}}), 0.5);
-  EXPECT_FALSE(FindValue(b.families(), "fabric_y", {{"lane", "3"}}).has_value());
-  EXPECT_FALSE(FindValue(b.families(), "fabric_z", {}).has_value());
-  double sum = 0;
-  ForEachSample(b.families(), "fabric_x_total", [&](const prometheus::ClientMetric& m, double v) {
-    EXPECT_TRUE(LabelValue(m, "netdev").has_value());
-    EXPECT_FALSE(LabelValue(m, "lane").has_value());
-    sum += v;
-  });
-  EXPECT_EQ(sum, 12.0);
-}
-
-TEST(FindingMergeTest, OneFindingPerSeverityAndEntity) {
-  const EntityLabels eth0{{"netdev", "eth0"}};
-  std::vector<Finding> merged = MergeFindings({
-      {Severity::kWarning, eth0, 71, {{"temperature_celsius", 71}}, "level", false},
-      {Severity::kCritical, eth0, 76, {{"temperature_celsius", 76}}, "alarm", true},
-      {Severity::kWarning,
-       eth0,
-       12,
-       {{"temperature_celsius", 71}, {"slew_celsius", 12}},
-       "slew",
-       false},
-      {Severity::kWarning, {{"netdev", "eth1"}}, 1, {}, "other", false},
-  });
-  ASSERT_EQ(merged.size(), 3u);
-  EXPECT_EQ(merged[0].reason, "level; slew");
-  EXPECT_EQ(merged[0].value, 71);
-  ASSERT_EQ(merged[0].evidence.size(), 2u);
-  EXPECT_EQ(merged[0].evidence[1].name, "slew_celsius");
-  EXPECT_EQ(merged[1].severity, Severity::kCritical);
-  EXPECT_TRUE(merged[1].drain_eligible);
+  AnomalyTracker after({"a"}, logger, seconds(30));
+  ASSERT_TRUE(after.LoadState(saved, kT0 + seconds(100)).ok());
+  EXPECT_EQ(after.Active().size(), 2u);
+  // eth0 is reported again: no raise; eth1 is not, but within the grace it stays.
+  auto t = after.Update("a", kT0 + seconds(101), {MakeFinding(Severity::kCritical, "eth0", 1)});
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(after.Active()[0].started, kT0);
+  t = after.Update("a", kT0 + seconds(131), {MakeFinding(Severity::kCritical, "eth0", 1)});
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_FALSE(t[0].raised);
+  EXPECT_EQ(t[0].finding.entity[0].second, "eth1");
+  EXPECT_FALSE(after.LoadState(nlohmann::json::object(), kT0).ok());
+  EXPECT_FALSE(after.LoadState(nlohmann::json::parse(R"([{"severity":"bad"}])"), kT0).ok());
 }
 
 }  // namespace

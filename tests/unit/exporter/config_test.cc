@@ -480,3 +480,52 @@ TEST_F(ConfigTest, invalid_config_file_names_the_file_and_line) {
 
 }  // namespace
 }  // namespace fabricwatch::exporter
+
+namespace fabricwatch::exporter {
+namespace {
+
+TEST(DetectorConfigTest, defaults_flags_and_yaml) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_TRUE(parsed->config.detectors.at("link_flap").enabled);
+  EXPECT_TRUE(parsed->config.detectors.at("pfc_storm").enabled);
+  EXPECT_TRUE(parsed->config.state_file.empty());
+
+  parsed = Parse({"--no-detector.pfc_storm", "--detector.link_flap.hard-window=2s",
+                  "--state.file=/tmp/x.json"});
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_FALSE(parsed->config.detectors.at("pfc_storm").enabled);
+  EXPECT_EQ(parsed->config.detectors.at("link_flap").options.at("hard-window"), "2s");
+  EXPECT_EQ(parsed->config.state_file, "/tmp/x.json");
+
+  // The detector's factory validates option values at parse time, naming the option.
+  auto bad = Parse({"--detector.pfc_storm.storm-ratio=7"});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("storm-ratio"), std::string::npos);
+
+  Config config = Parse({})->config;
+  ASSERT_TRUE(ApplyYaml("detectors:\n  link_flap:\n    enabled: false\n  pfc_storm:\n"
+                        "    detection-time: 5s\n",
+                        "test.yaml", config)
+                  .ok());
+  EXPECT_FALSE(config.detectors.at("link_flap").enabled);
+  EXPECT_EQ(config.detectors.at("pfc_storm").options.at("detection-time"), "5s");
+  Status unknown = ApplyYaml("detectors:\n  pfc_storm:\n    detection-tim: 5s\n", "t.yaml", config);
+  EXPECT_NE(unknown.message().find("detectors.pfc_storm.detection-tim: unknown option"),
+            std::string::npos)
+      << unknown.message();
+  Status no_such = ApplyYaml("detectors:\n  nope: {}\n", "t.yaml", config);
+  EXPECT_NE(no_such.message().find("unknown detector"), std::string::npos) << no_such.message();
+}
+
+TEST(DetectorConfigTest, metric_reference_lists_detector_metrics) {
+  const std::string reference = MetricReferenceMarkdown();
+  for (const char* name : {"fabric_anomaly_active", "fabric_anomaly_transitions_total",
+                           "fabric_link_flap_penalty", "fabric_pfc_pause_ratio",
+                           "fabricwatch_detector_evaluation_duration_seconds"}) {
+    EXPECT_NE(reference.find(name), std::string::npos) << name;
+  }
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

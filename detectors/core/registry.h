@@ -1,0 +1,38 @@
+#pragma once
+// The explicit detector registry: one line per detector in registry.cc, no static-initialiser
+// magic (like collectors/core/registry.h). It drives the --detector.<name> flags, the YAML keys
+// `detectors.<name>`, --help, --help-metrics and the README tables.
+//
+// Adding a detector: a folder detectors/<name>/ whose header declares
+//   Result<std::unique_ptr<Detector>> Make<Name>Detector(const DetectorOptions& options);
+//   std::span<const DetectorOptionSpec> <Name>DetectorOptions();  // keys, help, defaults
+//   std::span<const MetricDesc> <Name>DetectorMetrics();          // its evidence metrics
+// and one line in kDetectors (registry.cc).
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "collectors/core/metric_sink.h"
+#include "collectors/core/status.h"
+#include "detectors/core/detector.h"
+#include "detectors/core/options.h"
+
+namespace fabricwatch::detect {
+
+using DetectorFactory = Result<std::unique_ptr<Detector>> (*)(const DetectorOptions& options);
+
+struct DetectorInfo {
+  std::string_view name;
+  std::string_view description;
+  bool enabled_by_default;
+  std::span<const DetectorOptionSpec> options;
+  std::span<const MetricDesc> metrics;
+  // Validates the options (InvalidArgument naming the option) and builds the detector.
+  DetectorFactory factory;
+};
+
+std::span<const DetectorInfo> DetectorRegistry();
+const DetectorInfo* FindDetector(std::string_view name);
+
+}  // namespace fabricwatch::detect

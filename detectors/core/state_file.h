@@ -1,0 +1,63 @@
+#pragma once
+// The state file (--state.file): what must survive a restart of the agent — detector state
+// (flap penalties and histories, optics baselines keyed by module serial, storm hysteresis) and
+// the active anomalies with their start times (detection.md §0.2: persist across restarts,
+// keyed by boot ID).
+//
+// Format: one JSON document
+//   {"format": "fabricwatch-state", "version": 1, "boot_id": "...", "saved": <unix s>,
+//    "detectors": {"<name>": <Detector::SaveState()>, ...}, "anomalies": [...]}
+// Written atomically: a temporary file in the same directory, fsync, rename, fsync of the
+// directory — a crash leaves the old file or the new one, never a torn one.
+// Boot ID: detector state is hardware history and is restored whatever the boot; the active
+// anomalies are restored only on the same boot (after a reboot the detectors re-detect from
+// fresh counters, §0.2 "on host reboot clear state and re-baseline"). Raw counter values are
+// never persisted: CounterTracker re-baselines on its first sample.
+// A missing file is normal (first start); an unreadable or corrupt one is reported and ignored.
+// Neither is ever fatal — the caller logs and counts.
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/filesystem.h"
+#include "detectors/core/detector.h"
+
+namespace fabricwatch::detect {
+
+inline constexpr std::string_view kBootIdPath = "/proc/sys/kernel/random/boot_id";
+
+// The kernel's boot ID (a UUID), through the filesystem seam so tests inject it.
+Result<std::string> ReadBootId(const sys::FileSystem& filesystem,
+                               const std::string& path = std::string(kBootIdPath));
+
+struct SavedState {
+  std::string boot_id;
+  TimePoint saved;
+  nlohmann::json detectors = nlohmann::json::object();
+  nlohmann::json anomalies = nlohmann::json::array();
+};
+
+class StateFile {
+ public:
+  StateFile(std::string path, std::string boot_id)
+      : path_(std::move(path)), boot_id_(std::move(boot_id)) {}
+
+  // kNotFound: no file (first start). kInvalidArgument: corrupt (not JSON, wrong format or
+  // version, wrong shapes). Other codes: the file could not be read.
+  Result<SavedState> Load() const;
+  // Atomic replace; `saved` is written as the save time.
+  Status Save(const nlohmann::json& detectors, const nlohmann::json& anomalies,
+              TimePoint saved) const;
+
+  const std::string& path() const { return path_; }
+  const std::string& boot_id() const { return boot_id_; }
+
+ private:
+  std::string path_;
+  std::string boot_id_;
+};
+
+}  // namespace fabricwatch::detect

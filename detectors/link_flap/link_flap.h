@@ -1,0 +1,46 @@
+#pragma once
+// link_flap: flapping and outages of netdevs and InfiniBand ports (detection.md §2.2, §8).
+//
+// Down events, per entity, from every source that sees them — deduplicated, because one real
+// down shows up in several places:
+//   netdev   rtnetlink carrier-down events (event-driven, collectors/sys/link_events.h),
+//            fabric_netdev_carrier_down_changes_total (u32, wraps), fabric_ethtool_link_down_
+//            events_total (mlx5 link_down_events_phy);
+//   IB port  fabric_rdma_port_state leaving ACTIVE, fabric_rdma_port_link_downed_total (8-bit,
+//            saturates). RoCE ports (link_layer Ethernet) are their netdev's business.
+// A sighting from one source confirms the oldest unconfirmed down of another source within
+// `match-window`; only unmatched sightings are new downs. Counter arithmetic goes through
+// CounterTracker (resets, wraps, saturation, §0.2), so none of them invents a down.
+//
+// Findings per entity, only the highest severity reported (identity = detector, severity,
+// entity):
+//   critical (drain-eligible)  hard flapping: ≥ hard-count downs in hard-window (5 in 10 s,
+//                              errdisable [S14]); the episode lasts until the flap penalty
+//                              decays below `reuse` — the penalty clears it by itself;
+//                              or sustained down: a port seen up is down ≥ down-after (30 s);
+//   warning                    slow flapping ≥ slow-count in slow-window (2 in 6 h, NHC2005
+//                              [S15]); flap penalty ≥ suppress until < reuse (AIED/BGP
+//                              dampening [S17][S18]); downtime in downtime-window ≥ the NCCL
+//                              budget (7.5 s in 1 h [S58][S59]);
+//   info (never drained)       maintenance: a module unplug (fabric_ethtool_module_events_total
+//                              event="unplug") — downs within maintenance-window before or after
+//                              it are not counted, and no other finding is raised meanwhile.
+// Netlink events of netdevs the netdev collector does not report (its device filter) are
+// ignored. A device that disappears (hot-unplug) is not "down": its outage state is dropped and
+// its counters re-baseline when it comes back.
+
+#include <memory>
+#include <span>
+
+#include "collectors/core/metric_sink.h"
+#include "collectors/core/status.h"
+#include "detectors/core/detector.h"
+#include "detectors/core/options.h"
+
+namespace fabricwatch::detect {
+
+std::span<const DetectorOptionSpec> LinkFlapDetectorOptions();
+std::span<const MetricDesc> LinkFlapDetectorMetrics();
+Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options);
+
+}  // namespace fabricwatch::detect

@@ -1,0 +1,364 @@
+#include "detectors/pfc_storm/pfc_storm.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "collectors/core/duration.h"
+#include "detectors/core/counter.h"
+#include "detectors/core/hysteresis.h"
+#include "detectors/core/snapshot_lookup.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::milliseconds;
+
+// detection.md §1.3 / §8 for every default.
+constexpr DetectorOptionSpec kOptions[] = {
+    {"storm-ratio", "Pause-time ratio at or above which a priority counts as stormed. [S3] "
+                    "SONiC/NVIDIA >99 % of the interval",
+     "0.99"},
+    {"detection-time", "How long the storm signature (ratio >= storm-ratio, no opposite "
+                       "progress) must hold. Judgement: 3 samples, beyond switch (0.2-0.4 s) "
+                       "and NIC (0.1 s) watchdogs [S2][S4][S9]",
+     "3s"},
+    {"clear-ratio", "Pause-time ratio below which a sample counts as healthy. Judgement (§1.3)",
+     "0.5"},
+    {"restoration-time", "How long healthy samples (ratio < clear-ratio or progress) must last "
+                         "before a storm clears. Judgement: 10 samples, ~5x SONiC's ratio [S2]",
+     "10s"},
+    {"event-hold", "How long a NIC storm-prevention event (tx_pause_storm_*_events) stays an "
+                   "active finding. Judgement: several scrape intervals [S10][S11]",
+     "60s"},
+};
+
+constexpr MetricDesc kPauseRatio{
+    "fabric_pfc_pause_ratio",
+    "Fraction of the last sample interval the priority was paused (pfc_storm): direction=tx we "
+    "paused the peer, rx the peer paused us. From fabric_pfc_pause_duration_seconds_total over "
+    "the measured interval.",
+    MetricKind::kGauge, {"netdev", "priority", "direction"}};
+constexpr MetricDesc kStormSeconds{
+    "fabric_pfc_storm_condition_seconds",
+    "How long the storm signature of the role has held without interruption (pfc_storm): "
+    "role=source tx ratio >= storm-ratio with no receive progress, role=victim rx ratio >= "
+    "storm-ratio with no transmit progress; 0 when it does not hold.",
+    MetricKind::kGauge, {"netdev", "priority", "role"}};
+constexpr MetricDesc kMetrics[] = {kPauseRatio, kStormSeconds};
+
+struct Settings {
+  double storm_ratio;
+  milliseconds detection_time;
+  double clear_ratio;
+  milliseconds restoration_time;
+  milliseconds event_hold;
+};
+
+enum Dir { kRx = 0, kTx = 1 };
+
+struct Priority {
+  std::string netdev, priority;
+  CounterTracker pause[2];  // microseconds (the driver's unit)
+  CounterTracker bytes[2];
+  CounterTracker packets[2];
+  std::optional<double> ratio[2];
+  HoldDown source, victim;
+  double source_streak = 0, victim_streak = 0;
+  uint64_t rx_progress = 0, tx_progress = 0;
+};
+
+struct NicEvents {
+  CounterTracker counter[2];  // warning, error
+  std::optional<TimePoint> until[2];
+  uint64_t last_delta[2] = {0, 0};
+};
+
+std::optional<Dir> ParseDir(std::string_view direction) {
+  if (direction == "rx") return kRx;
+  if (direction == "tx") return kTx;
+  return std::nullopt;
+}
+
+class PfcStormDetector final : public Detector {
+ public:
+  explicit PfcStormDetector(Settings settings) : s_(settings) {}
+
+  std::string_view name() const override { return "pfc_storm"; }
+  std::vector<std::string> inputs() const override { return {"ethtool"}; }
+
+  void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.collector != "ethtool") return;
+    const TimePoint time = snapshot.time;
+    std::set<std::string> seen;
+    // Steps of this sample, per priority and direction.
+    struct Steps {
+      std::optional<CounterStep> pause[2], bytes[2], packets[2];
+    };
+    std::map<std::string, Steps> steps;
+    auto track = [&](const char* family_name, double scale, auto member, auto step_member) {
+      const auto* family = FindFamily(snapshot, family_name);
+      if (family == nullptr) return;
+      for (const auto& metric : family->metric) {
+        auto dir = ParseDir(LabelOr(metric, "direction"));
+        if (!dir) continue;
+        Priority& p = PriorityFor(LabelOr(metric, "netdev"), LabelOr(metric, "priority"));
+        const std::string key = p.netdev + "/" + p.priority;
+        seen.insert(key);
+        (steps[key].*step_member)[*dir] =
+            (p.*member)[*dir].Update(CounterValue(*family, metric, scale), time);
+      }
+    };
+    track("fabric_pfc_pause_duration_seconds_total", 1e6, &Priority::pause, &Steps::pause);
+    track("fabric_ethtool_priority_bytes_total", 1, &Priority::bytes, &Steps::bytes);
+    track("fabric_ethtool_priority_packets_total", 1, &Priority::packets, &Steps::packets);
+
+    // Priorities that vanished (device unplugged, PFC disabled): drop their state; a re-plugged
+    // device starts from a fresh baseline.
+    std::erase_if(priorities_, [&](const auto& entry) { return !seen.contains(entry.first); });
+
+    for (auto& [key, p] : priorities_) {
+      const Steps& st = steps[key];
+      for (Dir d : {kRx, kTx}) {
+        const auto& step = st.pause[d];
+        p.ratio[d].reset();
+        if (step && step->valid && !step->reset) {
+          p.ratio[d] = std::clamp(static_cast<double>(step->delta) / 1e6 / step->seconds, 0.0, 1.0);
+        }
+      }
+      // Progress of a direction: bytes, else packets; unknown when neither gave a clean delta.
+      auto progress = [&](Dir d) -> std::optional<uint64_t> {
+        for (const auto* step : {&st.bytes[d], &st.packets[d]}) {
+          if (*step && (*step)->valid && !(*step)->reset) return (*step)->delta;
+        }
+        return std::nullopt;
+      };
+      const std::optional<uint64_t> rx_progress = progress(kRx);
+      const std::optional<uint64_t> tx_progress = progress(kTx);
+      p.rx_progress = rx_progress.value_or(0);
+      p.tx_progress = tx_progress.value_or(0);
+      const double seconds = st.pause[kTx] && st.pause[kTx]->valid   ? st.pause[kTx]->seconds
+                             : st.pause[kRx] && st.pause[kRx]->valid ? st.pause[kRx]->seconds
+                                                                     : 0;
+      const TimePoint from =
+          time - std::chrono::duration_cast<TimePoint::duration>(std::chrono::duration<double>(seconds));
+      // Source: we pause (tx) and nothing arrives (rx). Victim: we are paused (rx), nothing leaves.
+      UpdateRole(p.source, p.ratio[kTx], rx_progress, from, time);
+      UpdateRole(p.victim, p.ratio[kRx], tx_progress, from, time);
+      p.source_streak = p.source.raise_streak_seconds(time);
+      p.victim_streak = p.victim.raise_streak_seconds(time);
+    }
+
+    if (const auto* family = FindFamily(snapshot, "fabric_ethtool_pause_storm_events_total")) {
+      std::set<std::string> nic_seen;
+      for (const auto& metric : family->metric) {
+        const std::string_view severity = LabelOr(metric, "severity");
+        const int index = severity == "warning" ? 0 : severity == "error" ? 1 : -1;
+        if (index < 0) continue;
+        const std::string netdev(LabelOr(metric, "netdev"));
+        nic_seen.insert(netdev);
+        NicEvents& events = nic_[netdev];
+        const CounterStep step = events.counter[index].Update(CounterValue(*family, metric), time);
+        // A reset's delta is the whole post-reset count: trust it only if it is an increment
+        // since a driver reload, which still is a real event.
+        if (step.valid && step.delta > 0) {
+          events.until[index] = time + s_.event_hold;
+          events.last_delta[index] = step.delta;
+        }
+      }
+      std::erase_if(nic_, [&](const auto& entry) {
+        return !nic_seen.contains(entry.first) && !entry.second.until[0] && !entry.second.until[1];
+      });
+    }
+  }
+
+  std::vector<Finding> Evaluate(TimePoint now) override {
+    std::vector<Finding> findings;
+    for (const auto& [key, p] : priorities_) {
+      const EntityLabels base = {{"netdev", p.netdev}, {"priority", p.priority}};
+      if (p.source.active()) {
+        Finding f;
+        f.severity = Severity::kCritical;
+        f.drain_eligible = true;
+        f.entity = base;
+        f.entity.emplace_back("role", "source");
+        f.value = p.ratio[kTx].value_or(0);
+        f.evidence = {{"tx_pause_ratio", p.ratio[kTx].value_or(0)},
+                      {"rx_pause_ratio", p.ratio[kRx].value_or(0)},
+                      {"rx_bytes_delta", static_cast<double>(p.rx_progress)},
+                      {"storm_seconds", p.source_streak}};
+        f.reason = fmt::format(
+            "netdev {} priority {}: PFC storm source, sending pause {:.1f}% of the time with no "
+            "receive progress for {:.1f}s (>= {}); this NIC is holding the fabric",
+            p.netdev, p.priority, 100 * f.value, p.source_streak,
+            FormatDuration(s_.detection_time));
+        findings.push_back(std::move(f));
+      }
+      if (p.victim.active()) {
+        Finding f;
+        f.severity = Severity::kWarning;
+        f.drain_eligible = false;  // §1.3: never drain the victim
+        f.entity = base;
+        f.entity.emplace_back("role", "victim");
+        f.value = p.ratio[kRx].value_or(0);
+        f.evidence = {{"rx_pause_ratio", p.ratio[kRx].value_or(0)},
+                      {"tx_pause_ratio", p.ratio[kTx].value_or(0)},
+                      {"tx_bytes_delta", static_cast<double>(p.tx_progress)},
+                      {"storm_seconds", p.victim_streak}};
+        f.reason = fmt::format(
+            "netdev {} priority {}: PFC storm victim, paused by the peer {:.1f}% of the time with "
+            "no transmit progress for {:.1f}s (>= {}); the source is elsewhere in the fabric",
+            p.netdev, p.priority, 100 * f.value, p.victim_streak,
+            FormatDuration(s_.detection_time));
+        findings.push_back(std::move(f));
+      }
+    }
+    for (auto& [netdev, events] : nic_) {
+      for (int i : {1, 0}) {
+        if (!events.until[i]) continue;
+        if (now >= *events.until[i]) {
+          events.until[i].reset();
+          continue;
+        }
+        Finding f;
+        f.severity = i == 1 ? Severity::kCritical : Severity::kWarning;
+        f.drain_eligible = i == 1;
+        f.entity = {{"netdev", netdev}, {"role", "source"}};
+        f.value = static_cast<double>(events.last_delta[i]);
+        f.evidence = {{i == 1 ? "tx_pause_storm_error_events_delta"
+                              : "tx_pause_storm_warning_events_delta",
+                       f.value}};
+        f.reason = i == 1 ? fmt::format("netdev {}: NIC pause-storm prevention fired ({} "
+                                        "tx_pause_storm_error_events): it stopped sending pause, "
+                                        "drops possible",
+                                        netdev, events.last_delta[i])
+                          : fmt::format("netdev {}: NIC kept sending pause past its warning "
+                                        "watermark ({} tx_pause_storm_warning_events)",
+                                        netdev, events.last_delta[i]);
+        findings.push_back(std::move(f));
+      }
+    }
+    return findings;
+  }
+
+  void Export(MetricSink& sink) const override {
+    for (const auto& [key, p] : priorities_) {
+      for (Dir d : {kRx, kTx}) {
+        if (!p.ratio[d]) continue;
+        sink.Add(kPauseRatio,
+                 {{"netdev", p.netdev}, {"priority", p.priority}, {"direction", d == kRx ? "rx" : "tx"}},
+                 *p.ratio[d]);
+      }
+      sink.Add(kStormSeconds, {{"netdev", p.netdev}, {"priority", p.priority}, {"role", "source"}},
+               p.source_streak);
+      sink.Add(kStormSeconds, {{"netdev", p.netdev}, {"priority", p.priority}, {"role", "victim"}},
+               p.victim_streak);
+    }
+  }
+
+  // Active storm states survive a restart (they then need restoration-time of healthy samples
+  // to clear); counters never do — the first sample after a restart is a new baseline.
+  nlohmann::json SaveState() const override {
+    nlohmann::json storms = nlohmann::json::array();
+    for (const auto& [key, p] : priorities_) {
+      for (const auto* role : {&p.source, &p.victim}) {
+        if (!role->active()) continue;
+        storms.push_back({{"netdev", p.netdev},
+                          {"priority", p.priority},
+                          {"role", role == &p.source ? "source" : "victim"},
+                          {"since", EpochSeconds(role->active_since())}});
+      }
+    }
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& [netdev, e] : nic_) {
+      for (int i : {0, 1}) {
+        if (!e.until[i]) continue;
+        events.push_back({{"netdev", netdev},
+                          {"severity", i == 1 ? "error" : "warning"},
+                          {"until", EpochSeconds(*e.until[i])},
+                          {"delta", e.last_delta[i]}});
+      }
+    }
+    return {{"storms", storms}, {"nic_events", events}};
+  }
+
+  Status LoadState(const nlohmann::json& state) override {
+    try {
+      for (const auto& storm : state.at("storms")) {
+        Priority& p = PriorityFor(storm.at("netdev").get<std::string>(),
+                                  storm.at("priority").get<std::string>());
+        HoldDown& role = storm.at("role").get<std::string>() == "source" ? p.source : p.victim;
+        role.Restore(true, FromEpochSeconds(storm.at("since").get<double>()));
+      }
+      for (const auto& event : state.at("nic_events")) {
+        NicEvents& e = nic_[event.at("netdev").get<std::string>()];
+        const int i = event.at("severity").get<std::string>() == "error" ? 1 : 0;
+        e.until[i] = FromEpochSeconds(event.at("until").get<double>());
+        e.last_delta[i] = event.at("delta").get<uint64_t>();
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status(StatusCode::kInvalidArgument, std::string("pfc_storm state: ") + e.what());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Priority& PriorityFor(std::string_view netdev, std::string_view priority) {
+    std::string key = std::string(netdev) + "/" + std::string(priority);
+    auto it = priorities_.find(key);
+    if (it == priorities_.end()) {
+      Priority p;
+      p.netdev = std::string(netdev);
+      p.priority = std::string(priority);
+      p.source = HoldDown(s_.detection_time, s_.restoration_time);
+      p.victim = HoldDown(s_.detection_time, s_.restoration_time);
+      it = priorities_.emplace(std::move(key), std::move(p)).first;
+    }
+    return it->second;
+  }
+
+  void UpdateRole(HoldDown& role, const std::optional<double>& ratio,
+                  const std::optional<uint64_t>& opposite_progress, TimePoint from, TimePoint to) {
+    if (!ratio) {
+      role.Interrupt();  // first sample, reset or gap: no information about this interval
+      return;
+    }
+    const bool flowing = opposite_progress && *opposite_progress > 0;
+    const bool storm = *ratio >= s_.storm_ratio && opposite_progress && !flowing;
+    const bool healthy = *ratio < s_.clear_ratio || flowing;
+    role.Update(storm, healthy, from, to);
+  }
+
+  Settings s_;
+  std::map<std::string, Priority> priorities_;
+  std::map<std::string, NicEvents> nic_;
+};
+
+}  // namespace
+
+std::span<const DetectorOptionSpec> PfcStormDetectorOptions() { return kOptions; }
+std::span<const MetricDesc> PfcStormDetectorMetrics() { return kMetrics; }
+
+Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options) {
+  auto reader = OptionReader::Make("pfc_storm", options, kOptions);
+  if (!reader) return Error(reader.error());
+  Settings s;
+  s.storm_ratio = reader->Number("storm-ratio", 0.01, 1);
+  s.detection_time = reader->Duration("detection-time");
+  s.clear_ratio = reader->Number("clear-ratio", 0, 1);
+  s.restoration_time = reader->Duration("restoration-time");
+  s.event_hold = reader->Duration("event-hold");
+  if (!reader->status().ok()) return Error(reader->status());
+  if (s.clear_ratio >= s.storm_ratio) {
+    return Error(StatusCode::kInvalidArgument,
+                 fmt::format("detector pfc_storm: clear-ratio ({}) must be below storm-ratio ({}) "
+                             "for hysteresis",
+                             s.clear_ratio, s.storm_ratio));
+  }
+  return std::unique_ptr<Detector>(std::make_unique<PfcStormDetector>(s));
+}
+
+}  // namespace fabricwatch::detect

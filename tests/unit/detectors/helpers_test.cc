@@ -1,0 +1,212 @@
+// detectors/core helpers: CounterTracker (counter.h contract), HoldLatch, LinearTrend,
+// OptionReader, snapshot lookup and finding merge.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "detectors/core/counter.h"
+#include "detectors/core/finding_merge.h"
+#include "detectors/core/hold_latch.h"
+#include "detectors/core/linear_trend.h"
+#include "detectors/core/option_reader.h"
+#include "detectors/core/snapshot_lookup.h"
+#include "tests/unit/detectors/scenario.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::seconds;
+using testing::T0;
+
+struct CounterCase {
+  const char* name;
+  CounterSpec spec;
+  uint64_t previous;
+  uint64_t current;
+  double dt;
+  bool valid;
+  uint64_t delta;
+  bool reset;
+  bool wrapped;
+  bool saturated;
+};
+
+class CounterStepTest : public ::testing::TestWithParam<CounterCase> {};
+
+TEST_P(CounterStepTest, SecondSampleGivesTheExpectedStep) {
+  const CounterCase& c = GetParam();
+  CounterTracker tracker(c.spec);
+  CounterStep first = tracker.Update(c.previous, T0());
+  EXPECT_FALSE(first.valid);
+  CounterStep step = tracker.Update(
+      c.current, T0() + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(c.dt)));
+  EXPECT_EQ(step.valid, c.valid);
+  EXPECT_EQ(step.delta, c.delta);
+  EXPECT_EQ(step.reset, c.reset);
+  EXPECT_EQ(step.wrapped, c.wrapped);
+  EXPECT_EQ(step.saturated, c.saturated);
+  if (c.valid) {
+    EXPECT_DOUBLE_EQ(step.seconds, c.dt);
+    EXPECT_DOUBLE_EQ(step.rate(), static_cast<double>(c.delta) / c.dt);
+  }
+}
+
+constexpr CounterSpec k64{};
+constexpr CounterSpec k32{CounterBehaviour::kWrapping32, 32, 1e6};
+constexpr CounterSpec kSat16{CounterBehaviour::kSaturating, 16, 1e15};
+constexpr CounterSpec kSat4{CounterBehaviour::kSaturating, 4, 1e15};
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, CounterStepTest,
+    ::testing::Values(
+        CounterCase{"increase", k64, 100, 150, 1, true, 50, false, false, false},
+        CounterCase{"measured_dt", k64, 100, 400, 2.5, true, 300, false, false, false},
+        CounterCase{"reset64", k64, 1000, 7, 1, true, 7, true, false, false},
+        CounterCase{"wrap32", k32, 0xFFFFFF00u, 0x10, 1, true, 0x110, false, true, false},
+        // A drop that would imply 4e9/s on a counter capped at 1e6/s is a reset, not a wrap.
+        CounterCase{"implausible_wrap_is_reset", k32, 0x10, 0x5, 1, true, 5, true, false, false},
+        CounterCase{"wrap32_value_above_width_is_reset", k32, 0x1FFFFFFFFull, 3, 1, true, 3, true,
+                    false, false},
+        CounterCase{"saturated16", kSat16, 65000, 65535, 1, false, 0, false, false, true},
+        CounterCase{"pma_reset_after_saturation", kSat16, 65535, 2, 1, true, 2, true, false, false},
+        CounterCase{"saturating4_increase", kSat4, 3, 5, 1, true, 2, false, false, false},
+        CounterCase{"saturated4", kSat4, 14, 15, 1, false, 0, false, false, true}),
+    [](const ::testing::TestParamInfo<CounterCase>& info) { return info.param.name; });
+
+TEST(CounterTrackerTest, ForgetAndStaleTimeGiveNoDelta) {
+  CounterTracker tracker;
+  tracker.Update(10, T0());
+  EXPECT_FALSE(tracker.Update(20, T0()).valid);  // same time: re-delivered
+  CounterStep step = tracker.Update(20, T0() + seconds(1));
+  EXPECT_TRUE(step.valid);
+  EXPECT_EQ(step.delta, 10u);  // measured against the first sample, Δt 1 s
+  tracker.Forget();
+  EXPECT_FALSE(tracker.Update(5, T0() + seconds(2)).valid);  // gap: no delta
+  EXPECT_EQ(tracker.Update(8, T0() + seconds(3)).delta, 3u);
+}
+
+TEST(CounterTrackerTest, SaturatedFirstSampleIsFlagged) {
+  CounterTracker tracker(kSat16);
+  CounterStep step = tracker.Update(65535, T0());
+  EXPECT_FALSE(step.valid);
+  EXPECT_TRUE(step.saturated);
+  step = tracker.Update(65535, T0() + seconds(1));
+  EXPECT_FALSE(step.valid);
+  EXPECT_TRUE(step.saturated);
+}
+
+TEST(HoldLatchTest, RaisesAfterRaiseForAndClearsAfterHoldDown) {
+  HoldLatch latch(seconds(3), seconds(5));
+  EXPECT_FALSE(latch.Update(T0(), true, false));
+  EXPECT_FALSE(latch.Update(T0() + seconds(2), true, false));
+  EXPECT_FALSE(latch.Update(T0() + seconds(3), false, false));  // interrupted: starts over
+  EXPECT_FALSE(latch.Update(T0() + seconds(4), true, false));
+  EXPECT_TRUE(latch.Update(T0() + seconds(7), true, false));
+  // Between the thresholds (neither condition): stays active.
+  EXPECT_TRUE(latch.Update(T0() + seconds(20), false, false));
+  EXPECT_TRUE(latch.Update(T0() + seconds(21), false, true));
+  EXPECT_TRUE(latch.Update(T0() + seconds(25), false, true));
+  EXPECT_FALSE(latch.Update(T0() + seconds(26), false, true));
+}
+
+TEST(LinearTrendTest, FitsSlopeAndTimeToThreshold) {
+  LinearTrend trend(std::chrono::minutes(30), seconds(30));
+  for (int i = 0; i <= 40; ++i) trend.Add(T0() + seconds(30 * i), 50.0 + 0.01 * 30 * i);
+  auto fit = trend.Evaluate(10, std::chrono::minutes(10));
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_NEAR(fit->slope_per_second, 0.01, 1e-9);
+  EXPECT_NEAR(fit->value_now, 62.0, 1e-6);
+  EXPECT_NEAR(*fit->SecondsToReach(70.0), 800.0, 1e-3);
+  EXPECT_FALSE(fit->SecondsToReach(60.0).has_value());  // already past
+  EXPECT_LE(fit->span_seconds, 30 * 60.0);              // the lookback window is enforced
+}
+
+TEST(LinearTrendTest, NeedsEnoughHistory) {
+  LinearTrend trend(std::chrono::minutes(30), seconds(30));
+  for (int i = 0; i < 5; ++i) trend.Add(T0() + seconds(30 * i), 1.0);
+  EXPECT_FALSE(trend.Evaluate(10, seconds(60)).has_value());
+  EXPECT_FALSE(trend.Evaluate(2, std::chrono::minutes(10)).has_value());
+  auto fit = trend.Evaluate(2, seconds(60));
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_DOUBLE_EQ(fit->slope_per_second, 0.0);
+}
+
+TEST(OptionReaderTest, ParsesAndRejectsNamingTheKey) {
+  DetectorOptions options{{"window", "12m"}, {"ratio", "1e-14"}, {"flag", "true"}};
+  std::chrono::milliseconds window{1};
+  double ratio = 0;
+  bool flag = false;
+  OptionReader reader("ber_growth", options);
+  reader.GetDuration("window", window);
+  reader.GetDouble("ratio", ratio, 0, 1);
+  reader.GetBool("flag", flag);
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(window, std::chrono::minutes(12));
+  EXPECT_DOUBLE_EQ(ratio, 1e-14);
+  EXPECT_TRUE(flag);
+
+  for (const auto& [key, value, fragment] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"window", "12 parsecs", "window"},
+           {"window", "0s", "positive"},
+           {"ratio", "2", "out of range"},
+           {"ratio", "abc", "expected a number"},
+           {"flag", "yes", "true or false"},
+           {"windw", "1m", "unknown option windw"}}) {
+    DetectorOptions bad{{key, value}};
+    OptionReader r("ber_growth", bad);
+    r.GetDuration("window", window);
+    r.GetDouble("ratio", ratio, 0, 1);
+    r.GetBool("flag", flag);
+    Status status = r.Finish();
+    EXPECT_FALSE(status.ok()) << key << "=" << value;
+    EXPECT_NE(status.message().find(key), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
+  }
+}
+
+TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {
+  testing::SnapshotBuilder b;
+  b.Counter("fabric_x_total", {{"netdev", "eth0"}}, 5)
+      .Counter("fabric_x_total", {{"netdev", "eth1"}}, 7)
+      .Gauge("fabric_y", {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
+  EXPECT_EQ(FindValue(b.families(), "fabric_x_total", {{"netdev", "eth1"}}), 7.0);
+  EXPECT_EQ(FindValue(b.families(), "fabric_y", {{"lane", "2"}}), 0.5);
+  EXPECT_FALSE(FindValue(b.families(), "fabric_y", {{"lane", "3"}}).has_value());
+  EXPECT_FALSE(FindValue(b.families(), "fabric_z", {}).has_value());
+  double sum = 0;
+  ForEachSample(b.families(), "fabric_x_total", [&](const prometheus::ClientMetric& m, double v) {
+    EXPECT_TRUE(LabelValue(m, "netdev").has_value());
+    EXPECT_FALSE(LabelValue(m, "lane").has_value());
+    sum += v;
+  });
+  EXPECT_EQ(sum, 12.0);
+}
+
+TEST(FindingMergeTest, OneFindingPerSeverityAndEntity) {
+  const EntityLabels eth0{{"netdev", "eth0"}};
+  std::vector<Finding> merged = MergeFindings({
+      {Severity::kWarning, eth0, 71, {{"temperature_celsius", 71}}, "level", false},
+      {Severity::kCritical, eth0, 76, {{"temperature_celsius", 76}}, "alarm", true},
+      {Severity::kWarning,
+       eth0,
+       12,
+       {{"temperature_celsius", 71}, {"slew_celsius", 12}},
+       "slew",
+       false},
+      {Severity::kWarning, {{"netdev", "eth1"}}, 1, {}, "other", false},
+  });
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].reason, "level; slew");
+  EXPECT_EQ(merged[0].value, 71);
+  ASSERT_EQ(merged[0].evidence.size(), 2u);
+  EXPECT_EQ(merged[0].evidence[1].name, "slew_celsius");
+  EXPECT_EQ(merged[1].severity, Severity::kCritical);
+  EXPECT_TRUE(merged[1].drain_eligible);
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect

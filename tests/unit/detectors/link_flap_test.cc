@@ -1,0 +1,226 @@
+// link_flap scenario timelines: synthetic netdev/rdma/ethtool snapshots and netlink events on a
+// simulated clock, with the detection time asserted.
+#include "detectors/link_flap/link_flap.h"
+
+#include <gtest/gtest.h>
+
+#include "collectors/sys/link_events.h"
+#include "tests/testing/families.h"
+
+namespace fabricwatch::detect {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::Families;
+const TimePoint kT0 = TimePoint(seconds(1'700'000'000));
+
+class LinkFlapTest : public ::testing::Test {
+ protected:
+  void Make(DetectorOptions options = {}) {
+    auto made = MakeLinkFlapDetector(options);
+    ASSERT_TRUE(made) << made.error().message();
+    detector = std::move(*made);
+  }
+  void Netdev(TimePoint t, std::optional<int> carrier, uint64_t down_count,
+              const std::string& netdev = "eth0") {
+    Families f;
+    f.Gauge("fabric_netdev_oper_state", {{"netdev", netdev}}, carrier.value_or(0) ? 6 : 2);
+    if (carrier) f.Gauge("fabric_netdev_carrier", {{"netdev", netdev}}, *carrier);
+    f.Counter("fabric_netdev_carrier_down_changes_total", {{"netdev", netdev}},
+              static_cast<double>(down_count));
+    Feed("netdev", t, f);
+  }
+  void NetdevGone(TimePoint t) { Feed("netdev", t, Families()); }
+  void Rdma(TimePoint t, int state, double link_downed) {
+    Families f;
+    f.Gauge("fabric_rdma_port_info",
+            {{"device", "mlx5_0"}, {"port", "1"}, {"link_layer", "InfiniBand"},
+             {"netdev", "ib0"}, {"speed", "NDR"}},
+            1);
+    f.Gauge("fabric_rdma_port_state", {{"device", "mlx5_0"}, {"port", "1"}}, state);
+    f.Counter("fabric_rdma_port_link_downed_total", {{"device", "mlx5_0"}, {"port", "1"}},
+              link_downed);
+    Feed("rdma", t, f);
+  }
+  void Unplug(TimePoint t, double count) {
+    Families f;
+    f.Counter("fabric_ethtool_module_events_total", {{"netdev", "eth0"}, {"event", "unplug"}},
+              count);
+    Feed("ethtool", t, f);
+  }
+  void Feed(std::string_view collector, TimePoint t, const Families& f) {
+    detector->Observe(SnapshotView{collector, t, f.families()});
+  }
+  void Event(TimePoint t, bool up, const std::string& netdev = "eth0") {
+    sys::LinkEvent event;
+    event.time = t;
+    event.netdev = netdev;
+    event.carrier_up = up;
+    detector->OnLinkEvents({event});
+  }
+  std::optional<Finding> Worst(TimePoint now) {
+    std::vector<Finding> findings = detector->Evaluate(now);
+    std::optional<Finding> worst;
+    for (Finding& f : findings) {
+      if (!worst || f.severity > worst->severity) worst = f;
+    }
+    return worst;
+  }
+  std::unique_ptr<Detector> detector;
+};
+
+// Event-driven: 5 downs within 2 s on a netdev raise critical on the fifth down event itself.
+TEST_F(LinkFlapTest, netdev_hard_flap_detected_on_the_fifth_down_event) {
+  Make({{"half-life", "10s"}, {"slow-window", "1m"}});
+  Netdev(kT0, 1, 0);
+  EXPECT_FALSE(Worst(kT0));
+  TimePoint fifth;
+  for (int i = 0; i < 5; ++i) {
+    const TimePoint down = kT0 + seconds(1) + milliseconds(400 * i);
+    Event(down, false);
+    auto worst = Worst(down);
+    if (i < 4) {
+      EXPECT_FALSE(worst && worst->severity == Severity::kCritical) << "down " << i + 1;
+    } else {
+      fifth = down;
+      ASSERT_TRUE(worst);
+      EXPECT_EQ(worst->severity, Severity::kCritical);
+      EXPECT_TRUE(worst->drain_eligible);
+      EXPECT_EQ(worst->value, 5);
+      EXPECT_EQ(worst->entity, (EntityLabels{{"netdev", "eth0"}}));
+      EXPECT_NE(worst->reason.find("5 link-down events"), std::string::npos) << worst->reason;
+    }
+    Event(down + milliseconds(200), true);
+  }
+  // The carrier counter catches up (5 downs): the same downs, not 5 more.
+  Netdev(kT0 + seconds(4), 1, 5);
+  auto worst = Worst(kT0 + seconds(4));
+  ASSERT_TRUE(worst);
+  for (const Evidence& e : worst->evidence) {
+    if (e.name == "hard_window_down_events") EXPECT_EQ(e.value, 5) << "deduplicated";
+  }
+  // Penalty 5000 halves every 10 s: below reuse 750 after ~27.4 s; critical clears by itself,
+  // slow flapping (5 in 1 m) stays a warning until the window passes.
+  EXPECT_EQ(Worst(fifth + seconds(25))->severity, Severity::kCritical);
+  EXPECT_EQ(Worst(fifth + seconds(29))->severity, Severity::kWarning);
+  EXPECT_FALSE(Worst(fifth + seconds(61)));
+}
+
+TEST_F(LinkFlapTest, netlink_events_of_unreported_netdevs_are_ignored) {
+  Make();
+  Netdev(kT0, 1, 0);
+  for (int i = 0; i < 10; ++i) Event(kT0 + milliseconds(100 * i), i % 2 == 1, "veth1234");
+  EXPECT_FALSE(Worst(kT0 + seconds(1)));
+}
+
+// IB: the port-state poll and link_downed; detected at the first sample that shows the flaps.
+TEST_F(LinkFlapTest, ib_flap_detected_within_one_sample_interval) {
+  Make();
+  for (int i = 0; i <= 5; ++i) Rdma(kT0 + seconds(i), 4, 10);
+  EXPECT_FALSE(Worst(kT0 + seconds(5)));
+  // Between samples 5 and 6 the port flapped 5 times; the poll sees it down once.
+  Rdma(kT0 + seconds(6), 1, 15);
+  auto worst = Worst(kT0 + seconds(6));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kCritical);
+  EXPECT_EQ(worst->entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+  EXPECT_EQ(worst->value, 5) << "state drop and counter are the same downs";
+}
+
+TEST_F(LinkFlapTest, healthy_reset_wrap_and_saturation_are_silent) {
+  Make();
+  TimePoint t = kT0;
+  for (int i = 0; i < 600; ++i, t += seconds(1)) {
+    Netdev(t, 1, 1000);
+    Rdma(t, 4, 255);  // saturated link_downed: untrusted, never a flap
+    ASSERT_FALSE(Worst(t)) << i;
+  }
+  Netdev(t, 1, 0);  // reset (device re-registered)
+  Netdev(t + seconds(1), 1, 0);
+  Rdma(t, 4, 0);  // PMA counters cleared
+  EXPECT_FALSE(Worst(t + seconds(1)));
+  // A 32-bit wrap of carrier_down_count: one real down, not 2^32 of them.
+  Make();
+  Netdev(kT0, 1, 4294967295.0);
+  Netdev(kT0 + seconds(1), 1, 0);
+  EXPECT_FALSE(Worst(kT0 + seconds(1)));
+}
+
+TEST_F(LinkFlapTest, hot_unplug_and_replug_is_not_an_outage) {
+  Make();
+  Netdev(kT0, 1, 7);
+  Event(kT0 + milliseconds(500), false);
+  for (int i = 1; i <= 60; ++i) {
+    NetdevGone(kT0 + seconds(i));
+    ASSERT_FALSE(Worst(kT0 + seconds(i))) << i;
+  }
+  Netdev(kT0 + seconds(61), 0, 0);  // back, counters from 0, carrier not yet up
+  Netdev(kT0 + seconds(62), 1, 1);
+  EXPECT_FALSE(Worst(kT0 + seconds(62)));
+}
+
+TEST_F(LinkFlapTest, sustained_down_is_critical_after_down_after) {
+  Make();
+  Netdev(kT0, 1, 0);
+  Event(kT0 + seconds(1), false);
+  Netdev(kT0 + seconds(2), 0, 1);
+  auto early = Worst(kT0 + seconds(30));
+  EXPECT_TRUE(!early || early->severity != Severity::kCritical);
+  auto worst = Worst(kT0 + seconds(31));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kCritical);
+  EXPECT_NE(worst->reason.find("link down for 30.0s"), std::string::npos) << worst->reason;
+}
+
+TEST_F(LinkFlapTest, downtime_over_the_nccl_budget_is_a_warning) {
+  Make();
+  Netdev(kT0, 1, 0);
+  Event(kT0 + seconds(1), false);
+  Event(kT0 + seconds(9), true);  // 8 s > 7.5 s budget, one down only
+  auto worst = Worst(kT0 + seconds(10));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kWarning);
+  EXPECT_NE(worst->reason.find("8.0s down"), std::string::npos) << worst->reason;
+}
+
+TEST_F(LinkFlapTest, module_unplug_is_maintenance_not_a_flap) {
+  Make();
+  Netdev(kT0, 1, 0);
+  Unplug(kT0, 0);
+  for (int i = 0; i < 5; ++i) {
+    Event(kT0 + seconds(1) + milliseconds(300 * i), false);
+    Event(kT0 + seconds(1) + milliseconds(300 * i + 100), true);
+  }
+  Unplug(kT0 + seconds(3), 1);
+  auto worst = Worst(kT0 + seconds(3));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kInfo);
+  EXPECT_FALSE(worst->drain_eligible);
+  EXPECT_FALSE(Worst(kT0 + seconds(3) + std::chrono::minutes(6))) << "maintenance over, no flap";
+}
+
+TEST_F(LinkFlapTest, restart_mid_flap_keeps_the_state) {
+  Make({{"half-life", "10s"}});
+  Netdev(kT0, 1, 0);
+  for (int i = 0; i < 5; ++i) Event(kT0 + milliseconds(100 * i), false);
+  ASSERT_EQ(Worst(kT0 + seconds(1))->severity, Severity::kCritical);
+  const nlohmann::json saved = detector->SaveState();
+  Make({{"half-life", "10s"}});
+  ASSERT_TRUE(detector->LoadState(saved).ok());
+  auto worst = Worst(kT0 + seconds(5));
+  ASSERT_TRUE(worst) << "restored penalty and history";
+  EXPECT_EQ(worst->severity, Severity::kCritical);
+  EXPECT_FALSE(detector->LoadState(nlohmann::json::parse(R"({"ports":{"x":{}}})")).ok());
+}
+
+TEST_F(LinkFlapTest, options_are_validated) {
+  EXPECT_FALSE(MakeLinkFlapDetector({{"reuse", "3000"}}));
+  EXPECT_FALSE(MakeLinkFlapDetector({{"hard-window", "0s"}}));
+  auto bad = MakeLinkFlapDetector({{"hard-count", "many"}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("hard-count"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect

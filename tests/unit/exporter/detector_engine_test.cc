@@ -1,0 +1,122 @@
+// The detector engine end to end in-process: snapshots in, anomaly metrics and state out, and a
+// restart in the middle of a PFC storm through the state file.
+#include "exporter/detector_engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "detectors/pfc_storm/pfc_storm.h"
+#include "tests/testing/families.h"
+#include "tests/testing/test_paths.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+using std::chrono::seconds;
+
+class FakeClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override { return now; }
+  std::chrono::system_clock::time_point now{seconds(1'700'000'000)};
+};
+
+class DetectorEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("fw-engine-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<DetectorEngine> MakeEngine(const std::string& boot = "boot-1") {
+    std::vector<std::unique_ptr<detect::Detector>> detectors;
+    detectors.push_back(std::move(*detect::MakePfcStormDetector({})));
+    return std::make_unique<DetectorEngine>(
+        std::move(detectors), clock, nullptr,
+        detect::StateFile((dir_ / "state.json").string(), boot), logger);
+  }
+  void Storm(DetectorEngine& engine, int seconds_of_storm) {
+    for (int i = 0; i < seconds_of_storm; ++i) {
+      clock.now += seconds(1);
+      tx_pause += 1.0;
+      testing::Families f;
+      for (const char* dir : {"rx", "tx"}) {
+        f.Counter("fabric_pfc_pause_duration_seconds_total",
+                  {{"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}},
+                  dir[0] == 't' ? tx_pause : 0);
+        f.Counter("fabric_ethtool_priority_bytes_total",
+                  {{"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}}, 1000);
+      }
+      auto snapshot = std::make_shared<Snapshot>();
+      snapshot->collector = "ethtool";
+      snapshot->time = clock.now;
+      snapshot->families = f.families();
+      engine.Submit(snapshot);
+      engine.RunOnce();
+    }
+  }
+  std::string Text(const DetectorEngine& engine) { return testing::Exposition(engine.Collect()); }
+
+  FakeClock clock;
+  double tx_pause = 0;
+  std::filesystem::path dir_;
+  std::ostringstream log_text;
+  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
+      "detectors", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
+};
+
+const char* kActive =
+    "fabric_anomaly_active{detector=\"pfc_storm\",severity=\"critical\",netdev=\"eth0\","
+    "priority=\"3\",role=\"source\"} 1";
+
+TEST_F(DetectorEngineTest, restart_mid_storm_keeps_the_anomaly_and_its_start_time) {
+  auto engine = MakeEngine();
+  engine->LoadState();  // missing file: info only
+  Storm(*engine, 5);
+  std::string text = Text(*engine);
+  ASSERT_NE(text.find(kActive), std::string::npos) << text;
+  EXPECT_NE(text.find("fabric_pfc_pause_ratio{netdev=\"eth0\",priority=\"3\",direction=\"tx\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("fabricwatch_detector_evaluation_duration_seconds{detector=\"pfc_storm\"}"),
+            std::string::npos);
+  const auto started = engine->tracker().Active().at(0).started;
+  engine->SaveState();
+  engine.reset();
+
+  clock.now += seconds(20);  // the agent was down for 20 s
+  auto restarted = MakeEngine();
+  restarted->LoadState();
+  int raises = 0;
+  restarted->tracker().Subscribe([&](const detect::AnomalyTransition& t) { raises += t.raised; });
+  Storm(*restarted, 3);
+  text = Text(*restarted);
+  EXPECT_NE(text.find(kActive), std::string::npos) << text;
+  ASSERT_EQ(restarted->tracker().Active().size(), 1u);
+  EXPECT_EQ(restarted->tracker().Active()[0].started, started) << "start time survives";
+  EXPECT_EQ(raises, 0) << "no second raise (no second hook run) after the restart";
+  EXPECT_NE(text.find("fabricwatch_state_file_errors_total{operation=\"load\"} 0"),
+            std::string::npos);
+}
+
+TEST_F(DetectorEngineTest, corrupt_state_file_is_ignored_with_a_warning) {
+  std::ofstream(dir_ / "state.json") << "{\"format\": \"fabricwatch-st";
+  auto engine = MakeEngine();
+  engine->LoadState();
+  logger->flush();
+  EXPECT_NE(log_text.str().find("ignoring the state file"), std::string::npos) << log_text.str();
+  EXPECT_NE(Text(*engine).find("fabricwatch_state_file_errors_total{operation=\"load\"} 1"),
+            std::string::npos);
+  Storm(*engine, 5);  // still works
+  EXPECT_NE(Text(*engine).find(kActive), std::string::npos);
+  engine->SaveState();
+  EXPECT_TRUE(detect::StateFile((dir_ / "state.json").string(), "boot-1").Load())
+      << "the next save replaces the corrupt file";
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter
