@@ -101,7 +101,7 @@ Result<int> Integer(std::string_view source, const YAML::Node& node, const std::
 }
 
 const std::set<std::string, std::less<>> kNumericParams = {
-    "rate", "period", "count", "down", "ber", "target_celsius", "target_dbm", "target_ma"};
+    "rate", "count", "ber", "target_celsius", "target_dbm", "target_ma"};
 
 Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node) {
   if (!node.IsMap()) return Error(Bad(source, node, "an event must be a mapping (at:, fault:)"));
@@ -149,13 +149,17 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       auto l = Integer(source, value, key, 1, 8);
       if (!l) return Error(l.error());
       ev.lane = *l;
+    } else if (key == "period" || key == "down") {
+      auto s = Seconds(source, value, key.c_str());
+      if (!s) return Error(s.error());
+      if (key == "period" && *s <= 0) return Error(Bad(source, value, "period must be positive"));
+      ev.params[key] = *s;
     } else if (kNumericParams.contains(key)) {
       auto v = Number(source, value, key);
       if (!v) return Error(v.error());
-      if ((key == "rate" || key == "period" || key == "count" || key == "ber") && *v <= 0) {
+      if ((key == "rate" || key == "count" || key == "ber") && *v <= 0) {
         return Error(Bad(source, value, key + " must be positive"));
       }
-      if (key == "down" && *v < 0) return Error(Bad(source, value, "down must not be negative"));
       ev.params[key] = *v;
     } else {
       return Error(Bad(source, kv.first, "unknown key \"" + key + "\" in event"));
