@@ -45,7 +45,7 @@ demo: build
 	@cmake --build $(BUILD_DIR) --target fabricsim -j $(JOBS)
 	@rm -rf $(DEMO_ROOT)
 	@$(BUILD_DIR)/tools/fabricsim/fabricsim build --preset hgx-roce --root $(DEMO_ROOT)
-	@set -m; trap 'kill $$sim $$agent 2>/dev/null; wait' INT TERM EXIT; \
+	@trap 'kill $$sim $$agent 2>/dev/null; wait' INT TERM EXIT; \
 	  $(BUILD_DIR)/tools/fabricsim/fabricsim run --preset hgx-roce --root $(DEMO_ROOT) \
 	    --scenario tools/fabricsim/scenarios/demo.yaml --loop --speed $(DEMO_SPEED) & sim=$$!; \
 	  $(BUILD_DIR)/exporter/fabricwatch --path.sysfs=$(DEMO_ROOT)/sys \
