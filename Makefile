@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all deps test-deps build build-all run test clean
+.PHONY: all deps test-deps build build-all run test clean demo
 
 all: build
 
@@ -35,6 +35,23 @@ build-all: test-deps
 
 test: build-all
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
+
+# The demo (README "Demo: a simulated node"): a simulated HGX RoCE node cycling through every fault
+# (tools/fabricsim/scenarios/demo.yaml, looping) and the agent on it at :9868. No root, no RDMA
+# hardware. Ctrl-C stops both. DEMO_ROOT holds the replay root, DEMO_SPEED compresses time.
+DEMO_ROOT ?= $(BUILD_DIR)/demo-node
+DEMO_SPEED ?= 1
+demo: build
+	@cmake --build $(BUILD_DIR) --target fabricsim -j $(JOBS)
+	@rm -rf $(DEMO_ROOT)
+	@$(BUILD_DIR)/tools/fabricsim/fabricsim build --preset hgx-roce --root $(DEMO_ROOT)
+	@trap 'kill $$sim $$agent 2>/dev/null; wait' INT TERM EXIT; \
+	  $(BUILD_DIR)/tools/fabricsim/fabricsim run --preset hgx-roce --root $(DEMO_ROOT) \
+	    --scenario tools/fabricsim/scenarios/demo.yaml --loop --speed $(DEMO_SPEED) & sim=$$!; \
+	  $(BUILD_DIR)/exporter/fabricwatch --path.sysfs=$(DEMO_ROOT)/sys \
+	    --path.ethtool=$(DEMO_ROOT)/ethtool $(ARGS) & agent=$$!; \
+	  echo "demo: agent on http://localhost:9868/ (metrics at /metrics); faults print below; Ctrl-C stops"; \
+	  wait $$agent
 
 clean:
 	rm -rf $(BUILD_DIR)

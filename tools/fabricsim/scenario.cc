@@ -1,0 +1,268 @@
+#include "tools/fabricsim/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "collectors/core/duration.h"
+#include "collectors/core/value_parse.h"
+
+namespace fabricwatch::sim {
+namespace {
+
+constexpr std::array<FaultInfo, 13> kFaults = {{
+    {"congestion",
+     "heavy but flowing PFC on a priority: pause both ways with XON transitions, ECN marks and "
+     "CNPs, throughput down but moving",
+     false, 60, "priority=3 rate=60000 (pause frames/s received)"},
+    {"pfc_storm_source",
+     "this NIC transmits continuous PFC pause on the priority and its receive makes no progress",
+     false, 60, "priority=3"},
+    {"pfc_storm_victim",
+     "this NIC receives continuous PFC pause on the priority (no XON) and cannot transmit on it",
+     false, 60, "priority=3"},
+    {"link_flap",
+     "the link goes down and up `count` times, every `period` s, down for `down` s each "
+     "(IB: state, phys_state, link_downed; netdev: carrier counters, link_down_events_phy)",
+     false, 0, "count=3 period=10 down=1 (duration: count*period)"},
+    {"link_down", "the link is down (Polling) for the whole duration", false, 60, ""},
+    {"ber_growth",
+     "pre-FEC bit error ratio grows log-linearly to `ber`; past 1e-6 uncorrected symbol errors "
+     "appear (IB symbol_error/port_rcv_errors, mlx5 rx_pcs_symbol_err_phy, CRC errors)",
+     false, 120, "ber=1e-5 lane (all lanes when omitted)"},
+    {"module_temp_ramp", "module temperature ramps linearly to target_celsius, then recovers",
+     false, 120, "target_celsius=(high alarm + 3)"},
+    {"rx_power_decay", "receive power of one lane decays to target_dbm", false, 120,
+     "lane=1 target_dbm=-13"},
+    {"laser_bias_creep", "laser bias current of one lane creeps up to target_ma", false, 300,
+     "lane=1 target_ma=(high warning + 1 mA)"},
+    {"counter_reset", "driver reload: every counter of the port restarts from 0", true, 0, ""},
+    {"counter_wrap32",
+     "the netdev's byte and packet counters are 32-bit and wrap (sysfs statistics and ethtool)",
+     false, 60, ""},
+    {"hot_unplug", "the PCI function disappears (device, netdev, RDMA device) and comes back "
+                   "with fresh counters after `duration`",
+     false, 30, ""},
+    {"module_swap",
+     "the transceiver is pulled and another one (new serial) inserted after `duration`; the link "
+     "is down meanwhile",
+     false, 5, ""},
+}};
+
+std::string Where(std::string_view source, const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null()) return std::string(source);
+  return std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
+         std::to_string(mark.column + 1);
+}
+
+Status Bad(std::string_view source, const YAML::Node& node, const std::string& what) {
+  return Status(StatusCode::kInvalidArgument, Where(source, node) + ": " + what);
+}
+
+Result<double> Seconds(std::string_view source, const YAML::Node& node, const char* key) {
+  if (!node.IsScalar()) return Error(Bad(source, node, std::string(key) + ": expected a duration"));
+  const std::string text = node.Scalar();
+  if (!text.empty() && text[0] == '-') {
+    return Error(Bad(source, node, std::string(key) + ": negative duration \"" + text + "\""));
+  }
+  // A bare number is seconds.
+  if (auto n = ParseUint64(text, key)) return static_cast<double>(*n);
+  auto d = ParseDuration(text);
+  if (!d) return Error(Bad(source, node, std::string(key) + ": " + d.error().message()));
+  return static_cast<double>(d->count()) / 1000.0;
+}
+
+Result<double> Number(std::string_view source, const YAML::Node& node, const std::string& key) {
+  if (!node.IsScalar()) return Error(Bad(source, node, key + ": expected a number"));
+  std::istringstream in(node.Scalar());
+  double v = 0;
+  in >> v;
+  if (in.fail() || !in.eof()) {
+    return Error(Bad(source, node, key + ": expected a number, got \"" + node.Scalar() + "\""));
+  }
+  return v;
+}
+
+Result<int> Integer(std::string_view source, const YAML::Node& node, const std::string& key,
+                    int lo, int hi) {
+  auto v = Number(source, node, key);
+  if (!v) return Error(v.error());
+  if (*v != static_cast<int>(*v) || *v < lo || *v > hi) {
+    return Error(Bad(source, node,
+                     key + ": expected an integer in " + std::to_string(lo) + ".." +
+                         std::to_string(hi) + ", got \"" + node.Scalar() + "\""));
+  }
+  return static_cast<int>(*v);
+}
+
+const std::set<std::string, std::less<>> kNumericParams = {
+    "rate", "count", "ber", "target_celsius", "target_dbm", "target_ma"};
+
+Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node) {
+  if (!node.IsMap()) return Error(Bad(source, node, "an event must be a mapping (at:, fault:)"));
+  ScenarioEvent ev;
+  ev.line = node.Mark().line + 1;
+  if (!node["fault"]) return Error(Bad(source, node, "event without fault:"));
+  if (!node["at"]) return Error(Bad(source, node, "event without at:"));
+  const YAML::Node fault_node = node["fault"];
+  ev.fault = fault_node.IsScalar() ? fault_node.Scalar() : "";
+  const FaultInfo* info = FindFault(ev.fault);
+  if (info == nullptr) {
+    std::string known;
+    for (const FaultInfo& f : Faults()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    return Error(Bad(source, fault_node,
+                     "unknown fault \"" + ev.fault + "\" (known: " + known + ")"));
+  }
+  ev.duration_s = info->default_duration_s;
+  bool has_duration = false;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& value = kv.second;
+    if (key == "fault") continue;
+    if (key == "at") {
+      auto s = Seconds(source, value, "at");
+      if (!s) return Error(s.error());
+      ev.at_s = *s;
+    } else if (key == "duration") {
+      auto s = Seconds(source, value, "duration");
+      if (!s) return Error(s.error());
+      ev.duration_s = *s;
+      has_duration = true;
+    } else if (key == "device") {
+      ev.device = value.Scalar();
+    } else if (key == "netdev") {
+      ev.netdev = value.Scalar();
+    } else if (key == "port") {
+      auto p = Integer(source, value, key, 1, 2);
+      if (!p) return Error(p.error());
+      ev.port = *p;
+    } else if (key == "priority") {
+      auto p = Integer(source, value, key, 0, 7);
+      if (!p) return Error(p.error());
+      ev.priority = *p;
+    } else if (key == "lane") {
+      auto l = Integer(source, value, key, 1, 8);
+      if (!l) return Error(l.error());
+      ev.lane = *l;
+    } else if (key == "period" || key == "down") {
+      auto s = Seconds(source, value, key.c_str());
+      if (!s) return Error(s.error());
+      if (key == "period" && *s <= 0) return Error(Bad(source, value, "period must be positive"));
+      ev.params[key] = *s;
+    } else if (kNumericParams.contains(key)) {
+      auto v = Number(source, value, key);
+      if (!v) return Error(v.error());
+      if ((key == "rate" || key == "count" || key == "ber") && *v <= 0) {
+        return Error(Bad(source, value, key + " must be positive"));
+      }
+      ev.params[key] = *v;
+    } else {
+      return Error(Bad(source, kv.first, "unknown key \"" + key + "\" in event"));
+    }
+  }
+  if (ev.device.empty() && ev.netdev.empty()) {
+    return Error(Bad(source, node, "event " + ev.fault + " names no device: or netdev:"));
+  }
+  if (info->instant && has_duration && ev.duration_s > 0) {
+    return Error(Bad(source, node["duration"], ev.fault + " is instantaneous: no duration"));
+  }
+  if (ev.fault == "link_flap") {
+    const double count = ev.params.contains("count") ? ev.params["count"] : 3;
+    const double period = ev.params.contains("period") ? ev.params["period"] : 10;
+    if (!has_duration) ev.duration_s = count * period;
+  }
+  if (!info->instant && ev.duration_s <= 0) {
+    return Error(Bad(source, node, ev.fault + " needs a positive duration"));
+  }
+  return ev;
+}
+
+}  // namespace
+
+std::span<const FaultInfo> Faults() { return kFaults; }
+
+const FaultInfo* FindFault(std::string_view name) {
+  for (const FaultInfo& f : kFaults) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
+  Scenario sc;
+  sc.source = std::string(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Error(StatusCode::kInvalidArgument,
+                 sc.source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (!root.IsMap()) {
+    return Error(StatusCode::kInvalidArgument,
+                 sc.source + ": a scenario is a mapping with duration: and events:");
+  }
+  try {
+    for (const auto& kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (key == "preset") {
+        sc.preset = kv.second.Scalar();
+      } else if (key == "duration") {
+        auto s = Seconds(sc.source, kv.second, "duration");
+        if (!s) return Error(s.error());
+        sc.duration_s = *s;
+      } else if (key == "events") {
+        if (!kv.second.IsSequence()) {
+          return Error(Bad(sc.source, kv.second, "events: expected a list"));
+        }
+        for (const YAML::Node& item : kv.second) {
+          auto ev = ParseEvent(sc.source, item);
+          if (!ev) return Error(ev.error());
+          sc.events.push_back(std::move(*ev));
+        }
+      } else if (key == "description") {
+        // Free text for people.
+      } else {
+        return Error(Bad(sc.source, kv.first, "unknown key \"" + key + "\""));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Error(StatusCode::kInvalidArgument,
+                 sc.source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (sc.duration_s <= 0) {
+    double end = 0;
+    for (const ScenarioEvent& ev : sc.events) end = std::max(end, ev.at_s + ev.duration_s);
+    if (end <= 0) {
+      return Error(StatusCode::kInvalidArgument, sc.source + ": no duration: and no events");
+    }
+    sc.duration_s = end + 30;  // a quiet tail so the end of the last fault is seen
+  }
+  for (const ScenarioEvent& ev : sc.events) {
+    if (ev.at_s >= sc.duration_s) {
+      return Error(StatusCode::kInvalidArgument,
+                   sc.source + ":" + std::to_string(ev.line) + ": event " + ev.fault +
+                       " starts at " + std::to_string(static_cast<long>(ev.at_s)) +
+                       "s, after the scenario's duration");
+    }
+  }
+  std::stable_sort(sc.events.begin(), sc.events.end(),
+                   [](const ScenarioEvent& a, const ScenarioEvent& b) { return a.at_s < b.at_s; });
+  return sc;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error(FromErrno(errno, "open scenario " + path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseScenario(buf.str(), path);
+}
+
+}  // namespace fabricwatch::sim

@@ -1,0 +1,164 @@
+#pragma once
+// Simulator: animates a simulated node (node.h) from a scenario (scenario.h), writing a replay
+// root (design.md §5) the way the kernel updates sysfs.
+//
+//   <root>/sys      sysfs replay root: --path.sysfs=<root>/sys
+//   <root>/ethtool  ethtool replay dir: <netdev>/statistics (`ethtool -S` text) and
+//                   <netdev>/module-eeprom (flat module image): --path.ethtool=<root>/ethtool
+//
+// Time is simulated: one tick per simulated second. Nothing here sleeps or reads a clock, so
+// tests drive it deterministically:
+//
+//   auto node = sim::BuildPreset("hgx-roce");
+//   auto scenario = sim::ParseScenario(yaml, "test.yaml");
+//   auto sim = sim::Simulator::Create(*node, *scenario, dir, {.seed = 1});
+//   (*sim)->WriteInitial();                 // the tree at t=0
+//   auto injections = (*sim)->AdvanceTo(90); // ticks 1..90; files now show t=90
+//   // ... run the collectors / detectors on dir, compare with (*sim)->EthtoolStat(...) ...
+//
+// The `fabricsim run` CLI calls AdvanceTo(t) once per wall period (1 s / speed) and prints each
+// Injection as a JSON line. Healthy traffic with noise is the background; faults change it while
+// they are active. Counter semantics follow the kernel: IB PMA error counters saturate at their
+// IBA width (symbol_error 16 bit, link_downed 8 bit, ...), port_xmit/rcv_data count 4-octet
+// words, mlx5 *_pause_duration counts microseconds, counters restart from 0 after a driver
+// reload or a hot re-plug.
+//
+// Thread-safety: none; one owner.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/core/status.h"
+#include "tools/fabricsim/module.h"
+#include "tools/fabricsim/node.h"
+#include "tools/fabricsim/scenario.h"
+#include "tools/fabricsim/tree_writer.h"
+
+namespace fabricwatch::sim {
+
+struct Injection {
+  double sim_time = 0;
+  std::string event;  // "start" or "end"
+  std::string fault;
+  std::string device;  // RDMA device of the port
+  int port = 1;
+  std::string netdev;
+  std::optional<int> priority;
+  std::optional<int> lane;
+  int line = 0;  // the scenario line of the event
+};
+
+// One JSON line: {"sim_time":..,"time":..,"event":..,"fault":..,"entity":{..},"line":..}.
+std::string InjectionJson(const Injection& injection, double unix_time);
+
+struct SimOptions {
+  uint64_t seed = 1;
+  bool loop = false;  // repeat the scenario timeline forever
+};
+
+// The IBA PortCounters files (counters/), in the kernel's order (core/sysfs.c pma_table).
+enum PmaCounter {
+  kSymbolError, kLinkErrorRecovery, kLinkDowned, kPortRcvErrors, kPortRcvRemotePhysicalErrors,
+  kPortRcvSwitchRelayErrors, kPortXmitDiscards, kPortXmitConstraintErrors,
+  kPortRcvConstraintErrors, kLocalLinkIntegrityErrors, kExcessiveBufferOverrunErrors,
+  kVl15Dropped, kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kPortXmitWait,
+  kUnicastXmitPackets, kUnicastRcvPackets, kMulticastXmitPackets, kMulticastRcvPackets,
+  kPmaCount
+};
+const char* PmaName(int counter);
+// The value sysfs prints for a true count: the narrow IBA counters stop at all-ones.
+uint64_t PmaPrinted(int counter, uint64_t value);
+
+// The netdev's statistics/ files (net-sysfs.c NETSTAT_ENTRY), sorted as ls lists them.
+enum NetStat {
+  kCollisions, kMulticast, kRxBytes, kRxCompressed, kRxCrcErrors, kRxDropped, kRxErrors,
+  kRxFifoErrors, kRxFrameErrors, kRxLengthErrors, kRxMissedErrors, kRxNohandler, kRxOverErrors,
+  kRxPackets, kTxAbortedErrors, kTxBytes, kTxCarrierErrors, kTxCompressed, kTxDropped, kTxErrors,
+  kTxFifoErrors, kTxHeartbeatErrors, kTxPackets, kTxWindowErrors, kNetStatCount
+};
+const char* NetStatName(int stat);
+
+class Simulator {
+ public:
+  static Result<std::unique_ptr<Simulator>> Create(Node node, Scenario scenario,
+                                                   std::string root, SimOptions options = {});
+  ~Simulator();
+
+  // Writes the whole tree for t = now() (0 after Create). Idempotent.
+  Status WriteInitial();
+  // Runs the ticks up to `sim_seconds` (whole seconds), then writes the files for that instant.
+  // Returns the injections that happened, in order. Going back in time is an error.
+  Result<std::vector<Injection>> AdvanceTo(double sim_seconds);
+
+  double now() const { return static_cast<double>(now_); }
+  // True once the scenario's duration has passed (never with loop).
+  bool finished() const;
+  const Node& node() const { return node_; }
+  const Scenario& scenario() const { return scenario_; }
+  const std::string& sysfs_root() const { return sysfs_root_; }
+  const std::string& ethtool_root() const { return ethtool_root_; }
+
+  // What the files say now (for tests): the printed values.
+  std::optional<uint64_t> EthtoolStat(const std::string& netdev, const std::string& name) const;
+  std::vector<std::string> EthtoolStatNames(const std::string& netdev) const;
+  std::optional<uint64_t> NetdevStat(const std::string& netdev, NetStat stat) const;
+  std::optional<uint64_t> PmaValue(const std::string& device, PmaCounter counter) const;
+  const ModuleState* Module(const std::string& netdev) const;
+  bool LinkUp(const std::string& netdev) const;
+  bool Present(const std::string& netdev) const;
+  uint64_t files_written() const { return writer_.writes(); }
+
+ private:
+  struct StatRule {
+    int source = -1;  // traffic source index, -1: driven directly or constant
+    double fraction = 0;
+    double carry = 0;
+  };
+  struct ActiveFault {
+    const ScenarioEvent* event;
+    int port;
+    int64_t start;  // sim second
+    int64_t end;
+  };
+  struct PortState;
+
+  Simulator(Node node, Scenario scenario, std::string root, SimOptions options);
+  Status Init();
+  Result<int> Resolve(const ScenarioEvent& ev) const;
+  void Tick(std::vector<Injection>& out);
+  void StartFault(const ScenarioEvent& ev, int port, std::vector<Injection>& out);
+  void EndFault(size_t active_index, std::vector<Injection>& out);
+  Injection MakeInjection(const ScenarioEvent& ev, int port, const char* what) const;
+  void StepPort(PortState& ps);
+  void SetLink(PortState& ps, bool up);
+  void ResetCounters(PortState& ps);
+  Status WriteStatic(const PortState& ps);
+  Status WriteGlobal();
+  Status WritePort(PortState& ps);
+  Status Unplug(PortState& ps);
+  std::string EthtoolText(const PortState& ps) const;
+  uint64_t Printed(const PortState& ps, int stat_index) const;
+  uint64_t PrintedNet(const PortState& ps, int stat) const;
+  const PortState* FindState(const std::string& netdev) const;
+
+  Node node_;
+  Scenario scenario_;
+  SimOptions options_;
+  TreeWriter writer_;
+  std::string sysfs_root_;
+  std::string ethtool_root_;
+  std::mt19937_64 rng_;
+  int64_t now_ = 0;
+  std::vector<int> event_port_;  // scenario event -> port index
+  std::vector<std::unique_ptr<PortState>> ports_;
+  std::vector<ActiveFault> active_;
+};
+
+}  // namespace fabricwatch::sim
