@@ -11,6 +11,7 @@
 
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
+#include "exporter/hook_runner.h"
 #include "exporter/listen_address.h"
 #include "exporter/self_metrics.h"
 #include "exporter/version.h"
@@ -148,10 +149,14 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
           }
           config.history_samples = static_cast<size_t>(samples);
         }
+      } else if (key == "hooks") {
+        auto hooks = ParseHookConfig(value, source);
+        if (!hooks) return hooks.error();
+        config.hooks = std::move(*hooks);
       } else {
         return Status(StatusCode::kInvalidArgument,
                       Where(section.first, source) + ": unknown top-level key \"" + key +
-                          "\" (known: collectors, store)");
+                          "\" (known: collectors, store, hooks)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -369,6 +374,8 @@ std::string MetricTable(std::span<const MetricDesc> metrics) {
 
 std::string MetricReferenceMarkdown() {
   std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
+  out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
+         MetricTable(HookRunner::MetricDescs());
   for (const CollectorInfo& info : CollectorRegistry()) {
     out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }

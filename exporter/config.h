@@ -10,6 +10,7 @@
 //       <option>: value    # collector options, e.g. device-exclude: "^(lo|docker.*)$"
 //   store:
 //     history_samples: 120 # samples of history kept per watched series, for the detectors
+//   hooks:                 # node-drain hooks, see exporter/hook_config.h (default: none, dry run)
 
 #include <chrono>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
+#include "exporter/hook_config.h"
 
 namespace fabricwatch::exporter {
 
@@ -41,6 +43,7 @@ struct Config {
   size_t history_samples = 120;
   // Every registered collector has an entry, enabled or not.
   std::map<std::string, CollectorConfig, std::less<>> collectors;
+  HookConfig hooks;  // default: no hooks, dry run
 };
 
 // What the command line asked for besides running.

@@ -2,11 +2,13 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -18,6 +20,7 @@
 #include "collectors/sys/ethtool_kernel.h"
 #include "collectors/ethtool/replay.h"
 #include "exporter/config.h"
+#include "exporter/hook_runner.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/pages.h"
@@ -31,6 +34,18 @@ namespace fabricwatch::exporter {
 namespace {
 
 constexpr size_t kLinkEventsShown = 256;
+
+// The agent's environment, for the hooks' pass_env (a hook otherwise gets a clean one).
+std::map<std::string, std::string> AgentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    if (size_t eq = text.find('='); eq != std::string_view::npos) {
+      env.emplace(text.substr(0, eq), text.substr(eq + 1));
+    }
+  }
+  return env;
+}
 // How long a stop waits for in-flight HTTP requests before exiting anyway.
 constexpr std::chrono::milliseconds kHttpStopBudget{400};
 
@@ -190,12 +205,21 @@ int Main(int argc, char** argv) {
   SnapshotStore store(config.history_samples);
   SelfMetrics self_metrics(enabled);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
+  // Node-drain hooks run on their own thread; the anomaly tracker hands them its transitions
+  // with hooks.OnTransition() (never blocks).
+  PosixProcessLauncher hook_launcher;
+  HookRunner hooks(config.hooks, hook_launcher, clock, GetLogger("hooks"), AgentEnvironment());
 
   std::map<std::string, Route> routes;
   routes[config.telemetry_path] = Route{std::string(kExpositionContentType),
                                         [&] {
                                           std::vector<prometheus::MetricFamily> families =
                                               self_metrics.Collect();
+                                          MetricSink hook_sink;
+                                          hooks.Export(hook_sink);
+                                          for (auto& family : hook_sink.TakeFamilies()) {
+                                            families.push_back(std::move(family));
+                                          }
                                           for (const auto& snapshot : store.AllLatest()) {
                                             families.insert(families.end(),
                                                             snapshot->families.begin(),
@@ -224,6 +248,7 @@ int Main(int argc, char** argv) {
             kVersion, kRevision, config.listen_address, bound, config.telemetry_path,
             config.sysfs_path);
   scheduler.Start();
+  hooks.Start();
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -236,7 +261,10 @@ int Main(int argc, char** argv) {
     listener.reset();
     verbs_listener.reset();
   });
-  std::jthread stop_collectors([&] { scheduler.Stop(); });
+  std::jthread stop_collectors([&] {
+    scheduler.Stop();
+    hooks.Stop();  // waits for a hook already running (bounded by its timeout)
+  });
   const bool http_stopped = (*server)->Stop(kHttpStopBudget);
   stop_listener.join();
   stop_collectors.join();
