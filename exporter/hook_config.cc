@@ -47,14 +47,14 @@ Result<std::chrono::milliseconds> Duration(const YAML::Node& node, const std::st
   return *duration;
 }
 
-Result<long long> Integer(const YAML::Node& node, const std::string& source,
-                          const std::string& key, long long min, long long max) {
+Result<long long> Integer(const YAML::Node& node, const std::string& source, const std::string& key,
+                          long long min, long long max) {
   long long value = 0;
   if (!node.IsScalar() || !YAML::convert<long long>::decode(node, value) || value < min ||
       value > max) {
-    return Invalid(node, source, key,
-                   "expected an integer between " + std::to_string(min) + " and " +
-                       std::to_string(max));
+    return Invalid(
+        node, source, key,
+        "expected an integer between " + std::to_string(min) + " and " + std::to_string(max));
   }
   return value;
 }
@@ -117,7 +117,8 @@ Result<HookSpec> ParseHook(const YAML::Node& node, const std::string& source,
       if (command->front().empty() || command->front().front() != '/') {
         return Invalid(value, source, path,
                        "the executable must be an absolute path (a list of arguments, not a "
-                       "shell command), got \"" + command->front() + "\"");
+                       "shell command), got \"" +
+                           command->front() + "\"");
       }
       hook.command = std::move(*command);
       has_command = true;
@@ -183,8 +184,9 @@ Result<HookSpec> ParseHook(const YAML::Node& node, const std::string& source,
       for (const std::string& name : *names) {
         if (!ValidName(name, false) || name.starts_with("FABRICWATCH_")) {
           return Invalid(value, source, path,
-                         "\"" + name + "\" must be an environment variable name, not starting "
-                         "with FABRICWATCH_");
+                         "\"" + name +
+                             "\" must be an environment variable name, not starting "
+                             "with FABRICWATCH_");
         }
       }
       hook.pass_env = std::move(*names);

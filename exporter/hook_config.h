@@ -27,12 +27,12 @@
 // The default (no `hooks:` section) runs nothing. Unknown keys are errors, naming the key and
 // its line.
 
+#include <yaml-cpp/yaml.h>
+
 #include <chrono>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
@@ -44,9 +44,9 @@ enum class HookAction { kDrain, kNotify };
 struct HookSpec {
   std::string name;  // the `hook` label; unique, [a-zA-Z0-9_-]
   HookAction action = HookAction::kDrain;
-  std::vector<std::string> command;  // command[0] is an absolute path
-  std::vector<std::string> detectors;               // empty: all
-  std::vector<detect::Severity> severities;         // empty: all
+  std::vector<std::string> command;          // command[0] is an absolute path
+  std::vector<std::string> detectors;        // empty: all
+  std::vector<detect::Severity> severities;  // empty: all
   bool on_raise = true;
   bool on_clear = true;
   std::chrono::milliseconds timeout{0};  // 0: HookConfig::timeout

@@ -1,13 +1,12 @@
 #include "exporter/hook_runner.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <ctime>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace fabricwatch::exporter {
@@ -117,13 +116,11 @@ std::string FindingKey(const std::string& detector, const detect::Finding& findi
 
 bool DrainPolicy::Matches(const HookSpec& hook, const detect::AnomalyTransition& t) const {
   if (!hook.detectors.empty() &&
-      std::find(hook.detectors.begin(), hook.detectors.end(), t.detector) ==
-          hook.detectors.end()) {
+      std::find(hook.detectors.begin(), hook.detectors.end(), t.detector) == hook.detectors.end()) {
     return false;
   }
-  if (!hook.severities.empty() &&
-      std::find(hook.severities.begin(), hook.severities.end(), t.finding.severity) ==
-          hook.severities.end()) {
+  if (!hook.severities.empty() && std::find(hook.severities.begin(), hook.severities.end(),
+                                            t.finding.severity) == hook.severities.end()) {
     return false;
   }
   return true;
@@ -158,8 +155,8 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
   if (drain_hooks.empty()) return plan;
   auto suppress_all = [&](std::string_view result, const std::string& why) {
     for (size_t i : drain_hooks) {
-      plan.suppressed.push_back({i, result, fmt::format("{} {}: {}", t.detector,
-                                                          EntityText(t.finding.entity), why)});
+      plan.suppressed.push_back(
+          {i, result, fmt::format("{} {}: {}", t.detector, EntityText(t.finding.entity), why)});
     }
   };
   if (!t.finding.drain_eligible) {
@@ -178,12 +175,11 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
   }
   while (!drains_.empty() && now - drains_.front() >= std::chrono::hours(1)) drains_.pop_front();
   if (last_drain_ && now - *last_drain_ < config_.cooldown) {
-    suppress_all("suppressed_cooldown",
-                 fmt::format("last drain request {}s ago, cooldown {}s",
-                             std::chrono::duration_cast<std::chrono::seconds>(now - *last_drain_)
-                                 .count(),
-                             std::chrono::duration_cast<std::chrono::seconds>(config_.cooldown)
-                                 .count()));
+    suppress_all(
+        "suppressed_cooldown",
+        fmt::format("last drain request {}s ago, cooldown {}s",
+                    std::chrono::duration_cast<std::chrono::seconds>(now - *last_drain_).count(),
+                    std::chrono::duration_cast<std::chrono::seconds>(config_.cooldown).count()));
     return plan;
   }
   if (drains_.size() >= static_cast<size_t>(config_.max_drains_per_hour)) {
@@ -226,9 +222,9 @@ std::optional<detect::TimePoint> DrainPolicy::next_deadline() const {
 // ---------------------------------------------------------------------------------------------
 // Environment
 
-std::vector<std::string> BuildHookEnvironment(
-    const HookConfig& config, const HookSpec& hook, const PlannedRun& run,
-    const std::string& node_name, const std::map<std::string, std::string>& agent_env) {
+std::vector<std::string> BuildHookEnvironment(const HookConfig& config, const HookSpec& hook,
+                                              const PlannedRun& run, const std::string& node_name,
+                                              const std::map<std::string, std::string>& agent_env) {
   // A map so that later layers replace earlier ones; FABRICWATCH_* cannot be set by env or
   // pass_env (the config parser refuses those names).
   std::map<std::string, std::string> env = {
@@ -258,8 +254,8 @@ std::vector<std::string> BuildHookEnvironment(
   for (const auto& [name, value] : f.entity) env[EnvName(name)] = value;
   env["FABRICWATCH_REASON"] = f.reason;
   env["FABRICWATCH_VALUE"] = fmt::format("{}", f.value);
-  env["FABRICWATCH_EVIDENCE"] = evidence.dump(-1, ' ', false,
-                                              nlohmann::json::error_handler_t::replace);
+  env["FABRICWATCH_EVIDENCE"] =
+      evidence.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   env["FABRICWATCH_EVIDENCE_TEXT"] = evidence_text;
   env["FABRICWATCH_NODE"] = node_name;
   env["FABRICWATCH_DRY_RUN"] = config.dry_run ? "1" : "0";
@@ -313,8 +309,7 @@ void HookRunner::Stop() {
     if (!worker_.joinable()) return;
     stop_ = true;
     if (!queue_.empty()) {
-      log_->warn("stopping with {} anomaly transition(s) not yet handed to hooks",
-                 queue_.size());
+      log_->warn("stopping with {} anomaly transition(s) not yet handed to hooks", queue_.size());
     }
   }
   cv_.notify_all();
@@ -344,8 +339,7 @@ void HookRunner::Wake() {
 
 bool HookRunner::WaitIdle(milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  return idle_cv_.wait_for(lock, timeout,
-                           [this] { return queue_.empty() && !busy_ && !wake_; });
+  return idle_cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_ && !wake_; });
 }
 
 bool HookRunner::FleetBudgetExhausted() const {
@@ -394,8 +388,7 @@ void HookRunner::Count(size_t hook, std::string_view result) {
 void HookRunner::Execute(const HookPlan& plan) {
   for (const Suppression& s : plan.suppressed) {
     const HookSpec& hook = config_.hooks[s.hook];
-    log_->warn("hook {}: no drain of node \"{}\" ({}): {}", hook.name, node_name_, s.result,
-               s.why);
+    log_->warn("hook {}: no drain of node \"{}\" ({}): {}", hook.name, node_name_, s.result, s.why);
     Count(s.hook, s.result);
   }
   for (const PlannedRun& run : plan.runs) RunOne(run);
@@ -410,10 +403,9 @@ void HookRunner::RunOne(const PlannedRun& run) {
   spec.timeout = hook.timeout.count() > 0 ? hook.timeout : config_.timeout;
   spec.kill_grace = config_.kill_grace;
   spec.max_output_bytes = config_.max_output_bytes;
-  const std::string what =
-      fmt::format("{} {} {} {} ({})", HookPurposeName(run.purpose), t.detector,
-                  SeverityText(t.finding.severity), EntityText(t.finding.entity),
-                  t.raised ? "raise" : "clear");
+  const std::string what = fmt::format("{} {} {} {} ({})", HookPurposeName(run.purpose), t.detector,
+                                       SeverityText(t.finding.severity),
+                                       EntityText(t.finding.entity), t.raised ? "raise" : "clear");
   log_->info("hook {}: running {} for node \"{}\"{}", hook.name, what, node_name_,
              config_.dry_run ? " (dry run)" : "");
 

@@ -25,6 +25,8 @@
 // Thread-safety: DrainPolicy: none (the worker owns it). HookRunner: OnTransition(), Export(),
 // Counts(), Wake() and WaitIdle() from any thread.
 
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -38,8 +40,6 @@
 #include <string_view>
 #include <thread>
 #include <vector>
-
-#include <spdlog/logger.h>
 
 #include "collectors/core/collector.h"
 #include "collectors/core/metric_sink.h"
@@ -105,10 +105,10 @@ class DrainPolicy {
   bool Matches(const HookSpec& hook, const detect::AnomalyTransition& t) const;
 
   const HookConfig& config_;
-  std::set<std::string> holding_;      // eligible findings that keep the node drained
-  std::deque<detect::TimePoint> drains_;    // drain requests of the last hour
+  std::set<std::string> holding_;         // eligible findings that keep the node drained
+  std::deque<detect::TimePoint> drains_;  // drain requests of the last hour
   std::optional<detect::TimePoint> last_drain_;
-  std::set<size_t> drained_hooks_;     // hooks that ran a drain since the last resume
+  std::set<size_t> drained_hooks_;  // hooks that ran a drain since the last resume
   struct PendingResume {
     detect::AnomalyTransition clear;
     detect::TimePoint due;
@@ -118,9 +118,9 @@ class DrainPolicy {
 
 // The complete environment of one hook run (exposed for tests): a fixed PATH and locale, the
 // hook's pass_env (from `agent_env`) and env, then the FABRICWATCH_* event description.
-std::vector<std::string> BuildHookEnvironment(
-    const HookConfig& config, const HookSpec& hook, const PlannedRun& run,
-    const std::string& node_name, const std::map<std::string, std::string>& agent_env);
+std::vector<std::string> BuildHookEnvironment(const HookConfig& config, const HookSpec& hook,
+                                              const PlannedRun& run, const std::string& node_name,
+                                              const std::map<std::string, std::string>& agent_env);
 
 class HookRunner {
  public:

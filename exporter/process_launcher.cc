@@ -154,8 +154,8 @@ LaunchResult PosixProcessLauncher::Run(const LaunchSpec& spec) {
   // A pidfd makes the wait exact (no polling slices); without one (old kernels) we poll waitpid.
   // (The raw syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" and does not link from C++.)
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  const std::chrono::milliseconds slice = pidfd.valid() ? std::chrono::milliseconds(1000)
-                                                        : std::chrono::milliseconds(20);
+  const std::chrono::milliseconds slice =
+      pidfd.valid() ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(20);
 
   bool pipe_open = true;
   bool timed_out = false;

@@ -1,8 +1,8 @@
 #include "exporter/hook_config.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -102,7 +102,8 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
             "fw.yml:2:3: hooks.dryrun: unknown key (known: dry_run, node_name, cooldown, "
             "max_drains_per_hour, clear_hold_down, timeout, kill_grace, max_output_bytes, "
             "fleet_budget_file, run)");
-  EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"), "fw.yml:2:12: hooks.dry_run: expected true or false");
+  EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"),
+            "fw.yml:2:12: hooks.dry_run: expected true or false");
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),
             std::string::npos);
   EXPECT_EQ(ErrorOf("hooks:\n  max_drains_per_hour: -1\n"),

@@ -1,6 +1,7 @@
 #include "exporter/hook_runner.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,12 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "exporter/logging.h"
 
@@ -182,8 +181,8 @@ TEST(DrainPolicyTest, ResumeWaitsForTheHoldDown) {
   DrainPolicy policy(config);
   policy.OnTransition(Storm("source", true, kT0), kT0, false);
   const auto cleared = kT0 + minutes(3);
-  EXPECT_TRUE(Runs(policy.OnTransition(Storm("source", false, cleared), cleared, false), config)
-                  .empty());
+  EXPECT_TRUE(
+      Runs(policy.OnTransition(Storm("source", false, cleared), cleared, false), config).empty());
   ASSERT_TRUE(policy.next_deadline().has_value());
   EXPECT_EQ(*policy.next_deadline(), cleared + minutes(10));
   EXPECT_TRUE(policy.OnTimer(cleared + minutes(10) - seconds(1)).runs.empty());
@@ -317,9 +316,10 @@ class HookRunnerTest : public ::testing::Test {
   HookSpec Recorder(const std::string& name, const std::string& extra = "") {
     HookSpec hook;
     hook.name = name;
-    hook.command = {Script(name, "echo \"$FABRICWATCH_HOOK $FABRICWATCH_ACTION $FABRICWATCH_EVENT "
-                                 "$FABRICWATCH_DRY_RUN $FABRICWATCH_ENTITY\" >> \"$RECORD\"\n" +
-                                     extra)};
+    hook.command = {Script(name,
+                           "echo \"$FABRICWATCH_HOOK $FABRICWATCH_ACTION $FABRICWATCH_EVENT "
+                           "$FABRICWATCH_DRY_RUN $FABRICWATCH_ENTITY\" >> \"$RECORD\"\n" +
+                               extra)};
     hook.env = {{"RECORD", record_}};
     return hook;
   }

@@ -1,5 +1,6 @@
 #include "exporter/process_launcher.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -66,8 +65,8 @@ TEST_F(ProcessLauncherTest, ArgumentsArePassedVerbatimWithoutAShell) {
   const std::string canary = (dir_ / "canary").string();
   const std::string script = Script("args", "for a in \"$@\"; do printf '<%s>\\n' \"$a\"; done\n");
   const std::vector<std::string> args = {
-      script,        "two words", "$(touch " + canary + ")", "; touch " + canary,
-      "'quoted\"",   "*",         "",                         "Reason=fabricwatch: x y"};
+      script, "two words", "$(touch " + canary + ")", "; touch " + canary, "'quoted\"",
+      "*",    "",          "Reason=fabricwatch: x y"};
   LaunchResult r = Run(args);
   ASSERT_EQ(r.outcome, Outcome::kExited) << r.error.ToString();
   EXPECT_EQ(r.exit_code, 0);
@@ -151,7 +150,8 @@ TEST_F(ProcessLauncherTest, HookIgnoringSigtermGetsSigkillAfterTheGrace) {
 }
 
 TEST_F(ProcessLauncherTest, OutputIsBoundedAndTheHookIsNotBlockedByIt) {
-  const std::string script = Script("loud", "head -c 200000 /dev/zero | tr '\\0' a\necho done >&2\n");
+  const std::string script =
+      Script("loud", "head -c 200000 /dev/zero | tr '\\0' a\necho done >&2\n");
   LaunchSpec spec;
   spec.argv = {script};
   spec.env = {"PATH=/usr/bin:/bin"};
