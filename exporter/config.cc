@@ -14,6 +14,7 @@
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/registry.h"
 #include "exporter/detector_engine.h"
+#include "exporter/hook_runner.h"
 #include "exporter/listen_address.h"
 #include "exporter/self_metrics.h"
 #include "exporter/version.h"
@@ -207,10 +208,14 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
             d.options[sub] = option.second.Scalar();
           }
         }
+      } else if (key == "hooks") {
+        auto hooks = ParseHookConfig(value, source);
+        if (!hooks) return hooks.error();
+        config.hooks = std::move(*hooks);
       } else {
         return Status(StatusCode::kInvalidArgument,
                       Where(section.first, source) + ": unknown top-level key \"" + key +
-                          "\" (known: collectors, store, detectors)");
+                          "\" (known: collectors, store, detectors, hooks)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -468,6 +473,8 @@ std::string MetricTable(std::span<const MetricDesc> metrics) {
 
 std::string MetricReferenceMarkdown() {
   std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
+  out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
+         MetricTable(HookRunner::MetricDescs());
   for (const CollectorInfo& info : CollectorRegistry()) {
     out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }

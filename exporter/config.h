@@ -14,6 +14,7 @@
 //     <name>:              # a registered detector, e.g. link_flap
 //       enabled: true
 //       <option>: value    # detector options (README "Detectors"), e.g. hard-window: 10s
+//   hooks:                 # node-drain hooks, see exporter/hook_config.h (default: none, dry run)
 
 #include <chrono>
 #include <map>
@@ -23,6 +24,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "exporter/hook_config.h"
 
 namespace fabricwatch::exporter {
 
@@ -54,6 +56,7 @@ struct Config {
   // Every registered detector has an entry, enabled or not.
   std::map<std::string, DetectorConfig, std::less<>> detectors;
   std::string state_file;  // empty: detector state is not persisted
+  HookConfig hooks;  // default: no hooks, dry run
 };
 
 // What the command line asked for besides running.

@@ -2,11 +2,13 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -21,6 +23,7 @@
 #include "detectors/core/state_file.h"
 #include "exporter/config.h"
 #include "exporter/detector_engine.h"
+#include "exporter/hook_runner.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/pages.h"
@@ -34,6 +37,18 @@ namespace fabricwatch::exporter {
 namespace {
 
 constexpr size_t kLinkEventsShown = 256;
+
+// The agent's environment, for the hooks' pass_env (a hook otherwise gets a clean one).
+std::map<std::string, std::string> AgentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    if (size_t eq = text.find('='); eq != std::string_view::npos) {
+      env.emplace(text.substr(0, eq), text.substr(eq + 1));
+    }
+  }
+  return env;
+}
 // How long a stop waits for in-flight HTTP requests before exiting anyway.
 constexpr std::chrono::milliseconds kHttpStopBudget{400};
 
@@ -209,9 +224,16 @@ int Main(int argc, char** argv) {
     if (!boot_id) log->warn("cannot read the boot id: {}", boot_id.error().ToString());
     state_file.emplace(config.state_file, boot_id.value_or("unknown"));
   }
+  // Node-drain hooks run on their own thread; the anomaly tracker hands them its transitions
+  // with hooks.OnTransition() (never blocks).
+  PosixProcessLauncher hook_launcher;
+  HookRunner hooks(config.hooks, hook_launcher, clock, GetLogger("hooks"), AgentEnvironment());
   DetectorEngine engine(std::move(detectors), clock, link_log.get(), std::move(state_file),
                         GetLogger("detectors"));
   engine.tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
+  // Declared before the engine, so the runner outlives every call the engine's thread makes.
+  engine.tracker().Subscribe(
+      [&hooks](const detect::AnomalyTransition& transition) { hooks.OnTransition(transition); });
   engine.LoadState();
 
   SnapshotStore store(config.history_samples);
@@ -230,6 +252,11 @@ int Main(int argc, char** argv) {
                                           families.insert(families.end(),
                                                           std::make_move_iterator(detected.begin()),
                                                           std::make_move_iterator(detected.end()));
+                                          MetricSink hook_sink;
+                                          hooks.Export(hook_sink);
+                                          for (auto& family : hook_sink.TakeFamilies()) {
+                                            families.push_back(std::move(family));
+                                          }
                                           for (const auto& snapshot : store.AllLatest()) {
                                             families.insert(families.end(),
                                                             snapshot->families.begin(),
@@ -264,6 +291,7 @@ int Main(int argc, char** argv) {
             config.sysfs_path);
   engine.Start();
   scheduler.Start();
+  hooks.Start();
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -279,6 +307,7 @@ int Main(int argc, char** argv) {
   std::jthread stop_collectors([&] {
     scheduler.Stop();
     engine.Stop();  // after the collectors: no more snapshots; saves the state file
+    hooks.Stop();  // waits for a hook already running (bounded by its timeout)
   });
   const bool http_stopped = (*server)->Stop(kHttpStopBudget);
   stop_listener.join();

@@ -298,6 +298,24 @@ TEST(ApplyYamlTest, collector_settings) {
   EXPECT_EQ(config.history_samples, 600u);
 }
 
+TEST(ApplyYamlTest, hooks_section) {
+  Config defaults;
+  EXPECT_TRUE(defaults.hooks.dry_run);  // nothing drains until the operator opts in
+  EXPECT_TRUE(defaults.hooks.hooks.empty());
+  Config config;
+  const Status status = ApplyYaml(
+      "hooks:\n  dry_run: false\n  run:\n    - name: slurm\n      command: "
+      "[/usr/lib/fabricwatch/hooks/slurm-drain]\n",
+      "file.yml", config);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_FALSE(config.hooks.dry_run);
+  ASSERT_EQ(config.hooks.hooks.size(), 1u);
+  EXPECT_EQ(config.hooks.hooks[0].name, "slurm");
+  const Status bad = ApplyYaml("hooks:\n  run:\n    - name: s\n      command: \"rm -rf /\"\n",
+                               "file.yml", config);
+  EXPECT_EQ(bad.message(), "file.yml:4:16: hooks.run[0].command: must be a list");
+}
+
 TEST(ApplyYamlTest, boolean_spellings) {
   struct Case {
     std::string_view value;

@@ -1,0 +1,462 @@
+#include "exporter/hook_runner.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "exporter/logging.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+using detect::AnomalyTransition;
+using detect::Severity;
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const detect::TimePoint kT0 = detect::TimePoint(seconds(1'800'000'000));
+
+class FakeClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    std::lock_guard lock(mutex_);
+    return now_;
+  }
+  void Set(detect::TimePoint t) {
+    std::lock_guard lock(mutex_);
+    now_ = t;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  detect::TimePoint now_ = kT0;
+};
+
+// A PFC storm on eth2 priority 3, as the pfc_storm detector reports it.
+AnomalyTransition Storm(std::string role, bool raised, detect::TimePoint time,
+                        std::string netdev = "eth2") {
+  AnomalyTransition t;
+  t.detector = "pfc_storm";
+  t.raised = raised;
+  t.time = time;
+  t.started = time;
+  t.finding.severity = Severity::kCritical;
+  t.finding.entity = {{"netdev", netdev}, {"priority", "3"}, {"role", role}};
+  t.finding.value = 0.97;
+  t.finding.evidence = {{"pause_ratio", 0.97}, {"tx_pause_frames_per_second", 151234}};
+  t.finding.reason = netdev + " priority 3 sends pause frames 97% of the time (\"source\")";
+  t.finding.drain_eligible = role == "source";
+  return t;
+}
+
+HookSpec Hook(std::string name, HookAction action, std::vector<std::string> detectors = {}) {
+  HookSpec hook;
+  hook.name = std::move(name);
+  hook.action = action;
+  hook.command = {"/bin/true"};
+  hook.detectors = std::move(detectors);
+  return hook;
+}
+
+HookConfig PolicyConfig() {
+  HookConfig config;
+  config.cooldown = minutes(30);
+  config.max_drains_per_hour = 2;
+  config.clear_hold_down = minutes(10);
+  config.hooks = {Hook("slurm", HookAction::kDrain, {"pfc_storm", "link_flap"}),
+                  Hook("webhook", HookAction::kNotify),
+                  Hook("optics-only", HookAction::kDrain, {"optical_drift"})};
+  return config;
+}
+
+std::vector<std::string> Runs(const HookPlan& plan, const HookConfig& config) {
+  std::vector<std::string> out;
+  for (const PlannedRun& run : plan.runs) {
+    out.push_back(config.hooks[run.hook].name + ":" + std::string(HookPurposeName(run.purpose)) +
+                  ":" + (run.transition.raised ? "raise" : "clear"));
+  }
+  return out;
+}
+
+std::vector<std::string> Suppressed(const HookPlan& plan, const HookConfig& config) {
+  std::vector<std::string> out;
+  for (const Suppression& s : plan.suppressed) {
+    out.push_back(config.hooks[s.hook].name + ":" + std::string(s.result));
+  }
+  return out;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(DrainPolicyTest, OnlyDrainEligibleFindingsDrain) {
+  HookConfig config = PolicyConfig();
+  DrainPolicy policy(config);
+  // A storm victim is never drained; the notify hook still hears about it.
+  HookPlan victim = policy.OnTransition(Storm("victim", true, kT0), kT0, false);
+  EXPECT_EQ(Runs(victim, config), Names{"webhook:notify:raise"});
+  EXPECT_EQ(Suppressed(victim, config), Names{"slurm:suppressed_not_eligible"});
+  EXPECT_FALSE(policy.drain_requested());
+
+  HookPlan source = policy.OnTransition(Storm("source", true, kT0), kT0, false);
+  EXPECT_EQ(Runs(source, config), (Names{"slurm:drain:raise", "webhook:notify:raise"}));
+  EXPECT_TRUE(Suppressed(source, config).empty());
+  EXPECT_TRUE(policy.drain_requested());
+
+  // The victim clearing is not ours to act on.
+  HookPlan victim_clear = policy.OnTransition(Storm("victim", false, kT0), kT0, false);
+  EXPECT_EQ(Runs(victim_clear, config), Names{"webhook:notify:clear"});
+  EXPECT_FALSE(policy.next_deadline().has_value());
+}
+
+TEST(DrainPolicyTest, SeverityFilterApplies) {
+  HookConfig config = PolicyConfig();
+  config.hooks[0].severities = {Severity::kCritical};
+  DrainPolicy policy(config);
+  AnomalyTransition warning = Storm("source", true, kT0);
+  warning.finding.severity = Severity::kWarning;
+  EXPECT_EQ(Runs(policy.OnTransition(warning, kT0, false), config), Names{"webhook:notify:raise"});
+  EXPECT_FALSE(policy.drain_requested());
+}
+
+TEST(DrainPolicyTest, CooldownSpacesDrainRequests) {
+  HookConfig config = PolicyConfig();
+  DrainPolicy policy(config);
+  config.hooks.resize(1);
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, false), config),
+            Names{"slurm:drain:raise"});
+  const auto t1 = kT0 + minutes(29);
+  HookPlan second = policy.OnTransition(Storm("source", true, t1, "eth3"), t1, false);
+  EXPECT_TRUE(Runs(second, config).empty());
+  EXPECT_EQ(Suppressed(second, config), Names{"slurm:suppressed_cooldown"});
+  const auto t2 = kT0 + minutes(30);
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, t2, "eth4"), t2, false), config),
+            Names{"slurm:drain:raise"});
+}
+
+TEST(DrainPolicyTest, RateLimitIsASlidingHour) {
+  HookConfig config = PolicyConfig();
+  config.cooldown = milliseconds(0);
+  config.hooks.resize(1);
+  DrainPolicy policy(config);
+  auto raise = [&](const std::string& netdev, detect::TimePoint t) {
+    return policy.OnTransition(Storm("source", true, t, netdev), t, false);
+  };
+  EXPECT_EQ(Runs(raise("eth2", kT0), config).size(), 1u);
+  EXPECT_EQ(Runs(raise("eth3", kT0 + minutes(20)), config).size(), 1u);
+  HookPlan third = raise("eth4", kT0 + minutes(40));
+  EXPECT_EQ(Suppressed(third, config), Names{"slurm:suppressed_rate_limit"});
+  // The first request leaves the window at kT0 + 1h.
+  EXPECT_EQ(Runs(raise("eth5", kT0 + hours(1)), config).size(), 1u);
+  EXPECT_EQ(Suppressed(raise("eth6", kT0 + hours(1) + minutes(1)), config),
+            Names{"slurm:suppressed_rate_limit"});
+}
+
+TEST(DrainPolicyTest, ZeroDrainsPerHourNeverDrains) {
+  HookConfig config = PolicyConfig();
+  config.max_drains_per_hour = 0;
+  config.hooks.resize(1);
+  DrainPolicy policy(config);
+  EXPECT_EQ(Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, false), config),
+            Names{"slurm:suppressed_rate_limit"});
+}
+
+TEST(DrainPolicyTest, ResumeWaitsForTheHoldDown) {
+  HookConfig config = PolicyConfig();
+  config.hooks.resize(1);
+  DrainPolicy policy(config);
+  policy.OnTransition(Storm("source", true, kT0), kT0, false);
+  const auto cleared = kT0 + minutes(3);
+  EXPECT_TRUE(
+      Runs(policy.OnTransition(Storm("source", false, cleared), cleared, false), config).empty());
+  ASSERT_TRUE(policy.next_deadline().has_value());
+  EXPECT_EQ(*policy.next_deadline(), cleared + minutes(10));
+  EXPECT_TRUE(policy.OnTimer(cleared + minutes(10) - seconds(1)).runs.empty());
+  HookPlan resume = policy.OnTimer(cleared + minutes(10));
+  EXPECT_EQ(Runs(resume, config), Names{"slurm:resume:clear"});
+  EXPECT_FALSE(policy.drain_requested());
+  EXPECT_TRUE(policy.OnTimer(cleared + hours(1)).runs.empty());
+}
+
+TEST(DrainPolicyTest, RaiseDuringHoldDownCancelsTheResume) {
+  HookConfig config = PolicyConfig();
+  config.hooks.resize(1);
+  DrainPolicy policy(config);
+  policy.OnTransition(Storm("source", true, kT0), kT0, false);
+  policy.OnTransition(Storm("source", false, kT0 + minutes(1)), kT0 + minutes(1), false);
+  // It comes back within the hold-down (a flapping fault): the node stays drained; the raise
+  // itself is inside the cooldown, so no second drain request is made.
+  HookPlan again =
+      policy.OnTransition(Storm("source", true, kT0 + minutes(5)), kT0 + minutes(5), false);
+  EXPECT_EQ(Suppressed(again, config), Names{"slurm:suppressed_cooldown"});
+  EXPECT_FALSE(policy.next_deadline().has_value());
+  EXPECT_TRUE(policy.OnTimer(kT0 + hours(2)).runs.empty());
+  EXPECT_TRUE(policy.drain_requested());
+  policy.OnTransition(Storm("source", false, kT0 + hours(2)), kT0 + hours(2), false);
+  EXPECT_EQ(Runs(policy.OnTimer(kT0 + hours(2) + minutes(10)), config),
+            Names{"slurm:resume:clear"});
+}
+
+TEST(DrainPolicyTest, EveryHoldingFindingMustClear) {
+  HookConfig config = PolicyConfig();
+  config.hooks.resize(1);
+  config.clear_hold_down = milliseconds(0);
+  DrainPolicy policy(config);
+  policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, false);
+  // Suppressed by the cooldown, but it still holds the node.
+  policy.OnTransition(Storm("source", true, kT0, "eth3"), kT0, false);
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0, "eth2"), kT0, false).runs.empty());
+  // A zero hold-down resumes in the same step as the last clear.
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", false, kT0, "eth3"), kT0, false), config),
+            Names{"slurm:resume:clear"});
+}
+
+TEST(DrainPolicyTest, FleetBudgetBlocksDrainsAndNothingIsResumed) {
+  HookConfig config = PolicyConfig();
+  config.hooks.resize(1);
+  config.clear_hold_down = milliseconds(0);
+  DrainPolicy policy(config);
+  EXPECT_EQ(Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, true), config),
+            Names{"slurm:suppressed_fleet_budget"});
+  EXPECT_FALSE(policy.drain_requested());
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, false).runs.empty());
+}
+
+TEST(DrainPolicyTest, DrainHookWithoutClearLeavesTheResumeToAHuman) {
+  HookConfig config = PolicyConfig();
+  config.hooks.resize(1);
+  config.hooks[0].on_clear = false;
+  config.clear_hold_down = milliseconds(0);
+  DrainPolicy policy(config);
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0), kT0, false), config).size(), 1u);
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, false).runs.empty());
+  EXPECT_FALSE(policy.drain_requested());
+}
+
+TEST(HookEnvironmentTest, DescribesTheEvent) {
+  HookConfig config = PolicyConfig();
+  HookSpec hook = config.hooks[0];
+  hook.env = {{"SLURM_CONF", "/etc/slurm/slurm.conf"}, {"PATH", "/opt/slurm/bin:/usr/bin"}};
+  hook.pass_env = {"KUBERNETES_SERVICE_HOST", "ABSENT"};
+  AnomalyTransition t = Storm("source", true, kT0 + milliseconds(1234));
+  t.started = kT0;
+  PlannedRun run{0, HookPurpose::kDrain, t};
+  std::map<std::string, std::string> agent_env = {{"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                                  {"SECRET", "x"}};
+  std::map<std::string, std::string> env;
+  for (const std::string& entry : BuildHookEnvironment(config, hook, run, "gpu-a17", agent_env)) {
+    size_t eq = entry.find('=');
+    ASSERT_NE(eq, std::string::npos);
+    ASSERT_TRUE(env.emplace(entry.substr(0, eq), entry.substr(eq + 1)).second) << entry;
+  }
+  const std::map<std::string, std::string> expected = {
+      {"PATH", "/opt/slurm/bin:/usr/bin"},
+      {"LC_ALL", "C.UTF-8"},
+      {"SLURM_CONF", "/etc/slurm/slurm.conf"},
+      {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+      {"FABRICWATCH_HOOK", "slurm"},
+      {"FABRICWATCH_ACTION", "drain"},
+      {"FABRICWATCH_EVENT", "raise"},
+      {"FABRICWATCH_DETECTOR", "pfc_storm"},
+      {"FABRICWATCH_SEVERITY", "critical"},
+      {"FABRICWATCH_ENTITY", "netdev=eth2 priority=3 role=source"},
+      {"FABRICWATCH_LABEL_NETDEV", "eth2"},
+      {"FABRICWATCH_LABEL_PRIORITY", "3"},
+      {"FABRICWATCH_LABEL_ROLE", "source"},
+      {"FABRICWATCH_REASON", "eth2 priority 3 sends pause frames 97% of the time (\"source\")"},
+      {"FABRICWATCH_VALUE", "0.97"},
+      {"FABRICWATCH_EVIDENCE", R"({"pause_ratio":0.97,"tx_pause_frames_per_second":151234.0})"},
+      {"FABRICWATCH_EVIDENCE_TEXT", "pause_ratio=0.97 tx_pause_frames_per_second=151234"},
+      {"FABRICWATCH_NODE", "gpu-a17"},
+      {"FABRICWATCH_DRY_RUN", "1"},
+      {"FABRICWATCH_DRAIN_ELIGIBLE", "1"},
+      {"FABRICWATCH_STARTED", "2027-01-15T08:00:00.000Z"},
+      {"FABRICWATCH_TIME", "2027-01-15T08:00:01.234Z"},
+      {"FABRICWATCH_FLEET_BUDGET_FILE", "/run/fabricwatch/drain-budget-exhausted"},
+  };
+  EXPECT_EQ(env, expected);
+  auto evidence = nlohmann::json::parse(env["FABRICWATCH_EVIDENCE"]);
+  EXPECT_DOUBLE_EQ(evidence["pause_ratio"].get<double>(), 0.97);
+}
+
+// The runner with real processes: /bin/sh hooks in a temporary directory that append what they
+// were told to a log file.
+class HookRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "fabricwatch-hooks-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
+    dir_ = pattern;
+    record_ = (dir_ / "record").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string Script(const std::string& name, const std::string& body) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    ::chmod(path.c_str(), 0755);
+    return path.string();
+  }
+  HookSpec Recorder(const std::string& name, const std::string& extra = "") {
+    HookSpec hook;
+    hook.name = name;
+    hook.command = {Script(name,
+                           "echo \"$FABRICWATCH_HOOK $FABRICWATCH_ACTION $FABRICWATCH_EVENT "
+                           "$FABRICWATCH_DRY_RUN $FABRICWATCH_ENTITY\" >> \"$RECORD\"\n" +
+                               extra)};
+    hook.env = {{"RECORD", record_}};
+    return hook;
+  }
+  std::vector<std::string> Recorded() const {
+    std::ifstream in(record_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  HookConfig BaseConfig() {
+    HookConfig config;
+    config.node_name = "gpu-a17";
+    config.fleet_budget_file = (dir_ / "budget-exhausted").string();
+    config.timeout = seconds(10);
+    config.kill_grace = milliseconds(200);
+    return config;
+  }
+
+  fs::path dir_;
+  std::string record_;
+  FakeClock clock_;
+  PosixProcessLauncher launcher_;
+};
+
+TEST_F(HookRunnerTest, DryRunIsTheDefaultAndIsCounted) {
+  HookConfig config = BaseConfig();
+  ASSERT_TRUE(config.dry_run);
+  config.hooks = {Recorder("slurm", "echo would drain")};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("source", true, kT0));
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Recorded(), Names{"slurm drain raise 1 netdev=eth2 priority=3 role=source"});
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"slurm", "dry_run"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "success"}]), 0u);
+  EXPECT_EQ(counts.size(), std::size(kHookResults));
+}
+
+TEST_F(HookRunnerTest, DrainThenResumeAfterHoldDownWithInjectedClock) {
+  HookConfig config = BaseConfig();
+  config.dry_run = false;
+  config.clear_hold_down = minutes(10);
+  config.hooks = {Recorder("slurm")};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("victim", true, kT0, "eth5"));
+  runner.OnTransition(Storm("source", true, kT0));
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  clock_.Set(kT0 + minutes(2));
+  runner.OnTransition(Storm("source", false, kT0 + minutes(2)));
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Recorded(), Names{"slurm drain raise 0 netdev=eth2 priority=3 role=source"});
+  clock_.Set(kT0 + minutes(12));
+  runner.Wake();
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Recorded(), (Names{"slurm drain raise 0 netdev=eth2 priority=3 role=source",
+                               "slurm resume clear 0 netdev=eth2 priority=3 role=source"}));
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"slurm", "success"}]), 2u);
+  EXPECT_EQ((counts[{"slurm", "suppressed_not_eligible"}]), 1u);
+}
+
+TEST_F(HookRunnerTest, FleetBudgetFileStopsDrains) {
+  HookConfig config = BaseConfig();
+  config.dry_run = false;
+  config.hooks = {Recorder("slurm")};
+  std::ofstream(config.fleet_budget_file) << "partition gpu: 5% drained\n";
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("source", true, kT0));
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_TRUE(Recorded().empty());
+  EXPECT_EQ((runner.Counts()[{"slurm", "suppressed_fleet_budget"}]), 1u);
+}
+
+TEST_F(HookRunnerTest, FailuresTimeoutsAndSpawnErrorsAreCounted) {
+  HookConfig config = BaseConfig();
+  config.dry_run = false;
+  config.timeout = milliseconds(300);
+  HookSpec failing = Recorder("failing", "echo 'scontrol: error: Invalid node name' >&2\nexit 1\n");
+  failing.action = HookAction::kNotify;
+  HookSpec slow = Recorder("slow", "sleep 30\n");
+  slow.action = HookAction::kNotify;
+  HookSpec missing;
+  missing.name = "missing";
+  missing.action = HookAction::kNotify;
+  missing.command = {(dir_ / "not-installed").string()};
+  config.hooks = {failing, slow, missing};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("victim", true, kT0));
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"failing", "failure"}]), 1u);
+  EXPECT_EQ((counts[{"slow", "timeout"}]), 1u);
+  EXPECT_EQ((counts[{"missing", "spawn_error"}]), 1u);
+
+  MetricSink sink;
+  runner.Export(sink);
+  EXPECT_EQ(sink.error_count(), 0u);
+  auto families = sink.TakeFamilies();
+  ASSERT_EQ(families.size(), 4u);
+  EXPECT_EQ(families[0].name, "fabricwatch_hook_runs_total");
+  EXPECT_EQ(families[0].metric.size(), 3 * std::size(kHookResults));
+  EXPECT_EQ(families[1].name, "fabricwatch_hook_dry_run");
+  EXPECT_EQ(families[1].metric[0].gauge.value, 0);
+  for (const MetricDesc& desc : HookRunner::MetricDescs()) {
+    EXPECT_TRUE(ValidateDesc(desc).ok()) << desc.name;
+  }
+}
+
+TEST_F(HookRunnerTest, OnTransitionNeverWaitsForAHook) {
+  const std::string gate = (dir_ / "gate").string();
+  HookConfig config = BaseConfig();
+  HookSpec blocked = Recorder("blocked", "while [ ! -e \"$GATE\" ]; do sleep 0.01; done\n");
+  blocked.action = HookAction::kNotify;
+  blocked.env["GATE"] = gate;
+  config.hooks = {blocked};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  // The first run waits for the gate; these calls return while it does.
+  for (int i = 0; i < 5; ++i) runner.OnTransition(Storm("victim", i % 2 == 0, kT0));
+  EXPECT_FALSE(runner.WaitIdle(milliseconds(200)));
+  EXPECT_EQ((runner.Counts()[{"blocked", "dry_run"}]), 0u);
+  std::ofstream(gate) << "open\n";
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ((runner.Counts()[{"blocked", "dry_run"}]), 5u);
+}
+
+TEST_F(HookRunnerTest, NoHooksMeansNoThread) {
+  HookRunner runner(BaseConfig(), launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("source", true, kT0));
+  EXPECT_TRUE(runner.WaitIdle(milliseconds(10)));
+  EXPECT_TRUE(runner.Counts().empty());
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter
