@@ -19,6 +19,7 @@ test_pkgs=(
   prometheus          # provides promtool and the real server used by the e2e test
   iproute2 curl procps ethtool iputils-ping
   prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
+  wrk strace               # tools/bench: concurrent scrapers, syscall counts
   clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for tools/fuzz (ctest fuzz.optics_smoke)
 )
 
