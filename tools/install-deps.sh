@@ -20,6 +20,7 @@ test_pkgs=(
   iproute2 curl procps ethtool iputils-ping
   prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
   prometheus-alertmanager jq socat  # alerts/: amtool, the alerting e2e (Alertmanager, webhook receiver), dashboard checks
+  wrk strace               # tools/bench: concurrent scrapers, syscall counts
   clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for tools/fuzz (ctest fuzz.optics_smoke)
   # A one-node Slurm cluster for e2e.slurm_drain_test (it runs its own daemons, key and config in
   # a temp dir; Debian's postinst may start the packaged services, which stay idle unconfigured).

@@ -1,0 +1,298 @@
+// fabricbench: the in-process half of the benchmark (tools/bench/run.sh drives the rest).
+//
+// It builds the agent's own collectors from the registry on a replay root, exactly as main()
+// does, and samples them back to back. Per collector and per steady-state sample it measures:
+//   - thread CPU time (CLOCK_THREAD_CPUTIME_ID: user+sys of the sampling thread) and wall time;
+//   - heap allocations (operator new calls; counted by the replacement below, this binary only);
+//   - filesystem operations through a counting FileSystem decorator: counter files read (one
+//     pread each), opens, directory listings, readlinks — the "floor" the syscall count of
+//     strace is compared against;
+//   - series emitted.
+// Then the scrape path: the render of all collectors' latest families into the text format,
+// p50/p99 over repeated renders, and the exposition size.
+// Discovery (the first samples, which open files and build label sets) is excluded by warm-up.
+//
+// Output: a Markdown table on stdout and, with --json, a JSON document for run.sh.
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "collectors/core/registry.h"
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/sysfs.h"
+#include "exporter/render.h"
+
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // replacement new/delete pair below
+
+// Allocation counting: a replacement of the global operator new for this benchmark binary only
+// (the agent and the tests do not have it). Relaxed atomics: the counter is read by the same
+// thread that samples, between samples.
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, std::align_val_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  size_t a = static_cast<size_t>(align);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace fabricwatch::bench {
+namespace {
+
+struct FsCounts {
+  uint64_t opens = 0, reads = 0, listdirs = 0, readlinks = 0;
+};
+
+// Counts what the collectors ask of the filesystem; forwards everything to the real one.
+class CountingFileSystem final : public sys::FileSystem {
+ public:
+  explicit CountingFileSystem(const sys::FileSystem& inner) : inner_(inner) {}
+  Result<sys::UniqueFd> Open(const std::string& path) const override {
+    ++counts_.opens;
+    return inner_.Open(path);
+  }
+  Result<size_t> ReadAt0(const sys::UniqueFd& fd, std::span<char> buf,
+                         const std::string& path) const override {
+    ++counts_.reads;
+    return inner_.ReadAt0(fd, buf, path);
+  }
+  Result<std::vector<std::string>> ListDir(const std::string& path) const override {
+    ++counts_.listdirs;
+    return inner_.ListDir(path);
+  }
+  Result<std::string> ReadLink(const std::string& path) const override {
+    ++counts_.readlinks;
+    return inner_.ReadLink(path);
+  }
+  FsCounts counts() const { return counts_; }
+
+ private:
+  const sys::FileSystem& inner_;
+  mutable FsCounts counts_;
+};
+
+uint64_t ThreadCpuNanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t MonotonicNanos() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+double Mean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+struct CollectorFigures {
+  std::string name;
+  uint64_t samples = 0;
+  std::vector<double> cpu_us, wall_us, allocations;
+  double reads = 0, opens = 0, listdirs = 0, readlinks = 0;  // per steady-state sample
+  size_t series = 0;
+  uint64_t partial_errors = 0;
+  std::string status;
+};
+
+int Main(int argc, char** argv) {
+  CLI::App app{"fabricbench: per-sample cost of fabricwatch's collectors on a replay root"};
+  std::string sysfs_path, ethtool_path, json_path;
+  std::vector<std::string> only;
+  int warmup = 3, samples = 100, renders = 200;
+  app.add_option("--path.sysfs", sysfs_path, "replay sysfs root")->required();
+  app.add_option("--path.ethtool", ethtool_path, "replay ethtool directory");
+  app.add_option("--collectors", only, "collectors to run (default: all enabled by default)")
+      ->delimiter(',');
+  app.add_option("--warmup", warmup, "samples per collector excluded as discovery")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--samples", samples, "steady-state samples per collector")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--renders", renders, "renders of the whole exposition")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--json", json_path, "write the figures as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_st>());
+  const SystemClock clock;
+  const sys::RealFileSystem real_fs;
+  const CountingFileSystem fs(real_fs);
+  const sys::SysFs sysfs(sysfs_path, fs);
+  std::unique_ptr<sys::EthtoolSource> ethtool;
+  if (!ethtool_path.empty()) ethtool = std::make_unique<ethtool::ReplayEthtool>(ethtool_path, fs);
+
+  std::vector<CollectorFigures> figures;
+  std::vector<prometheus::MetricFamily> exposition;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    bool wanted = only.empty() ? info.enabled_by_default
+                               : std::find(only.begin(), only.end(), info.name) != only.end();
+    if (!wanted) continue;
+    CollectorOptions options;
+    for (const CollectorOptionSpec& option : info.options) {
+      if (!option.default_value.empty()) {
+        options.emplace(std::string(option.key), std::string(option.default_value));
+      }
+    }
+    CollectorContext context{.sysfs = sysfs,
+                             .ethtool = ethtool.get(),
+                             .ethtool_replay = ethtool != nullptr,
+                             .clock = clock,
+                             .logger = logger,
+                             .options = options,
+                             .interval = info.default_interval};
+    auto built = info.factory(context);
+    if (!built) {
+      std::fprintf(stderr, "fabricbench: collector %s: %s\n", std::string(info.name).c_str(),
+                   built.error().ToString().c_str());
+      return 1;
+    }
+    Collector& collector = **built;
+    CollectorFigures f;
+    f.name = std::string(info.name);
+    std::vector<prometheus::MetricFamily> last;
+    for (int i = 0; i < warmup; ++i) {
+      MetricSink sink;
+      (void)collector.Collect(sink);
+    }
+    FsCounts before = fs.counts();
+    for (int i = 0; i < samples; ++i) {
+      uint64_t allocations0 = g_allocations.load(std::memory_order_relaxed);
+      uint64_t cpu0 = ThreadCpuNanos();
+      uint64_t wall0 = MonotonicNanos();
+      MetricSink sink;
+      Status status = collector.Collect(sink);
+      // The families leave the sink as they do in the scheduler (into the published snapshot);
+      // that hand-over is part of a sample, the destruction of the previous one too.
+      last = sink.TakeFamilies();
+      uint64_t wall1 = MonotonicNanos();
+      uint64_t cpu1 = ThreadCpuNanos();
+      uint64_t allocations1 = g_allocations.load(std::memory_order_relaxed);
+      f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
+      f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
+      f.allocations.push_back(static_cast<double>(allocations1 - allocations0));
+      f.series = sink.sample_count();
+      f.partial_errors += sink.error_count();
+      f.status = status.ok() ? "ok" : status.ToString();
+    }
+    FsCounts after = fs.counts();
+    double n = samples;
+    f.samples = static_cast<uint64_t>(samples);
+    f.reads = static_cast<double>(after.reads - before.reads) / n;
+    f.opens = static_cast<double>(after.opens - before.opens) / n;
+    f.listdirs = static_cast<double>(after.listdirs - before.listdirs) / n;
+    f.readlinks = static_cast<double>(after.readlinks - before.readlinks) / n;
+    exposition.insert(exposition.end(), std::make_move_iterator(last.begin()),
+                      std::make_move_iterator(last.end()));
+    figures.push_back(std::move(f));
+  }
+
+  std::vector<double> render_us;
+  size_t exposition_bytes = 0;
+  for (int i = 0; i < renders; ++i) {
+    uint64_t wall0 = MonotonicNanos();
+    std::string text = exporter::RenderText(exposition);
+    render_us.push_back(static_cast<double>(MonotonicNanos() - wall0) / 1000.0);
+    exposition_bytes = text.size();
+  }
+
+  std::printf("| collector | series | CPU µs/sample (mean, p99) | wall µs (p50) | allocations/sample | "
+              "file reads | opens | listdirs | readlinks | status |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  double total_cpu = 0, total_reads = 0, total_allocations = 0;
+  for (const CollectorFigures& f : figures) {
+    std::printf("| %s | %zu | %.1f, %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %.1f | %s |\n",
+                f.name.c_str(), f.series, Mean(f.cpu_us), Percentile(f.cpu_us, 0.99),
+                Percentile(f.wall_us, 0.5), Mean(f.allocations), f.reads, f.opens, f.listdirs,
+                f.readlinks, f.status.c_str());
+    total_cpu += Mean(f.cpu_us);
+    total_reads += f.reads;
+    total_allocations += Mean(f.allocations);
+  }
+  std::printf("\nrender: %zu bytes, p50 %.1f µs, p99 %.1f µs over %d renders\n", exposition_bytes,
+              Percentile(render_us, 0.5), Percentile(render_us, 0.99), renders);
+
+  if (!json_path.empty()) {
+    nlohmann::json out;
+    out["sysfs"] = sysfs_path;
+    out["ethtool"] = ethtool_path;
+    for (const CollectorFigures& f : figures) {
+      out["collectors"][f.name] = {
+          {"series", f.series},
+          {"samples", f.samples},
+          {"cpu_us_mean", Mean(f.cpu_us)},
+          {"cpu_us_p99", Percentile(f.cpu_us, 0.99)},
+          {"wall_us_p50", Percentile(f.wall_us, 0.5)},
+          {"allocations_per_sample", Mean(f.allocations)},
+          {"file_reads_per_sample", f.reads},
+          {"opens_per_sample", f.opens},
+          {"listdirs_per_sample", f.listdirs},
+          {"readlinks_per_sample", f.readlinks},
+          {"partial_errors", f.partial_errors},
+          {"status", f.status},
+      };
+    }
+    out["total"] = {{"cpu_us_per_sample", total_cpu},
+                    {"file_reads_per_sample", total_reads},
+                    {"allocations_per_sample", total_allocations}};
+    out["render"] = {{"bytes", exposition_bytes},
+                     {"p50_us", Percentile(render_us, 0.5)},
+                     {"p99_us", Percentile(render_us, 0.99)},
+                     {"renders", renders}};
+    std::ofstream file(json_path);
+    file << out.dump(2) << "\n";
+    if (!file) {
+      std::fprintf(stderr, "fabricbench: cannot write %s\n", json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace fabricwatch::bench
+
+int main(int argc, char** argv) { return fabricwatch::bench::Main(argc, argv); }

@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# The fabricwatch benchmark: one command, figures as ratios against node_exporter.
+#
+#   tools/bench/run.sh                 full run on the simulator's hgx-ib, hgx-roce and stress-64
+#                                      presets (about 6 minutes); report in build-bench/report/
+#   tools/bench/run.sh --smoke         seconds-long run on the small preset (what `make test` runs:
+#                                      it checks the benchmark works, it asserts no timing)
+#   tools/bench/run.sh --preset NAME   one preset (repeatable)
+#   tools/bench/run.sh --bin-dir DIR   use the binaries of an existing build tree instead of
+#                                      building build-bench (the smoke test in `make test` does)
+#   tools/bench/run.sh --replay NAME=SYSFS[:ETHTOOL]   any replay root, e.g. one captured on a
+#                                      real host (repeatable; no simulator involved)
+#
+# What it measures, per preset (see README "Performance" for the method and the figures):
+#   1. fabricbench (in-process): CPU, heap allocations and file reads per steady-state sample of
+#      each collector; render time of the whole exposition.
+#   2. strace -c on fabricbench: syscalls per sample against file reads per sample (the floor).
+#   3. the agent at its default cadence (1 s counters): CPU share of one core from
+#      /proc/<pid>/stat over a window, resident memory (VmRSS, VmHWM), exposition size.
+#   4. wrk with 16 concurrent connections on /metrics: p50/p99 latency.
+#   5. Debian's prometheus-node-exporter with --path.sysfs on the same tree and only its
+#      infiniband + netclass collectors, against fabricwatch's equivalent collectors (rdma +
+#      netdev): CPU per collection and RSS, as ratios.
+# Nothing is downloaded; it needs wrk, strace and prometheus-node-exporter (tools/install-deps.sh
+# test installs them).
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${BENCH_BUILD_DIR:-$repo/build-bench}"
+smoke=0
+bin_dir=""
+presets=()
+replays=()
+while (($#)); do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --preset) presets+=("$2"); shift ;;
+    --replay) replays+=("$2"); shift ;;
+    --build-dir) build="$2"; shift ;;
+    --bin-dir) bin_dir="$2"; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if ((${#presets[@]} == 0 && ${#replays[@]} == 0)); then
+  if ((smoke)); then presets=(roce-small); else presets=(hgx-ib hgx-roce stress-64); fi
+fi
+if ((smoke)); then
+  samples=20; renders=20; agent_window=3; wrk_seconds=2; ne_scrapes=10; fw_window=2
+else
+  samples=300; renders=500; agent_window=30; wrk_seconds=10; ne_scrapes=200; fw_window=20
+fi
+
+for tool in wrk strace prometheus-node-exporter curl; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool not found (tools/install-deps.sh test)" >&2; exit 1; }
+done
+
+if [[ -n "$bin_dir" ]]; then
+  build="$bin_dir"
+else
+  # Release build of exactly what is measured; a tree configured before is reused.
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+  fi
+  targets=(fabricwatch fabricbench)
+  ((${#presets[@]} == 0)) || targets+=(fabricsim)
+  cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >/dev/null
+fi
+agent="$build/exporter/fabricwatch"
+bench="$build/tools/bench/fabricbench"
+sim="$build/tools/fabricsim/fabricsim"
+
+report="${BENCH_REPORT_DIR:-$build/report}"
+mkdir -p "$report"
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# CPU time of a process in nanoseconds: the sum of its threads' on-CPU time from schedstat
+# (/proc/<pid>/stat ticks are 10 ms, too coarse for an agent that uses a few ms a second).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
+rss_kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
+free_port() {
+  local p
+  for p in $(shuf -i 20000-60000 -n 50); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+  done
+  echo "run.sh: no free port" >&2; exit 1
+}
+wait_http() {
+  for _ in $(seq 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+  echo "run.sh: $1 did not answer" >&2; return 1
+}
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+summary="$report/summary.md"
+json_all="$report/summary.json"
+{
+  echo "# fabricwatch benchmark"
+  echo
+  echo "$(date -u +%FT%TZ), $(nproc) cores, $(uname -r), $("$agent" --version 2>&1 | head -1)"
+  echo "node_exporter: $(prometheus-node-exporter --version 2>&1 | head -1)"
+  echo
+} >"$summary"
+echo "{" >"$json_all"
+first=1
+
+workloads=()
+for preset in "${presets[@]}"; do workloads+=("$preset=sim"); done
+workloads+=("${replays[@]}")
+for workload in "${workloads[@]}"; do
+  preset="${workload%%=*}"
+  spec="${workload#*=}"
+  if [[ "$spec" == sim ]]; then
+    root="$work/$preset"
+    "$sim" build --preset "$preset" --root "$root" >/dev/null
+    sysfs="$root/sys"; ethtool="$root/ethtool"
+  else
+    sysfs="$(realpath "${spec%%:*}")"; ethtool=""
+    [[ "$spec" == *:* ]] && ethtool="$(realpath "${spec#*:}")"
+  fi
+  echo "== $preset" >&2
+
+  # 1. In-process figures per collector.
+  "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} --samples "$samples" \
+    --renders "$renders" --json "$report/$preset.fabricbench.json" >"$report/$preset.fabricbench.md"
+
+  # 2. Syscalls per sample: two runs that differ only in the number of samples, so discovery and
+  #    process start cancel out.
+  syscalls_for() {
+    strace -f -c -o "$work/strace.$1" "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} \
+      --samples "$1" --renders 0 >/dev/null
+    # fabricbench's own CLOCK_THREAD_CPUTIME_ID reads (not in the vDSO) are not the agent's cost.
+    awk '$NF == "total" {t = $(NF-2)} $NF == "clock_gettime" {c = $4} END {print t - c}' \
+      "$work/strace.$1"
+  }
+  low=5; high=$((5 + samples))
+  s_low="$(syscalls_for $low)"; s_high="$(syscalls_for $high)"
+  syscalls_per_sample="$(awk -v a="$s_low" -v b="$s_high" -v n="$samples" 'BEGIN{printf "%.1f", (b-a)/n}')"
+  cp "$work/strace.$high" "$report/$preset.strace.txt"
+
+  # 3. The agent at its default cadence.
+  port="$(free_port)"
+  "$agent" --path.sysfs="$sysfs" ${ethtool:+--path.ethtool="$ethtool"} --web.listen-address="127.0.0.1:$port" \
+    --log.level=warn 2>"$report/$preset.agent.log" &
+  apid=$!; pids+=("$apid")
+  wait_http "http://127.0.0.1:$port/metrics"
+  sleep 2  # discovery and the first samples of every collector
+  t0="$(cpu_ns "$apid")"; sleep "$agent_window"; t1="$(cpu_ns "$apid")"
+  agent_core_pct="$(awk -v a="$t0" -v b="$t1" -v w="$agent_window" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/w*100}')"
+  exposition_bytes="$(curl -s "http://127.0.0.1:$port/metrics" | wc -c)"
+  exposition_gzip="$(curl -s -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | wc -c)"
+  series="$(curl -s "http://127.0.0.1:$port/metrics" | grep -vc '^#')"
+
+  # 4. 16 concurrent scrapers.
+  wrk -t2 -c16 -d"${wrk_seconds}s" --latency "http://127.0.0.1:$port/metrics" >"$report/$preset.wrk.txt"
+  p50="$(awk '$1 == "50%" {print $2}' "$report/$preset.wrk.txt")"
+  p99="$(awk '$1 == "99%" {print $2}' "$report/$preset.wrk.txt")"
+  rps="$(awk '/Requests\/sec/ {print $2}' "$report/$preset.wrk.txt")"
+  agent_rss="$(rss_kb "$apid" VmRSS)"; agent_hwm="$(rss_kb "$apid" VmHWM)"
+  stop "$apid"
+
+  # 5. node_exporter against fabricwatch's equivalent collectors, same tree.
+  ne_port="$(free_port)"
+  prometheus-node-exporter --path.sysfs="$sysfs" --collector.disable-defaults \
+    --collector.infiniband --collector.netclass --web.listen-address="127.0.0.1:$ne_port" \
+    2>"$report/$preset.node_exporter.log" &
+  npid=$!; pids+=("$npid")
+  wait_http "http://127.0.0.1:$ne_port/metrics"
+  for _ in 1 2 3; do curl -s -o /dev/null "http://127.0.0.1:$ne_port/metrics"; done
+  n0="$(cpu_ns "$npid")"
+  for _ in $(seq "$ne_scrapes"); do curl -s -o /dev/null "http://127.0.0.1:$ne_port/metrics"; done
+  n1="$(cpu_ns "$npid")"
+  ne_ms="$(awk -v a="$n0" -v b="$n1" -v n="$ne_scrapes" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/n*1000}')"
+  ne_rss="$(rss_kb "$npid" VmRSS)"; ne_hwm="$(rss_kb "$npid" VmHWM)"
+  ne_series="$(curl -s "http://127.0.0.1:$ne_port/metrics" | grep -v '^#' | grep -cE '^node_(infiniband|network)_')"
+  stop "$npid"
+
+  # fabricwatch, rdma + netdev only, sampling at 10 Hz: CPU per collection (both collectors), plus
+  # the same number of scrapes as node_exporter got, for the render cost.
+  fw_port="$(free_port)"
+  "$agent" --path.sysfs="$sysfs" --web.listen-address="127.0.0.1:$fw_port" --log.level=warn \
+    --no-collector.ethtool --no-collector.optics --no-collector.topology \
+    --collector.rdma.interval=100ms --collector.netdev.interval=100ms 2>/dev/null &
+  fpid=$!; pids+=("$fpid")
+  wait_http "http://127.0.0.1:$fw_port/metrics"
+  sleep 1
+  f0="$(cpu_ns "$fpid")"; sleep "$fw_window"; f1="$(cpu_ns "$fpid")"
+  fw_collect_ms="$(awk -v a="$f0" -v b="$f1" -v w="$fw_window" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/(w*10)*1000}')"
+  g0="$(cpu_ns "$fpid")"
+  for _ in $(seq "$ne_scrapes"); do curl -s -o /dev/null "http://127.0.0.1:$fw_port/metrics"; done
+  g1="$(cpu_ns "$fpid")"
+  # The scrape loop also ran 10 Hz sampling; subtract it at the rate just measured.
+  fw_scrape_ms="$(awk -v a="$g0" -v b="$g1" -v n="$ne_scrapes" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/n*1000}')"
+  fw_rss="$(rss_kb "$fpid" VmRSS)"
+  stop "$fpid"
+
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else print "n/a" }'; }
+  cpu_ratio="$(ratio "$ne_ms" "$fw_collect_ms")"
+  rss_ratio="$(ratio "$ne_rss" "$fw_rss")"
+  num() { printf "%.${2:-1}f" "$1"; }
+  reads="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
+  allocs="$(sed -n 's/.*"allocations_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
+  cpu_sample="$(sed -n 's/.*"cpu_us_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
+
+  # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
+  for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample reads \
+      syscalls_per_sample allocs ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
+    [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
+      echo "run.sh: $preset: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
+  done
+  [[ -n "$p50" && -n "$p99" ]] || { echo "run.sh: $preset: wrk gave no latency" >&2; exit 1; }
+  if grep -q '"partial_errors": [1-9]' "$report/$preset.fabricbench.json"; then
+    echo "run.sh: $preset: collectors reported errors on the workload" >&2; exit 1
+  fi
+  {
+    echo "## $preset"
+    echo
+    echo "| figure | value |"
+    echo "|---|---|"
+    echo "| series on /metrics | $series |"
+    echo "| exposition size | $exposition_bytes bytes ($exposition_gzip gzip) |"
+    echo "| agent CPU at default cadence | $agent_core_pct % of one core |"
+    echo "| agent RSS (now, peak) | $((agent_rss / 1024)) MiB, $((agent_hwm / 1024)) MiB |"
+    echo "| CPU per sample, all collectors (in-process) | $(num "$cpu_sample") µs |"
+    echo "| file reads per sample | $(num "$reads") |"
+    echo "| syscalls per sample (strace) | $syscalls_per_sample |"
+    echo "| heap allocations per sample | $(num "$allocs" 0) |"
+    echo "| /metrics, 16 concurrent scrapers | p50 $p50, p99 $p99, $rps req/s |"
+    echo "| node_exporter (infiniband+netclass) CPU per scrape | $ne_ms ms |"
+    echo "| fabricwatch (rdma+netdev) CPU per collection | $fw_collect_ms ms |"
+    echo "| fabricwatch (rdma+netdev) CPU per scrape (render + HTTP + concurrent 10 Hz sampling) | $fw_scrape_ms ms |"
+    echo "| CPU ratio node_exporter / fabricwatch (per collection) | ${cpu_ratio}× |"
+    echo "| RSS node_exporter / fabricwatch (same collectors) | $((ne_rss / 1024)) MiB / $((fw_rss / 1024)) MiB = ${rss_ratio}× |"
+    echo "| node_exporter series (infiniband+netclass) | $ne_series |"
+    echo
+    echo "Per collector (fabricbench):"
+    echo
+    cat "$report/$preset.fabricbench.md"
+    echo
+  } >>"$summary"
+
+  ((first)) || echo "," >>"$json_all"
+  first=0
+  cat >>"$json_all" <<JSON
+  "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct,
+    "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample,
+    "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample,
+    "allocations_per_sample": $allocs, "scrape16_p50": "$p50", "scrape16_p99": "$p99",
+    "node_exporter_cpu_ms_per_scrape": $ne_ms, "fabricwatch_cpu_ms_per_collection": $fw_collect_ms,
+    "fabricwatch_cpu_ms_per_scrape": $fw_scrape_ms, "node_exporter_rss_kib": $ne_rss,
+    "fabricwatch_rss_kib": $fw_rss}
+JSON
+done
+echo "}" >>"$json_all"
+cat "$summary"
+echo "report: $report" >&2
