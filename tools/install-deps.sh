@@ -16,6 +16,7 @@ build_pkgs=(
 )
 test_pkgs=(
   libgtest-dev libgmock-dev
+  python3             # test scripts parse JSON and run small loopback receivers
   prometheus          # provides promtool and the real server used by the e2e test
   iproute2 curl procps ethtool iputils-ping
   prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
