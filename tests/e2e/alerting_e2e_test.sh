@@ -28,7 +28,7 @@ for t in jq socat promtool; do command -v "$t" >/dev/null || fail "$t missing (t
   fail "alertmanager missing (apt-get install prometheus-alertmanager)"
 
 SIM="${FABRICSIM:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
-SCENARIO="$FABRICWATCH_SOURCE_DIR/tools/fabricsim/scenarios/pfc-storm-source.yaml"
+SCENARIO="$FABRICWATCH_SOURCE_DIR/tools/fabricsim/scenarios/pfc_storm_source.yaml"
 if [[ "$MODE" == pfc-storm ]]; then
   [[ -x "$SIM" ]] || skip "the simulator is not built ($SIM missing): the PFC-storm alerting path needs it (the agent-down path runs in e2e.alerting_agent_down)"
   [[ -f "$SCENARIO" ]] || skip "scenario $SCENARIO missing"
