@@ -130,8 +130,8 @@ int Main(int argc, char** argv) {
   std::unique_ptr<sys::LinkEventListener> listener;
   auto netdev = config.collectors.find("netdev");
   if (!config.config_check && netdev != config.collectors.end() && netdev->second.enabled) {
-    link_log = std::make_unique<sys::LinkEventLog>();
     if (IsHostSysfs(config.sysfs_path)) {
+      link_log = std::make_unique<sys::LinkEventLog>();
       auto started = sys::LinkEventListener::Start(*link_log, GetLogger("link_events"));
       if (started) {
         listener = std::move(*started);
@@ -140,6 +140,8 @@ int Main(int argc, char** argv) {
                   started.error().ToString());
       }
     } else {
+      // No log at all (not one reporting "listener down"): a replay root has no kernel events,
+      // and fabricwatch_link_listener_up is not exported, as for the verbs listener.
       log->info("--path.sysfs is a replay root: the rtnetlink link-event listener is off");
     }
   }

@@ -29,7 +29,7 @@ fi
 alerts="$(grep -ho '^ *- alert: [A-Za-z0-9]*' "${rules[@]}" | awk '{print $3}' | sort -u)"
 for a in $alerts; do
   # Each alert needs a test that expects it to fire (exp_labels under its alertname) ...
-  if ! awk -v a="$a" '$1 == "alertname:" { cur = $2 } cur == a && /exp_labels:/ { found = 1 } END { exit !found }' \
+  if ! awk -v a="$a" '$1 == "alertname:" { cur = $2 } $1 == "-" && $2 == "alertname:" { cur = $3 } cur == a && /exp_labels:/ { found = 1 } END { exit !found }' \
       alerts/tests/*.test.yml; then
     bad "$a: no promtool test expects it to fire"
   fi

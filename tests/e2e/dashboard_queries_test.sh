@@ -24,10 +24,29 @@ targets=()
 if [[ -x "$SIM" ]]; then
   STRICT=1
   mkdir -p "$E2E_TMP/sim"
-  "$SIM" run --preset hgx-roce --root "$E2E_TMP/sim" --speed 1 >"$E2E_TMP/sim.jsonl" 2>"$E2E_TMP/sim.log" &
+  # Faults from the first seconds, so the anomaly panels have data within the test's window.
+  cat >"$E2E_TMP/scenario.yaml" <<'YAML'
+preset: hgx-roce
+duration: 30m
+events:
+  - {at: 2s, fault: pfc_storm_source, device: mlx5_1, priority: 3, duration: 20m}
+  - {at: 2s, fault: congestion, device: mlx5_0, priority: 3, duration: 20m}
+  - {at: 3s, fault: link_flap, device: mlx5_3, count: 6, period: 2s, down: 1}
+  - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 85, duration: 8s}
+YAML
+  # A state file and a dry-run notify hook, so the agent-health panels of both have series.
+  cat >"$E2E_TMP/agent.yaml" <<'YAML'
+hooks:
+  dry_run: true
+  run:
+    - {name: notify, command: [/bin/true], action: notify, detectors: [pfc_storm, link_flap]}
+YAML
+  "$SIM" run --preset hgx-roce --root "$E2E_TMP/sim" --scenario "$E2E_TMP/scenario.yaml" --speed 1 \
+    >"$E2E_TMP/sim.jsonl" 2>"$E2E_TMP/sim.log" &
   register_pid $!
   for _ in $(seq 1 100); do [[ -d "$E2E_TMP/sim/sys/class/net" ]] && break; sleep 0.1; done
-  start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool"
+  start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
+    --config.file="$E2E_TMP/agent.yaml" --state.file="$E2E_TMP/state.json"
   targets+=("127.0.0.1:$AGENT_PORT")
   ok "agent on the simulator's hgx-roce preset"
 else
@@ -137,7 +156,12 @@ while IFS=$'\t' read -r file title expr; do
     continue
   fi
   miss="$(for n in $(names "$expr"); do missing_inputs "$n"; done | sort -u | tr '\n' ' ')"
-  if ((STRICT)) || [[ -z "$miss" ]]; then
+  # The event listeners exist only on the host's own /sys (a replay root has no kernel events).
+  if [[ "$q" =~ fabricwatch_(link|verbs)_listener_up|fabricwatch_verbs_devices_open ]] &&
+      ! grep -q 'fabricwatch_\(link\|verbs\)_listener_up' <<<"$(curl -s "http://${targets[0]}/metrics")"; then
+    waived=$((waived + 1))
+    log "  no data (listener metrics exist on a host /sys only): $file / $title"
+  elif ((STRICT)) || [[ -z "$miss" ]]; then
     fail_later "$file / $title: no data for $q"
   else
     waived=$((waived + 1))
