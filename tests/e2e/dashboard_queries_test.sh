@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Consistency of alerts/ and dashboards/ with what the agent exports, against a real Prometheus:
 #  1. every metric name used in the alerting and recording rules and in the dashboard queries
-#     exists in the agent's exposition (or --help-metrics), is a recording rule of alerts/, a
-#     Prometheus-made series (up, scrape_*, ALERTS), or a detector-contract name still pending
-#     (alerts/contract-metrics.txt);
+#     exists in the agent's exposition (or --help-metrics), is a recording rule of alerts/, or a
+#     Prometheus-made series (up, scrape_*, ALERTS);
 #  2. Prometheus (1 s scrapes, the shipped rules loaded) scrapes agents for a while, and every
 #     dashboard panel query returns data. Sources: the simulator (build/tools/fabricsim) when it
 #     is built, where every query must return data; until then the replay fixtures roce-node
@@ -91,8 +90,6 @@ known="$E2E_TMP/known.txt"
 exported="$E2E_TMP/exported.txt"   # what these sources really export (and may return data)
 for t in "${targets[@]}"; do curl -sf "http://$t/metrics" | awk '!/^#/ { sub(/[{ ].*/, ""); print }'; done |
   sort -u >"$exported"
-pending="$E2E_TMP/pending.txt"
-grep -v '^#' "$SRC/alerts/contract-metrics.txt" | sed '/^$/d' | sort -u >"$pending"
 
 # names EXPR...: the metric names (plain and recording-rule names) in PromQL text.
 names() {
@@ -107,13 +104,10 @@ used=0
 while read -r n; do
   [[ -z "$n" ]] && continue
   used=$((used + 1))
-  grep -qxF "$n" "$known" || grep -qxF "$n" "$pending" || unknown+=("$n")
+  grep -qxF "$n" "$known" || unknown+=("$n")
 done < <(names "$rule_exprs"$'\n'"$dash_exprs")
 ((${#unknown[@]} == 0)) || fail "names in alerts/ or dashboards/ the agent does not export: ${unknown[*]}"
-ok "$used metric names used by rules and dashboards all exist ($(wc -l <"$pending") pending detector-contract names)"
-if ((STRICT)); then
-  while read -r n; do grep -qxF "$n" "$exported" && log "note: $n is exported now; remove it from alerts/contract-metrics.txt"; done <"$pending"
-fi
+ok "$used metric names used by rules and dashboards all exist"
 
 # --- 2. every panel query returns data --------------------------------------------------------
 cat >"$E2E_TMP/prometheus.yml" <<EOC
