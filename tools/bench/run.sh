@@ -208,9 +208,10 @@ for workload in "${workloads[@]}"; do
   reads="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   allocs="$(sed -n 's/.*"allocations_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   cpu_sample="$(sed -n 's/.*"cpu_us_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
+  cpu_second="$(sed -n 's/.*"cpu_us": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
 
   # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
-  for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample reads \
+  for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample cpu_second reads \
       syscalls_per_sample allocs ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
     [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
       echo "run.sh: $preset: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
@@ -229,6 +230,7 @@ for workload in "${workloads[@]}"; do
     echo "| agent CPU at default cadence | $agent_core_pct % of one core |"
     echo "| agent RSS (now, peak) | $((agent_rss / 1024)) MiB, $((agent_hwm / 1024)) MiB |"
     echo "| CPU per sample, all collectors (in-process) | $(num "$cpu_sample") µs |"
+    echo "| sampling CPU per second at default cadences (in-process) | $(num "$cpu_second") µs = $(awk -v c="$cpu_second" 'BEGIN{printf "%.3f", c/1e4}') % of one core |"
     echo "| file reads per sample | $(num "$reads") |"
     echo "| syscalls per sample (strace) | $syscalls_per_sample |"
     echo "| heap allocations per sample | $(num "$allocs" 0) |"
@@ -250,7 +252,7 @@ for workload in "${workloads[@]}"; do
   first=0
   cat >>"$json_all" <<JSON
   "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct,
-    "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample,
+    "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample, "sampling_cpu_us_per_second": $cpu_second,
     "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample,
     "allocations_per_sample": $allocs, "scrape16_p50": "$p50", "scrape16_p99": "$p99",
     "node_exporter_cpu_ms_per_scrape": $ne_ms, "fabricwatch_cpu_ms_per_collection": $fw_collect_ms,
