@@ -12,9 +12,8 @@
 #include "collectors/core/duration.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/core/linear_trend.h"
-#include "detectors/core/option_reader.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -24,6 +23,72 @@ using std::chrono::duration;
 using Options = BerGrowthOptions;
 
 constexpr std::string_view kName = "ber_growth";
+
+// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+constexpr DetectorOptionSpec kOptions[] = {
+    {"effective-warning-ratio",
+     "Effective (post-FEC) BER above which a warning is raised. §3.3/§8; IB spec < 1e-12 [S23]",
+     "1e-14"},
+    {"effective-warning-window",
+     "Shortest window of the warning BER (extended until it holds 3/ratio bits, §0.3). UFM 12 min "
+     "window [S21], §3.3",
+     "12m"},
+    {"effective-warning-min-errors",
+     "Errors the warning window must hold. Judgement floor (Poisson rule of three), §3.3/§0.3",
+     "3"},
+    {"effective-critical-ratio",
+     "Effective BER above which a critical finding is raised. IB spec < 1e-12 [S23], §3.3/§8",
+     "1e-12"},
+    {"effective-critical-window", "Shortest window of the critical BER. §3.3/§8", "5m"},
+    {"effective-critical-min-errors", "Errors the critical window must hold. Judgement floor, §3.3",
+     "10"},
+    {"history", "Counter history kept for the BER windows. UFM PDR's long BER window [S21], §0.3",
+     "125m"},
+    {"ib-symbol-errors-per-hour",
+     "IB symbol errors in the last hour that raise a critical finding. NVSentinel IBTA BER spec "
+     "violation [S16], §3.3",
+     "120"},
+    {"pre-fec-warning-ratio",
+     "Pre-FEC BER (pre-fec-window windows) above which a warning is raised. Judgement, 1.4 decades "
+     "below the KP4 limit [S24], §3.3",
+     "1e-5"},
+    {"pre-fec-warning-for", "How long the pre-FEC warning ratio must be exceeded. Judgement, §3.3",
+     "15m"},
+    {"pre-fec-critical-ratio",
+     "Pre-FEC BER above which a critical finding is raised. Judgement, 0.4 decades below the KP4 "
+     "limit [S24], §3.3",
+     "1e-4"},
+    {"pre-fec-critical-for",
+     "How long the pre-FEC critical ratio must be exceeded. Judgement, §3.3", "5m"},
+    {"pre-fec-window", "Window over which the pre-FEC BER is measured. §3.3", "1m"},
+    {"fec-limit-ratio",
+     "Pre-FEC BER limit of the FEC, the target of the trend projection. 50G/100G-per-lane PAM4 KP4 "
+     "limit [S24], §3.1",
+     "2.4e-4"},
+    {"trend-lookback",
+     "History of the linear fit of log10(pre-FEC BER). §3.3 pre-FEC trend, predict_linear [S40]",
+     "6h"},
+    {"trend-min-span", "History the trend fit needs before it projects. Judgement, §3.3", "1h"},
+    {"trend-warning-horizon",
+     "Warn when the trend reaches fec-limit-ratio within this time. §3.3 [S40]", "24h"},
+    {"trend-critical-horizon",
+     "Critical when the trend reaches fec-limit-ratio within this time. §3.3 [S40]", "4h"},
+    {"trend-for",
+     "How long a projection must hold before it is a finding. Judgement (a trend, not one noisy "
+     "hour), §3.3",
+     "15m"},
+    {"clear-factor",
+     "Findings clear below this fraction of their raise ratio (hysteresis). Judgement, §3.3",
+     "0.5"},
+    {"clear-for",
+     "How long the clear condition must hold before a finding clears. UFM PDR 5 min de-isolation "
+     "[S21], §3.2",
+     "5m"},
+    {"error-counter-width",
+     "Width in bits of the Ethernet PHY error counters (32 for drivers whose counters wrap at "
+     "2^32). §0.2",
+     "64"},
+};
 
 constexpr MetricDesc kEffective{
     "fabric_ber_effective_ratio",
@@ -55,8 +120,7 @@ constexpr MetricDesc kIbSymbolRate{
     "InfiniBand port symbol errors per second over the last hour (critical above 120 per hour).",
     MetricKind::kGauge,
     {"device", "port"}};
-
-double Seconds(std::chrono::milliseconds d) { return duration<double>(d).count(); }
+constexpr MetricDesc kMetrics[] = {kEffective, kPreFec, kEta, kIbEffective, kIbSymbolRate};
 
 std::string Sci(double v) {
   char buffer[32];
@@ -142,15 +206,15 @@ struct EffectiveLevel {
     last = history.Span(window_seconds, needed_bits);
     supported = last.seconds >= window_seconds && last.bits >= needed_bits;
     ratio = last.bits > 0 ? last.errors / last.bits : 0;
-    latch.Update(time, supported && last.errors >= min_errors && ratio > threshold,
-                 last.errors < min_errors || ratio < threshold * clear_factor);
+    latch.Update(supported && last.errors >= min_errors && ratio > threshold,
+                 last.errors < min_errors || ratio < threshold * clear_factor, time);
   }
 
   double threshold;
   double window_seconds;
   double min_errors;
   std::string window_label;
-  HoldLatch latch;
+  HoldDown latch;
   History::Sum last;
   bool supported = false;
   double ratio = 0;
@@ -192,7 +256,7 @@ struct EthPort {
   CounterTracker corrected;
   History history;
   EffectivePair effective;
-  HoldLatch pre_warning, pre_critical, trend_warning, trend_critical;
+  HoldDown pre_warning, pre_critical, trend_warning, trend_critical;
   LinearTrend trend;
   std::optional<double> pre_fec_ratio;
   std::optional<double> eta;
@@ -211,7 +275,7 @@ struct IbPort {
   CounterTracker symbol, lli, ebo;
   History history;
   EffectivePair effective;
-  HoldLatch hourly, fatal_lli, fatal_ebo;
+  HoldDown hourly, fatal_lli, fatal_ebo;
   double errors_last_hour = 0;
   double rate_bytes = 0;
   uint64_t lli_delta = 0, ebo_delta = 0;
@@ -386,10 +450,10 @@ class BerGrowthDetector final : public Detector {
     const double ratio = window.corrected / window.pre_bits;
     p.pre_fec_ratio = ratio;
     const double cf = o_.clear_factor;
-    p.pre_warning.Update(time, ratio > o_.pre_fec_warning_ratio,
-                         ratio < o_.pre_fec_warning_ratio * cf);
-    p.pre_critical.Update(time, ratio > o_.pre_fec_critical_ratio,
-                          ratio < o_.pre_fec_critical_ratio * cf);
+    p.pre_warning.Update(ratio > o_.pre_fec_warning_ratio, ratio < o_.pre_fec_warning_ratio * cf,
+                         time);
+    p.pre_critical.Update(ratio > o_.pre_fec_critical_ratio, ratio < o_.pre_fec_critical_ratio * cf,
+                          time);
     // log10 of a zero ratio is undefined: a window with no corrected bits sits at the floor of
     // what it could have measured (one error in its bits), which keeps the fit honest.
     p.trend.Add(time, std::log10(std::max(ratio, 1 / window.pre_bits)));
@@ -397,8 +461,8 @@ class BerGrowthDetector final : public Detector {
     p.eta = fit ? fit->SecondsToReach(std::log10(o_.fec_limit_ratio)) : std::nullopt;
     const double warn_h = Seconds(o_.trend_warning_horizon);
     const double crit_h = Seconds(o_.trend_critical_horizon);
-    p.trend_warning.Update(time, p.eta && *p.eta <= warn_h, !p.eta || *p.eta > 1.5 * warn_h);
-    p.trend_critical.Update(time, p.eta && *p.eta <= crit_h, !p.eta || *p.eta > 1.5 * crit_h);
+    p.trend_warning.Update(p.eta && *p.eta <= warn_h, !p.eta || *p.eta > 1.5 * warn_h, time);
+    p.trend_critical.Update(p.eta && *p.eta <= crit_h, !p.eta || *p.eta > 1.5 * crit_h, time);
   }
 
   void ObserveRdma(const SnapshotView& snapshot) {
@@ -413,28 +477,28 @@ class BerGrowthDetector final : public Detector {
       p.seen = true;
       return &p;
     };
-    ForEachSample(
-        families, "fabric_rdma_port_symbol_errors_total",
-        [&](const prometheus::ClientMetric& m, double value) {
-          IbPort* p = port_for(m);
-          if (p == nullptr || !(value >= 0)) return;
-          const auto rate =
-              FindValue(families, "fabric_rdma_port_rate_bytes_per_second",
+    ForEachSample(families, "fabric_rdma_port_symbol_errors_total",
+                  [&](const prometheus::ClientMetric& m, double value) {
+                    IbPort* p = port_for(m);
+                    if (p == nullptr || !(value >= 0)) return;
+                    const auto rate = FindValue(
+                        families, "fabric_rdma_port_rate_bytes_per_second",
                         {{"device", *LabelValue(m, "device")}, {"port", *LabelValue(m, "port")}});
-          p->rate_bytes = rate.value_or(0);
-          const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
-          p->symbol_saturated = step.saturated;
-          if (step.valid && p->rate_bytes > 0) {
-            p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
-                           static_cast<double>(step.delta), std::nullopt, o_.history);
-          }
-          p->effective.warning.Update(p->history, time, o_.clear_factor);
-          p->effective.critical.Update(p->history, time, o_.clear_factor);
-          p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
-          p->hourly.Update(time, p->errors_last_hour > o_.ib_symbol_errors_per_hour,
-                           p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor);
-        });
-    auto fatal = [&](const char* family, CounterTracker IbPort::*tracker, HoldLatch IbPort::*latch,
+                    p->rate_bytes = rate.value_or(0);
+                    const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
+                    p->symbol_saturated = step.saturated;
+                    if (step.valid && p->rate_bytes > 0) {
+                      p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
+                                     static_cast<double>(step.delta), std::nullopt, o_.history);
+                    }
+                    p->effective.warning.Update(p->history, time, o_.clear_factor);
+                    p->effective.critical.Update(p->history, time, o_.clear_factor);
+                    p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
+                    p->hourly.Update(
+                        p->errors_last_hour > o_.ib_symbol_errors_per_hour,
+                        p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor, time);
+                  });
+    auto fatal = [&](const char* family, CounterTracker IbPort::*tracker, HoldDown IbPort::*latch,
                      uint64_t IbPort::*last) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
         IbPort* p = port_for(m);
@@ -443,7 +507,7 @@ class BerGrowthDetector final : public Detector {
         // Saturated = unknown: neither raise nor clear (detection.md §0.2).
         const bool grew = step.valid && step.delta > 0;
         if (grew) p->*last = step.delta;
-        (p->*latch).Update(time, grew, step.valid && step.delta == 0);
+        (p->*latch).Update(grew, step.valid && step.delta == 0, time);
       });
     };
     fatal("fabric_rdma_port_local_link_integrity_errors_total", &IbPort::lli, &IbPort::fatal_lli,
@@ -462,48 +526,52 @@ class BerGrowthDetector final : public Detector {
 
 Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
   Options o;
-  OptionReader r(kName, options);
-  r.GetDouble("effective_warning_ratio", o.effective_warning_ratio, 1e-20, 1);
-  r.GetDuration("effective_warning_window", o.effective_warning_window);
-  r.GetDouble("effective_warning_min_errors", o.effective_warning_min_errors, 1, 1e12);
-  r.GetDouble("effective_critical_ratio", o.effective_critical_ratio, 1e-20, 1);
-  r.GetDuration("effective_critical_window", o.effective_critical_window);
-  r.GetDouble("effective_critical_min_errors", o.effective_critical_min_errors, 1, 1e12);
-  r.GetDuration("history", o.history);
-  r.GetDouble("ib_symbol_errors_per_hour", o.ib_symbol_errors_per_hour, 0, 1e12);
-  r.GetDouble("pre_fec_warning_ratio", o.pre_fec_warning_ratio, 1e-20, 1);
-  r.GetDuration("pre_fec_warning_for", o.pre_fec_warning_for, true);
-  r.GetDouble("pre_fec_critical_ratio", o.pre_fec_critical_ratio, 1e-20, 1);
-  r.GetDuration("pre_fec_critical_for", o.pre_fec_critical_for, true);
-  r.GetDuration("pre_fec_window", o.pre_fec_window);
-  r.GetDouble("fec_limit_ratio", o.fec_limit_ratio, 1e-20, 1);
-  r.GetDuration("trend_lookback", o.trend_lookback);
-  r.GetDuration("trend_min_span", o.trend_min_span);
-  r.GetDuration("trend_warning_horizon", o.trend_warning_horizon);
-  r.GetDuration("trend_critical_horizon", o.trend_critical_horizon);
-  r.GetDuration("trend_for", o.trend_for, true);
-  r.GetDouble("clear_factor", o.clear_factor, 0, 1);
-  r.GetDuration("clear_for", o.clear_for, true);
-  r.GetDouble("error_counter_width", o.error_counter_width, 32, 64);
-  if (Status status = r.Finish(); !status.ok()) return Error(status);
+  auto r = OptionReader::Make(kName, options, kOptions);
+  if (!r) return Error(r.error());
+  o.effective_warning_ratio = r->Number("effective-warning-ratio", 1e-20, 1);
+  o.effective_warning_window = r->Duration("effective-warning-window");
+  o.effective_warning_min_errors = r->Number("effective-warning-min-errors", 1, 1e12);
+  o.effective_critical_ratio = r->Number("effective-critical-ratio", 1e-20, 1);
+  o.effective_critical_window = r->Duration("effective-critical-window");
+  o.effective_critical_min_errors = r->Number("effective-critical-min-errors", 1, 1e12);
+  o.history = r->Duration("history");
+  o.ib_symbol_errors_per_hour = r->Number("ib-symbol-errors-per-hour", 0, 1e12);
+  o.pre_fec_warning_ratio = r->Number("pre-fec-warning-ratio", 1e-20, 1);
+  o.pre_fec_warning_for = r->Duration("pre-fec-warning-for", true);
+  o.pre_fec_critical_ratio = r->Number("pre-fec-critical-ratio", 1e-20, 1);
+  o.pre_fec_critical_for = r->Duration("pre-fec-critical-for", true);
+  o.pre_fec_window = r->Duration("pre-fec-window");
+  o.fec_limit_ratio = r->Number("fec-limit-ratio", 1e-20, 1);
+  o.trend_lookback = r->Duration("trend-lookback");
+  o.trend_min_span = r->Duration("trend-min-span");
+  o.trend_warning_horizon = r->Duration("trend-warning-horizon");
+  o.trend_critical_horizon = r->Duration("trend-critical-horizon");
+  o.trend_for = r->Duration("trend-for", true);
+  o.clear_factor = r->Number("clear-factor", 0, 1);
+  o.clear_for = r->Duration("clear-for", true);
+  o.error_counter_width = r->Number("error-counter-width", 32, 64);
+  if (!r->status().ok()) return Error(r->status());
   auto fail = [](const std::string& key, const std::string& why) {
     return Error(StatusCode::kInvalidArgument, "detector ber_growth: option " + key + ": " + why);
   };
   if (o.error_counter_width != 32 && o.error_counter_width != 64) {
-    return fail("error_counter_width", "must be 32 or 64");
+    return fail("error-counter-width", "must be 32 or 64");
   }
   if (o.history < o.effective_warning_window || o.history < o.effective_critical_window ||
       o.history < std::chrono::hours(1) || o.history < o.pre_fec_window) {
     return fail("history", "must cover every window and the 1 h IB symbol-error count");
   }
   if (o.trend_min_span > o.trend_lookback) {
-    return fail("trend_min_span", "must not exceed trend_lookback");
+    return fail("trend-min-span", "must not exceed trend-lookback");
   }
   if (o.pre_fec_warning_ratio > o.pre_fec_critical_ratio) {
-    return fail("pre_fec_warning_ratio", "must not exceed pre_fec_critical_ratio");
+    return fail("pre-fec-warning-ratio", "must not exceed pre-fec-critical-ratio");
   }
   return o;
 }
+
+std::span<const DetectorOptionSpec> BerGrowthDetectorOptions() { return kOptions; }
+std::span<const MetricDesc> BerGrowthDetectorMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options) {
   Result<BerGrowthOptions> parsed = ParseBerGrowthOptions(options);

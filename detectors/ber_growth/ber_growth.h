@@ -35,51 +35,59 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 struct BerGrowthOptions {
   using Duration = std::chrono::milliseconds;
+  // Every default is in BerGrowthDetectorOptions() (the spec table that --help and the README
+  // show), so it is written once; the comments here say why each value was chosen.
   // §3.3 / §8 "Effective BER": IB spec < 1e-12 [S23]; UFM 12 min window [S21]; the minimum
   // error counts are the §3.3 Judgement floors.
-  double effective_warning_ratio = 1e-14;
-  Duration effective_warning_window = std::chrono::minutes(12);
-  double effective_warning_min_errors = 3;
-  double effective_critical_ratio = 1e-12;
-  Duration effective_critical_window = std::chrono::minutes(5);
-  double effective_critical_min_errors = 10;
+  double effective_warning_ratio{};
+  Duration effective_warning_window{};
+  double effective_warning_min_errors{};
+  double effective_critical_ratio{};
+  Duration effective_critical_window{};
+  double effective_critical_min_errors{};
   // History kept for the windows: 125 min, UFM PDR's long BER window [S21] (§0.3).
-  Duration history = std::chrono::minutes(125);
+  Duration history{};
   // §3.3 "IB absolute": symbol_error > 120/h critical [S16].
-  double ib_symbol_errors_per_hour = 120;
+  double ib_symbol_errors_per_hour{};
   // §3.3 "Pre-FEC BER level": > 1e-5 for 15 min warning, > 1e-4 for 5 min critical (Judgement,
   // 1.4 and 0.4 decades below the KP4 limit [S24]), measured over 1 min windows.
-  double pre_fec_warning_ratio = 1e-5;
-  Duration pre_fec_warning_for = std::chrono::minutes(15);
-  double pre_fec_critical_ratio = 1e-4;
-  Duration pre_fec_critical_for = std::chrono::minutes(5);
-  Duration pre_fec_window = std::chrono::minutes(1);
+  double pre_fec_warning_ratio{};
+  Duration pre_fec_warning_for{};
+  double pre_fec_critical_ratio{};
+  Duration pre_fec_critical_for{};
+  Duration pre_fec_window{};
   // §3.1: 50G/100G-per-lane PAM4 links must achieve pre-FEC BER ≤ 2.4e-4 [S24].
-  double fec_limit_ratio = 2.4e-4;
+  double fec_limit_ratio{};
   // §3.3 "Pre-FEC trend": 6 h fit, 24 h warning, 4 h critical [S40]. The projection needs ≥ 1 h
   // of history and must hold for 15 min (Judgement: a trend, not one noisy hour).
-  Duration trend_lookback = std::chrono::hours(6);
-  Duration trend_min_span = std::chrono::hours(1);
-  Duration trend_warning_horizon = std::chrono::hours(24);
-  Duration trend_critical_horizon = std::chrono::hours(4);
-  Duration trend_for = std::chrono::minutes(15);
+  Duration trend_lookback{};
+  Duration trend_min_span{};
+  Duration trend_warning_horizon{};
+  Duration trend_critical_horizon{};
+  Duration trend_for{};
   // Clear at clear_factor × the raise ratio, held for clear_for (5 min healthy before
   // de-isolation, UFM PDR [S21]).
-  double clear_factor = 0.5;
-  Duration clear_for = std::chrono::minutes(5);
+  double clear_factor{};
+  Duration clear_for{};
   // Width of the Ethernet PHY error counters (64; 32 for drivers whose counters wrap at 2^32).
-  double error_counter_width = 64;
+  double error_counter_width{};
 };
 
-// Option keys: the field names above.
+// Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in
+// BerGrowthDetectorOptions().
+std::span<const DetectorOptionSpec> BerGrowthDetectorOptions();
+std::span<const MetricDesc> BerGrowthDetectorMetrics();
 Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options);
 

@@ -3,7 +3,8 @@
 //
 //   HoldDown        a state that raises only after its raise condition held for `raise_after`
 //                   and clears only after its clear condition held for `clear_after` (SONiC's
-//                   detection/restoration timers, §1.3; the run-length rule of §5);
+//                   detection/restoration timers, §1.3; the run-length rule of §5); counter
+//                   samples cover an interval (from, to], gauge reads a point in time;
 //   DecayingPenalty the AIED / BGP-dampening penalty: +amount per event, exponential decay with a
 //                   half-life, capped at a ceiling (§2.2, §5);
 //   EventWindow     timestamps of events for sliding-window counts ("5 in 10 s", "2 in 6 h").
@@ -12,10 +13,9 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "detectors/core/detector.h"
 
@@ -39,6 +39,12 @@ class HoldDown {
   // satisfies neither condition (between the raise and clear thresholds) restarts both streaks:
   // only uninterrupted runs count. Returns active().
   bool Update(bool raise_condition, bool clear_condition, TimePoint from, TimePoint to);
+  // One point observation at `at`: a gauge read at an instant (a DOM read, a PCIe link state,
+  // a windowed BER) says nothing about the time before it, so a streak starts at the first
+  // sample that satisfies its condition and `raise_after` is measured between samples.
+  bool Update(bool raise_condition, bool clear_condition, TimePoint at) {
+    return Update(raise_condition, clear_condition, at, at);
+  }
   // No information for a while (a missing sample, a counter gap): streaks restart, the state
   // is kept.
   void Interrupt() { raise_since_.reset(), clear_since_.reset(); }

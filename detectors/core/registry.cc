@@ -1,7 +1,11 @@
 #include "detectors/core/registry.h"
 
+#include "detectors/ber_growth/ber_growth.h"
 #include "detectors/link_flap/link_flap.h"
+#include "detectors/optical_drift/optical_drift.h"
+#include "detectors/pcie_degraded/pcie_degraded.h"
 #include "detectors/pfc_storm/pfc_storm.h"
+#include "detectors/thermal_drift/thermal_drift.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -16,6 +20,21 @@ const DetectorInfo kDetectors[] = {
      "PFC pause storms per priority: source (we pause, nothing received) and victim (we are "
      "paused, nothing sent) from pause-time ratios, plus NIC storm-prevention events",
      true, PfcStormDetectorOptions(), PfcStormDetectorMetrics(), MakePfcStormDetector},
+    {"ber_growth",
+     "Bit-error growth: effective (post-FEC) BER over Poisson-sized windows, IB symbol and "
+     "fatal-class error counters, pre-FEC BER level and its trend towards the FEC limit",
+     true, BerGrowthDetectorOptions(), BerGrowthDetectorMetrics(), MakeBerGrowthDetector},
+    {"thermal_drift",
+     "Transceiver module temperature against the module's own thresholds, its slew, a trend "
+     "projection to the warning threshold, and NIC module over-temperature events",
+     true, ThermalDriftDetectorOptions(), ThermalDriftDetectorMetrics(), MakeThermalDriftDetector},
+    {"optical_drift",
+     "Per-lane rx power and laser bias against the module's thresholds and against its own "
+     "baseline (keyed by module serial, bias per temperature bin)",
+     true, OpticalDriftDetectorOptions(), OpticalDriftDetectorMetrics(), MakeOpticalDriftDetector},
+    {"pcie_degraded",
+     "GPU and NIC PCIe links trained below their maximum width or speed, and AER error growth",
+     true, PcieDegradedDetectorOptions(), PcieDegradedDetectorMetrics(), MakePcieDegradedDetector},
 };
 
 }  // namespace

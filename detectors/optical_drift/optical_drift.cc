@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
-#include "detectors/core/option_reader.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -20,6 +19,59 @@ namespace {
 using std::chrono::duration;
 
 constexpr std::string_view kName = "optical_drift";
+
+// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+constexpr DetectorOptionSpec kOptions[] = {
+    {"threshold-warning-for",
+     "How long rx power must stay below the module's low warning (or bias above its high warning). "
+     "§4.2 [S30]",
+     "5m"},
+    {"threshold-alarm-for",
+     "How long rx power must stay below the module's low alarm (or bias above its high alarm). "
+     "§4.2 [S30]",
+     "1m"},
+    {"rx-drift-warning-db",
+     "Drop of rx power below the module's baseline (dB) that warns. Judgement anchored to the ~3 "
+     "dB reserved margin [S35b], §4.2/§8",
+     "2"},
+    {"rx-drift-critical-db",
+     "Drop of rx power below the baseline (dB) that is critical. ~3 dB reserved margin [S35b], "
+     "§4.2/§8",
+     "3"},
+    {"rx-drift-clear-db", "An rx drift finding clears below this drop (dB). Judgement, §4.2", "1"},
+    {"rx-drift-for", "How long an rx drift must hold. §4.2/§8", "30m"},
+    {"baseline-time-constant", "Time constant of the per-module EWMA baseline. §8 EWMA-7d baseline",
+     "7d"},
+    {"baseline-warmup",
+     "Readings a baseline needs before it is compared against. Judgement (the §4.2 drift window)",
+     "30m"},
+    {"bias-warning-ratio",
+     "Laser bias above (1 + this) x the same-temperature baseline warns. Judgement from the 30 % "
+     "end-of-life example [S36] and temperature-aware limits [S34], §4.2",
+     "0.2"},
+    {"bias-critical-ratio",
+     "Laser bias above (1 + this) x the baseline is critical. 30 % drive-current end-of-life "
+     "[S36], §4.2",
+     "0.3"},
+    {"bias-clear-ratio",
+     "A bias drift finding clears below (1 + this) x the baseline. Judgement, §4.2", "0.1"},
+    {"bias-for", "How long a bias drift must hold. Judgement, like the rx drift, §4.2", "30m"},
+    {"bias-bin-celsius",
+     "Width of the temperature bins bias baselines are kept in (bias depends on temperature). §4.1 "
+     "[S33][S34], §4.2",
+     "5"},
+    {"bias-min-samples",
+     "Readings a bias bin needs before it is a baseline (10 min at the 30 s DOM cadence). "
+     "Judgement, §4.2",
+     "20"},
+    {"clear-for",
+     "How long the clear condition must hold before a finding clears. UFM PDR 5 min de-isolation "
+     "[S21], §3.2",
+     "5m"},
+    {"baseline-retention",
+     "Baselines of modules not seen for this long are dropped from the state. Judgement, §4.2",
+     "30d"},
+};
 constexpr int kStateVersion = 1;
 
 constexpr LabelNames kLane{"netdev", "lane"};
@@ -37,11 +89,8 @@ constexpr MetricDesc kBiasRatio{
     "Current laser bias divided by the lane's baseline at the same 5 °C temperature bin "
     "(1.2 = +20 %); absent until that bin has a baseline.",
     MetricKind::kGauge, kLane};
+constexpr MetricDesc kMetrics[] = {kRxBaseline, kRxRatio, kBiasRatio};
 
-double UnixSeconds(TimePoint t) { return duration<double>(t.time_since_epoch()).count(); }
-TimePoint FromUnix(double s) {
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(duration<double>(s)));
-}
 double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
 double Watts(double dbm) { return std::pow(10, dbm / 10) / 1000; }
 std::string Fixed(double v, int digits) {
@@ -112,8 +161,8 @@ struct LaneState {
         rx_drift_critical(o.rx_drift_for, o.clear_for),
         bias_drift_warning(o.bias_for, o.clear_for),
         bias_drift_critical(o.bias_for, o.clear_for) {}
-  HoldLatch rx_low_warning, rx_low_alarm, bias_high_warning, bias_high_alarm;
-  HoldLatch rx_drift_warning, rx_drift_critical, bias_drift_warning, bias_drift_critical;
+  HoldDown rx_low_warning, rx_low_alarm, bias_high_warning, bias_high_alarm;
+  HoldDown rx_drift_warning, rx_drift_critical, bias_drift_warning, bias_drift_critical;
   std::optional<double> rx_watts, bias_amperes, rx_drop_db, bias_ratio, baseline_watts;
   double rx_low_warning_w = 0, rx_low_alarm_w = 0, bias_high_warning_a = 0, bias_high_alarm_a = 0;
   bool seen = false;
@@ -150,7 +199,7 @@ class OpticalDriftDetector final : public Detector {
       ObserveModule(families, netdev, serial, snapshot.time);
     }
     std::erase_if(modules_, [&](const auto& entry) { return !seen.contains(entry.first); });
-    const double now = UnixSeconds(snapshot.time);
+    const double now = EpochSeconds(snapshot.time);
     const double retention = duration<double>(options_.baseline_retention).count();
     std::erase_if(baselines_,
                   [&](const auto& entry) { return now - entry.second.last_seen > retention; });
@@ -308,7 +357,7 @@ class OpticalDriftDetector final : public Detector {
     TimePoint time = snapshot_time;
     if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
                               {{"netdev", netdev}})) {
-      time = FromUnix(*read);
+      time = FromEpochSeconds(*read);
     }
     auto it = modules_.find(netdev);
     if (it != modules_.end() && it->second.serial != serial) {
@@ -319,7 +368,7 @@ class OpticalDriftDetector final : public Detector {
     ModuleState& module = it->second;
     if (module.read_time && time <= *module.read_time) return;  // a re-exported DOM read
     module.read_time = time;
-    const double now = UnixSeconds(time);
+    const double now = EpochSeconds(time);
 
     auto [bit, inserted] = baselines_.try_emplace(serial);
     ModuleBaseline& baseline = bit->second;
@@ -355,7 +404,7 @@ class OpticalDriftDetector final : public Detector {
             // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
             s.rx_watts.reset();
             s.rx_drop_db.reset();
-            for (HoldLatch* l :
+            for (HoldDown* l :
                  {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning, &s.rx_drift_critical}) {
               l->Reset();
             }
@@ -364,11 +413,11 @@ class OpticalDriftDetector final : public Detector {
           s.rx_watts = watts;
           if (rx_warn) {
             s.rx_low_warning_w = *rx_warn;
-            s.rx_low_warning.Update(time, watts < *rx_warn, watts >= *rx_warn * 1.122);  // +0.5 dB
+            s.rx_low_warning.Update(watts < *rx_warn, watts >= *rx_warn * 1.122, time);  // +0.5 dB
           }
           if (rx_alarm) {
             s.rx_low_alarm_w = *rx_alarm;
-            s.rx_low_alarm.Update(time, watts < *rx_alarm, watts >= *rx_alarm * 1.122);
+            s.rx_low_alarm.Update(watts < *rx_alarm, watts >= *rx_alarm * 1.122, time);
           }
           Baseline& rx = baseline.lanes[lane].rx_dbm;
           const double dbm = Dbm(watts);
@@ -377,10 +426,10 @@ class OpticalDriftDetector final : public Detector {
             const double drop = rx.mean - dbm;
             s.rx_drop_db = drop;
             s.baseline_watts = Watts(rx.mean);
-            s.rx_drift_warning.Update(time, drop >= options_.rx_drift_warning_db,
-                                      drop < options_.rx_drift_clear_db);
-            s.rx_drift_critical.Update(time, drop >= options_.rx_drift_critical_db,
-                                       drop < options_.rx_drift_clear_db);
+            s.rx_drift_warning.Update(drop >= options_.rx_drift_warning_db,
+                                      drop < options_.rx_drift_clear_db, time);
+            s.rx_drift_critical.Update(drop >= options_.rx_drift_critical_db,
+                                       drop < options_.rx_drift_clear_db, time);
             if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
               rx.Add(dbm, now, tau);
             }
@@ -401,11 +450,11 @@ class OpticalDriftDetector final : public Detector {
           s.bias_amperes = amperes;
           if (bias_warn) {
             s.bias_high_warning_a = *bias_warn;
-            s.bias_high_warning.Update(time, amperes >= *bias_warn, amperes < *bias_warn * 0.95);
+            s.bias_high_warning.Update(amperes >= *bias_warn, amperes < *bias_warn * 0.95, time);
           }
           if (bias_alarm) {
             s.bias_high_alarm_a = *bias_alarm;
-            s.bias_high_alarm.Update(time, amperes >= *bias_alarm, amperes < *bias_alarm * 0.95);
+            s.bias_high_alarm.Update(amperes >= *bias_alarm, amperes < *bias_alarm * 0.95, time);
           }
           if (!temperature || amperes <= 0) {
             s.bias_ratio.reset();
@@ -416,10 +465,10 @@ class OpticalDriftDetector final : public Detector {
           if (b.samples >= options_.bias_min_samples && b.mean > 0) {
             const double ratio = amperes / b.mean;
             s.bias_ratio = ratio;
-            s.bias_drift_warning.Update(time, ratio >= 1 + options_.bias_warning_ratio,
-                                        ratio < 1 + options_.bias_clear_ratio);
-            s.bias_drift_critical.Update(time, ratio >= 1 + options_.bias_critical_ratio,
-                                         ratio < 1 + options_.bias_clear_ratio);
+            s.bias_drift_warning.Update(ratio >= 1 + options_.bias_warning_ratio,
+                                        ratio < 1 + options_.bias_clear_ratio, time);
+            s.bias_drift_critical.Update(ratio >= 1 + options_.bias_critical_ratio,
+                                         ratio < 1 + options_.bias_clear_ratio, time);
             if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
               b.Add(amperes, now, tau);
             }
@@ -440,38 +489,42 @@ class OpticalDriftDetector final : public Detector {
 
 Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& options) {
   OpticalDriftOptions o;
-  OptionReader reader(kName, options);
-  reader.GetDuration("threshold_warning_for", o.threshold_warning_for, true);
-  reader.GetDuration("threshold_alarm_for", o.threshold_alarm_for, true);
-  reader.GetDouble("rx_drift_warning_db", o.rx_drift_warning_db, 0.1, 40);
-  reader.GetDouble("rx_drift_critical_db", o.rx_drift_critical_db, 0.1, 40);
-  reader.GetDouble("rx_drift_clear_db", o.rx_drift_clear_db, 0, 40);
-  reader.GetDuration("rx_drift_for", o.rx_drift_for, true);
-  reader.GetDuration("baseline_time_constant", o.baseline_time_constant);
-  reader.GetDuration("baseline_warmup", o.baseline_warmup, true);
-  reader.GetDouble("bias_warning_ratio", o.bias_warning_ratio, 0.01, 10);
-  reader.GetDouble("bias_critical_ratio", o.bias_critical_ratio, 0.01, 10);
-  reader.GetDouble("bias_clear_ratio", o.bias_clear_ratio, 0, 10);
-  reader.GetDuration("bias_for", o.bias_for, true);
-  reader.GetDouble("bias_bin_celsius", o.bias_bin_celsius, 0.5, 50);
-  reader.GetDouble("bias_min_samples", o.bias_min_samples, 1, 1e9);
-  reader.GetDuration("clear_for", o.clear_for, true);
-  reader.GetDuration("baseline_retention", o.baseline_retention);
-  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  auto reader = OptionReader::Make(kName, options, kOptions);
+  if (!reader) return Error(reader.error());
+  o.threshold_warning_for = reader->Duration("threshold-warning-for", true);
+  o.threshold_alarm_for = reader->Duration("threshold-alarm-for", true);
+  o.rx_drift_warning_db = reader->Number("rx-drift-warning-db", 0.1, 40);
+  o.rx_drift_critical_db = reader->Number("rx-drift-critical-db", 0.1, 40);
+  o.rx_drift_clear_db = reader->Number("rx-drift-clear-db", 0, 40);
+  o.rx_drift_for = reader->Duration("rx-drift-for", true);
+  o.baseline_time_constant = reader->Duration("baseline-time-constant");
+  o.baseline_warmup = reader->Duration("baseline-warmup", true);
+  o.bias_warning_ratio = reader->Number("bias-warning-ratio", 0.01, 10);
+  o.bias_critical_ratio = reader->Number("bias-critical-ratio", 0.01, 10);
+  o.bias_clear_ratio = reader->Number("bias-clear-ratio", 0, 10);
+  o.bias_for = reader->Duration("bias-for", true);
+  o.bias_bin_celsius = reader->Number("bias-bin-celsius", 0.5, 50);
+  o.bias_min_samples = reader->Number("bias-min-samples", 1, 1e9);
+  o.clear_for = reader->Duration("clear-for", true);
+  o.baseline_retention = reader->Duration("baseline-retention");
+  if (!reader->status().ok()) return Error(reader->status());
   auto order = [](const char* key, bool ok) -> Status {
     return ok ? Status::Ok()
               : Status(StatusCode::kInvalidArgument,
                        std::string("detector optical_drift: option ") + key +
                            " is inconsistent with its warning/critical/clear siblings");
   };
-  for (Status s : {order("rx_drift_clear_db", o.rx_drift_clear_db < o.rx_drift_warning_db),
-                   order("rx_drift_warning_db", o.rx_drift_warning_db <= o.rx_drift_critical_db),
-                   order("bias_clear_ratio", o.bias_clear_ratio < o.bias_warning_ratio),
-                   order("bias_warning_ratio", o.bias_warning_ratio <= o.bias_critical_ratio)}) {
+  for (Status s : {order("rx-drift-clear-db", o.rx_drift_clear_db < o.rx_drift_warning_db),
+                   order("rx-drift-warning-db", o.rx_drift_warning_db <= o.rx_drift_critical_db),
+                   order("bias-clear-ratio", o.bias_clear_ratio < o.bias_warning_ratio),
+                   order("bias-warning-ratio", o.bias_warning_ratio <= o.bias_critical_ratio)}) {
     if (!s.ok()) return Error(s);
   }
   return o;
 }
+
+std::span<const DetectorOptionSpec> OpticalDriftDetectorOptions() { return kOptions; }
+std::span<const MetricDesc> OpticalDriftDetectorMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options) {
   Result<OpticalDriftOptions> parsed = ParseOpticalDriftOptions(options);

@@ -31,46 +31,54 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 struct OpticalDriftOptions {
   using Duration = std::chrono::milliseconds;
+  // Every default is in OpticalDriftDetectorOptions() (the spec table that --help and the README
+  // show), so it is written once; the comments here say why each value was chosen.
   // §4.2: "< RxPowerLowWarning for 5 min", "< RxPowerLowAlarm for 1 min" [S30]; the same
   // durations for the module's bias thresholds (§4.2 Tx bias row).
-  Duration threshold_warning_for = std::chrono::minutes(5);
-  Duration threshold_alarm_for = std::chrono::minutes(1);
+  Duration threshold_warning_for{};
+  Duration threshold_alarm_for{};
   // §4.2 / §8: baseline − current ≥ 2 dB for 30 min warning, ≥ 3 dB critical (Judgement
   // anchored to the ~3 dB reserved margin of [S35b]); clears below 1 dB (Judgement).
-  double rx_drift_warning_db = 2;
-  double rx_drift_critical_db = 3;
-  double rx_drift_clear_db = 1;
-  Duration rx_drift_for = std::chrono::minutes(30);
+  double rx_drift_warning_db{};
+  double rx_drift_critical_db{};
+  double rx_drift_clear_db{};
+  Duration rx_drift_for{};
   // §8 "EWMA-7d baseline"; compared only once the baseline has 30 min of readings (Judgement:
   // the §4.2 drift window).
-  Duration baseline_time_constant = std::chrono::hours(24 * 7);
-  Duration baseline_warmup = std::chrono::minutes(30);
+  Duration baseline_time_constant{};
+  Duration baseline_warmup{};
   // §4.2: +20 % warning, +30 % critical vs the same 5 °C bin (Judgement informed by the 30 %
   // drive-current end-of-life example [S36] and temperature-aware limits [S34]); clears below
   // +10 %; 30 min sustained like the rx drift; a bin needs 20 readings (10 min at the 30 s DOM
   // cadence) before it is a baseline.
-  double bias_warning_ratio = 0.2;
-  double bias_critical_ratio = 0.3;
-  double bias_clear_ratio = 0.1;
-  Duration bias_for = std::chrono::minutes(30);
-  double bias_bin_celsius = 5;
-  double bias_min_samples = 20;
+  double bias_warning_ratio{};
+  double bias_critical_ratio{};
+  double bias_clear_ratio{};
+  Duration bias_for{};
+  double bias_bin_celsius{};
+  double bias_min_samples{};
   // Hysteresis hold-down before any finding clears (UFM PDR de-isolation 5 min [S21]).
-  Duration clear_for = std::chrono::minutes(5);
+  Duration clear_for{};
   // Baselines of modules not seen for this long are dropped from the state (Judgement: a
   // module on a shelf for a month gets a fresh baseline when it comes back).
-  Duration baseline_retention = std::chrono::hours(24 * 30);
+  Duration baseline_retention{};
 };
 
-// Option keys: the field names above.
+// Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in
+// OpticalDriftDetectorOptions().
+std::span<const DetectorOptionSpec> OpticalDriftDetectorOptions();
+std::span<const MetricDesc> OpticalDriftDetectorMetrics();
 Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options);
 

@@ -9,14 +9,39 @@
 
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
-#include "detectors/core/option_reader.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
 namespace {
 
 constexpr std::string_view kName = "pcie_degraded";
+
+// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+constexpr DetectorOptionSpec kOptions[] = {
+    {"downtrain-for",
+     "How long a link must run below its maximum width or speed. Judgement: several 60 s topology "
+     "reads agree (no PCIe section in detection.md)",
+     "5m"},
+    {"clear-for",
+     "How long a link must be back at its maximum before a finding clears. Judgement: no chatter "
+     "on retrains",
+     "10m"},
+    {"check-gpu-speed",
+     "Also report GPUs below their maximum link speed (GPUs lower speed at idle, so off by "
+     "default). Judgement",
+     "false"},
+    {"aer-window",
+     "Window of the correctable AER error count. Judgement (detection.md §9 lists no public "
+     "threshold)",
+     "10m"},
+    {"aer-correctable-warning",
+     "Correctable AER errors within aer-window that warn. Judgement (detection.md §9 lists no "
+     "public threshold)",
+     "10"},
+    {"aer-correctable-clear",
+     "The correctable AER warning clears below this count per aer-window. Judgement", "1"},
+};
 
 constexpr LabelNames kLink{"device", "role"};
 constexpr MetricDesc kSpeedRatio{
@@ -32,6 +57,7 @@ constexpr MetricDesc kAerRate{
     "fabric_pcie_degraded_aer_correctable_errors_per_second",
     "Correctable AER errors per second over the detector's AER window (default 10m).",
     MetricKind::kGauge, kLink};
+constexpr MetricDesc kMetrics[] = {kSpeedRatio, kWidthRatio, kAerRate};
 
 using Key = std::pair<std::string, std::string>;  // device, role
 
@@ -50,10 +76,10 @@ struct Link {
         correctable_tracker(),
         nonfatal_tracker(),
         fatal_tracker() {}
-  HoldLatch width;
-  HoldLatch speed;
-  HoldLatch correctable;
-  HoldLatch uncorrectable;
+  HoldDown width;
+  HoldDown speed;
+  HoldDown correctable;
+  HoldDown uncorrectable;
   // AER totals are u64 since boot (TOTAL_ERR_*): a drop means a re-enumerated device.
   CounterTracker correctable_tracker;
   CounterTracker nonfatal_tracker;
@@ -115,7 +141,7 @@ class PcieDegradedDetector final : public Detector {
                       CounterStep step = tracker.Update(value, time);
                       const bool grew = step.valid && step.delta > 0;
                       if (grew) link->uncorrectable_last = step.delta;
-                      link->uncorrectable.Update(time, grew, step.valid && step.delta == 0);
+                      link->uncorrectable.Update(grew, step.valid && step.delta == 0, time);
                     }
                   });
 
@@ -127,15 +153,15 @@ class PcieDegradedDetector final : public Detector {
       const bool width_known =
           link.width_now && link.width_max && *link.width_now > 0 && *link.width_max > 0;
       if (width_known) {
-        link.width.Update(time, *link.width_now < *link.width_max,
-                          *link.width_now >= *link.width_max);
+        link.width.Update(*link.width_now < *link.width_max, *link.width_now >= *link.width_max,
+                          time);
       }
       const bool check_speed = key.second == "nic" || options_.check_gpu_speed;
       const bool speed_known = link.speed_now && link.speed_max && *link.speed_now > 0 &&
                                *link.speed_max > 0 && width_known;
       if (check_speed && speed_known) {
-        link.speed.Update(time, *link.speed_now < *link.speed_max,
-                          *link.speed_now >= *link.speed_max);
+        link.speed.Update(*link.speed_now < *link.speed_max, *link.speed_now >= *link.speed_max,
+                          time);
       } else if (!check_speed) {
         link.speed.Reset();
       }
@@ -151,8 +177,8 @@ class PcieDegradedDetector final : public Detector {
       for (const auto& [t, delta] : window) count += static_cast<double>(delta);
       link.window_count = count;
       link.window_seconds = std::chrono::duration<double>(options_.aer_window).count();
-      link.correctable.Update(time, count >= options_.aer_correctable_warning,
-                              count < options_.aer_correctable_clear);
+      link.correctable.Update(count >= options_.aer_correctable_warning,
+                              count < options_.aer_correctable_clear, time);
     }
   }
 
@@ -226,21 +252,25 @@ class PcieDegradedDetector final : public Detector {
 
 Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& options) {
   PcieDegradedOptions o;
-  OptionReader reader(kName, options);
-  reader.GetDuration("downtrain_for", o.downtrain_for, true);
-  reader.GetDuration("clear_for", o.clear_for, true);
-  reader.GetBool("check_gpu_speed", o.check_gpu_speed);
-  reader.GetDuration("aer_window", o.aer_window);
-  reader.GetDouble("aer_correctable_warning", o.aer_correctable_warning, 1, 1e12);
-  reader.GetDouble("aer_correctable_clear", o.aer_correctable_clear, 0, 1e12);
-  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  auto reader = OptionReader::Make(kName, options, kOptions);
+  if (!reader) return Error(reader.error());
+  o.downtrain_for = reader->Duration("downtrain-for", true);
+  o.clear_for = reader->Duration("clear-for", true);
+  o.check_gpu_speed = reader->Bool("check-gpu-speed");
+  o.aer_window = reader->Duration("aer-window");
+  o.aer_correctable_warning = reader->Number("aer-correctable-warning", 1, 1e12);
+  o.aer_correctable_clear = reader->Number("aer-correctable-clear", 0, 1e12);
+  if (!reader->status().ok()) return Error(reader->status());
   if (o.aer_correctable_clear > o.aer_correctable_warning) {
     return Error(StatusCode::kInvalidArgument,
-                 "detector pcie_degraded: option aer_correctable_clear must not exceed "
-                 "aer_correctable_warning");
+                 "detector pcie_degraded: option aer-correctable-clear must not exceed "
+                 "aer-correctable-warning");
   }
   return o;
 }
+
+std::span<const DetectorOptionSpec> PcieDegradedDetectorOptions() { return kOptions; }
+std::span<const MetricDesc> PcieDegradedDetectorMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options) {
   Result<PcieDegradedOptions> parsed = ParsePcieDegradedOptions(options);

@@ -19,31 +19,39 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 struct PcieDegradedOptions {
   using Duration = std::chrono::milliseconds;
+  // Every default is in PcieDegradedDetectorOptions() (the spec table that --help and the README
+  // show), so it is written once; the comments here say why each value was chosen.
   // The topology collector reads every 60 s (README); 5 min = several reads agreeing, so a
   // retrain in progress or an ASPM transition is not reported. Judgement.
-  Duration downtrain_for = std::chrono::minutes(5);
+  Duration downtrain_for{};
   // Hold-down before any finding clears: 10 min (two topology periods beyond the raise window;
   // a link that retrains up and down again should not chatter). Judgement.
-  Duration clear_for = std::chrono::minutes(10);
-  bool check_gpu_speed = false;
+  Duration clear_for{};
+  bool check_gpu_speed{};
   // Correctable AER errors are fixed by link-level replay but show a marginal channel; a
   // handful per 10 min is already unusual on a healthy server. Judgement (the kernel logs each;
   // detection.md §9 lists no public threshold). Clears when the window count falls below
   // aer_correctable_clear.
-  Duration aer_window = std::chrono::minutes(10);
-  double aer_correctable_warning = 10;
-  double aer_correctable_clear = 1;
+  Duration aer_window{};
+  double aer_correctable_warning{};
+  double aer_correctable_clear{};
 };
 
-// Option keys: the field names above.
+// Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in
+// PcieDegradedDetectorOptions().
+std::span<const DetectorOptionSpec> PcieDegradedDetectorOptions();
+std::span<const MetricDesc> PcieDegradedDetectorMetrics();
 Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options);
 

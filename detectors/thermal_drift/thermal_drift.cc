@@ -12,9 +12,8 @@
 
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/core/linear_trend.h"
-#include "detectors/core/option_reader.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -23,6 +22,51 @@ namespace {
 using std::chrono::duration;
 
 constexpr std::string_view kName = "thermal_drift";
+
+// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+constexpr DetectorOptionSpec kOptions[] = {
+    {"fallback-warning-celsius",
+     "Warning threshold (°C) for a module that reports none or 0. §4.1/§8: commercial optics are "
+     "rated 0-70 °C case [S31]; example TempHighWarning 70 [S30]",
+     "70"},
+    {"fallback-alarm-celsius",
+     "Alarm threshold (°C) for a module that reports none or 0. §4.1/§8: example TempHighAlarm 75 "
+     "[S30]",
+     "75"},
+    {"warning-for",
+     "How long the temperature must stay at or above the high warning. §4.2/§8 (>= high-warn 2 "
+     "min)",
+     "2m"},
+    {"alarm-for",
+     "How long the temperature must stay at or above the high alarm. §4.2/§8 (>= high-alarm 1 min)",
+     "1m"},
+    {"clear-margin-celsius",
+     "A finding clears below threshold minus this margin (hysteresis). Judgement, §4.2", "2"},
+    {"clear-for",
+     "How long the clear condition must hold before a finding clears. UFM PDR de-isolates after 5 "
+     "min healthy [S21], §3.2",
+     "5m"},
+    {"slew-celsius",
+     "Max minus min temperature within slew-window that raises a slew warning. UFM PDR >10 °C "
+     "between 300 s samples [S21], §4.2/§8",
+     "10"},
+    {"slew-window", "Window of the slew check. UFM PDR 300 s sampling [S21], §4.2", "5m"},
+    {"projection-lookback",
+     "History of the long linear fit that projects the temperature. Judgement (DOM changes slowly, "
+     "§4.2; predict_linear [S40], §5)",
+     "30m"},
+    {"projection-min-span",
+     "History the long fit needs, and twice the short fit that must agree (a finished step is not "
+     "extrapolated). Judgement, §5",
+     "10m"},
+    {"projection-horizon",
+     "Warn when both fits reach the warning threshold within this time. Judgement, predict_linear "
+     "pattern [S40], §5",
+     "1h"},
+    {"projection-margin-celsius",
+     "Project only within this many °C below the warning threshold. Judgement, §4.2", "10"},
+    {"projection-for", "How long the projection must hold before it warns. Judgement, §5", "1m"},
+};
 
 constexpr LabelNames kNetdev{"netdev"};
 constexpr MetricDesc kThreshold{
@@ -45,14 +89,13 @@ constexpr MetricDesc kEta{
     "Projected seconds until the module temperature reaches its warning threshold; absent when "
     "the temperature is not rising towards it.",
     MetricKind::kGauge, kNetdev};
+constexpr MetricDesc kMetrics[] = {kThreshold, kSlew, kSlope, kEta};
 
 std::string Fixed(double value, int digits = 1) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
   return buffer;
 }
-
-double Seconds(std::chrono::milliseconds d) { return duration<double>(d).count(); }
 
 struct Module {
   Module(const ThermalDriftOptions& o)
@@ -69,10 +112,10 @@ struct Module {
   double warning_threshold = 0;
   double alarm_threshold = 0;
   bool thresholds_from_module = false;
-  HoldLatch warning;
-  HoldLatch alarm;
-  HoldLatch slew;
-  HoldLatch projection;
+  HoldDown warning;
+  HoldDown alarm;
+  HoldDown slew;
+  HoldDown projection;
   LinearTrend long_trend;
   LinearTrend short_trend;
   std::deque<std::pair<TimePoint, double>> recent;  // for slew
@@ -84,7 +127,7 @@ struct Module {
 struct HighTempEvents {
   HighTempEvents(const ThermalDriftOptions& o) : latch(std::chrono::milliseconds(0), o.clear_for) {}
   CounterTracker tracker;
-  HoldLatch latch;
+  HoldDown latch;
   uint64_t last_delta = 0;
 };
 
@@ -228,10 +271,10 @@ class ThermalDriftDetector final : public Detector {
     m.alarm_threshold = m.thresholds_from_module ? *alarm : options_.fallback_alarm_celsius;
 
     const double margin = options_.clear_margin_celsius;
-    m.alarm.Update(time, temperature >= m.alarm_threshold,
-                   temperature < m.alarm_threshold - margin);
-    m.warning.Update(time, temperature >= m.warning_threshold,
-                     temperature < m.warning_threshold - margin);
+    m.alarm.Update(temperature >= m.alarm_threshold, temperature < m.alarm_threshold - margin,
+                   time);
+    m.warning.Update(temperature >= m.warning_threshold, temperature < m.warning_threshold - margin,
+                     time);
 
     m.recent.emplace_back(time, temperature);
     while (time - m.recent.front().first > options_.slew_window) m.recent.pop_front();
@@ -239,8 +282,8 @@ class ThermalDriftDetector final : public Detector {
         std::minmax_element(m.recent.begin(), m.recent.end(),
                             [](const auto& a, const auto& b) { return a.second < b.second; });
     m.slew_value = hi->second - lo->second;
-    m.slew.Update(time, m.slew_value > options_.slew_celsius,
-                  m.slew_value < options_.slew_celsius - margin);
+    m.slew.Update(m.slew_value > options_.slew_celsius,
+                  m.slew_value < options_.slew_celsius - margin, time);
 
     m.long_trend.Add(time, temperature);
     m.short_trend.Add(time, temperature);
@@ -259,7 +302,7 @@ class ThermalDriftDetector final : public Detector {
     const bool receded =
         !m.eta || *m.eta > 1.5 * horizon || !short_eta || *short_eta > 1.5 * horizon ||
         temperature < m.warning_threshold - options_.projection_margin_celsius - margin;
-    m.projection.Update(time, projected, receded);
+    m.projection.Update(projected, receded, time);
   }
 
   void ObserveEthtool(const SnapshotView& snapshot) {
@@ -279,7 +322,7 @@ class ThermalDriftDetector final : public Detector {
                     // valid increment counts.
                     const bool event = step.valid && step.delta > 0;
                     if (event) it->second.last_delta = step.delta;
-                    it->second.latch.Update(snapshot.time, event, step.valid && step.delta == 0);
+                    it->second.latch.Update(event, step.valid && step.delta == 0, snapshot.time);
                   });
     std::erase_if(high_temp_, [&](const auto& entry) { return !seen.contains(entry.first); });
   }
@@ -293,33 +336,37 @@ class ThermalDriftDetector final : public Detector {
 
 Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& options) {
   ThermalDriftOptions o;
-  OptionReader reader(kName, options);
-  reader.GetDouble("fallback_warning_celsius", o.fallback_warning_celsius, -40, 150);
-  reader.GetDouble("fallback_alarm_celsius", o.fallback_alarm_celsius, -40, 150);
-  reader.GetDuration("warning_for", o.warning_for, true);
-  reader.GetDuration("alarm_for", o.alarm_for, true);
-  reader.GetDouble("clear_margin_celsius", o.clear_margin_celsius, 0, 50);
-  reader.GetDuration("clear_for", o.clear_for, true);
-  reader.GetDouble("slew_celsius", o.slew_celsius, 0.1, 200);
-  reader.GetDuration("slew_window", o.slew_window);
-  reader.GetDuration("projection_lookback", o.projection_lookback);
-  reader.GetDuration("projection_min_span", o.projection_min_span);
-  reader.GetDuration("projection_horizon", o.projection_horizon);
-  reader.GetDouble("projection_margin_celsius", o.projection_margin_celsius, 0, 200);
-  reader.GetDuration("projection_for", o.projection_for, true);
-  if (Status status = reader.Finish(); !status.ok()) return Error(status);
+  auto reader = OptionReader::Make(kName, options, kOptions);
+  if (!reader) return Error(reader.error());
+  o.fallback_warning_celsius = reader->Number("fallback-warning-celsius", -40, 150);
+  o.fallback_alarm_celsius = reader->Number("fallback-alarm-celsius", -40, 150);
+  o.warning_for = reader->Duration("warning-for", true);
+  o.alarm_for = reader->Duration("alarm-for", true);
+  o.clear_margin_celsius = reader->Number("clear-margin-celsius", 0, 50);
+  o.clear_for = reader->Duration("clear-for", true);
+  o.slew_celsius = reader->Number("slew-celsius", 0.1, 200);
+  o.slew_window = reader->Duration("slew-window");
+  o.projection_lookback = reader->Duration("projection-lookback");
+  o.projection_min_span = reader->Duration("projection-min-span");
+  o.projection_horizon = reader->Duration("projection-horizon");
+  o.projection_margin_celsius = reader->Number("projection-margin-celsius", 0, 200);
+  o.projection_for = reader->Duration("projection-for", true);
+  if (!reader->status().ok()) return Error(reader->status());
   if (o.fallback_alarm_celsius < o.fallback_warning_celsius) {
     return Error(StatusCode::kInvalidArgument,
-                 "detector thermal_drift: option fallback_alarm_celsius must be ≥ "
-                 "fallback_warning_celsius");
+                 "detector thermal_drift: option fallback-alarm-celsius must be ≥ "
+                 "fallback-warning-celsius");
   }
   if (o.projection_min_span > o.projection_lookback) {
     return Error(StatusCode::kInvalidArgument,
-                 "detector thermal_drift: option projection_min_span must not exceed "
-                 "projection_lookback");
+                 "detector thermal_drift: option projection-min-span must not exceed "
+                 "projection-lookback");
   }
   return o;
 }
+
+std::span<const DetectorOptionSpec> ThermalDriftDetectorOptions() { return kOptions; }
+std::span<const MetricDesc> ThermalDriftDetectorMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options) {
   Result<ThermalDriftOptions> parsed = ParseThermalDriftOptions(options);

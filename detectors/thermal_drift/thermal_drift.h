@@ -24,38 +24,46 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 struct ThermalDriftOptions {
   using Duration = std::chrono::milliseconds;
+  // Every default is in ThermalDriftDetectorOptions() (the spec table that --help and the README
+  // show), so it is written once; the comments here say why each value was chosen.
   // Fallbacks when the module has no (or unprogrammed, zero) thresholds: commercial-grade
   // optics are rated 0–70 °C case [S31]; example module TempHighWarning 70 / HighAlarm 75 [S30]
   // (detection.md §4.1, §4.2, §8).
-  double fallback_warning_celsius = 70;
-  double fallback_alarm_celsius = 75;
-  Duration warning_for = std::chrono::minutes(2);  // §4.2 / §8 "≥ high-warn 2 min"
-  Duration alarm_for = std::chrono::minutes(1);    // §4.2 / §8 "≥ high-alarm 1 min"
+  double fallback_warning_celsius{};
+  double fallback_alarm_celsius{};
+  Duration warning_for{};  // §4.2 / §8 "≥ high-warn 2 min"
+  Duration alarm_for{};    // §4.2 / §8 "≥ high-alarm 1 min"
   // Hysteresis (Judgement): clear below threshold − 2 °C, held for 5 min (UFM PDR de-isolates
   // after 5 min healthy [S21], detection.md §3.2).
-  double clear_margin_celsius = 2;
-  Duration clear_for = std::chrono::minutes(5);
+  double clear_margin_celsius{};
+  Duration clear_for{};
   // Slew: UFM PDR isolates on a change > 10 °C between 300 s samples [S21] (§4.2, §8).
-  double slew_celsius = 10;
-  Duration slew_window = std::chrono::minutes(5);
+  double slew_celsius{};
+  Duration slew_window{};
   // Projection (Judgement; the node-mixin predict_linear pattern [S40], §5): DOM changes slowly
   // (§4.2), so 30 min of history projected 1 h ahead, and only within 10 °C of the threshold.
-  Duration projection_lookback = std::chrono::minutes(30);
-  Duration projection_min_span = std::chrono::minutes(10);
-  Duration projection_horizon = std::chrono::hours(1);
-  double projection_margin_celsius = 10;
-  Duration projection_for = std::chrono::minutes(1);
+  Duration projection_lookback{};
+  Duration projection_min_span{};
+  Duration projection_horizon{};
+  double projection_margin_celsius{};
+  Duration projection_for{};
 };
 
-// Option keys: the field names above (durations as "2m", numbers as decimals).
+// Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in
+// ThermalDriftDetectorOptions().
+std::span<const DetectorOptionSpec> ThermalDriftDetectorOptions();
+std::span<const MetricDesc> ThermalDriftDetectorMetrics();
 Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options);
 

@@ -212,7 +212,7 @@ class BerGrowthHealthyTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
   const int width = GetParam();
-  auto detector = Make({{"error_counter_width", std::to_string(width)}});
+  auto detector = Make({{"error-counter-width", std::to_string(width)}});
   FindingLog log(*detector);
   std::mt19937 rng(42 + width);
   std::lognormal_distribution<double> pre_noise(0, 0.3);
@@ -278,14 +278,14 @@ INSTANTIATE_TEST_SUITE_P(Widths, BerGrowthHealthyTest, ::testing::Values(64, 32)
 
 TEST(BerGrowthTest, OptionsAreValidated) {
   EXPECT_TRUE(
-      MakeBerGrowthDetector({{"effective_warning_window", "30m"}, {"fec_limit_ratio", "2e-4"}}));
+      MakeBerGrowthDetector({{"effective-warning-window", "30m"}, {"fec-limit-ratio", "2e-4"}}));
   for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"effective_warning_window", "long"},
-                                                        {"error_counter_width", "48"},
+       std::vector<std::pair<std::string, std::string>>{{"effective-warning-window", "long"},
+                                                        {"error-counter-width", "48"},
                                                         {"history", "10m"},
-                                                        {"trend_min_span", "7h"},
-                                                        {"pre_fec_warning_ratio", "1e-3"},
-                                                        {"clear_factor", "2"},
+                                                        {"trend-min-span", "7h"},
+                                                        {"pre-fec-warning-ratio", "1e-3"},
+                                                        {"clear-factor", "2"},
                                                         {"effective_ratio", "1e-12"}}) {
     auto made = MakeBerGrowthDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;

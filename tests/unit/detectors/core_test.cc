@@ -1,9 +1,10 @@
 // Hysteresis helpers, option parsing, the registry and the anomaly tracker.
 #include <gtest/gtest.h>
-
 #include <prometheus/text_serializer.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <tuple>
 
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/hysteresis.h"
@@ -69,9 +70,10 @@ TEST(EventWindowTest, counts_prunes_and_round_trips) {
   EXPECT_EQ(window.times().size(), 1u);
 }
 
-constexpr DetectorOptionSpec kSpecs[] = {
-    {"window", "a window", "10s"}, {"ratio", "a ratio", "0.5"}, {"count", "a count", "5"},
-    {"on", "a flag", "true"}};
+constexpr DetectorOptionSpec kSpecs[] = {{"window", "a window", "10s"},
+                                         {"ratio", "a ratio", "0.5"},
+                                         {"count", "a count", "5"},
+                                         {"on", "a flag", "true"}};
 
 TEST(OptionReaderTest, defaults_values_and_errors) {
   DetectorOptions options{{"window", "250ms"}, {"ratio", "0.99"}};
@@ -96,6 +98,36 @@ TEST(OptionReaderTest, defaults_values_and_errors) {
   EXPECT_EQ(bad_reader->status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_reader->status().message().find("ratio=\"1.5\""), std::string::npos)
       << bad_reader->status().message();
+}
+
+// Every bad value is an error naming the key and the value (merged from ber_growth's former
+// reader tests: the cases its options hit).
+TEST(OptionReaderTest, bad_values_name_the_key) {
+  for (const auto& [key, value, fragment] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"window", "12 parsecs", "a positive duration"},
+           {"window", "0s", "a positive duration"},
+           {"ratio", "2", "a number in"},
+           {"ratio", "abc", "a number in"},
+           {"ratio", "nan", "a number in"},
+           {"count", "0", "an integer in"},
+           {"on", "yes", "true or false"}}) {
+    auto reader = OptionReader::Make("x", {{key, value}}, kSpecs);
+    ASSERT_TRUE(reader);
+    reader->Duration("window");
+    reader->Number("ratio", 0, 1);
+    reader->Count("count", 1, 10);
+    reader->Bool("on");
+    const std::string message = reader->status().message();
+    EXPECT_EQ(reader->status().code(), StatusCode::kInvalidArgument) << key << "=" << value;
+    EXPECT_NE(message.find(key + "=\"" + value + "\""), std::string::npos) << message;
+    EXPECT_NE(message.find(fragment), std::string::npos) << message;
+  }
+  // Zero is a valid duration where the caller allows it (a hold of 0 = raise at once).
+  auto zero = OptionReader::Make("x", {{"window", "0s"}}, kSpecs);
+  ASSERT_TRUE(zero);
+  EXPECT_EQ(zero->Duration("window", /*allow_zero=*/true), milliseconds(0));
+  EXPECT_TRUE(zero->status().ok());
 }
 
 TEST(DetectorRegistryTest, every_detector_builds_with_defaults_and_documents_itself) {
@@ -157,9 +189,10 @@ TEST_F(TrackerTest, raise_update_clear_with_metrics_observers_and_one_log_line_e
   ASSERT_EQ(raised.size(), 1u);
   EXPECT_TRUE(raised[0].raised);
   // Same finding again with a new value: no transition, value updated, start kept.
-  EXPECT_TRUE(tracker.Update("pfc_storm", kT0 + seconds(1),
-                             {MakeFinding(Severity::kCritical, "eth0", 0.995)})
-                  .empty());
+  EXPECT_TRUE(
+      tracker
+          .Update("pfc_storm", kT0 + seconds(1), {MakeFinding(Severity::kCritical, "eth0", 0.995)})
+          .empty());
   const std::string text = Render(tracker.Collect());
   EXPECT_NE(text.find("fabric_anomaly_active{detector=\"pfc_storm\",severity=\"critical\","
                       "netdev=\"eth0\"} 1"),
@@ -213,8 +246,9 @@ TEST_F(TrackerTest, severity_change_is_a_clear_and_a_raise_and_detectors_are_sep
 
 TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
   AnomalyTracker before({"a"}, logger);
-  before.Update("a", kT0, {MakeFinding(Severity::kCritical, "eth0", 1),
-                           MakeFinding(Severity::kWarning, "eth1", 1)});
+  before.Update(
+      "a", kT0,
+      {MakeFinding(Severity::kCritical, "eth0", 1), MakeFinding(Severity::kWarning, "eth1", 1)});
   const nlohmann::json saved = before.SaveState();
 
   AnomalyTracker after({"a"}, logger, seconds(30));

@@ -1,5 +1,5 @@
-// detectors/core helpers: CounterTracker (counter.h contract), HoldLatch, LinearTrend,
-// OptionReader, snapshot lookup and finding merge.
+// detectors/core helpers: CounterTracker (counter.h contract), HoldDown point observations,
+// LinearTrend, snapshot lookup and finding merge (OptionReader: core_test.cc).
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,8 @@
 
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
-#include "detectors/core/hold_latch.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/core/linear_trend.h"
-#include "detectors/core/option_reader.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -98,18 +97,19 @@ TEST(CounterTrackerTest, SaturatedFirstSampleIsFlagged) {
   EXPECT_TRUE(step.saturated);
 }
 
-TEST(HoldLatchTest, RaisesAfterRaiseForAndClearsAfterHoldDown) {
-  HoldLatch latch(seconds(3), seconds(5));
-  EXPECT_FALSE(latch.Update(T0(), true, false));
-  EXPECT_FALSE(latch.Update(T0() + seconds(2), true, false));
-  EXPECT_FALSE(latch.Update(T0() + seconds(3), false, false));  // interrupted: starts over
-  EXPECT_FALSE(latch.Update(T0() + seconds(4), true, false));
-  EXPECT_TRUE(latch.Update(T0() + seconds(7), true, false));
+// Point observations (gauge reads): the streak starts at the first sample that satisfies it.
+TEST(HoldDownTest, PointObservationsRaiseAfterHoldAndClearAfterHoldDown) {
+  HoldDown latch(seconds(3), seconds(5));
+  EXPECT_FALSE(latch.Update(true, false, T0()));
+  EXPECT_FALSE(latch.Update(true, false, T0() + seconds(2)));
+  EXPECT_FALSE(latch.Update(false, false, T0() + seconds(3)));  // interrupted: starts over
+  EXPECT_FALSE(latch.Update(true, false, T0() + seconds(4)));
+  EXPECT_TRUE(latch.Update(true, false, T0() + seconds(7)));
   // Between the thresholds (neither condition): stays active.
-  EXPECT_TRUE(latch.Update(T0() + seconds(20), false, false));
-  EXPECT_TRUE(latch.Update(T0() + seconds(21), false, true));
-  EXPECT_TRUE(latch.Update(T0() + seconds(25), false, true));
-  EXPECT_FALSE(latch.Update(T0() + seconds(26), false, true));
+  EXPECT_TRUE(latch.Update(false, false, T0() + seconds(20)));
+  EXPECT_TRUE(latch.Update(false, true, T0() + seconds(21)));
+  EXPECT_TRUE(latch.Update(false, true, T0() + seconds(25)));
+  EXPECT_FALSE(latch.Update(false, true, T0() + seconds(26)));
 }
 
 TEST(LinearTrendTest, FitsSlopeAndTimeToThreshold) {
@@ -132,40 +132,6 @@ TEST(LinearTrendTest, NeedsEnoughHistory) {
   auto fit = trend.Evaluate(2, seconds(60));
   ASSERT_TRUE(fit.has_value());
   EXPECT_DOUBLE_EQ(fit->slope_per_second, 0.0);
-}
-
-TEST(OptionReaderTest, ParsesAndRejectsNamingTheKey) {
-  DetectorOptions options{{"window", "12m"}, {"ratio", "1e-14"}, {"flag", "true"}};
-  std::chrono::milliseconds window{1};
-  double ratio = 0;
-  bool flag = false;
-  OptionReader reader("ber_growth", options);
-  reader.GetDuration("window", window);
-  reader.GetDouble("ratio", ratio, 0, 1);
-  reader.GetBool("flag", flag);
-  EXPECT_TRUE(reader.Finish().ok());
-  EXPECT_EQ(window, std::chrono::minutes(12));
-  EXPECT_DOUBLE_EQ(ratio, 1e-14);
-  EXPECT_TRUE(flag);
-
-  for (const auto& [key, value, fragment] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"window", "12 parsecs", "window"},
-           {"window", "0s", "positive"},
-           {"ratio", "2", "out of range"},
-           {"ratio", "abc", "expected a number"},
-           {"flag", "yes", "true or false"},
-           {"windw", "1m", "unknown option windw"}}) {
-    DetectorOptions bad{{key, value}};
-    OptionReader r("ber_growth", bad);
-    r.GetDuration("window", window);
-    r.GetDouble("ratio", ratio, 0, 1);
-    r.GetBool("flag", flag);
-    Status status = r.Finish();
-    EXPECT_FALSE(status.ok()) << key << "=" << value;
-    EXPECT_NE(status.message().find(key), std::string::npos) << status.message();
-    EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
-  }
 }
 
 TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {

@@ -208,10 +208,10 @@ TEST(OpticalDriftTest, HealthyHoursWithSwapUnplugAndDarkLaneRaiseNothing) {
 
 TEST(OpticalDriftTest, OptionsAreValidated) {
   for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"rx_drift_for", "later"},
-                                                        {"rx_drift_clear_db", "2.5"},
-                                                        {"bias_warning_ratio", "0.5"},
-                                                        {"bias_bin_celsius", "0"},
+       std::vector<std::pair<std::string, std::string>>{{"rx-drift-for", "later"},
+                                                        {"rx-drift-clear-db", "2.5"},
+                                                        {"bias-warning-ratio", "0.5"},
+                                                        {"bias-bin-celsius", "0"},
                                                         {"rxdrift", "1"}}) {
     auto made = MakeOpticalDriftDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;

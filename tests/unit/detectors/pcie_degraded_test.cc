@@ -88,7 +88,7 @@ TEST(PcieDegradedTest, NicSpeedDowntrainWarnsGpuIdleSpeedDoesNot) {
   EXPECT_TRUE(log.Active(kNicWarning));
   EXPECT_EQ(log.active().size(), 1u);
   // With check_gpu_speed the GPU is checked too.
-  auto strict = Make({{"check_gpu_speed", "true"}});
+  auto strict = Make({{"check-gpu-speed", "true"}});
   FindingLog strict_log(*strict);
   for (int i = 0; i <= 6; ++i) Feed(strict_log, T0() + minutes(i), {nic, gpu});
   EXPECT_TRUE(strict_log.Active(std::string("warning{device=") + kGpu + ",role=gpu}"));
@@ -144,10 +144,10 @@ TEST(PcieDegradedTest, HealthyHoursWithUnplugAndResetsRaiseNothing) {
 
 TEST(PcieDegradedTest, OptionsAreValidated) {
   for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"downtrain_for", "x"},
-                                                        {"check_gpu_speed", "1"},
-                                                        {"aer_correctable_warning", "0"},
-                                                        {"aer_correctable_clear", "50"},
+       std::vector<std::pair<std::string, std::string>>{{"downtrain-for", "x"},
+                                                        {"check-gpu-speed", "1"},
+                                                        {"aer-correctable-warning", "0"},
+                                                        {"aer-correctable-clear", "50"},
                                                         {"typo", "1"}}) {
     auto made = MakePcieDegradedDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;

@@ -192,13 +192,13 @@ TEST(ThermalDriftTest, HealthyHoursRaiseNothing) {
 }
 
 TEST(ThermalDriftTest, OptionsAreValidated) {
-  EXPECT_TRUE(MakeThermalDriftDetector({{"warning_for", "30s"}, {"slew_celsius", "8"}}));
+  EXPECT_TRUE(MakeThermalDriftDetector({{"warning-for", "30s"}, {"slew-celsius", "8"}}));
   for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"warning_for", "soon"},
-                                                        {"slew_celsius", "-1"},
-                                                        {"fallback_alarm_celsius", "60"},
-                                                        {"projection_min_span", "2h"},
-                                                        {"no_such_option", "1"}}) {
+       std::vector<std::pair<std::string, std::string>>{{"warning-for", "soon"},
+                                                        {"slew-celsius", "-1"},
+                                                        {"fallback-alarm-celsius", "60"},
+                                                        {"projection-min-span", "2h"},
+                                                        {"no-such-option", "1"}}) {
     auto made = MakeThermalDriftDetector({{key, value}});
     ASSERT_FALSE(made.has_value()) << key;
     EXPECT_NE(made.error().message().find(key), std::string::npos) << made.error().message();
