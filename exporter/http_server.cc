@@ -199,8 +199,13 @@ int HttpServer::HandleRequest(mg_connection* conn) {
     return 405;
   }
   std::string body;
+  std::shared_ptr<const RenderedBody> shared;
   try {
-    body = route->second.body();
+    if (route->second.shared_body) {
+      shared = route->second.shared_body();
+    } else {
+      body = route->second.body();
+    }
   } catch (const std::exception& e) {
     logger_->error("{}: rendering failed: {}", path, e.what());
     SendResponse(conn, 500, "text/plain; charset=utf-8", "500 internal server error\n", head);
@@ -208,12 +213,17 @@ int HttpServer::HandleRequest(mg_connection* conn) {
   }
   const char* accept = mg_get_header(conn, "Accept-Encoding");
   if (route->second.gzip && accept != nullptr && AcceptsGzip(accept)) {
-    if (auto compressed = Gzip(body)) {
+    if (shared != nullptr) {
+      if (const std::string* compressed = shared->Gzipped()) {
+        SendResponse(conn, 200, route->second.content_type, *compressed, head, "gzip");
+        return 200;
+      }
+    } else if (auto compressed = Gzip(body)) {
       SendResponse(conn, 200, route->second.content_type, *compressed, head, "gzip");
       return 200;
     }
   }
-  SendResponse(conn, 200, route->second.content_type, body, head);
+  SendResponse(conn, 200, route->second.content_type, shared ? shared->text() : body, head);
   return 200;
 }
 

@@ -27,6 +27,7 @@
 
 #include "collectors/core/status.h"
 #include "exporter/listen_address.h"
+#include "exporter/render_cache.h"
 
 struct mg_context;
 struct mg_connection;
@@ -37,6 +38,9 @@ struct Route {
   std::string content_type;
   std::function<std::string()> body;
   bool gzip = false;
+  // When set, used instead of `body`: a body shared between requests (RenderCache), served
+  // without a copy, its gzip made once.
+  std::function<std::shared_ptr<const RenderedBody>()> shared_body;
 };
 
 class HttpServer {
