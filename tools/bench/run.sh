@@ -131,11 +131,19 @@ for workload in "${workloads[@]}"; do
   "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} --samples "$samples" \
     --renders "$renders" --json "$report/$preset.fabricbench.json" >"$report/$preset.fabricbench.md"
 
-  # 2. Syscalls per sample: two runs that differ only in the number of samples, so discovery and
-  #    process start cancel out.
+  # 2. Syscalls per sample of the 1 s counter collectors (netdev, rdma, ethtool), against the
+  #    floor: one pread per counter file, plus one read of the statistics per netdev (GSTATS from
+  #    the kernel; a replay directory opens and reads a file instead). Two runs that differ only in
+  #    the number of samples, so discovery and process start cancel out.
+  counters=netdev,rdma,ethtool
+  "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} --collectors "$counters" \
+    --samples 20 --renders 0 --json "$work/counters.json" >/dev/null
+  floor="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$work/counters.json" | tail -1)"
+  netdevs_with_stats="$(sed -n '/"ethtool": {/,/}/ s/.*"opens_per_sample": \([0-9.]*\).*/\1/p' "$work/counters.json")"
+  floor="$(awk -v a="$floor" -v b="${netdevs_with_stats:-0}" 'BEGIN{printf "%.1f", a + b}')"
   syscalls_for() {
     strace -f -c -o "$work/strace.$1" "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} \
-      --samples "$1" --renders 0 >/dev/null
+      --collectors "$counters" --samples "$1" --renders 0 >/dev/null
     # fabricbench's own CLOCK_THREAD_CPUTIME_ID reads (not in the vDSO) are not the agent's cost.
     awk '$NF == "total" {t = $(NF-2)} $NF == "clock_gettime" {c = $4} END {print t - c}' \
       "$work/strace.$1"
@@ -143,6 +151,7 @@ for workload in "${workloads[@]}"; do
   low=5; high=$((5 + samples))
   s_low="$(syscalls_for $low)"; s_high="$(syscalls_for $high)"
   syscalls_per_sample="$(awk -v a="$s_low" -v b="$s_high" -v n="$samples" 'BEGIN{printf "%.1f", (b-a)/n}')"
+  syscall_ratio="$(awk -v s="$syscalls_per_sample" -v f="$floor" 'BEGIN{ if (f > 0) printf "%.2f", s/f; else print "n/a" }')"
   cp "$work/strace.$high" "$report/$preset.strace.txt"
 
   # 3. The agent at its default cadence.
@@ -182,11 +191,13 @@ for workload in "${workloads[@]}"; do
   ne_series="$(curl -s "http://127.0.0.1:$ne_port/metrics" | grep -v '^#' | grep -cE '^node_(infiniband|network)_')"
   stop "$npid"
 
-  # fabricwatch, rdma + netdev only, sampling at 10 Hz: CPU per collection (both collectors), plus
+  # fabricwatch, rdma + netdev only and no detectors (node_exporter has none), sampling at 10 Hz:
+  # CPU per collection (both collectors), plus
   # the same number of scrapes as node_exporter got, for the render cost.
   fw_port="$(free_port)"
   "$agent" --path.sysfs="$sysfs" --web.listen-address="127.0.0.1:$fw_port" --log.level=warn \
     --no-collector.ethtool --no-collector.optics --no-collector.topology \
+    $(for d in $("$agent" --help 2>&1 | grep -o -- '--no-detector\.[a-z_]*' | sort -u); do echo "$d"; done) \
     --collector.rdma.interval=100ms --collector.netdev.interval=100ms 2>/dev/null &
   fpid=$!; pids+=("$fpid")
   wait_http "http://127.0.0.1:$fw_port/metrics"
@@ -212,7 +223,7 @@ for workload in "${workloads[@]}"; do
 
   # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
   for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample cpu_second reads \
-      syscalls_per_sample allocs ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
+      syscalls_per_sample floor allocs ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
     [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
       echo "run.sh: $preset: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
   done
@@ -232,7 +243,7 @@ for workload in "${workloads[@]}"; do
     echo "| CPU per sample, all collectors (in-process) | $(num "$cpu_sample") µs |"
     echo "| sampling CPU per second at default cadences (in-process) | $(num "$cpu_second") µs = $(awk -v c="$cpu_second" 'BEGIN{printf "%.3f", c/1e4}') % of one core |"
     echo "| file reads per sample | $(num "$reads") |"
-    echo "| syscalls per sample (strace) | $syscalls_per_sample |"
+    echo "| syscalls per 1 s counter sample (netdev+rdma+ethtool, strace) | $syscalls_per_sample = ${syscall_ratio}× the floor of $floor (counter files + statistics reads) |"
     echo "| heap allocations per sample | $(num "$allocs" 0) |"
     echo "| /metrics, 16 concurrent scrapers | p50 $p50, p99 $p99, $rps req/s |"
     echo "| node_exporter (infiniband+netclass) CPU per scrape | $ne_ms ms |"
@@ -253,7 +264,7 @@ for workload in "${workloads[@]}"; do
   cat >>"$json_all" <<JSON
   "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct,
     "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample, "sampling_cpu_us_per_second": $cpu_second,
-    "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample,
+    "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample, "syscall_floor": $floor,
     "allocations_per_sample": $allocs, "scrape16_p50": "$p50", "scrape16_p99": "$p99",
     "node_exporter_cpu_ms_per_scrape": $ne_ms, "fabricwatch_cpu_ms_per_collection": $fw_collect_ms,
     "fabricwatch_cpu_ms_per_scrape": $fw_scrape_ms, "node_exporter_rss_kib": $ne_rss,
