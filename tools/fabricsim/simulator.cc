@@ -651,7 +651,9 @@ void Simulator::StepPort(PortState& ps) {
     for (int prio = 0; prio < 8; ++prio) {
       // Priority 3 carries RoCE, 0 the rest; CNPs go on 6.
       const double share_rx = prio == 3 ? 0.985 : prio == 0 ? 0.0145 : prio == 6 ? 0.0005 : 0;
-      const double share_tx = share_rx;
+      // A victim's paused priority transmits nothing; its little remaining traffic is the
+      // other priorities'.
+      const double share_tx = prio == ps.storm_victim_prio ? 0 : share_rx;
       ps.Add("rx_prio" + std::to_string(prio) + "_bytes", static_cast<uint64_t>(wire_rx * share_rx));
       ps.Add("rx_prio" + std::to_string(prio) + "_packets",
              static_cast<uint64_t>(inc[kWireRxPkt] * share_rx));
