@@ -77,11 +77,10 @@ std::string AllTransitions(const SimPipeline& p) {
   return out.empty() ? "  (none)\n" : out;
 }
 
-std::optional<std::string> Label(const detect::Finding& f, const std::string& name) {
-  for (const auto& [k, v] : f.entity) {
-    if (k == name) return v;
-  }
-  return std::nullopt;
+PipelineOptions StateAt(const std::string& path) {
+  PipelineOptions options;
+  options.state_file = path;
+  return options;
 }
 
 // The raises of `detector` at `severity` whose entity is exactly `entity`.
@@ -341,9 +340,11 @@ TEST_P(QuietScenarioTest, raises_nothing_for_hours) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, QuietScenarioTest,
-                         ::testing::Values(QuietCase{""}, QuietCase{"congestion"},
-                                           QuietCase{"counter_reset"}, QuietCase{"counter_wrap32"},
-                                           QuietCase{"hot_unplug"},
+                         ::testing::Values(QuietCase{"", std::nullopt},
+                                           QuietCase{"congestion", std::nullopt},
+                                           QuietCase{"counter_reset", std::nullopt},
+                                           QuietCase{"counter_wrap32", std::nullopt},
+                                           QuietCase{"hot_unplug", std::nullopt},
                                            QuietCase{"module_swap", Severity::kInfo}),
                          [](const auto& info) {
                            return info.param.scenario.empty() ? std::string("healthy")
@@ -368,7 +369,7 @@ class RestartTest : public ::testing::TestWithParam<RestartCase> {};
 TEST_P(RestartTest, the_active_anomaly_survives_without_a_second_raise) {
   const RestartCase& c = GetParam();
   TempDir dir;
-  auto p = MakePipeline(LoadShipped(c.scenario), dir, {.state_file = dir.Path("state.json")});
+  auto p = MakePipeline(LoadShipped(c.scenario), dir, StateAt(dir.Path("state.json")));
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->RunUntil(c.restart_at).ok());
   const sim::Injection* in =
@@ -430,7 +431,7 @@ TEST(StateFileRestartTest, optical_baselines_survive) {
   healthy.preset = "roce-small";
   healthy.duration_s = 600;
   const std::string state_path = dir.Path("state.json");
-  auto p = MakePipeline(healthy, dir, {.state_file = state_path});
+  auto p = MakePipeline(healthy, dir, StateAt(state_path));
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->RunUntil(600, 5).ok());
   p->engine().SaveState();
@@ -472,7 +473,7 @@ TEST(StateFileRestartTest, a_corrupt_state_file_is_ignored_with_a_warning) {
     std::ofstream out(state_path);
     out << "{\"format\": \"fabricwatch-state\", \"version\": 1, \"detectors\": {tru";
   }
-  auto p = MakePipeline(LoadShipped("pfc_storm_source"), dir, {.state_file = state_path});
+  auto p = MakePipeline(LoadShipped("pfc_storm_source"), dir, StateAt(state_path));
   ASSERT_NE(p, nullptr);
   EXPECT_NE(p->log().find("warning ignoring the state file"), std::string::npos) << p->log();
   bool counted = false;
