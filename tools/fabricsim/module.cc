@@ -19,6 +19,11 @@ uint16_t Power16(double mw) { return Clamp16(mw * 10000.0); }  // 0.1 µW
 struct Flags {
   bool ha, la, hw, lw;
 };
+// Rx LOS is the receiver's own loss-of-signal detector, not the DOM low-alarm flag: it asserts far
+// below the low alarm (here -20 dBm), so a dim lane between the two still reports its power.
+constexpr double kRxLosMw = 0.01;
+bool RxLos(double rx_mw) { return rx_mw < kRxLosMw; }
+
 Flags Check(double v, const Thresholds& t) {
   return {v > t.high_alarm, v < t.low_alarm, v > t.high_warning, v < t.low_warning};
 }
@@ -94,7 +99,7 @@ Image RenderQsfp28(const ModuleState& m) {
   img.U8(0, 0x11).U8(1, 0x08).U8(2, 0x00);  // QSFP28, SFF-8636 rev 2.8+, paged, data ready
   uint8_t los = 0;
   for (int lane = 0; lane < 4; ++lane) {
-    if (Check(Lane(m.rx_power_mw, lane), m.rx_power).la) los |= static_cast<uint8_t>(1 << lane);
+    if (RxLos(Lane(m.rx_power_mw, lane))) los |= static_cast<uint8_t>(1 << lane);
   }
   img.U8(3, los);
   const Flags t = Check(m.temperature_c, m.temperature), v = Check(m.vcc_v, m.vcc);
@@ -174,7 +179,7 @@ Image RenderCmis(const ModuleState& m) {
     mark(tx_flags, Check(Lane(m.tx_power_mw, lane), m.tx_power));
     mark(bias_flags, Check(Lane(m.bias_ma, lane), m.bias));
     mark(rx_flags, rx);
-    if (rx.la) rx_los |= bit;
+    if (RxLos(Lane(m.rx_power_mw, lane))) rx_los |= bit;
     img.U16(p11 + 154 + 2 * lane, Power16(Lane(m.tx_power_mw, lane)));
     img.U16(p11 + 170 + 2 * lane, Bias16(Lane(m.bias_ma, lane)));
     img.U16(p11 + 186 + 2 * lane, Power16(Lane(m.rx_power_mw, lane)));

@@ -651,7 +651,9 @@ void Simulator::StepPort(PortState& ps) {
     for (int prio = 0; prio < 8; ++prio) {
       // Priority 3 carries RoCE, 0 the rest; CNPs go on 6.
       const double share_rx = prio == 3 ? 0.985 : prio == 0 ? 0.0145 : prio == 6 ? 0.0005 : 0;
-      const double share_tx = share_rx;
+      // A victim's paused priority transmits nothing; its little remaining traffic is the
+      // other priorities'.
+      const double share_tx = prio == ps.storm_victim_prio ? 0 : share_rx;
       ps.Add("rx_prio" + std::to_string(prio) + "_bytes", static_cast<uint64_t>(wire_rx * share_rx));
       ps.Add("rx_prio" + std::to_string(prio) + "_packets",
              static_cast<uint64_t>(inc[kWireRxPkt] * share_rx));
@@ -992,10 +994,9 @@ Result<std::vector<Injection>> Simulator::AdvanceTo(double sim_seconds) {
                      std::to_string(now_));
   }
   std::vector<Injection> out;
-  while (now_ < target) {
-    Tick(out);
-    if (!options_.loop && static_cast<double>(now_) >= scenario_.duration_s) break;
-  }
+  // Past the scenario's end (no loop) the node runs on with healthy traffic: every fault ended
+  // at the end, and AdvanceTo(t) still reaches t (finished() tells the CLI when to stop).
+  while (now_ < target) Tick(out);
   for (auto& ps : ports_) {
     if (Status s = WritePort(*ps); !s.ok()) return Error(s);
   }

@@ -94,7 +94,8 @@ class Simulator {
   // Writes the whole tree for t = now() (0 after Create). Idempotent.
   Status WriteInitial();
   // Runs the ticks up to `sim_seconds` (whole seconds), then writes the files for that instant.
-  // Returns the injections that happened, in order. Going back in time is an error.
+  // Returns the injections that happened, in order. Going back in time is an error. Past the
+  // scenario's duration (without loop) the node carries healthy traffic only.
   Result<std::vector<Injection>> AdvanceTo(double sim_seconds);
 
   double now() const { return static_cast<double>(now_); }
