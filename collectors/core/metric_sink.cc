@@ -41,6 +41,10 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 }  // namespace
 
 std::string SanitizeUtf8(std::string_view value) {
+  // Label values are almost always ASCII (device names, numbers): copy them as they are.
+  bool ascii = true;
+  for (char c : value) ascii &= static_cast<unsigned char>(c) < 0x80;
+  if (ascii) return std::string(value);
   std::string out;
   out.reserve(value.size());
   for (size_t i = 0; i < value.size();) {
@@ -158,17 +162,26 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   }
   prometheus::ClientMetric metric;
   metric.label.reserve(labels.size());
-  std::string signature;
+  // FNV-1a over the sanitised values, 0xff between them (a byte UTF-8 never contains).
+  uint64_t hash = 14695981039346656037ull;
   for (const LabelPair& label : labels) {
     metric.label.push_back({std::string(label.name), SanitizeUtf8(label.value)});
-    signature += metric.label.back().value;
-    signature += '\xff';  // cannot occur in sanitised UTF-8
+    for (unsigned char c : metric.label.back().value) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0xffu) * 1099511628211ull;
   }
-  if (!state->series.insert(std::move(signature)).second) {
-    RecordError(Status(StatusCode::kInvalidArgument,
-                       "metric " + std::string(desc.name) + ": duplicate series dropped"));
-    return;
+  std::vector<prometheus::ClientMetric>& emitted = families_[state->index].metric;
+  auto [first, last] = state->series.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    const auto& other = emitted[it->second].label;
+    bool same = true;
+    for (size_t i = 0; same && i < other.size(); ++i) same = other[i].value == metric.label[i].value;
+    if (same) {
+      RecordError(Status(StatusCode::kInvalidArgument,
+                         "metric " + std::string(desc.name) + ": duplicate series dropped"));
+      return;
+    }
   }
+  state->series.emplace(hash, emitted.size());
   if (desc.kind == MetricKind::kCounter) {
     metric.counter.value = value;
   } else if (desc.kind == MetricKind::kUntyped) {
@@ -176,7 +189,7 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   } else {
     metric.gauge.value = value;
   }
-  families_[state->index].metric.push_back(std::move(metric));
+  emitted.push_back(std::move(metric));
   ++sample_count_;
 }
 

@@ -104,7 +104,9 @@ class MetricSink {
   struct FamilyState {
     size_t index;  // into families_
     const MetricDesc* desc;
-    std::unordered_set<std::string> series;  // label-value signatures seen
+    // Hash of each emitted series' label values → its index in the family; a hash hit is
+    // confirmed by comparing the values, so a collision never drops a series.
+    std::unordered_multimap<uint64_t, size_t> series;
   };
 
   FamilyState* FamilyFor(const MetricDesc& desc);
