@@ -469,10 +469,22 @@ class BerGrowthDetector final : public Detector {
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [k, p] : ib_) p.seen = false;
+    // RoCE ports (link_layer Ethernet) are judged by their netdev's PHY/FEC counters only
+    // (detection.md §3.3): their PMA symbol_error is the same PHY seen again, and the IB rules
+    // would raise a second finding, on {device, port}, for one fault. No port_info or an empty
+    // link_layer (kernels before RoCE) is InfiniBand.
+    std::set<std::pair<std::string, std::string>> ethernet;
+    ForEachSample(
+        families, "fabric_rdma_port_info", [&](const prometheus::ClientMetric& m, double) {
+          if (LabelOr(m, "link_layer") == "Ethernet") {
+            ethernet.emplace(std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port")));
+          }
+        });
     auto port_for = [&](const prometheus::ClientMetric& m) -> IbPort* {
       auto device = LabelValue(m, "device");
       auto port = LabelValue(m, "port");
       if (!device || !port) return nullptr;
+      if (ethernet.contains({std::string(*device), std::string(*port)})) return nullptr;
       IbPort& p = ib_.try_emplace({std::string(*device), std::string(*port)}, o_).first->second;
       p.seen = true;
       return &p;

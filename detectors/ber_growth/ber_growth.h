@@ -13,6 +13,10 @@
 //                                                    §0.3)
 //   fabric_rdma_port_local_link_integrity_errors_total, ..._excessive_buffer_overrun_errors_total
 //                                                   (4-bit, saturating; fatal class [S16])
+//   fabric_rdma_port_info                           (link_layer: the IB rules apply to
+//                                                    InfiniBand ports only; a RoCE port is
+//                                                    judged on its netdev, §3.3 — one fault,
+//                                                    one finding)
 // Every counter goes through CounterTracker: resets, 32-bit wraps (error_counter_width: 32 for
 // drivers with 32-bit PHY error counters) and saturated IB counters give no false alarm; a
 // series that disappears (hot-unplug) drops its history.

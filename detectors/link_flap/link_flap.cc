@@ -180,7 +180,11 @@ class LinkFlapDetector final : public Detector {
     std::vector<Finding> findings;
     last_eval_ = now;
     for (auto& [key, entity] : entities_) {
-      if (std::optional<Finding> finding = EvaluateEntity(entity, now)) {
+      std::optional<Finding> finding = EvaluateEntity(entity, now);
+      // One fault, one finding (detection.md §2.2): an IPoIB netdev's carrier follows its IB
+      // port, so its flaps are the port's flaps — the port raises, the netdev stays quiet (its
+      // metrics are still exported).
+      if (finding && !(entity.netdev && IpoibPortOf(entity.labels[0].second))) {
         findings.push_back(std::move(*finding));
       }
     }
@@ -229,12 +233,18 @@ class LinkFlapDetector final : public Detector {
       }
       ports[key] = std::move(entry);
     }
-    return {{"ports", ports}};
+    // The IPoIB map too: after a restart, a netdev sample evaluated before the first rdma
+    // sample must not raise the restored flaps of an IPoIB netdev as its own finding.
+    return {{"ports", ports}, {"ipoib", ipoib_port_}};
   }
 
   Status LoadState(const nlohmann::json& state) override {
     std::map<std::string, Entity> loaded;
+    std::map<std::string, std::string> ipoib;
     try {
+      if (state.contains("ipoib")) {  // absent in state files of earlier versions
+        ipoib = state.at("ipoib").get<std::map<std::string, std::string>>();
+      }
       for (const auto& [key, entry] : state.at("ports").items()) {
         EntityLabels labels;
         for (const auto& pair : entry.at("labels")) {
@@ -261,6 +271,7 @@ class LinkFlapDetector final : public Detector {
       return Status(StatusCode::kInvalidArgument, std::string("link_flap state: ") + e.what());
     }
     for (auto& [key, entity] : loaded) entities_.insert_or_assign(key, std::move(entity));
+    ipoib_port_.merge(ipoib);
     return Status::Ok();
   }
 
@@ -281,6 +292,14 @@ class LinkFlapDetector final : public Detector {
   }
   Entity& NetdevEntity(std::string_view netdev) {
     return EntityFor({{"netdev", std::string(netdev)}});
+  }
+
+  // The tracked, present IB port whose IPoIB netdev this is, if any.
+  Entity* IpoibPortOf(const std::string& netdev) {
+    auto it = ipoib_port_.find(netdev);
+    if (it == ipoib_port_.end()) return nullptr;
+    auto port = entities_.find(it->second);
+    return port != entities_.end() && port->second.present ? &port->second : nullptr;
   }
 
   bool InMaintenance(const Entity& entity, TimePoint time) const {
@@ -409,7 +428,14 @@ class LinkFlapDetector final : public Detector {
         if (LabelOr(metric, "event") != "unplug") continue;
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
         const CounterStep step = entity.unplug.Update(CounterValue(*family, metric), snapshot.time);
-        if (step.valid && step.delta > 0) StartMaintenance(entity, snapshot.time, true);
+        if (step.valid && step.delta > 0) {
+          StartMaintenance(entity, snapshot.time, true);
+          // The module of an IPoIB netdev is its IB port's: the port's downs are maintenance
+          // too, and the port (which speaks for the netdev) announces it.
+          if (Entity* port = IpoibPortOf(entity.labels[0].second)) {
+            StartMaintenance(*port, snapshot.time, true);
+          }
+        }
       }
     }
     if (const auto* family = FindFamily(snapshot, "fabric_ethtool_link_down_events_total")) {
@@ -443,11 +469,18 @@ class LinkFlapDetector final : public Detector {
 
   void ObserveRdma(const SnapshotView& snapshot) {
     std::set<std::string> ethernet;  // "device/port" of RoCE ports
+    ipoib_port_.clear();
     if (const auto* family = FindFamily(snapshot, "fabric_rdma_port_info")) {
       for (const auto& metric : family->metric) {
+        const std::string device(LabelOr(metric, "device"));
+        const std::string port(LabelOr(metric, "port"));
         if (LabelOr(metric, "link_layer") == "Ethernet") {
-          ethernet.insert(std::string(LabelOr(metric, "device")) + "/" +
-                          std::string(LabelOr(metric, "port")));
+          ethernet.insert(device + "/" + port);
+        } else if (const std::string_view netdev = LabelOr(metric, "netdev"); !netdev.empty()) {
+          // IB port (link_layer InfiniBand; empty on kernels that predate RoCE): its netdev is
+          // IPoIB, whose findings the port raises (see Evaluate).
+          ipoib_port_.insert_or_assign(std::string(netdev),
+                                       EntityKey({{"device", device}, {"port", port}}));
         }
       }
     }
@@ -596,6 +629,8 @@ class LinkFlapDetector final : public Detector {
   Settings s_;
   std::map<std::string, Entity> entities_;
   std::set<std::string> known_netdevs_;
+  // IPoIB netdev -> entity key of its IB port, from the last fabric_rdma_port_info.
+  std::map<std::string, std::string> ipoib_port_;
   TimePoint last_eval_{};
 };
 

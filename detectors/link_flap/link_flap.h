@@ -7,7 +7,10 @@
 //            fabric_netdev_carrier_down_changes_total (u32, wraps), fabric_ethtool_link_down_
 //            events_total (mlx5 link_down_events_phy);
 //   IB port  fabric_rdma_port_state leaving ACTIVE, fabric_rdma_port_link_downed_total (8-bit,
-//            saturates). RoCE ports (link_layer Ethernet) are their netdev's business.
+//            saturates). RoCE ports (link_layer Ethernet) are their netdev's business; an
+//            IPoIB netdev (the netdev label of an IB port's fabric_rdma_port_info) is its
+//            port's: it is tracked, but only the port raises — one fault, one finding (and one
+//            drain), and a module unplug on the netdev puts the port in maintenance.
 // A sighting from one source confirms the oldest unconfirmed down of another source within
 // `match-window`; only unmatched sightings are new downs. Counter arithmetic goes through
 // CounterTracker (resets, wraps, saturation, §0.2), so none of them invents a down.

@@ -126,6 +126,9 @@ struct FaultCase {
   double run_s;
   // Extra check on the matched raise (e.g. the temperature at that instant).
   std::function<void(SimPipeline&, const AnomalyTransition&, const sim::Injection&)> check;
+  // One fault, one finding: run on to run_s and allow raises of the expected entity only, with
+  // at most one drain-eligible raise (one drain-hook run for one broken port).
+  bool one_finding = false;
 };
 
 void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.scenario; }
@@ -172,10 +175,25 @@ TEST_P(FaultScenarioTest, is_detected_with_the_expected_finding_within_the_bound
          delay);
   EXPECT_GE(delay, 0) << Describe(*p, *raise);
   EXPECT_LE(delay, c.bound_s) << c.bound_reason << "\n" << Describe(*p, *raise);
-  // Nothing but the expected detector spoke (other entities of the same fault are allowed,
-  // e.g. the IPoIB netdev of a flapping IB port; see the comments in the table).
+  // Nothing but the expected detector spoke.
   for (const auto& t : p->transitions()) {
     EXPECT_EQ(t.detector, c.detector) << "unexpected: " << Describe(*p, t);
+  }
+  if (c.one_finding) {
+    // The rest of the run (1 s steps) raises nothing on another entity (a severity change of
+    // the expected one is the same finding) and one drain at most. The IPoIB netdev of an IB
+    // port and the PMA counters of a RoCE port are the same fault seen again.
+    // Resolved first: running on appends to injections(), which `in` points into.
+    const detect::EntityLabels entity = Resolve(c.entity, *in);
+    ASSERT_TRUE(p->RunUntil(c.run_s).ok());
+    size_t drain_raises = 0;
+    for (const auto& t : p->transitions()) {
+      EXPECT_EQ(t.detector, c.detector) << "unexpected: " << Describe(*p, t);
+      if (!t.raised) continue;
+      EXPECT_EQ(t.finding.entity, entity) << "a second finding for one fault: " << Describe(*p, t);
+      if (t.finding.drain_eligible) ++drain_raises;
+    }
+    EXPECT_EQ(drain_raises, c.drain_eligible ? 1u : 0u) << AllTransitions(*p);
   }
   EXPECT_EQ(p->collector_errors(), 0u) << p->collector_error_text();
 }
@@ -184,8 +202,8 @@ TEST_P(FaultScenarioTest, is_detected_with_the_expected_finding_within_the_bound
 const FaultCase kFaultCases[] = {
     // IB flap (5 downs, every 10 s, down 2 s): slow flapping (2 downs in 6 h) is the rule that
     // fires; the 2nd down happens one period after the start, so the bound is that period plus
-    // one sample interval (rdma, 1 s) + 1 s. The IPoIB netdev of the port reports the same
-    // flaps as its own entity (netdev=ib..): a second finding for one fault (see the report).
+    // one sample interval (rdma, 1 s) + 1 s. The IPoIB netdev (ib..) sees the same flaps and
+    // stays quiet: the port speaks for it.
     {"link_flap",
      "link_flap",
      Severity::kWarning,
@@ -194,7 +212,8 @@ const FaultCase kFaultCases[] = {
      10 + 1 + 1,
      "2nd down at +10 s, then <= one sample interval + 1 s",
      120,
-     nullptr},
+     nullptr,
+     true},
     // RoCE flap (3 downs every 15 s): the netdev's; 2nd down at +15 s.
     {"link_flap_roce",
      "link_flap",
@@ -204,7 +223,28 @@ const FaultCase kFaultCases[] = {
      15 + 1 + 1,
      "2nd down at +15 s, then <= one sample interval + 1 s",
      120,
-     nullptr},
+     nullptr,
+     true},
+    // Hard flap (5 downs, every 2 s, down 1 s; link_flap_hard.yaml): critical and
+    // drain-eligible on the 5th down (+8 s), within 1 s of it (the rdma collector's 1 s poll).
+    {"link_flap_hard",
+     "link_flap",
+     Severity::kCritical,
+     {{"device", "$device"}, {"port", "1"}},
+     true,
+     8 + 1,
+     "5th down at +8 s, then <= one sample interval",
+     60,
+     [](SimPipeline& p, const AnomalyTransition& t, const sim::Injection& in) {
+       const double fifth_down = in.sim_time + 4 * 2;  // count 5, period 2 s
+       const double after = p.SimSeconds(t.time) - fifth_down;
+       ::testing::Test::RecordProperty("link_flap_hard_seconds_after_fifth_down",
+                                       std::to_string(after));
+       std::printf("[ detection ] link_flap_hard     critical %.1f s after the 5th down\n", after);
+       EXPECT_GE(after, 0) << Describe(p, t);
+       EXPECT_LE(after, 1) << Describe(p, t);
+     },
+     true},
     // Sustained down: critical and drain-eligible after down-after (30 s).
     {"link_down",
      "link_flap",
@@ -214,7 +254,8 @@ const FaultCase kFaultCases[] = {
      30 + 1 + 1,
      "down-after 30 s + one sample interval + 1 s",
      180,
-     nullptr},
+     nullptr,
+     true},
     {"pfc_storm_source",
      "pfc_storm",
      Severity::kCritical,
@@ -245,7 +286,8 @@ const FaultCase kFaultCases[] = {
      450 + 10,
      "first uncorrected errors at +450 s, then >= 10 errors in the window",
      720,
-     nullptr},
+     nullptr,
+     true},
     // Warning BEFORE the module's high-warning threshold is reached: the slew rule (10 °C in
     // 5 min) on a linear ramp to 80 °C.
     {"module_temp_ramp",

@@ -47,8 +47,18 @@ struct IbPort {
   std::string device = "mlx5_0", port = "1";
   double rate_bytes = 25e9;  // 200 Gb/s
   double symbol = 0, lli = 0, ebo = 0;
+  std::string link_layer;  // empty: no fabric_rdma_port_info
   void Add(SnapshotBuilder& b) const {
     const testing::Labels l{{"device", device}, {"port", port}};
+    if (!link_layer.empty()) {
+      b.Gauge("fabric_rdma_port_info",
+              {{"device", device},
+               {"port", port},
+               {"link_layer", link_layer},
+               {"netdev", ""},
+               {"speed", ""}},
+              1);
+    }
     b.Gauge("fabric_rdma_port_rate_bytes_per_second", l, rate_bytes);
     b.Counter("fabric_rdma_port_symbol_errors_total", l, symbol);
     b.Counter("fabric_rdma_port_local_link_integrity_errors_total", l, lli);
@@ -157,6 +167,30 @@ TEST(BerGrowthTest, IbSymbolErrorsAndFatalCounters) {
   EXPECT_TRUE(log.Active("warning{device=mlx5_0,port=1}"));
   EXPECT_FALSE(log.FirstRaise("critical{device=mlx5_1,port=1}").has_value());
   EXPECT_FALSE(log.FirstRaise("warning{device=mlx5_1,port=1}").has_value());
+}
+
+// A RoCE port's PMA counters (link_layer Ethernet) are its netdev's PHY seen again: only the
+// netdev's PHY/FEC counters judge it (§3.3), so one fault raises one finding. The same errors on
+// an InfiniBand port raise the IB symbol-error critical.
+TEST(BerGrowthTest, IbRulesApplyToInfinibandPortsOnly) {
+  auto detector = Make();
+  FindingLog log(*detector);
+  IbPort roce, ib;
+  roce.link_layer = "Ethernet";
+  ib.device = "mlx5_1";
+  ib.link_layer = "InfiniBand";
+  for (int s = 0; s < 3600; ++s) {
+    if (s >= 600 && s % 20 == 0) {  // 150 in the hour → > 120/h
+      roce.symbol += 1;
+      ib.symbol += 1;
+    }
+    if (s == 1800) roce.lli = ib.lli = 1;
+    FeedIb(log, T0() + seconds(s), {roce, ib});
+  }
+  for (const auto& [key, count] : log.raises()) {
+    EXPECT_EQ(key.find("mlx5_0"), std::string::npos) << "RoCE port judged by IB rules: " << key;
+  }
+  EXPECT_TRUE(log.Active("critical{device=mlx5_1,port=1}"));
 }
 
 TEST(BerGrowthTest, IbFatalCounterAloneIsCriticalAndClears) {

@@ -15,6 +15,12 @@ using std::chrono::seconds;
 using testing::Families;
 const TimePoint kT0 = TimePoint(seconds(1'700'000'000));
 
+std::string FindingsText(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const Finding& f : findings) out += "  " + f.reason + "\n";
+  return out;
+}
+
 class LinkFlapTest : public ::testing::Test {
  protected:
   void Make(DetectorOptions options = {}) {
@@ -43,9 +49,9 @@ class LinkFlapTest : public ::testing::Test {
               link_downed);
     Feed("rdma", t, f);
   }
-  void Unplug(TimePoint t, double count) {
+  void Unplug(TimePoint t, double count, const std::string& netdev = "eth0") {
     Families f;
-    f.Counter("fabric_ethtool_module_events_total", {{"netdev", "eth0"}, {"event", "unplug"}},
+    f.Counter("fabric_ethtool_module_events_total", {{"netdev", netdev}, {"event", "unplug"}},
               count);
     Feed("ethtool", t, f);
   }
@@ -126,6 +132,66 @@ TEST_F(LinkFlapTest, ib_flap_detected_within_one_sample_interval) {
   EXPECT_EQ(worst->severity, Severity::kCritical);
   EXPECT_EQ(worst->entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
   EXPECT_EQ(worst->value, 5) << "state drop and counter are the same downs";
+}
+
+// One IB flap is seen on the port (state, link_downed) and on its IPoIB netdev ib0 (netlink,
+// carrier counter): one fault, one finding — the port's (detection.md §2.2) — so one drain.
+TEST_F(LinkFlapTest, ipoib_netdev_flaps_are_raised_once_on_the_ib_port) {
+  Make();
+  for (int i = 0; i <= 5; ++i) {
+    Rdma(kT0 + seconds(i), 4, 10);
+    Netdev(kT0 + seconds(i), 1, 0, "ib0");
+  }
+  ASSERT_TRUE(detector->Evaluate(kT0 + seconds(5)).empty());
+  for (int i = 0; i < 5; ++i) {
+    Event(kT0 + milliseconds(5100 + 150 * i), false, "ib0");
+    Event(kT0 + milliseconds(5150 + 150 * i), true, "ib0");
+  }
+  Rdma(kT0 + seconds(6), 1, 15);
+  Netdev(kT0 + seconds(6), 1, 5, "ib0");
+  const std::vector<Finding> findings = detector->Evaluate(kT0 + seconds(6));
+  ASSERT_EQ(findings.size(), 1u) << FindingsText(findings);
+  EXPECT_EQ(findings[0].entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+  EXPECT_EQ(findings[0].severity, Severity::kCritical);
+  EXPECT_TRUE(findings[0].drain_eligible);
+  // Restarted (state file) and fed a netdev sample before the first rdma one: the restored
+  // flaps of ib0 are still the port's.
+  const nlohmann::json saved = detector->SaveState();
+  Make();
+  ASSERT_TRUE(detector->LoadState(saved).ok());
+  Netdev(kT0 + milliseconds(6500), 1, 5, "ib0");
+  const std::vector<Finding> restored = detector->Evaluate(kT0 + milliseconds(6500));
+  ASSERT_EQ(restored.size(), 1u) << FindingsText(restored);
+  EXPECT_EQ(restored[0].entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+  // A sustained outage as well: the port's alone.
+  for (int i = 7; i <= 40; ++i) {
+    Rdma(kT0 + seconds(i), 1, 16);
+    Netdev(kT0 + seconds(i), 0, 6, "ib0");
+  }
+  const std::vector<Finding> later = detector->Evaluate(kT0 + seconds(40));
+  ASSERT_EQ(later.size(), 1u) << FindingsText(later);
+  EXPECT_EQ(later[0].entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+}
+
+// The transceiver of an IB port is unplugged: the ethtool event names the IPoIB netdev, and the
+// port's downs are the maintenance it announces — no flap, no outage.
+TEST_F(LinkFlapTest, module_unplug_on_an_ipoib_netdev_is_maintenance_of_its_ib_port) {
+  Make();
+  Unplug(kT0, 0, "ib0");
+  for (int i = 0; i <= 5; ++i) {
+    Rdma(kT0 + seconds(i), 4, 10);
+    Netdev(kT0 + seconds(i), 1, 0, "ib0");
+  }
+  Unplug(kT0 + seconds(6), 1, "ib0");
+  for (int i = 6; i <= 60; ++i) {
+    Rdma(kT0 + seconds(i), 1, 11);
+    Netdev(kT0 + seconds(i), 0, 1, "ib0");
+  }
+  const std::vector<Finding> findings = detector->Evaluate(kT0 + seconds(60));
+  ASSERT_EQ(findings.size(), 1u) << FindingsText(findings);
+  EXPECT_EQ(findings[0].entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+  EXPECT_EQ(findings[0].severity, Severity::kInfo);
+  EXPECT_FALSE(findings[0].drain_eligible);
 }
 
 TEST_F(LinkFlapTest, healthy_reset_wrap_and_saturation_are_silent) {
