@@ -194,11 +194,13 @@ class EthtoolCollector final : public Collector {
   struct TablePlan {
     std::vector<std::string> names;
     std::vector<StatPlan> stats;  // parallel to names
+    // The statistics last read, kept so the next read reuses the storage of their names.
+    std::vector<sys::EthtoolStat> read;
   };
 
   Result<std::vector<std::string>> Netdevs();
-  const TablePlan& PlanFor(const std::string& netdev, const std::vector<sys::EthtoolStat>& stats,
-                           MetricSink& sink);
+  // Brings plan.names and plan.stats up to date with plan.read.
+  void UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink);
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
@@ -293,15 +295,12 @@ const MetricDesc* EthtoolCollector::PassthroughFor(const std::string& netdev,
   return &it->second.desc;
 }
 
-const EthtoolCollector::TablePlan& EthtoolCollector::PlanFor(
-    const std::string& netdev, const std::vector<sys::EthtoolStat>& stats, MetricSink& sink) {
-  auto it = plans_.find(netdev);
-  if (it == plans_.end()) it = plans_.emplace(netdev, TablePlan{}).first;
-  TablePlan& plan = it->second;
+void EthtoolCollector::UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink) {
+  const std::vector<sys::EthtoolStat>& stats = plan.read;
   const bool unchanged = std::equal(
       plan.names.begin(), plan.names.end(), stats.begin(), stats.end(),
       [](const std::string& name, const sys::EthtoolStat& stat) { return name == stat.name; });
-  if (unchanged) return plan;
+  if (unchanged) return;
   plan.names.clear();
   plan.stats.clear();
   // Two vendor names for one normalised series on one netdev (a driver exposing both a PHY
@@ -320,7 +319,6 @@ const EthtoolCollector::TablePlan& EthtoolCollector::PlanFor(
     entry.passthrough = PassthroughFor(netdev, stat.name, sink);
     plan.names.push_back(stat.name);
   }
-  return plan;
 }
 
 void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& sink) {
@@ -425,23 +423,27 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
     CollectEcn(netdev, sink);
     return;
   }
-  auto stats = source_->Statistics(netdev);
+  auto it = plans_.find(netdev);
+  if (it == plans_.end()) it = plans_.emplace(netdev, TablePlan{}).first;
+  TablePlan& plan = it->second;
+  const Status status = source_->ReadStatistics(netdev, plan.read);
   for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/statistics", warning);
-  if (!stats) {
-    if (Quiet(stats.error())) {
-      NotSupported(netdev, "driver statistics", stats.error());
-    } else if (stats.error().code() == StatusCode::kNotFound) {
-      logger_->debug("{} vanished: {}", netdev, stats.error().message());
+  if (!status.ok()) {
+    if (Quiet(status)) {
+      NotSupported(netdev, "driver statistics", status);
+    } else if (status.code() == StatusCode::kNotFound) {
+      logger_->debug("{} vanished: {}", netdev, status.message());
       return;
     } else {
-      Fail(sink, netdev + "/statistics", stats.error());
+      Fail(sink, netdev + "/statistics", status);
     }
   } else {
+    const std::vector<sys::EthtoolStat>& stats = plan.read;
     const LabelPair n{"netdev", netdev};
-    sink.Add(kDriverStats, {n}, static_cast<double>(stats->size()));
-    const TablePlan& plan = PlanFor(netdev, *stats, sink);
-    for (size_t s = 0; s < stats->size(); ++s) {
-      const double raw = static_cast<double>((*stats)[s].value);
+    sink.Add(kDriverStats, {n}, static_cast<double>(stats.size()));
+    UpdatePlan(netdev, plan, sink);
+    for (size_t s = 0; s < stats.size(); ++s) {
+      const double raw = static_cast<double>(stats[s].value);
       if (const std::optional<NormalizedStat>& normalized = plan.stats[s].normalized) {
         std::array<LabelPair, 4> labels;
         labels[0] = n;
@@ -450,7 +452,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
         }
         sink.Add(*normalized->desc,
                  std::span<const LabelPair>(labels.data(), normalized->n_extra + 1),
-                 Scaled((*stats)[s].value, normalized->scale));
+                 Scaled(stats[s].value, normalized->scale));
       }
       if (plan.stats[s].passthrough != nullptr) sink.Add(*plan.stats[s].passthrough, {n}, raw);
     }
