@@ -6,9 +6,9 @@
 
 namespace fabricwatch::exporter {
 
-CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock) {
+CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock, SinkShape* shape) {
   CollectionOutcome outcome;
-  MetricSink sink;
+  MetricSink sink = shape != nullptr ? MetricSink(*shape) : MetricSink();
   const auto wall_start = clock.Now();
   const auto start = std::chrono::steady_clock::now();
   Status status;
@@ -26,6 +26,7 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock)
   outcome.run.series = sink.sample_count();
   outcome.run.partial_errors = sink.error_count();
   outcome.errors = sink.errors();
+  if (shape != nullptr) sink.SaveShape(*shape);
   outcome.snapshot->families = sink.TakeFamilies();
   outcome.run.status = std::move(status);
   outcome.run.time = wall_start;
@@ -62,8 +63,9 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
   auto next = std::chrono::steady_clock::now();
   StatusCode last_code = StatusCode::kOk;
   bool first = true;
+  SinkShape shape;  // of the last collection: the next sink reserves its vectors from it
   while (!stop.stop_requested()) {
-    CollectionOutcome outcome = CollectOnce(collector, clock_);
+    CollectionOutcome outcome = CollectOnce(collector, clock_, &shape);
     const Status& status = outcome.run.status;
     // A failed collection publishes nothing new: the previous snapshot would be stale data
     // presented as fresh, so an empty one replaces it; success=0 tells why.

@@ -32,7 +32,10 @@ struct CollectionOutcome {
   std::shared_ptr<Snapshot> snapshot;
   std::vector<Status> errors;  // the first partial errors, for --config.check
 };
-CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock);
+// `shape`, when given, is the shape of the collector's previous collection: the sink is sized
+// from it and it is updated for the next one (MetricSink's SinkShape).
+CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
+                              SinkShape* shape = nullptr);
 
 class Scheduler {
  public:

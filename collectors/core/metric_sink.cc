@@ -1,5 +1,9 @@
 #include "collectors/core/metric_sink.h"
 
+#include <algorithm>
+#include <functional>
+#include <utility>
+
 #include <prometheus/check_names.h>
 
 namespace fabricwatch {
@@ -38,14 +42,16 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return len;
 }
 
-}  // namespace
-
-std::string SanitizeUtf8(std::string_view value) {
+// SanitizeUtf8 into `out`, reusing its storage.
+void AssignSanitizedUtf8(std::string_view value, std::string& out) {
   // Label values are almost always ASCII (device names, numbers): copy them as they are.
   bool ascii = true;
   for (char c : value) ascii &= static_cast<unsigned char>(c) < 0x80;
-  if (ascii) return std::string(value);
-  std::string out;
+  if (ascii) {
+    out.assign(value);
+    return;
+  }
+  out.clear();
   out.reserve(value.size());
   for (size_t i = 0; i < value.size();) {
     size_t len = Utf8SequenceLength(value, i);
@@ -57,6 +63,13 @@ std::string SanitizeUtf8(std::string_view value) {
       i += len;
     }
   }
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view value) {
+  std::string out;
+  AssignSanitizedUtf8(value, out);
   return out;
 }
 
@@ -97,45 +110,71 @@ Status ValidateDesc(const MetricDesc& desc) {
   return Status::Ok();
 }
 
-MetricSink::FamilyState* MetricSink::FamilyFor(const MetricDesc& desc) {
-  auto it = by_name_.find(desc.name);
-  if (it != by_name_.end()) {
-    const MetricDesc& known = *it->second.desc;
-    if (&known != &desc) {
-      // A second descriptor of the same family must be its exact twin (the first one was
-      // validated); anything else would bypass the naming checks.
-      bool same = known.help == desc.help && known.kind == desc.kind &&
-                  known.labels.size() == desc.labels.size();
-      for (size_t i = 0; same && i < desc.labels.size(); ++i) {
-        same = known.labels[i] == desc.labels[i];
-      }
-      if (!same) {
-        RecordError(Status(StatusCode::kInvalidArgument,
-                           "metric " + std::string(desc.name) +
-                               " described twice with different HELP, kind or labels"));
-        return nullptr;
-      }
+MetricSink::MetricSink(const SinkShape& previous) : shape_hint_(previous.series_per_family) {
+  const size_t families = previous.series_per_family.size();
+  families_.reserve(families);
+  family_descs_.reserve(families);
+  by_desc_.reserve(families);
+  by_name_.reserve(families);
+  size_t slots = kMinSeriesSlots;
+  while (slots < 2 * previous.total_series + 2) slots *= 2;
+  series_index_.resize(slots);
+}
+
+uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
+  const auto by_address = [](const std::pair<const MetricDesc*, uint32_t>& entry,
+                             const MetricDesc* key) {
+    return std::less<const MetricDesc*>()(entry.first, key);
+  };
+  auto pos = std::lower_bound(by_desc_.begin(), by_desc_.end(), &desc, by_address);
+  if (pos != by_desc_.end() && pos->first == &desc) return pos->second;
+
+  // A descriptor address not seen in this collection: a new family, or a second descriptor of a
+  // known one.
+  if (auto it = by_name_.find(desc.name); it != by_name_.end()) {
+    const MetricDesc& known = *family_descs_[it->second];
+    // A second descriptor of the same family must be its exact twin (the first one was
+    // validated); anything else would bypass the naming checks.
+    bool same = known.help == desc.help && known.kind == desc.kind &&
+                known.labels.size() == desc.labels.size();
+    for (size_t i = 0; same && i < desc.labels.size(); ++i) {
+      same = known.labels[i] == desc.labels[i];
     }
-    return &it->second;
+    if (!same) {
+      RecordError(Status(StatusCode::kInvalidArgument,
+                         "metric " + std::string(desc.name) +
+                             " described twice with different HELP, kind or labels"));
+      return kNoFamily;
+    }
+    by_desc_.insert(pos, {&desc, it->second});
+    return it->second;
   }
   if (rejected_descs_.contains(desc.name)) {
     ++error_count_;
-    return nullptr;
+    return kNoFamily;
   }
   if (Status status = ValidateDesc(desc); !status.ok()) {
     rejected_descs_.insert(desc.name);
     RecordError(status);
-    return nullptr;
+    return kNoFamily;
   }
-  prometheus::MetricFamily family;
+  const uint32_t index = AddFamily(desc);
+  by_desc_.insert(pos, {&desc, index});
+  return index;
+}
+
+uint32_t MetricSink::AddFamily(const MetricDesc& desc) {
+  const auto index = static_cast<uint32_t>(families_.size());
+  prometheus::MetricFamily& family = families_.emplace_back();
   family.name = std::string(desc.name);
   family.help = std::string(desc.help);
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
                 : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
                                                     : prometheus::MetricType::Gauge;
-  families_.push_back(std::move(family));
-  auto [pos, inserted] = by_name_.emplace(desc.name, FamilyState{families_.size() - 1, &desc, {}});
-  return &pos->second;
+  if (index < shape_hint_.size()) family.metric.reserve(shape_hint_[index]);
+  family_descs_.push_back(&desc);
+  by_name_.emplace(desc.name, index);
+  return index;
 }
 
 void MetricSink::Add(const MetricDesc& desc, std::initializer_list<LabelPair> labels,
@@ -144,8 +183,8 @@ void MetricSink::Add(const MetricDesc& desc, std::initializer_list<LabelPair> la
 }
 
 void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, double value) {
-  FamilyState* state = FamilyFor(desc);
-  if (state == nullptr) return;
+  const uint32_t family = FamilyFor(desc);
+  if (family == kNoFamily) return;
   bool labels_match = labels.size() == desc.labels.size();
   for (size_t i = 0; labels_match && i < labels.size(); ++i) {
     labels_match = labels[i].name == desc.labels[i];
@@ -160,28 +199,25 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
                        "info metric " + std::string(desc.name) + " must have value 1"));
     return;
   }
-  prometheus::ClientMetric metric;
-  metric.label.reserve(labels.size());
+  // Built in place at the end of the family and taken back if it turns out to be a duplicate.
+  std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
+  prometheus::ClientMetric& metric = emitted.emplace_back();
+  metric.label.resize(labels.size());
   // FNV-1a over the sanitised values, 0xff between them (a byte UTF-8 never contains).
   uint64_t hash = 14695981039346656037ull;
-  for (const LabelPair& label : labels) {
-    metric.label.push_back({std::string(label.name), SanitizeUtf8(label.value)});
-    for (unsigned char c : metric.label.back().value) hash = (hash ^ c) * 1099511628211ull;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    prometheus::ClientMetric::Label& label = metric.label[i];
+    label.name.assign(labels[i].name);
+    AssignSanitizedUtf8(labels[i].value, label.value);
+    for (unsigned char c : label.value) hash = (hash ^ c) * 1099511628211ull;
     hash = (hash ^ 0xffu) * 1099511628211ull;
   }
-  std::vector<prometheus::ClientMetric>& emitted = families_[state->index].metric;
-  auto [first, last] = state->series.equal_range(hash);
-  for (auto it = first; it != last; ++it) {
-    const auto& other = emitted[it->second].label;
-    bool same = true;
-    for (size_t i = 0; same && i < other.size(); ++i) same = other[i].value == metric.label[i].value;
-    if (same) {
-      RecordError(Status(StatusCode::kInvalidArgument,
-                         "metric " + std::string(desc.name) + ": duplicate series dropped"));
-      return;
-    }
+  if (IsDuplicate(hash, family, static_cast<uint32_t>(emitted.size() - 1))) {
+    emitted.pop_back();
+    RecordError(Status(StatusCode::kInvalidArgument,
+                       "metric " + std::string(desc.name) + ": duplicate series dropped"));
+    return;
   }
-  state->series.emplace(hash, emitted.size());
   if (desc.kind == MetricKind::kCounter) {
     metric.counter.value = value;
   } else if (desc.kind == MetricKind::kUntyped) {
@@ -189,8 +225,39 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   } else {
     metric.gauge.value = value;
   }
-  emitted.push_back(std::move(metric));
   ++sample_count_;
+}
+
+bool MetricSink::IsDuplicate(uint64_t hash, uint32_t family, uint32_t metric) {
+  // Every accepted series has a slot; keep the index at most half full so probes stay short.
+  if (2 * (sample_count_ + 1) > series_index_.size()) GrowSeriesIndex();
+  const std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
+  const auto& labels = emitted[metric].label;
+  const size_t mask = series_index_.size() - 1;
+  for (size_t i = SlotOf(hash, family) & mask;; i = (i + 1) & mask) {
+    SeriesSlot& slot = series_index_[i];
+    if (slot.family == kNoFamily) {
+      slot = SeriesSlot{.hash = hash, .family = family, .metric = metric};
+      return false;
+    }
+    if (slot.hash != hash || slot.family != family) continue;
+    const auto& other = emitted[slot.metric].label;  // same family: same label names
+    bool same = true;
+    for (size_t k = 0; same && k < other.size(); ++k) same = other[k].value == labels[k].value;
+    if (same) return true;
+  }
+}
+
+void MetricSink::GrowSeriesIndex() {
+  std::vector<SeriesSlot> old = std::move(series_index_);
+  series_index_.assign(std::max(kMinSeriesSlots, 2 * old.size()), SeriesSlot{});
+  const size_t mask = series_index_.size() - 1;
+  for (const SeriesSlot& slot : old) {
+    if (slot.family == kNoFamily) continue;
+    size_t i = SlotOf(slot.hash, slot.family) & mask;
+    while (series_index_[i].family != kNoFamily) i = (i + 1) & mask;
+    series_index_[i] = slot;
+  }
 }
 
 void MetricSink::RecordError(const Status& status) {
@@ -198,12 +265,25 @@ void MetricSink::RecordError(const Status& status) {
   if (errors_.size() < kMaxRememberedErrors) errors_.push_back(status);
 }
 
+void MetricSink::SaveShape(SinkShape& shape) {
+  shape_hint_ = {};  // `shape` may be the hint this sink was built from
+  shape.series_per_family.resize(families_.size());
+  for (size_t i = 0; i < families_.size(); ++i) {
+    shape.series_per_family[i] = static_cast<uint32_t>(families_[i].metric.size());
+  }
+  shape.total_series = sample_count_;
+}
+
 std::vector<prometheus::MetricFamily> MetricSink::TakeFamilies() {
+  by_desc_.clear();
   by_name_.clear();
+  family_descs_.clear();
   rejected_descs_.clear();
+  series_index_.clear();
+  shape_hint_ = {};
   // A family declared but left empty would render as HELP/TYPE with no sample; drop it.
   std::erase_if(families_, [](const prometheus::MetricFamily& f) { return f.metric.empty(); });
-  return std::move(families_);
+  return std::exchange(families_, {});
 }
 
 }  // namespace fabricwatch

@@ -76,9 +76,21 @@ Status ValidateDesc(const MetricDesc& desc);
 // Returns `value` with every invalid UTF-8 sequence replaced by U+FFFD.
 std::string SanitizeUtf8(std::string_view value);
 
+// The shape of one collection: how many series each family got, in the order the families were
+// first added. A collector emits much the same series every time, so whoever runs it (the
+// scheduler, fabricbench) keeps the shape of the last collection and builds the next sink from
+// it; that sink then sizes its vectors and its duplicate index once instead of growing them
+// series by series (design.md §8). It is only a hint: any other collection is still taken whole.
+struct SinkShape {
+  std::vector<uint32_t> series_per_family;
+  size_t total_series = 0;
+};
+
 class MetricSink {
  public:
   MetricSink() = default;
+  // Reserves room for a collection shaped like `previous`, which must outlive the sink.
+  explicit MetricSink(const SinkShape& previous);
   MetricSink(const MetricSink&) = delete;
   MetricSink& operator=(const MetricSink&) = delete;
 
@@ -98,22 +110,51 @@ class MetricSink {
   const std::vector<Status>& errors() const { return errors_; }
   size_t sample_count() const { return sample_count_; }
 
+  // Writes the shape of this collection into `shape`, reusing its storage; call it before
+  // TakeFamilies().
+  void SaveShape(SinkShape& shape);
+
   std::vector<prometheus::MetricFamily> TakeFamilies();
 
  private:
-  struct FamilyState {
-    size_t index;  // into families_
-    const MetricDesc* desc;
-    // Hash of each emitted series' label values → its index in the family; a hash hit is
-    // confirmed by comparing the values, so a collision never drops a series.
-    std::unordered_multimap<uint64_t, size_t> series;
+  static constexpr uint32_t kNoFamily = UINT32_MAX;
+  static constexpr size_t kMinSeriesSlots = 16;
+
+  // One emitted series in the duplicate index: the hash of its family and label values, and
+  // where it is. A hash hit is confirmed by comparing the values, so a collision never drops a
+  // series.
+  struct SeriesSlot {
+    uint64_t hash = 0;
+    uint32_t family = kNoFamily;  // kNoFamily: an empty slot
+    uint32_t metric = 0;
   };
 
-  FamilyState* FamilyFor(const MetricDesc& desc);
+  // The family index of `desc`, or kNoFamily when the sample must be dropped (already counted).
+  uint32_t FamilyFor(const MetricDesc& desc);
+  uint32_t AddFamily(const MetricDesc& desc);
+  // True if families_[family].metric[metric] has the same label values as an earlier series of
+  // the family; otherwise records it in the index.
+  bool IsDuplicate(uint64_t hash, uint32_t family, uint32_t metric);
+  // The first slot to probe for a series: FNV-1a's low bits alone cluster, so fold the high
+  // bits and the family in.
+  static size_t SlotOf(uint64_t hash, uint32_t family) {
+    hash ^= (family + 1) * 0x9e3779b97f4a7c15ull;
+    return static_cast<size_t>(hash ^ (hash >> 29) ^ (hash >> 47));
+  }
+  void GrowSeriesIndex();
 
   std::vector<prometheus::MetricFamily> families_;
-  std::unordered_map<std::string_view, FamilyState> by_name_;
+  std::vector<const MetricDesc*> family_descs_;  // the first descriptor of each family
+  // Family index by descriptor address, sorted by address: collectors pass the same constexpr
+  // descriptors sample after sample, so one binary search finds the family without hashing the
+  // name. A new address (a twin descriptor, a new family) goes through by_name_.
+  std::vector<std::pair<const MetricDesc*, uint32_t>> by_desc_;
+  std::unordered_map<std::string_view, uint32_t> by_name_;
   std::unordered_set<std::string_view> rejected_descs_;
+  // Open addressing with linear probing, a power-of-two size at most half full: no allocation
+  // per series, unlike a node-based map.
+  std::vector<SeriesSlot> series_index_;
+  std::span<const uint32_t> shape_hint_;  // series per family of the previous collection
   std::vector<Status> errors_;
   size_t error_count_ = 0;
   size_t sample_count_ = 0;

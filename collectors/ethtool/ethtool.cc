@@ -1,5 +1,6 @@
 #include "collectors/ethtool/ethtool.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -181,23 +182,46 @@ class EthtoolCollector final : public Collector {
     MetricDesc desc;
   };
 
+  // What to do with one driver statistic: its curated series (none when the name is not
+  // curated, or an earlier name of the table already fills that series) and its passthrough
+  // family (none when not selected).
+  struct StatPlan {
+    std::optional<NormalizedStat> normalized;
+    const MetricDesc* passthrough = nullptr;
+  };
+  // The plan of a netdev's statistics table, worked out once per list of names rather than per
+  // sample (design.md §8): drivers change their table rarely (mlx5 when PFC is enabled).
+  struct TablePlan {
+    std::vector<std::string> names;
+    std::vector<StatPlan> stats;  // parallel to names
+    // The statistics last read, kept so the next read reuses the storage of their names.
+    std::vector<sys::EthtoolStat> read;
+  };
+
   Result<std::vector<std::string>> Netdevs();
+  // Brings plan.names and plan.stats up to date with plan.read.
+  void UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink);
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
-  void AddPassthrough(const std::string& netdev, const sys::EthtoolStat& stat, MetricSink& sink);
+  // The passthrough family of a raw statistic name, or null when it is not exported.
+  const MetricDesc* PassthroughFor(const std::string& netdev, const std::string& stat,
+                                   MetricSink& sink);
   // Logs an expected "not supported" once per (netdev, what), at debug, and skips that request
   // for kUnsupportedRetry: veth and friends would otherwise cost a syscall per query per tick.
+  // `what` is always a string literal.
   void NotSupported(const std::string& netdev, std::string_view what, const Status& status) {
-    const std::string key = netdev + "/" + std::string(what);
-    unsupported_until_[key] = clock_.Now() + kUnsupportedRetry;
-    if (unsupported_logged_.insert(key).second) {
+    unsupported_until_[netdev][what] = clock_.Now() + kUnsupportedRetry;
+    if (unsupported_logged_.insert(netdev + "/" + std::string(what)).second) {
       logger_->debug("{}: {} not supported: {}", netdev, what, status.message());
     }
   }
   bool SkipUnsupported(const std::string& netdev, std::string_view what) const {
-    auto it = unsupported_until_.find(netdev + "/" + std::string(what));
-    return it != unsupported_until_.end() && clock_.Now() < it->second;
+    // Looked up without building a key: this runs for every request of every netdev each tick.
+    auto of_netdev = unsupported_until_.find(netdev);
+    if (of_netdev == unsupported_until_.end()) return false;
+    auto it = of_netdev->second.find(what);
+    return it != of_netdev->second.end() && clock_.Now() < it->second;
   }
   void Fail(MetricSink& sink, const std::string& key, const Status& status) {
     sink.RecordError(status);
@@ -215,10 +239,13 @@ class EthtoolCollector final : public Collector {
   std::optional<std::regex> metrics_include_;
   std::optional<std::regex> metrics_exclude_;
   std::set<std::string> unsupported_logged_;
-  std::map<std::string, std::chrono::system_clock::time_point> unsupported_until_;
+  std::map<std::string, std::map<std::string_view, std::chrono::system_clock::time_point>,
+           std::less<>>
+      unsupported_until_;
   // Passthrough families by metric name; std::map nodes keep the strings the descs point at.
   std::map<std::string, Passthrough, std::less<>> passthrough_;
   std::set<std::string> collisions_reported_;
+  std::map<std::string, TablePlan, std::less<>> plans_;  // by netdev
 };
 
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
@@ -234,40 +261,64 @@ Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
   return selected;
 }
 
-void EthtoolCollector::AddPassthrough(const std::string& netdev, const sys::EthtoolStat& stat,
-                                      MetricSink& sink) {
-  if (!metrics_include_ ||
-      !std::regex_search(stat.name.begin(), stat.name.end(), *metrics_include_)) {
-    return;
+const MetricDesc* EthtoolCollector::PassthroughFor(const std::string& netdev,
+                                                   const std::string& stat, MetricSink& sink) {
+  if (!metrics_include_ || !std::regex_search(stat.begin(), stat.end(), *metrics_include_)) {
+    return nullptr;
   }
-  if (metrics_exclude_ &&
-      std::regex_search(stat.name.begin(), stat.name.end(), *metrics_exclude_)) {
-    return;
+  if (metrics_exclude_ && std::regex_search(stat.begin(), stat.end(), *metrics_exclude_)) {
+    return nullptr;
   }
-  const std::string metric_name = PassthroughMetricName(stat.name);
-  if (metric_name.empty()) return;  // nothing usable left after sanitising
+  const std::string metric_name = PassthroughMetricName(stat);
+  if (metric_name.empty()) return nullptr;  // nothing usable left after sanitising
   auto it = passthrough_.find(metric_name);
   if (it == passthrough_.end()) {
     Passthrough entry;
     entry.name = metric_name;
-    entry.help = "Driver statistic \"" + stat.name +
+    entry.help = "Driver statistic \"" + stat +
                  "\" (ethtool -S passthrough; type and unit as the driver defines them).";
     it = passthrough_.emplace(metric_name, std::move(entry)).first;
     it->second.desc = MetricDesc{it->second.name, it->second.help, MetricKind::kUntyped,
                                  {"netdev"}};
-  } else if (it->second.help.find("\"" + stat.name + "\"") == std::string::npos) {
+  } else if (it->second.help.find("\"" + stat + "\"") == std::string::npos) {
     // Two raw names sanitise to one metric name: the first one keeps it.
-    if (collisions_reported_.insert(stat.name).second) {
+    if (collisions_reported_.insert(stat).second) {
       Status collision(StatusCode::kInvalidArgument,
-                       "ethtool passthrough: statistic \"" + stat.name + "\" of " + netdev +
+                       "ethtool passthrough: statistic \"" + stat + "\" of " + netdev +
                            " sanitises to " + it->second.name +
                            ", already used by another statistic; it is not exported");
       logger_->warn("{}", collision.message());
       sink.RecordError(collision);
     }
-    return;
+    return nullptr;
   }
-  sink.Add(it->second.desc, {{"netdev", netdev}}, static_cast<double>(stat.value));
+  return &it->second.desc;
+}
+
+void EthtoolCollector::UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink) {
+  const std::vector<sys::EthtoolStat>& stats = plan.read;
+  const bool unchanged = std::equal(
+      plan.names.begin(), plan.names.end(), stats.begin(), stats.end(),
+      [](const std::string& name, const sys::EthtoolStat& stat) { return name == stat.name; });
+  if (unchanged) return;
+  plan.names.clear();
+  plan.stats.clear();
+  // Two vendor names for one normalised series on one netdev (a driver exposing both a PHY
+  // and a MAC view of the same count): the first one wins, quietly.
+  std::set<std::string> seen;
+  for (const sys::EthtoolStat& stat : stats) {
+    StatPlan& entry = plan.stats.emplace_back();
+    if (auto normalized = NormalizeStat(stat.name)) {
+      std::string key(normalized->desc->name);
+      for (size_t i = 0; i < normalized->n_extra; ++i) {
+        key += '\xff';
+        key += normalized->extra[i].second;
+      }
+      if (seen.insert(key).second) entry.normalized = normalized;
+    }
+    entry.passthrough = PassthroughFor(netdev, stat.name, sink);
+    plan.names.push_back(stat.name);
+  }
 }
 
 void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& sink) {
@@ -372,40 +423,38 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
     CollectEcn(netdev, sink);
     return;
   }
-  auto stats = source_->Statistics(netdev);
+  auto it = plans_.find(netdev);
+  if (it == plans_.end()) it = plans_.emplace(netdev, TablePlan{}).first;
+  TablePlan& plan = it->second;
+  const Status status = source_->ReadStatistics(netdev, plan.read);
   for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/statistics", warning);
-  if (!stats) {
-    if (Quiet(stats.error())) {
-      NotSupported(netdev, "driver statistics", stats.error());
-    } else if (stats.error().code() == StatusCode::kNotFound) {
-      logger_->debug("{} vanished: {}", netdev, stats.error().message());
+  if (!status.ok()) {
+    if (Quiet(status)) {
+      NotSupported(netdev, "driver statistics", status);
+    } else if (status.code() == StatusCode::kNotFound) {
+      logger_->debug("{} vanished: {}", netdev, status.message());
       return;
     } else {
-      Fail(sink, netdev + "/statistics", stats.error());
+      Fail(sink, netdev + "/statistics", status);
     }
   } else {
+    const std::vector<sys::EthtoolStat>& stats = plan.read;
     const LabelPair n{"netdev", netdev};
-    sink.Add(kDriverStats, {n}, static_cast<double>(stats->size()));
-    // Two vendor names for one normalised series on one netdev (a driver exposing both a PHY
-    // and a MAC view of the same count): the first one wins, quietly.
-    std::set<std::string> seen;
-    for (const sys::EthtoolStat& stat : *stats) {
-      if (auto normalized = NormalizeStat(stat.name)) {
+    sink.Add(kDriverStats, {n}, static_cast<double>(stats.size()));
+    UpdatePlan(netdev, plan, sink);
+    for (size_t s = 0; s < stats.size(); ++s) {
+      const double raw = static_cast<double>(stats[s].value);
+      if (const std::optional<NormalizedStat>& normalized = plan.stats[s].normalized) {
         std::array<LabelPair, 4> labels;
         labels[0] = n;
-        std::string key(normalized->desc->name);
         for (size_t i = 0; i < normalized->n_extra; ++i) {
           labels[i + 1] = {normalized->extra[i].first, normalized->extra[i].second};
-          key += '\xff';
-          key += normalized->extra[i].second;
         }
-        if (seen.insert(key).second) {
-          sink.Add(*normalized->desc,
-                   std::span<const LabelPair>(labels.data(), normalized->n_extra + 1),
-                   Scaled(stat.value, normalized->scale));
-        }
+        sink.Add(*normalized->desc,
+                 std::span<const LabelPair>(labels.data(), normalized->n_extra + 1),
+                 Scaled(stats[s].value, normalized->scale));
       }
-      AddPassthrough(netdev, stat, sink);
+      if (plan.stats[s].passthrough != nullptr) sink.Add(*plan.stats[s].passthrough, {n}, raw);
     }
   }
   if (replay_ == nullptr) CollectStandard(netdev, sink);
@@ -427,6 +476,10 @@ Status EthtoolCollector::Collect(MetricSink& sink) {
     ++read;
     CollectNetdev(netdev, sink);
   }
+  // Forget the tables of netdevs that went away (a plan kept for a name would only be a miss).
+  std::erase_if(plans_, [&](const auto& entry) {
+    return std::find(netdevs->begin(), netdevs->end(), entry.first) == netdevs->end();
+  });
   transitions_.EndCollection();
   if (read == 0) return Status(StatusCode::kNoData, "no netdev selected for ethtool statistics");
   return Status::Ok();

@@ -34,6 +34,17 @@ bool IsHeader(std::string_view line) {
 
 Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::string_view what) {
   ParsedEthtoolStats parsed;
+  if (Status status = ParseEthtoolStatsTextInto(text, what, parsed); !status.ok()) {
+    return Error(status);
+  }
+  return parsed;
+}
+
+Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
+                                 ParsedEthtoolStats& parsed) {
+  parsed.problems.clear();
+  parsed.malformed_lines = 0;
+  size_t count = 0;  // statistics parsed so far; parsed.stats[count..] are left from last time
   auto problem = [&](size_t line_number, std::string reason) {
     ++parsed.malformed_lines;
     if (parsed.problems.size() < ParsedEthtoolStats::kMaxProblems) {
@@ -78,16 +89,20 @@ Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::str
                                QuoteForMessage(value_text));
       continue;
     }
-    parsed.stats.push_back(sys::EthtoolStat{std::string(name), value});
+    if (count == parsed.stats.size()) parsed.stats.emplace_back();
+    parsed.stats[count].name.assign(name);
+    parsed.stats[count].value = value;
+    ++count;
   }
+  parsed.stats.resize(count);
 
   if (parsed.stats.empty() && parsed.malformed_lines > 0) {
-    return Error(StatusCode::kInvalidArgument,
-                 std::string(what) + ": not ethtool -S output: no statistic in " +
-                     std::to_string(parsed.malformed_lines) +
-                     " malformed line(s), first: " + parsed.problems.front().message());
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": not ethtool -S output: no statistic in " +
+                      std::to_string(parsed.malformed_lines) +
+                      " malformed line(s), first: " + parsed.problems.front().message());
   }
-  return parsed;
+  return Status::Ok();
 }
 
 }  // namespace fabricwatch::ethtool

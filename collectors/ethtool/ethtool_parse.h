@@ -49,4 +49,9 @@ struct ParsedEthtoolStats {
 // output at all. Empty text, or a header alone, is a valid answer with no statistics.
 Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::string_view what);
 
+// The same into `parsed`, whose contents are replaced: the storage of parsed.stats' names is
+// reused, so parsing the same table again (a replay source, every sample) allocates nothing.
+Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
+                                 ParsedEthtoolStats& parsed);
+
 }  // namespace fabricwatch::ethtool

@@ -34,31 +34,36 @@ Result<std::vector<std::string>> ReplayEthtool::Netdevs() const {
   return netdevs;
 }
 
-Result<std::vector<sys::EthtoolStat>> ReplayEthtool::Statistics(const std::string& netdev) {
+Status ReplayEthtool::ReadStatistics(const std::string& netdev,
+                                     std::vector<sys::EthtoolStat>& stats) {
   const std::string path = dir_ + "/" + netdev + "/statistics";
   auto fd = fs_.Open(path);
-  if (!fd) return Error(fd.error());
+  if (!fd) return fd.error();
   if (buffer_.size() < 64 * 1024) buffer_.resize(64 * 1024);
   for (;;) {
     auto n = fs_.ReadAt0(*fd, std::span<char>(buffer_.data(), buffer_.size()), path);
-    if (!n) return Error(n.error());
+    if (!n) return n.error();
     if (*n < buffer_.size()) {
-      auto parsed = ParseEthtoolStatsText(std::string_view(buffer_.data(), *n), path);
-      if (!parsed) return Error(parsed.error());
-      for (Status& problem : parsed->problems) warnings_.push_back(std::move(problem));
-      if (parsed->malformed_lines > parsed->problems.size()) {
+      // Parsed into the caller's vector, whose names' storage is reused.
+      ParsedEthtoolStats parsed;
+      parsed.stats.swap(stats);
+      Status status = ParseEthtoolStatsTextInto(std::string_view(buffer_.data(), *n), path, parsed);
+      stats.swap(parsed.stats);
+      if (!status.ok()) return status;
+      for (Status& problem : parsed.problems) warnings_.push_back(std::move(problem));
+      if (parsed.malformed_lines > parsed.problems.size()) {
         // The parser keeps the first problems only; one summary stands for the rest, so a
         // hostile file cannot flood the error log.
         warnings_.push_back(Status(
             StatusCode::kInvalidArgument,
-            path + ": " + std::to_string(parsed->malformed_lines - parsed->problems.size()) +
-                " more malformed lines (" + std::to_string(parsed->malformed_lines) + " in all)"));
+            path + ": " + std::to_string(parsed.malformed_lines - parsed.problems.size()) +
+                " more malformed lines (" + std::to_string(parsed.malformed_lines) + " in all)"));
       }
-      return std::move(parsed->stats);
+      return Status::Ok();
     }
     if (buffer_.size() >= kMaxStatisticsBytes) {
-      return Error(StatusCode::kInvalidArgument,
-                   path + ": larger than " + std::to_string(kMaxStatisticsBytes) + " bytes");
+      return Status(StatusCode::kInvalidArgument,
+                    path + ": larger than " + std::to_string(kMaxStatisticsBytes) + " bytes");
     }
     buffer_.resize(buffer_.size() * 4);  // pread at 0 again with room for the whole file
   }

@@ -22,7 +22,7 @@ class ReplayEthtool final : public sys::EthtoolSource {
   // The netdevs of the replay: subdirectories of DIR that hold a `statistics` file.
   Result<std::vector<std::string>> Netdevs() const;
 
-  Result<std::vector<sys::EthtoolStat>> Statistics(const std::string& netdev) override;
+  Status ReadStatistics(const std::string& netdev, std::vector<sys::EthtoolStat>& stats) override;
   Result<sys::PauseStats> Pause(const std::string& netdev) override;
   Result<sys::FecStats> Fec(const std::string& netdev) override;
   Result<sys::LinkState> LinkStateOf(const std::string& netdev) override;

@@ -270,16 +270,19 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
   if (itf.ifindex >= 0 && itf.ifindex != *ifindex) return Outcome::kReused;
   itf.ifindex = *ifindex;
 
-  auto read_text = [&](sys::AttributeFile& file, bool may_be_absent) -> std::optional<std::string> {
+  // Each AttributeFile reads into its own buffer, so the views stay valid until this interface
+  // is collected again: no copy of the text per sample.
+  auto read_text = [&](sys::AttributeFile& file,
+                       bool may_be_absent) -> std::optional<std::string_view> {
     auto value = file.Read();
-    if (value) return std::string(*value);
+    if (value) return *value;
     if (!(may_be_absent && IsQuietlyAbsent(value.error()))) {
       Fail(sink, file.path(), value.error());
     }
     return std::nullopt;
   };
 
-  std::string operstate_name = "unknown";
+  std::string_view operstate_name = "unknown";
   if (auto text = read_text(itf.operstate, false)) {
     if (auto code = ParseOperState(*text)) {
       operstate_name = *text;
@@ -321,8 +324,8 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
       Fail(sink, itf.numeric[i].path(), value.error());
     }
   }
-  std::string duplex = read_text(itf.duplex, true).value_or("");
-  std::string address = read_text(itf.address, true).value_or("");
+  const std::string_view duplex = read_text(itf.duplex, true).value_or("");
+  const std::string_view address = read_text(itf.address, true).value_or("");
   auto rdma = rdma_device_of_.find(name);
   sink.AddInfo(kInfo, {netdev,
                        {"driver", itf.driver},

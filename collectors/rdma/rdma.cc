@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <optional>
@@ -212,7 +213,7 @@ class RdmaCollector final : public Collector {
   void CollectDevice(Device& device, MetricSink& sink);
   void CollectEvents(MetricSink& sink);
   void CollectCounter(const std::string& device, const std::string* port, CounterFile& counter,
-                      std::set<const MetricDesc*>& used, MetricSink& sink, Device& owner);
+                      MetricSink& sink, Device& owner);
   void Fail(MetricSink& sink, const std::string& key, const Status& status) {
     sink.RecordError(status);
     transitions_.Failed(key, status);
@@ -232,6 +233,9 @@ class RdmaCollector final : public Collector {
   bool retry_failed_ = false;  // a listed device could not be discovered last time
   std::vector<Device> devices_;
   std::set<std::string> unsupported_logged_;
+  // The curated families the port being collected already has a series in. A member, cleared
+  // per port, so its storage is reused from sample to sample (design.md §8).
+  std::vector<const MetricDesc*> used_descs_;
 };
 
 void RdmaCollector::AddCounterFiles(const std::string& dir, Source source,
@@ -363,8 +367,7 @@ Result<RdmaCollector::Device> RdmaCollector::Discover(const std::string& name, M
 }
 
 void RdmaCollector::CollectCounter(const std::string& device, const std::string* port,
-                                   CounterFile& counter, std::set<const MetricDesc*>& used,
-                                   MetricSink& sink, Device& owner) {
+                                   CounterFile& counter, MetricSink& sink, Device& owner) {
   auto text = counter.file.Read();
   if (!text) {
     const Status& error = text.error();
@@ -399,7 +402,13 @@ void RdmaCollector::CollectCounter(const std::string& device, const std::string*
   const CounterSpec* spec = counter.spec;
   // Two vendor names for one metric on the same port (never seen, but possible with a future
   // driver): the second goes to the generic family rather than becoming a duplicate series.
-  if (spec != nullptr && !used.insert(spec->desc).second) spec = nullptr;
+  if (spec != nullptr) {
+    if (std::find(used_descs_.begin(), used_descs_.end(), spec->desc) != used_descs_.end()) {
+      spec = nullptr;
+    } else {
+      used_descs_.push_back(spec->desc);
+    }
+  }
   if (spec == nullptr) {
     sink.Add(counter.source == Source::kHw ? kHwOther : kPmaOther,
              {d, p, {"counter", counter.name}}, static_cast<double>(raw));
@@ -428,9 +437,8 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
                              {"node_desc", device.node_desc},
                              {"pci_address", device.pci_address},
                              {"netdevs", device.netdevs}});
-  std::set<const MetricDesc*> unused;
   for (CounterFile& counter : device.hw_counters) {
-    CollectCounter(device.name, nullptr, counter, unused, sink, device);
+    CollectCounter(device.name, nullptr, counter, sink, device);
   }
   for (Port& port : device.ports) {
     const LabelPair p{"port", port.number};
@@ -485,9 +493,9 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
     }
     sink.AddInfo(kPortInfo, {d, p, {"link_layer", port.link_layer}, {"netdev", port.netdev},
                              {"speed", speed}});
-    std::set<const MetricDesc*> used;
+    used_descs_.clear();
     for (CounterFile& counter : port.counters) {
-      CollectCounter(device.name, &port.number, counter, used, sink, device);
+      CollectCounter(device.name, &port.number, counter, sink, device);
     }
   }
 }

@@ -66,8 +66,17 @@ struct StandardStat {
 class EthtoolSource {
  public:
   virtual ~EthtoolSource() = default;
-  // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode).
-  virtual Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) = 0;
+  // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode), into
+  // `stats`: its contents are replaced (unspecified after an error) and the storage of its names
+  // reused, so a caller that keeps the vector from sample to sample allocates nothing while the
+  // driver's table stays the same (design.md §8).
+  virtual Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) = 0;
+  // The same into a new vector.
+  Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) {
+    std::vector<EthtoolStat> stats;
+    if (Status status = ReadStatistics(netdev, stats); !status.ok()) return Error(status);
+    return stats;
+  }
   virtual Result<PauseStats> Pause(const std::string& netdev) = 0;
   virtual Result<FecStats> Fec(const std::string& netdev) = 0;
   virtual Result<LinkState> LinkStateOf(const std::string& netdev) = 0;

@@ -1084,12 +1084,12 @@ void KernelEthtool::PruneCache() {
   prune_at_ = std::max(kMinPruneAt, 2 * stats_cache_.size());
 }
 
-Result<std::vector<EthtoolStat>> KernelEthtool::Statistics(const std::string& netdev) {
-  if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
+Status KernelEthtool::ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) {
+  if (!ValidNetdevName(netdev)) return BadNetdevName(netdev);
   const int ifindex = ioctl_->IfIndex(netdev);
   if (ifindex < 0) {
     stats_cache_.erase(netdev);
-    return Error(FromErrno(-ifindex, "netdev " + netdev + ": SIOCGIFINDEX"));
+    return FromErrno(-ifindex, "netdev " + netdev + ": SIOCGIFINDEX");
   }
   auto it = stats_cache_.find(netdev);
   if (it == stats_cache_.end()) {
@@ -1107,38 +1107,41 @@ Result<std::vector<EthtoolStat>> KernelEthtool::Statistics(const std::string& ne
   std::string changes;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto count = StatsCount(netdev);
-    if (!count) return Error(count.error());
-    if (*count == 0) return std::vector<EthtoolStat>{};
+    if (!count) return count.error();
+    if (*count == 0) {
+      stats.clear();
+      return Status::Ok();
+    }
     if (*count > kMaxStats) {
-      return Error(StatusCode::kInternal,
-                   "netdev " + netdev + ": implausible statistics count " + std::to_string(*count));
+      return Status(StatusCode::kInternal, "netdev " + netdev + ": implausible statistics count " +
+                                               std::to_string(*count));
     }
     if (cache.names.size() != *count) {
       auto fetched = FetchNames(netdev, *count, cache);
-      if (!fetched) return Error(fetched.error());
+      if (!fetched) return fetched.error();
       if (*fetched == Fetch::kCountChanged) {
         changes += (changes.empty() ? "" : ", ") + std::to_string(*count) + " before GSTRINGS";
         continue;
       }
     }
     auto fetched = FetchValues(netdev, *count, cache);
-    if (!fetched) return Error(fetched.error());
+    if (!fetched) return fetched.error();
     if (*fetched == Fetch::kCountChanged) {
       changes += (changes.empty() ? "" : ", ") + std::to_string(*count) + " before GSTATS";
       cache.names.clear();  // the table these names belong to is gone
       continue;
     }
-    std::vector<EthtoolStat> out(*count);
+    stats.resize(*count);
     for (uint32_t i = 0; i < *count; ++i) {
-      out[i].name = cache.names[i];
-      out[i].value = cache.values[1 + i];
+      stats[i].name = cache.names[i];  // copy-assigned: the previous sample's storage is reused
+      stats[i].value = cache.values[1 + i];
     }
-    return out;
+    return Status::Ok();
   }
-  return Error(Status(StatusCode::kUnavailable,
-                      "netdev " + netdev + ": the driver's statistics count kept changing (" +
-                          changes + "); skipped this time",
-                      EAGAIN));
+  return Status(StatusCode::kUnavailable,
+                "netdev " + netdev + ": the driver's statistics count kept changing (" + changes +
+                    "); skipped this time",
+                EAGAIN);
 }
 
 Result<PauseStats> KernelEthtool::Pause(const std::string& netdev) {

@@ -230,7 +230,7 @@ class KernelEthtool final : public EthtoolSource {
   KernelEthtool(const KernelEthtool&) = delete;
   KernelEthtool& operator=(const KernelEthtool&) = delete;
 
-  Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) override;
+  Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) override;
   Result<PauseStats> Pause(const std::string& netdev) override;
   Result<FecStats> Fec(const std::string& netdev) override;
   Result<LinkState> LinkStateOf(const std::string& netdev) override;

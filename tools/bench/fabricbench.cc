@@ -196,19 +196,23 @@ int Main(int argc, char** argv) {
     f.name = std::string(info.name);
     f.interval_ms = static_cast<double>(info.default_interval.count());
     std::vector<prometheus::MetricFamily> last;
+    // Carried from sample to sample as the scheduler does (exporter/scheduler.cc).
+    SinkShape shape;
     for (int i = 0; i < warmup; ++i) {
-      MetricSink sink;
+      MetricSink sink(shape);
       (void)collector.Collect(sink);
+      sink.SaveShape(shape);
     }
     FsCounts before = fs.counts();
     for (int i = 0; i < samples; ++i) {
       uint64_t allocations0 = g_allocations.load(std::memory_order_relaxed);
       uint64_t cpu0 = ThreadCpuNanos();
       uint64_t wall0 = MonotonicNanos();
-      MetricSink sink;
+      MetricSink sink(shape);
       Status status = collector.Collect(sink);
       // The families leave the sink as they do in the scheduler (into the published snapshot);
       // that hand-over is part of a sample, the destruction of the previous one too.
+      sink.SaveShape(shape);
       last = sink.TakeFamilies();
       uint64_t wall1 = MonotonicNanos();
       uint64_t cpu1 = ThreadCpuNanos();

@@ -843,5 +843,33 @@ TEST(EthtoolExternalCorpus, EveryCaptureParsesLineForLineAndFamiliesAreRecognise
   EXPECT_GE(files, 14u);
 }
 
+TEST(ParseEthtoolStatsTextIntoTest, reusing_a_result_gives_what_a_fresh_parse_gives) {
+  const std::string_view texts[] = {
+      "NIC statistics:\n     rx_packets: 1\n     rx_prio3_pause_duration: 2\n     bad line\n",
+      "NIC statistics:\n     tx_packets: 7\n",
+      "NIC statistics:\n     a: 1\n     b: 2\n     rx_vport_rdma_unicast_packets: 3\n",
+      "no statistics here\n",
+      "",
+  };
+  ParsedEthtoolStats reused;
+  for (std::string_view text : texts) {
+    SCOPED_TRACE(text);
+    auto fresh = ParseEthtoolStatsText(text, "t");
+    Status status = ParseEthtoolStatsTextInto(text, "t", reused);
+    ASSERT_EQ(status.ok(), fresh.has_value());
+    if (!fresh) {
+      EXPECT_EQ(status.message(), fresh.error().message());
+      continue;
+    }
+    ASSERT_EQ(reused.stats.size(), fresh->stats.size());
+    for (size_t i = 0; i < fresh->stats.size(); ++i) {
+      EXPECT_EQ(reused.stats[i].name, fresh->stats[i].name);
+      EXPECT_EQ(reused.stats[i].value, fresh->stats[i].value);
+    }
+    EXPECT_EQ(reused.malformed_lines, fresh->malformed_lines);
+    EXPECT_EQ(reused.problems.size(), fresh->problems.size());
+  }
+}
+
 }  // namespace
 }  // namespace fabricwatch::ethtool

@@ -54,9 +54,12 @@ class FakeSource final : public sys::EthtoolSource {
     if (it == table.end()) return Error(NotSupported());
     return it->second;
   }
-  Result<std::vector<sys::EthtoolStat>> Statistics(const std::string& netdev) override {
-    if (auto it = stats_error.find(netdev); it != stats_error.end()) return Error(it->second);
-    return Answer(stats, netdev);
+  Status ReadStatistics(const std::string& netdev, std::vector<sys::EthtoolStat>& out) override {
+    if (auto it = stats_error.find(netdev); it != stats_error.end()) return it->second;
+    auto answer = Answer(stats, netdev);
+    if (!answer) return answer.error();
+    out = std::move(*answer);
+    return Status::Ok();
   }
   Result<sys::PauseStats> Pause(const std::string& netdev) override {
     return Answer(pause, netdev);

@@ -344,6 +344,56 @@ TEST(MetricSinkTest, label_values_equal_after_sanitising_are_duplicates) {
   EXPECT_EQ(sink.error_count(), 1u);
 }
 
+TEST(MetricSinkTest, duplicates_are_found_among_many_series) {
+  // Enough series to grow the duplicate index several times.
+  MetricSink sink;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string device = "mlx5_" + std::to_string(i);
+    sink.Add(kTwoLabels, {{"device", device}, {"port", "1"}}, i);
+    sink.Add(kMtu, {{"netdev", device}}, i);
+  }
+  for (int i = 0; i < 1000; i += 7) {
+    sink.Add(kTwoLabels, {{"device", "mlx5_" + std::to_string(i)}, {"port", "1"}}, -1);
+  }
+  EXPECT_EQ(sink.sample_count(), 2000u);
+  EXPECT_EQ(sink.error_count(), 143u);
+  auto families = sink.TakeFamilies();
+  const auto* ports = FindFamily(families, "test_port_state");
+  ASSERT_NE(ports, nullptr);
+  ASSERT_EQ(ports->metric.size(), 1000u);
+  for (size_t i = 0; i < ports->metric.size(); ++i) {
+    EXPECT_DOUBLE_EQ(ports->metric[i].gauge.value, static_cast<double>(i));
+  }
+}
+
+TEST(MetricSinkTest, shape_of_the_previous_collection_is_only_a_hint) {
+  SinkShape shape;
+  {
+    MetricSink sink(shape);  // an empty hint
+    sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
+    sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
+    sink.Add(kNoLabels, {}, 1);
+    sink.SaveShape(shape);
+    EXPECT_EQ(sink.TakeFamilies().size(), 2u);
+  }
+  EXPECT_EQ(shape.series_per_family, (std::vector<uint32_t>{2, 1}));
+  EXPECT_EQ(shape.total_series, 3u);
+  // A different collection from the same hint: other families, more series, a duplicate.
+  MetricSink sink(shape);
+  sink.Add(kNoLabels, {}, 1);
+  for (int i = 0; i < 40; ++i) sink.Add(kMtu, {{"netdev", "eth" + std::to_string(i)}}, i);
+  sink.Add(kMtu, {{"netdev", "eth3"}}, 0);
+  sink.Add(kRxBytes, {{"netdev", "eth0"}}, 10);
+  EXPECT_EQ(sink.sample_count(), 42u);
+  EXPECT_EQ(sink.error_count(), 1u);
+  sink.SaveShape(shape);
+  EXPECT_EQ(shape.series_per_family, (std::vector<uint32_t>{1, 40, 1}));
+  auto families = sink.TakeFamilies();
+  ASSERT_EQ(families.size(), 3u);
+  EXPECT_EQ(families[0].name, "test_up");
+  EXPECT_EQ(families[1].metric.size(), 40u);
+}
+
 TEST(MetricSinkTest, record_error_counts_and_remembers_the_first_few) {
   MetricSink sink;
   EXPECT_EQ(sink.error_count(), 0u);
