@@ -30,6 +30,7 @@
 #include "exporter/pages.h"
 #include "exporter/render.h"
 #include "exporter/render_cache.h"
+#include "exporter/file_limit.h"
 #include "exporter/scheduler.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_store.h"
@@ -55,17 +56,6 @@ std::map<std::string, std::string> AgentEnvironment() {
 constexpr std::chrono::milliseconds kHttpStopBudget{400};
 
 // Kept-open counter files cost one fd each; Go exporters get the hard limit for free, we ask.
-void RaiseFileLimit(spdlog::logger& log) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    rlim_t before = limit.rlim_cur;
-    limit.rlim_cur = limit.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
-      log.debug("raised the open-file limit from {} to {}", before, limit.rlim_cur);
-    }
-  }
-}
-
 bool IsHostSysfs(const std::string& path) {
   std::error_code ec;
   return std::filesystem::equivalent(path, "/sys", ec);

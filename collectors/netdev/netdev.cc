@@ -18,7 +18,9 @@
 namespace fabricwatch::netdev {
 namespace {
 
-constexpr size_t kMaxKeptOpenInterfaces = 32;
+// About 20 counter files each. 128 covers a 64-port node's fabric netdevs and their host
+// interfaces; a host with hundreds of container veths reads the rest open/read/close.
+constexpr size_t kMaxKeptOpenInterfaces = 128;
 // How often the netdev -> RDMA device map is rebuilt when the interface set did not change.
 constexpr std::chrono::seconds kRdmaMapRefresh{30};
 

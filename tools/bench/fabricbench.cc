@@ -38,6 +38,7 @@
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
+#include "exporter/file_limit.h"
 #include "exporter/render.h"
 
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // replacement new/delete pair below
@@ -158,7 +159,10 @@ int Main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the figures as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
-  auto logger = std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_st>());
+  auto logger =
+      std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_st>());
+  // As the agent does: every counter file stays open, more than 1024 of them on a big node.
+  exporter::RaiseFileLimit(*logger);
   const SystemClock clock;
   const sys::RealFileSystem real_fs;
   const CountingFileSystem fs(real_fs);
