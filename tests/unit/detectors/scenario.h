@@ -14,64 +14,19 @@
 #include <vector>
 
 #include "detectors/core/detector.h"
+#include "tests/testing/families.h"
 
 namespace fabricwatch::detect::testing {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
 // Builds one snapshot's families; samples of one name share a family, in first-use order.
-class SnapshotBuilder {
- public:
-  SnapshotBuilder& Counter(const std::string& name, const Labels& labels, double value) {
-    return Add(name, prometheus::MetricType::Counter, labels, value);
-  }
-  SnapshotBuilder& Gauge(const std::string& name, const Labels& labels, double value) {
-    return Add(name, prometheus::MetricType::Gauge, labels, value);
-  }
-  const std::vector<prometheus::MetricFamily>& families() const { return families_; }
-
- private:
-  SnapshotBuilder& Add(const std::string& name, prometheus::MetricType type, const Labels& labels,
-                       double value) {
-    prometheus::MetricFamily* family = nullptr;
-    for (auto& f : families_) {
-      if (f.name == name) family = &f;
-    }
-    if (family == nullptr) {
-      families_.push_back({});
-      family = &families_.back();
-      family->name = name;
-      family->help = "test";
-      family->type = type;
-    }
-    prometheus::ClientMetric metric;
-    for (const auto& [n, v] : labels) metric.label.push_back({n, v});
-    if (type == prometheus::MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family->metric.push_back(std::move(metric));
-    return *this;
-  }
-  std::vector<prometheus::MetricFamily> families_;
-};
-
-inline std::string SeverityText(Severity severity) {
-  switch (severity) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "?";
-}
+// The shared test helper that builds collector families (tests/testing/families.h).
+using SnapshotBuilder = fabricwatch::testing::Families;
 
 // "warning{netdev=eth0,lane=1}": a finding's identity minus the detector name.
 inline std::string FindingKey(const Finding& finding) {
-  std::string key = SeverityText(finding.severity) + "{";
+  std::string key = std::string(SeverityName(finding.severity)) + "{";
   for (size_t i = 0; i < finding.entity.size(); ++i) {
     if (i > 0) key += ",";
     key += finding.entity[i].first + "=" + finding.entity[i].second;
