@@ -1,5 +1,7 @@
 #include "detectors/core/detector.h"
 
+#include <fmt/format.h>
+
 namespace fabricwatch::detect {
 
 std::string_view SeverityName(Severity severity) {
@@ -23,5 +25,7 @@ bool ParseSeverity(std::string_view name, Severity* severity) {
   }
   return false;
 }
+
+std::string FormatFixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
 }  // namespace fabricwatch::detect

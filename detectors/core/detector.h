@@ -42,6 +42,9 @@ using TimePoint = std::chrono::system_clock::time_point;
 
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);
+
+// `value` with `digits` decimals, for the numbers in a finding's reason ("71.9 °C", "-13.20 dBm").
+std::string FormatFixed(double value, int digits = 1);
 // "info", "warning", "critical" (the state file and the API read severities back).
 bool ParseSeverity(std::string_view name, Severity* severity);
 

@@ -93,12 +93,6 @@ constexpr MetricDesc kMetrics[] = {kRxBaseline, kRxRatio, kBiasRatio};
 
 double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
 double Watts(double dbm) { return std::pow(10, dbm / 10) / 1000; }
-std::string Fixed(double v, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, v);
-  return buffer;
-}
-
 // A running mean that becomes an EWMA with time constant tau once 1/n is below the EWMA's
 // weight: no start-up bias, day-scale memory afterwards (detection.md §5 EWMA row).
 struct Baseline {
@@ -226,24 +220,24 @@ class OpticalDriftDetector final : public Detector {
         };
         if (s.rx_low_alarm.active()) {
           signals.push_back({Severity::kCritical, entity, rx, rx_evidence(),
-                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm below the module's " +
-                                 "low alarm " + Fixed(Dbm(s.rx_low_alarm_w), 1) + " dBm",
+                             where + " rx power " + FormatFixed(rx_dbm, 1) + " dBm below the module's " +
+                                 "low alarm " + FormatFixed(Dbm(s.rx_low_alarm_w), 1) + " dBm",
                              true});
         }
         if (s.bias_high_alarm.active()) {
           signals.push_back({Severity::kCritical, entity, s.bias_amperes.value_or(0),
                              bias_evidence(),
-                             where + " laser bias " + Fixed(s.bias_amperes.value_or(0) * 1e3, 2) +
+                             where + " laser bias " + FormatFixed(s.bias_amperes.value_or(0) * 1e3, 2) +
                                  " mA at or above the module's high alarm " +
-                                 Fixed(s.bias_high_alarm_a * 1e3, 2) + " mA",
+                                 FormatFixed(s.bias_high_alarm_a * 1e3, 2) + " mA",
                              true});
         }
         if (s.rx_drift_critical.active() || s.rx_drift_warning.active()) {
           const Severity sev =
               s.rx_drift_critical.active() ? Severity::kCritical : Severity::kWarning;
           signals.push_back({sev, entity, s.rx_drop_db.value_or(0), rx_evidence(),
-                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm, " +
-                                 Fixed(s.rx_drop_db.value_or(0), 1) +
+                             where + " rx power " + FormatFixed(rx_dbm, 1) + " dBm, " +
+                                 FormatFixed(s.rx_drop_db.value_or(0), 1) +
                                  " dB below the module's baseline",
                              false});
         }
@@ -252,21 +246,21 @@ class OpticalDriftDetector final : public Detector {
               s.bias_drift_critical.active() ? Severity::kCritical : Severity::kWarning;
           signals.push_back({sev, entity, s.bias_ratio.value_or(0), bias_evidence(),
                              where + " laser bias " +
-                                 Fixed((s.bias_ratio.value_or(1) - 1) * 100, 0) +
+                                 FormatFixed((s.bias_ratio.value_or(1) - 1) * 100, 0) +
                                  " % above its baseline at the same temperature",
                              false});
         }
         if (s.rx_low_warning.active()) {
           signals.push_back({Severity::kWarning, entity, rx, rx_evidence(),
-                             where + " rx power " + Fixed(rx_dbm, 1) + " dBm below the module's " +
-                                 "low warning " + Fixed(Dbm(s.rx_low_warning_w), 1) + " dBm",
+                             where + " rx power " + FormatFixed(rx_dbm, 1) + " dBm below the module's " +
+                                 "low warning " + FormatFixed(Dbm(s.rx_low_warning_w), 1) + " dBm",
                              false});
         }
         if (s.bias_high_warning.active()) {
           signals.push_back({Severity::kWarning, entity, s.bias_amperes.value_or(0),
                              bias_evidence(),
                              where + " laser bias at or above the module's high warning " +
-                                 Fixed(s.bias_high_warning_a * 1e3, 2) + " mA",
+                                 FormatFixed(s.bias_high_warning_a * 1e3, 2) + " mA",
                              false});
         }
       }

@@ -91,12 +91,6 @@ constexpr MetricDesc kEta{
     MetricKind::kGauge, kNetdev};
 constexpr MetricDesc kMetrics[] = {kThreshold, kSlew, kSlope, kEta};
 
-std::string Fixed(double value, int digits = 1) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
-  return buffer;
-}
-
 struct Module {
   Module(const ThermalDriftOptions& o)
       : warning(o.warning_for, o.clear_for),
@@ -159,15 +153,15 @@ class ThermalDriftDetector final : public Detector {
                   entity,
                   m.temperature,
                   evidence(),
-                  "module on " + netdev + " at " + Fixed(m.temperature) + " °C ≥ " + source +
-                      " high alarm " + Fixed(m.alarm_threshold) + " °C",
+                  "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C ≥ " + source +
+                      " high alarm " + FormatFixed(m.alarm_threshold) + " °C",
                   true};
         signals.push_back(std::move(f));
       }
       if (m.warning.active()) {
         signals.push_back({Severity::kWarning, entity, m.temperature, evidence(),
-                           "module on " + netdev + " at " + Fixed(m.temperature) + " °C ≥ " +
-                               source + " high warning " + Fixed(m.warning_threshold) + " °C",
+                           "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C ≥ " +
+                               source + " high warning " + FormatFixed(m.warning_threshold) + " °C",
                            false});
       }
       if (m.projection.active()) {
@@ -175,18 +169,18 @@ class ThermalDriftDetector final : public Detector {
         if (m.slope) e.push_back({"slope_celsius_per_second", *m.slope});
         if (m.eta) e.push_back({"projected_seconds_to_warning", *m.eta});
         signals.push_back({Severity::kWarning, entity, m.temperature, std::move(e),
-                           "module on " + netdev + " at " + Fixed(m.temperature) + " °C rising " +
-                               Fixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
-                               Fixed(m.warning_threshold) + " °C in " +
-                               (m.eta ? Fixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
+                           "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C rising " +
+                               FormatFixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
+                               FormatFixed(m.warning_threshold) + " °C in " +
+                               (m.eta ? FormatFixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
                            false});
       }
       if (m.slew.active()) {
         std::vector<Evidence> e = evidence();
         e.push_back({"slew_celsius", m.slew_value});
         signals.push_back({Severity::kWarning, entity, m.slew_value, std::move(e),
-                           "module on " + netdev + " temperature changed " + Fixed(m.slew_value) +
-                               " °C within " + Fixed(Seconds(options_.slew_window) / 60, 0) +
+                           "module on " + netdev + " temperature changed " + FormatFixed(m.slew_value) +
+                               " °C within " + FormatFixed(Seconds(options_.slew_window) / 60, 0) +
                                " min",
                            false});
       }

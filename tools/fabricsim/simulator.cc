@@ -789,23 +789,30 @@ std::string Simulator::EthtoolText(const PortState& ps) const {
     if (Status s_ = (expr); !s_.ok()) return s_; \
   } while (0)
 
+Status Simulator::WritePciAttributes(const PciFunction& f) {
+  TreeWriter& w = writer_;
+  const std::string dir = "sys/devices/" + f.path;
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%04x\n", f.vendor);
+  FW_TRY(w.Write(dir + "/vendor", buf));
+  std::snprintf(buf, sizeof(buf), "0x%04x\n", f.device);
+  FW_TRY(w.Write(dir + "/device", buf));
+  std::snprintf(buf, sizeof(buf), "0x%06x\n", f.pci_class);
+  FW_TRY(w.Write(dir + "/class", buf));
+  FW_TRY(w.Write(dir + "/numa_node", std::to_string(f.numa_node) + "\n"));
+  FW_TRY(w.Write(dir + "/local_cpulist", CpuList(f.numa_node) + "\n"));
+  FW_TRY(w.Write(dir + "/current_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
+  FW_TRY(w.Write(dir + "/max_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
+  FW_TRY(w.Write(dir + "/current_link_width", std::to_string(f.link_width) + "\n"));
+  FW_TRY(w.Write(dir + "/max_link_width", std::to_string(f.link_width) + "\n"));
+  return Status::Ok();
+}
+
 Status Simulator::WriteGlobal() {
   TreeWriter& w = writer_;
   for (const PciFunction& f : node_.functions) {
     const std::string dir = "sys/devices/" + f.path;
-    char buf[16];
-    std::snprintf(buf, sizeof(buf), "0x%04x\n", f.device);
-    FW_TRY(w.Write(dir + "/device", buf));
-    std::snprintf(buf, sizeof(buf), "0x%06x\n", f.pci_class);
-    FW_TRY(w.Write(dir + "/class", buf));
-    std::snprintf(buf, sizeof(buf), "0x%04x\n", f.vendor);
-    FW_TRY(w.Write(dir + "/vendor", buf));
-    FW_TRY(w.Write(dir + "/numa_node", std::to_string(f.numa_node) + "\n"));
-    FW_TRY(w.Write(dir + "/local_cpulist", CpuList(f.numa_node) + "\n"));
-    FW_TRY(w.Write(dir + "/current_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
-    FW_TRY(w.Write(dir + "/max_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
-    FW_TRY(w.Write(dir + "/current_link_width", std::to_string(f.link_width) + "\n"));
-    FW_TRY(w.Write(dir + "/max_link_width", std::to_string(f.link_width) + "\n"));
+    FW_TRY(WritePciAttributes(f));
     if (f.pci_class != 0x060400) {
       // drivers/pci/pcie/aer.c aer_stats_dev_attr: one line per error type, then the total.
       FW_TRY(w.Write(dir + "/aer_dev_correctable",
@@ -841,19 +848,7 @@ Status Simulator::WriteStatic(const PortState& ps) {
   const PciFunction& f = *ps.pci;
   const std::string fdir = "sys/devices/" + f.path;
   // The PCI function itself (re-plug recreates it).
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%04x\n", f.vendor);
-  FW_TRY(w.Write(fdir + "/vendor", buf));
-  std::snprintf(buf, sizeof(buf), "0x%04x\n", f.device);
-  FW_TRY(w.Write(fdir + "/device", buf));
-  std::snprintf(buf, sizeof(buf), "0x%06x\n", f.pci_class);
-  FW_TRY(w.Write(fdir + "/class", buf));
-  FW_TRY(w.Write(fdir + "/numa_node", std::to_string(f.numa_node) + "\n"));
-  FW_TRY(w.Write(fdir + "/local_cpulist", CpuList(f.numa_node) + "\n"));
-  FW_TRY(w.Write(fdir + "/current_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
-  FW_TRY(w.Write(fdir + "/max_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
-  FW_TRY(w.Write(fdir + "/current_link_width", std::to_string(f.link_width) + "\n"));
-  FW_TRY(w.Write(fdir + "/max_link_width", std::to_string(f.link_width) + "\n"));
+  FW_TRY(WritePciAttributes(f));
   FW_TRY(w.Symlink(fdir + "/driver", UpTo("devices/" + f.path) + "bus/pci/drivers/mlx5_core"));
   FW_TRY(w.Symlink("sys/bus/pci/devices/" + f.bdf, "../../../devices/" + f.path));
 

@@ -142,6 +142,8 @@ class Simulator {
   void ResetCounters(PortState& ps);
   Status WriteStatic(const PortState& ps);
   Status WriteGlobal();
+  // vendor, device, class, NUMA node, local CPUs and PCIe link speed/width of one function.
+  Status WritePciAttributes(const PciFunction& f);
   Status WritePort(PortState& ps);
   Status Unplug(PortState& ps);
   std::string EthtoolText(const PortState& ps) const;
