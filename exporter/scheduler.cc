@@ -1,14 +1,43 @@
 #include "exporter/scheduler.h"
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <utility>
 
 namespace fabricwatch::exporter {
 
-CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock, SinkShape* shape) {
+std::shared_ptr<Snapshot> CollectionBuffers::TakeSnapshot() {
+  for (std::shared_ptr<Snapshot>& kept : kept_) {
+    if (kept != nullptr && kept.use_count() == 1) {
+      // The reader that dropped the last other reference did so with a release; this acquire
+      // orders its reads before the writes of the next collection.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return std::exchange(kept, nullptr);
+    }
+  }
+  return std::make_shared<Snapshot>();
+}
+
+void CollectionBuffers::Keep(std::shared_ptr<Snapshot> snapshot) {
+  // In place of the slot TakeSnapshot() emptied, else of the oldest (still read elsewhere: that
+  // reader frees it); the newest goes last.
+  auto slot = std::find(kept_.begin(), kept_.end(), nullptr);
+  if (slot == kept_.end()) slot = kept_.begin();
+  std::rotate(slot, slot + 1, kept_.end());
+  kept_.back() = std::move(snapshot);
+}
+
+CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
+                              CollectionBuffers* buffers) {
   CollectionOutcome outcome;
-  MetricSink sink = shape != nullptr ? MetricSink(*shape) : MetricSink();
+  MetricSink one_off_sink;
+  MetricSink& sink = buffers != nullptr ? buffers->sink() : one_off_sink;
+  std::shared_ptr<Snapshot> snapshot =
+      buffers != nullptr ? buffers->TakeSnapshot() : std::make_shared<Snapshot>();
+  sink.Reset(std::move(snapshot->families));
   const auto wall_start = clock.Now();
   const auto start = std::chrono::steady_clock::now();
   Status status;
@@ -20,17 +49,17 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
     status = Status(StatusCode::kInternal, "collector threw a non-standard exception");
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  outcome.snapshot = std::make_shared<Snapshot>();
-  outcome.snapshot->collector = collector.name;
-  outcome.snapshot->time = wall_start;
+  snapshot->collector.assign(collector.name);
+  snapshot->time = wall_start;
+  snapshot->families = sink.TakeFamilies();
   outcome.run.series = sink.sample_count();
   outcome.run.partial_errors = sink.error_count();
   outcome.errors = sink.errors();
-  if (shape != nullptr) sink.SaveShape(*shape);
-  outcome.snapshot->families = sink.TakeFamilies();
   outcome.run.status = std::move(status);
   outcome.run.time = wall_start;
   outcome.run.duration_seconds = elapsed.count();
+  if (buffers != nullptr) buffers->Keep(snapshot);
+  outcome.snapshot = std::move(snapshot);
   return outcome;
 }
 
@@ -63,9 +92,9 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
   auto next = std::chrono::steady_clock::now();
   StatusCode last_code = StatusCode::kOk;
   bool first = true;
-  SinkShape shape;  // of the last collection: the next sink reserves its vectors from it
+  CollectionBuffers buffers;
   while (!stop.stop_requested()) {
-    CollectionOutcome outcome = CollectOnce(collector, clock_, &shape);
+    CollectionOutcome outcome = CollectOnce(collector, clock_, &buffers);
     const Status& status = outcome.run.status;
     // A failed collection publishes nothing new: the previous snapshot would be stale data
     // presented as fresh, so an empty one replaces it; success=0 tells why.

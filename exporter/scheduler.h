@@ -5,6 +5,7 @@
 // the self-metrics, publishes the snapshot and logs only the transitions of a collector's state.
 // A slow collector delays only itself. Stop() returns within one poll of the stop token.
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -26,16 +27,37 @@ struct ScheduledCollector {
   std::shared_ptr<spdlog::logger> logger;
 };
 
+// What a collector's thread keeps from one collection to the next so that a steady-state
+// collection allocates nothing (design.md §8): the sink with its indexes, and the last few
+// snapshots it published. A snapshot is immutable while anyone reads it; once the store has
+// replaced it and no scrape or detector holds it any more, its memory (families, label
+// strings, the Snapshot itself) carries the next collection.
+class CollectionBuffers {
+ public:
+  MetricSink& sink() { return sink_; }
+  // A published snapshot that only these buffers still hold, the oldest first, or a new one.
+  std::shared_ptr<Snapshot> TakeSnapshot();
+  // Remembers a snapshot about to be published, for a later TakeSnapshot().
+  void Keep(std::shared_ptr<Snapshot> snapshot);
+
+ private:
+  // The store holds the latest snapshot and a render or the detector engine may still hold the
+  // one before; a third is free in the steady state.
+  static constexpr size_t kKept = 3;
+  MetricSink sink_;
+  std::array<std::shared_ptr<Snapshot>, kKept> kept_;  // in the order they were published
+};
+
 // Runs one collection: never throws, whatever the collector does.
 struct CollectionOutcome {
   CollectorRun run;
   std::shared_ptr<Snapshot> snapshot;
   std::vector<Status> errors;  // the first partial errors, for --config.check
 };
-// `shape`, when given, is the shape of the collector's previous collection: the sink is sized
-// from it and it is updated for the next one (MetricSink's SinkShape).
+// `buffers`, when given, are the collector's buffers from its previous collections: the
+// collection reuses their memory, and the new snapshot is kept in them.
 CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
-                              SinkShape* shape = nullptr);
+                              CollectionBuffers* buffers = nullptr);
 
 class Scheduler {
  public:

@@ -29,9 +29,13 @@ Result<DeviceFilter> DeviceFilter::Create(std::string_view include, std::string_
 }
 
 bool DeviceFilter::Accepts(std::string_view name) const {
-  if (include_ && !std::regex_match(name.begin(), name.end(), *include_)) return false;
-  if (exclude_ && std::regex_match(name.begin(), name.end(), *exclude_)) return false;
-  return true;
+  if (!include_ && !exclude_) return true;
+  if (auto it = decided_.find(name); it != decided_.end()) return it->second;
+  const bool accepted = (!include_ || std::regex_match(name.begin(), name.end(), *include_)) &&
+                        (!exclude_ || !std::regex_match(name.begin(), name.end(), *exclude_));
+  if (decided_.size() >= kMaxRemembered) decided_.clear();
+  decided_.emplace(name, accepted);
+  return accepted;
 }
 
 }  // namespace fabricwatch

@@ -74,51 +74,76 @@ std::string SanitizeUtf8(std::string_view value) {
 }
 
 Status ValidateDesc(const MetricDesc& desc) {
-  const std::string name(desc.name);
-  if (!prometheus::CheckMetricName(name)) {
-    return Status(StatusCode::kInvalidArgument, "invalid metric name \"" + name + "\"");
+  // Every collection validates each family it emits (a descriptor may be built at run time, so
+  // its address proves nothing), hence no allocation unless it fails: prometheus-cpp's checks
+  // take a std::string, and this thread's scratch copy keeps its capacity.
+  thread_local std::string scratch;
+  const auto error = [&](std::string message) {
+    return Status(StatusCode::kInvalidArgument, std::move(message));
+  };
+  const std::string_view name = desc.name;
+  if (!prometheus::CheckMetricName(scratch.assign(name))) {
+    return error("invalid metric name \"" + std::string(name) + "\"");
   }
-  if (desc.help.empty()) {
-    return Status(StatusCode::kInvalidArgument, "metric " + name + " has no HELP text");
-  }
-  const bool total = EndsWith(desc.name, "_total");
+  if (desc.help.empty()) return error("metric " + std::string(name) + " has no HELP text");
+  const bool total = EndsWith(name, "_total");
   if (desc.kind == MetricKind::kUntyped) {
     // No suffix rule: the type is unknown (promtool's lint exempts untyped families too).
   } else if (desc.kind == MetricKind::kCounter && !total) {
-    return Status(StatusCode::kInvalidArgument, "counter " + name + " must end in _total");
+    return error("counter " + std::string(name) + " must end in _total");
   } else if (desc.kind != MetricKind::kCounter && total) {
-    return Status(StatusCode::kInvalidArgument, "non-counter " + name + " must not end in _total");
+    return error("non-counter " + std::string(name) + " must not end in _total");
   }
-  if (desc.kind == MetricKind::kInfo && !EndsWith(desc.name, "_info")) {
-    return Status(StatusCode::kInvalidArgument, "info metric " + name + " must end in _info");
+  if (desc.kind == MetricKind::kInfo && !EndsWith(name, "_info")) {
+    return error("info metric " + std::string(name) + " must end in _info");
   }
-  std::unordered_set<std::string_view> seen;
-  for (std::string_view label : desc.labels) {
-    if (!prometheus::CheckLabelName(std::string(label))) {
-      return Status(StatusCode::kInvalidArgument,
-                    "metric " + name + ": invalid label name \"" + std::string(label) + "\"");
+  for (size_t i = 0; i < desc.labels.size(); ++i) {
+    const std::string_view label = desc.labels[i];
+    if (!prometheus::CheckLabelName(scratch.assign(label))) {
+      return error("metric " + std::string(name) + ": invalid label name \"" +
+                   std::string(label) + "\"");
     }
     if (label == "type") {
-      return Status(StatusCode::kInvalidArgument,
-                    "metric " + name + ": a label named \"type\" is not allowed");
+      return error("metric " + std::string(name) + ": a label named \"type\" is not allowed");
     }
-    if (!seen.insert(label).second) {
-      return Status(StatusCode::kInvalidArgument,
-                    "metric " + name + ": duplicate label \"" + std::string(label) + "\"");
+    // At most LabelNames::kMax labels: comparing pairs beats building a set.
+    for (size_t k = 0; k < i; ++k) {
+      if (desc.labels[k] == label) {
+        return error("metric " + std::string(name) + ": duplicate label \"" +
+                     std::string(label) + "\"");
+      }
     }
   }
   return Status::Ok();
 }
 
-MetricSink::MetricSink(const SinkShape& previous) : shape_hint_(previous.series_per_family) {
-  const size_t families = previous.series_per_family.size();
-  families_.reserve(families);
-  family_descs_.reserve(families);
-  by_desc_.reserve(families);
-  by_name_.reserve(families);
-  size_t slots = kMinSeriesSlots;
-  while (slots < 2 * previous.total_series + 2) slots *= 2;
-  series_index_.resize(slots);
+namespace {
+
+// FNV-1a over the bytes of `s`.
+uint64_t HashName(std::string_view s) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : s) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+}  // namespace
+
+void MetricSink::Reset(std::vector<prometheus::MetricFamily> storage) {
+  ClearIndexes();
+  families_ = std::move(storage);
+  used_.clear();
+  family_count_ = 0;
+  errors_.clear();
+  error_count_ = 0;
+  sample_count_ = 0;
+}
+
+void MetricSink::ClearIndexes() {
+  by_desc_.clear();
+  names_.Clear();
+  family_descs_.clear();
+  rejected_descs_.clear();
+  series_.Clear();
 }
 
 uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
@@ -131,8 +156,13 @@ uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
 
   // A descriptor address not seen in this collection: a new family, or a second descriptor of a
   // known one.
-  if (auto it = by_name_.find(desc.name); it != by_name_.end()) {
-    const MetricDesc& known = *family_descs_[it->second];
+  const uint64_t name_hash = HashName(desc.name);
+  const NameSlot* known_slot =
+      names_.Find(NameSlot{.hash = name_hash}.start(), [&](const NameSlot& slot) {
+        return slot.hash == name_hash && family_descs_[slot.family]->name == desc.name;
+      });
+  if (known_slot != nullptr) {
+    const MetricDesc& known = *family_descs_[known_slot->family];
     // A second descriptor of the same family must be its exact twin (the first one was
     // validated); anything else would bypass the naming checks.
     bool same = known.help == desc.help && known.kind == desc.kind &&
@@ -146,8 +176,9 @@ uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
                              " described twice with different HELP, kind or labels"));
       return kNoFamily;
     }
-    by_desc_.insert(pos, {&desc, it->second});
-    return it->second;
+    const uint32_t family = known_slot->family;
+    by_desc_.insert(pos, {&desc, family});
+    return family;
   }
   if (rejected_descs_.contains(desc.name)) {
     ++error_count_;
@@ -158,22 +189,25 @@ uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
     RecordError(status);
     return kNoFamily;
   }
-  const uint32_t index = AddFamily(desc);
+  const uint32_t index = AddFamily(desc, name_hash);
   by_desc_.insert(pos, {&desc, index});
   return index;
 }
 
-uint32_t MetricSink::AddFamily(const MetricDesc& desc) {
-  const auto index = static_cast<uint32_t>(families_.size());
-  prometheus::MetricFamily& family = families_.emplace_back();
-  family.name = std::string(desc.name);
-  family.help = std::string(desc.help);
+uint32_t MetricSink::AddFamily(const MetricDesc& desc, uint64_t name_hash) {
+  const auto index = static_cast<uint32_t>(family_count_++);
+  // Storage from an earlier collection is overwritten (its strings keep their capacity).
+  prometheus::MetricFamily& family =
+      index < families_.size() ? families_[index] : families_.emplace_back();
+  family.name.assign(desc.name);
+  family.help.assign(desc.help);
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
                 : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
                                                     : prometheus::MetricType::Gauge;
-  if (index < shape_hint_.size()) family.metric.reserve(shape_hint_[index]);
+  used_.push_back(0);
   family_descs_.push_back(&desc);
-  by_name_.emplace(desc.name, index);
+  names_.FindOrInsert(NameSlot{.hash = name_hash, .family = index},
+                      [](const NameSlot&) { return false; });  // checked absent by FamilyFor
   return index;
 }
 
@@ -199,9 +233,12 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
                        "info metric " + std::string(desc.name) + " must have value 1"));
     return;
   }
-  // Built in place at the end of the family and taken back if it turns out to be a duplicate.
+  // Written into the family's next ClientMetric (storage from an earlier collection when there
+  // is one), and counted only once it is known not to be a duplicate.
   std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
-  prometheus::ClientMetric& metric = emitted.emplace_back();
+  const uint32_t index = used_[family];
+  prometheus::ClientMetric& metric =
+      index < emitted.size() ? emitted[index] : emitted.emplace_back();
   metric.label.resize(labels.size());
   // FNV-1a over the sanitised values, 0xff between them (a byte UTF-8 never contains).
   uint64_t hash = 14695981039346656037ull;
@@ -212,8 +249,16 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
     for (unsigned char c : label.value) hash = (hash ^ c) * 1099511628211ull;
     hash = (hash ^ 0xffu) * 1099511628211ull;
   }
-  if (IsDuplicate(hash, family, static_cast<uint32_t>(emitted.size() - 1))) {
-    emitted.pop_back();
+  const SeriesSlot* earlier = series_.FindOrInsert(
+      SeriesSlot{.hash = hash, .family = family, .metric = index}, [&](const SeriesSlot& slot) {
+        if (slot.hash != hash || slot.family != family) return false;
+        const auto& other = emitted[slot.metric].label;  // same family: same label names
+        for (size_t k = 0; k < other.size(); ++k) {
+          if (other[k].value != metric.label[k].value) return false;
+        }
+        return true;
+      });
+  if (earlier != nullptr) {
     RecordError(Status(StatusCode::kInvalidArgument,
                        "metric " + std::string(desc.name) + ": duplicate series dropped"));
     return;
@@ -225,39 +270,8 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   } else {
     metric.gauge.value = value;
   }
+  ++used_[family];
   ++sample_count_;
-}
-
-bool MetricSink::IsDuplicate(uint64_t hash, uint32_t family, uint32_t metric) {
-  // Every accepted series has a slot; keep the index at most half full so probes stay short.
-  if (2 * (sample_count_ + 1) > series_index_.size()) GrowSeriesIndex();
-  const std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
-  const auto& labels = emitted[metric].label;
-  const size_t mask = series_index_.size() - 1;
-  for (size_t i = SlotOf(hash, family) & mask;; i = (i + 1) & mask) {
-    SeriesSlot& slot = series_index_[i];
-    if (slot.family == kNoFamily) {
-      slot = SeriesSlot{.hash = hash, .family = family, .metric = metric};
-      return false;
-    }
-    if (slot.hash != hash || slot.family != family) continue;
-    const auto& other = emitted[slot.metric].label;  // same family: same label names
-    bool same = true;
-    for (size_t k = 0; same && k < other.size(); ++k) same = other[k].value == labels[k].value;
-    if (same) return true;
-  }
-}
-
-void MetricSink::GrowSeriesIndex() {
-  std::vector<SeriesSlot> old = std::move(series_index_);
-  series_index_.assign(std::max(kMinSeriesSlots, 2 * old.size()), SeriesSlot{});
-  const size_t mask = series_index_.size() - 1;
-  for (const SeriesSlot& slot : old) {
-    if (slot.family == kNoFamily) continue;
-    size_t i = SlotOf(slot.hash, slot.family) & mask;
-    while (series_index_[i].family != kNoFamily) i = (i + 1) & mask;
-    series_index_[i] = slot;
-  }
 }
 
 void MetricSink::RecordError(const Status& status) {
@@ -265,22 +279,13 @@ void MetricSink::RecordError(const Status& status) {
   if (errors_.size() < kMaxRememberedErrors) errors_.push_back(status);
 }
 
-void MetricSink::SaveShape(SinkShape& shape) {
-  shape_hint_ = {};  // `shape` may be the hint this sink was built from
-  shape.series_per_family.resize(families_.size());
-  for (size_t i = 0; i < families_.size(); ++i) {
-    shape.series_per_family[i] = static_cast<uint32_t>(families_[i].metric.size());
-  }
-  shape.total_series = sample_count_;
-}
-
 std::vector<prometheus::MetricFamily> MetricSink::TakeFamilies() {
-  by_desc_.clear();
-  by_name_.clear();
-  family_descs_.clear();
-  rejected_descs_.clear();
-  series_index_.clear();
-  shape_hint_ = {};
+  ClearIndexes();
+  // Storage this collection did not overwrite goes: spare series, then spare families.
+  for (size_t i = 0; i < family_count_; ++i) families_[i].metric.resize(used_[i]);
+  families_.resize(family_count_);
+  used_.clear();
+  family_count_ = 0;
   // A family declared but left empty would render as HELP/TYPE with no sample; drop it.
   std::erase_if(families_, [](const prometheus::MetricFamily& f) { return f.metric.empty(); });
   return std::exchange(families_, {});

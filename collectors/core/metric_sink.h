@@ -13,15 +13,18 @@
 // it never throws. Partial failures of the collector itself (one unreadable port) are recorded
 // with RecordError() so the scheduler can count them while the rest is still exported.
 //
-// Thread-safety: none; one sink per collection, owned by the collecting thread.
+// A sink is reused collection after collection by the thread that runs its collector (Reset()),
+// so that a steady-state collection allocates nothing.
+//
+// Thread-safety: none; owned by the collecting thread.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -76,23 +79,76 @@ Status ValidateDesc(const MetricDesc& desc);
 // Returns `value` with every invalid UTF-8 sequence replaced by U+FFFD.
 std::string SanitizeUtf8(std::string_view value);
 
-// The shape of one collection: how many series each family got, in the order the families were
-// first added. A collector emits much the same series every time, so whoever runs it (the
-// scheduler, fabricbench) keeps the shape of the last collection and builds the next sink from
-// it; that sink then sizes its vectors and its duplicate index once instead of growing them
-// series by series (design.md §8). It is only a hint: any other collection is still taken whole.
-struct SinkShape {
-  std::vector<uint32_t> series_per_family;
-  size_t total_series = 0;
+// Open addressing with linear probing over a power-of-two table kept at most half full. Unlike a
+// node-based map it allocates nothing per entry, and Clear() keeps its memory for the next
+// collection. `Slot` is a small value type whose default value is the empty slot (`empty()`) and
+// which knows where its probe sequence starts (`start()`).
+template <typename Slot>
+class ProbeTable {
+ public:
+  // The occupied slot on `slot.start()`'s probe sequence for which matches(slot) is true; if
+  // none, `slot` is stored in the first empty one and nullptr is returned.
+  template <typename Matches>
+  const Slot* FindOrInsert(const Slot& slot, Matches matches) {
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    Slot& found = Probe(slot.start(), matches);
+    if (!found.empty()) return &found;
+    found = slot;
+    ++size_;
+    return nullptr;
+  }
+  // The occupied slot on `start`'s probe sequence for which matches(slot) is true, or nullptr.
+  template <typename Matches>
+  const Slot* Find(size_t start, Matches matches) {
+    if (slots_.empty()) return nullptr;
+    const Slot& found = Probe(start, matches);
+    return found.empty() ? nullptr : &found;
+  }
+  void Clear() {
+    if (size_ == 0) return;
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kMinSlots = 16;
+  // The matching slot or the first empty one; the table is never full.
+  template <typename Matches>
+  Slot& Probe(size_t start, Matches matches) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = start & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.empty() || matches(slot)) return slot;
+    }
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max(kMinSlots, 2 * old.size()), Slot{});
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.empty()) continue;
+      size_t i = slot.start() & mask;
+      while (!slots_[i].empty()) i = (i + 1) & mask;
+      slots_[i] = slot;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
 };
 
 class MetricSink {
  public:
   MetricSink() = default;
-  // Reserves room for a collection shaped like `previous`, which must outlive the sink.
-  explicit MetricSink(const SinkShape& previous);
   MetricSink(const MetricSink&) = delete;
   MetricSink& operator=(const MetricSink&) = delete;
+
+  // Starts another collection in this sink: counts and errors start from zero, the indexes keep
+  // their memory, and `storage` (the families of an earlier snapshot that nobody reads any more)
+  // is overwritten in place: its names, label strings and vectors keep their capacity. A
+  // collector emits much the same series in the same order every time, so a steady-state
+  // collection into the storage of an earlier one allocates nothing (design.md §8). Whatever
+  // the storage held, the collection is taken whole: it is only memory.
+  void Reset(std::vector<prometheus::MetricFamily> storage = {});
 
   // Adds one sample; labels must be exactly desc.labels, in that order.
   void Add(const MetricDesc& desc, std::initializer_list<LabelPair> labels, double value);
@@ -110,51 +166,55 @@ class MetricSink {
   const std::vector<Status>& errors() const { return errors_; }
   size_t sample_count() const { return sample_count_; }
 
-  // Writes the shape of this collection into `shape`, reusing its storage; call it before
-  // TakeFamilies().
-  void SaveShape(SinkShape& shape);
-
+  // The families of this collection, without the ones that got no sample. The counts and
+  // errors stay readable until Reset().
   std::vector<prometheus::MetricFamily> TakeFamilies();
 
  private:
   static constexpr uint32_t kNoFamily = UINT32_MAX;
-  static constexpr size_t kMinSeriesSlots = 16;
 
   // One emitted series in the duplicate index: the hash of its family and label values, and
   // where it is. A hash hit is confirmed by comparing the values, so a collision never drops a
   // series.
   struct SeriesSlot {
     uint64_t hash = 0;
-    uint32_t family = kNoFamily;  // kNoFamily: an empty slot
+    uint32_t family = kNoFamily;
     uint32_t metric = 0;
+    bool empty() const { return family == kNoFamily; }
+    // FNV-1a's low bits alone cluster, so fold the high bits and the family in.
+    size_t start() const {
+      const uint64_t h = hash ^ ((family + 1) * 0x9e3779b97f4a7c15ull);
+      return static_cast<size_t>(h ^ (h >> 29) ^ (h >> 47));
+    }
+  };
+  // A family by the hash of its name, confirmed by comparing the names.
+  struct NameSlot {
+    uint64_t hash = 0;
+    uint32_t family = kNoFamily;
+    bool empty() const { return family == kNoFamily; }
+    size_t start() const { return static_cast<size_t>(hash ^ (hash >> 29)); }
   };
 
   // The family index of `desc`, or kNoFamily when the sample must be dropped (already counted).
   uint32_t FamilyFor(const MetricDesc& desc);
-  uint32_t AddFamily(const MetricDesc& desc);
-  // True if families_[family].metric[metric] has the same label values as an earlier series of
-  // the family; otherwise records it in the index.
-  bool IsDuplicate(uint64_t hash, uint32_t family, uint32_t metric);
-  // The first slot to probe for a series: FNV-1a's low bits alone cluster, so fold the high
-  // bits and the family in.
-  static size_t SlotOf(uint64_t hash, uint32_t family) {
-    hash ^= (family + 1) * 0x9e3779b97f4a7c15ull;
-    return static_cast<size_t>(hash ^ (hash >> 29) ^ (hash >> 47));
-  }
-  void GrowSeriesIndex();
+  uint32_t AddFamily(const MetricDesc& desc, uint64_t name_hash);
+  // Forgets which families and series this collection has; keeps the memory.
+  void ClearIndexes();
 
+  // [0, family_count_) are this collection's families, in the order of their first sample;
+  // what lies beyond, and the ClientMetrics of a family beyond used_[f], is storage from an
+  // earlier collection waiting to be overwritten.
   std::vector<prometheus::MetricFamily> families_;
+  std::vector<uint32_t> used_;
+  size_t family_count_ = 0;
   std::vector<const MetricDesc*> family_descs_;  // the first descriptor of each family
   // Family index by descriptor address, sorted by address: collectors pass the same constexpr
   // descriptors sample after sample, so one binary search finds the family without hashing the
-  // name. A new address (a twin descriptor, a new family) goes through by_name_.
+  // name. A new address (a twin descriptor, a new family) goes through names_.
   std::vector<std::pair<const MetricDesc*, uint32_t>> by_desc_;
-  std::unordered_map<std::string_view, uint32_t> by_name_;
+  ProbeTable<NameSlot> names_;
   std::unordered_set<std::string_view> rejected_descs_;
-  // Open addressing with linear probing, a power-of-two size at most half full: no allocation
-  // per series, unlike a node-based map.
-  std::vector<SeriesSlot> series_index_;
-  std::span<const uint32_t> shape_hint_;  // series per family of the previous collection
+  ProbeTable<SeriesSlot> series_;
   std::vector<Status> errors_;
   size_t error_count_ = 0;
   size_t sample_count_ = 0;

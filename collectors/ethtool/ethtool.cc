@@ -26,6 +26,8 @@ namespace {
 // A request a netdev answered "not supported" is asked again after this long (hot-swap, driver
 // reload).
 constexpr std::chrono::seconds kUnsupportedRetry{60};
+// How often the choice of netdevs is made again when no listing changed.
+constexpr std::chrono::seconds kReselect{60};
 constexpr std::array<std::string_view, 8> kPriorities = {"0", "1", "2", "3", "4", "5", "6", "7"};
 constexpr std::array<std::string_view, 9> kLanes = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
 
@@ -199,6 +201,10 @@ class EthtoolCollector final : public Collector {
   };
 
   Result<std::vector<std::string>> Netdevs();
+  // Brings selected_ (and the ECN files of each) up to date. The selection reads links and
+  // lists every RDMA device, so it is made again only when the listings it depends on change,
+  // or every kReselect for what no listing shows (a PCI netdev whose RDMA device binds later).
+  Status RefreshSelection();
   // Brings plan.names and plan.stats up to date with plan.read.
   void UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink);
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
@@ -246,6 +252,21 @@ class EthtoolCollector final : public Collector {
   std::map<std::string, Passthrough, std::less<>> passthrough_;
   std::set<std::string> collisions_reported_;
   std::map<std::string, TablePlan, std::less<>> plans_;  // by netdev
+
+  // The listings this sample (class/net and class/infiniband, or the replay directory), and
+  // the ones the selection was made from; kept so that listing allocates nothing.
+  std::vector<std::string> listing_, rdma_listing_;
+  std::vector<std::string> selected_listing_, selected_rdma_listing_;
+  std::optional<std::chrono::system_clock::time_point> selected_at_;  // none before the first
+  std::vector<std::string> selected_;  // the netdevs read, in order
+  // mlx5's per-priority ECN switches (ecn/roce_{np,rp}/enable/<priority>), found with the
+  // selection; upstream drivers have none.
+  struct EcnFile {
+    std::string_view role;
+    size_t priority;
+    sys::AttributeFile file;
+  };
+  std::map<std::string, std::vector<EcnFile>, std::less<>> ecn_;  // by netdev
 };
 
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
@@ -398,23 +419,63 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
 }
 
 void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
-  for (std::string_view role : {"np", "rp"}) {
-    const std::string dir = "class/net/" + netdev + "/ecn/roce_" + std::string(role) + "/enable";
-    auto entries = sysfs_.ListDir(dir);
-    if (!entries) continue;  // upstream kernels have no such files
-    for (const std::string& entry : *entries) {
-      auto prio = ParseUint64(entry, dir);
-      if (!prio || *prio >= kPriorities.size()) continue;
-      auto value = sysfs_.ReadUint64(dir + "/" + entry);
-      if (!value) {
-        Fail(sink, dir + "/" + entry, value.error());
-        continue;
+  auto files = ecn_.find(netdev);
+  if (files == ecn_.end()) return;
+  for (EcnFile& ecn : files->second) {
+    auto value = ecn.file.ReadUint64();
+    if (!value) {
+      Fail(sink, ecn.file.path(), value.error());
+      continue;
+    }
+    sink.Add(kEcnEnabled,
+             {{"netdev", netdev}, {"priority", kPriorities[ecn.priority]}, {"role", ecn.role}},
+             *value != 0 ? 1 : 0);
+  }
+}
+
+Status EthtoolCollector::RefreshSelection() {
+  if (replay_ != nullptr) {
+    if (Status status = replay_->ListEntries(listing_); !status.ok()) return status;
+  } else {
+    if (Status status = sysfs_.ListDirInto("class/net", listing_); !status.ok()) return status;
+    if (!sysfs_.ListDirInto("class/infiniband", rdma_listing_).ok()) rdma_listing_.clear();
+  }
+  const auto now = clock_.Now();
+  if (selected_at_ && listing_ == selected_listing_ && rdma_listing_ == selected_rdma_listing_ &&
+      now - *selected_at_ < kReselect) {
+    return Status::Ok();
+  }
+  auto netdevs = Netdevs();
+  if (!netdevs) return netdevs.error();
+  selected_listing_ = listing_;
+  selected_rdma_listing_ = rdma_listing_;
+  selected_at_ = now;
+  selected_.clear();
+  for (std::string& netdev : *netdevs) {
+    if (devices_.Accepts(netdev)) selected_.push_back(std::move(netdev));
+  }
+  // Forget the tables of netdevs that went away (a plan kept for a name would only be a miss).
+  const auto unselected = [&](const auto& entry) {
+    return std::find(selected_.begin(), selected_.end(), entry.first) == selected_.end();
+  };
+  std::erase_if(plans_, unselected);
+  ecn_.clear();
+  for (const std::string& netdev : selected_) {
+    for (std::string_view role : {"np", "rp"}) {
+      const std::string dir =
+          "class/net/" + netdev + "/ecn/roce_" + std::string(role) + "/enable";
+      auto entries = sysfs_.ListDir(dir);
+      if (!entries) continue;  // upstream kernels have no such files
+      for (const std::string& entry : *entries) {
+        auto priority = ParseUint64(entry, dir);
+        if (!priority || *priority >= kPriorities.size()) continue;
+        ecn_[netdev].push_back(EcnFile{.role = role,
+                                       .priority = static_cast<size_t>(*priority),
+                                       .file = sys::AttributeFile(sysfs_, dir + "/" + entry)});
       }
-      sink.Add(kEcnEnabled,
-               {{"netdev", netdev}, {"priority", kPriorities[*prio]}, {"role", role}},
-               *value != 0 ? 1 : 0);
     }
   }
+  return Status::Ok();
 }
 
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
@@ -463,25 +524,17 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
 
 Status EthtoolCollector::Collect(MetricSink& sink) {
   if (source_ == nullptr) return Status(StatusCode::kNoData, "no ethtool source configured");
-  auto netdevs = Netdevs();
-  if (!netdevs) {
-    if (netdevs.error().code() == StatusCode::kNotFound) {
-      return Status(StatusCode::kNoData, netdevs.error().message());
+  if (Status status = RefreshSelection(); !status.ok()) {
+    if (status.code() == StatusCode::kNotFound) {
+      return Status(StatusCode::kNoData, status.message());
     }
-    return netdevs.error();
+    return status;
   }
-  size_t read = 0;
-  for (const std::string& netdev : *netdevs) {
-    if (!devices_.Accepts(netdev)) continue;
-    ++read;
-    CollectNetdev(netdev, sink);
-  }
-  // Forget the tables of netdevs that went away (a plan kept for a name would only be a miss).
-  std::erase_if(plans_, [&](const auto& entry) {
-    return std::find(netdevs->begin(), netdevs->end(), entry.first) == netdevs->end();
-  });
+  for (const std::string& netdev : selected_) CollectNetdev(netdev, sink);
   transitions_.EndCollection();
-  if (read == 0) return Status(StatusCode::kNoData, "no netdev selected for ethtool statistics");
+  if (selected_.empty()) {
+    return Status(StatusCode::kNoData, "no netdev selected for ethtool statistics");
+  }
   return Status::Ok();
 }
 

@@ -34,9 +34,16 @@ Result<std::vector<std::string>> ReplayEthtool::Netdevs() const {
   return netdevs;
 }
 
+Status ReplayEthtool::ListEntries(std::vector<std::string>& names) const {
+  if (Status status = fs_.ListDirInto(dir_, names); !status.ok()) return status;
+  std::sort(names.begin(), names.end());
+  return Status::Ok();
+}
+
 Status ReplayEthtool::ReadStatistics(const std::string& netdev,
                                      std::vector<sys::EthtoolStat>& stats) {
-  const std::string path = dir_ + "/" + netdev + "/statistics";
+  // Built in a kept string: this runs for every netdev every sample.
+  std::string& path = path_.assign(dir_).append("/").append(netdev).append("/statistics");
   auto fd = fs_.Open(path);
   if (!fd) return fd.error();
   if (buffer_.size() < 64 * 1024) buffer_.resize(64 * 1024);

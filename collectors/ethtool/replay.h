@@ -21,6 +21,9 @@ class ReplayEthtool final : public sys::EthtoolSource {
 
   // The netdevs of the replay: subdirectories of DIR that hold a `statistics` file.
   Result<std::vector<std::string>> Netdevs() const;
+  // The entries of DIR, sorted, into `names` (reusing its strings): what the collector compares
+  // sample to sample to know whether Netdevs() must be asked again.
+  Status ListEntries(std::vector<std::string>& names) const;
 
   Status ReadStatistics(const std::string& netdev, std::vector<sys::EthtoolStat>& stats) override;
   Result<sys::PauseStats> Pause(const std::string& netdev) override;
@@ -33,6 +36,7 @@ class ReplayEthtool final : public sys::EthtoolSource {
 
  private:
   std::string dir_;
+  std::string path_;  // of the statistics file being read
   const sys::FileSystem& fs_;
   std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
   std::vector<Status> warnings_;

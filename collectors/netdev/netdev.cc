@@ -199,6 +199,10 @@ class NetdevCollector final : public Collector {
   std::map<std::string, std::string, std::less<>> rdma_device_of_;
   std::vector<std::string> rdma_map_names_;
   std::chrono::system_clock::time_point rdma_map_time_{};
+  // class/net as listed, and the names the filter accepts: kept from sample to sample so that
+  // listing the directory allocates nothing once the names are known.
+  std::vector<std::string> listed_;
+  std::vector<std::string> names_;
 };
 
 NetdevCollector::Interface NetdevCollector::Open(const std::string& name, bool keep_open) const {
@@ -340,19 +344,28 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
 }
 
 Status NetdevCollector::Collect(MetricSink& sink) {
-  auto names = sysfs_.ListDir("class/net");
-  if (!names) {
-    if (names.error().code() == StatusCode::kNotFound) {
+  if (Status listed = sysfs_.ListDirInto("class/net", listed_); !listed.ok()) {
+    if (listed.code() == StatusCode::kNotFound) {
       return Status(StatusCode::kNoData, sysfs_.Path("class/net") + " does not exist");
     }
-    return names.error();
+    return listed;
   }
-  std::erase_if(*names, [&](const std::string& n) { return !filter_.Accepts(n); });
-  RefreshRdmaMap(*names);
+  size_t accepted = 0;
+  for (const std::string& name : listed_) {
+    if (!filter_.Accepts(name)) continue;
+    if (accepted < names_.size()) {
+      names_[accepted].assign(name);
+    } else {
+      names_.push_back(name);
+    }
+    ++accepted;
+  }
+  names_.resize(accepted);
+  RefreshRdmaMap(names_);
 
   // Forget interfaces that disappeared; open new ones (kept open while the budget lasts).
   const auto listed = [&](const std::string& name) {
-    return std::binary_search(names->begin(), names->end(), name);
+    return std::binary_search(names_.begin(), names_.end(), name);
   };
   std::erase_if(interfaces_, [&](const auto& entry) { return !listed(entry.first); });
   std::erase_if(not_interfaces_, [&](const std::string& name) { return !listed(name); });
@@ -360,7 +373,7 @@ Status NetdevCollector::Collect(MetricSink& sink) {
   for (const auto& [name, itf] : interfaces_) kept_open += itf.keep_open ? 1 : 0;
 
   size_t emitted = 0;
-  for (const std::string& name : *names) {
+  for (const std::string& name : names_) {
     if (not_interfaces_.contains(name)) continue;
     auto it = interfaces_.find(name);
     if (it == interfaces_.end()) {

@@ -27,6 +27,9 @@ constexpr std::array<std::string_view, 16> kLanes = {"1",  "2",  "3",  "4",  "5"
                                                       "7",  "8",  "9",  "10", "11", "12",
                                                       "13", "14", "15", "16"};
 
+// How often the hwmon channels are looked for again when no listing changed.
+constexpr std::chrono::seconds kHwmonRediscovery{60};
+
 constexpr LabelNames kNetdev{"netdev"};
 constexpr LabelNames kLane{"netdev", "lane"};
 constexpr LabelNames kThreshold{"netdev", "threshold"};
@@ -175,6 +178,9 @@ class OpticsCollector final : public Collector {
   void Read(const std::string& netdev, Module& module, MetricSink& sink);
   void Emit(const std::string& netdev, const Module& module, MetricSink& sink);
   void CollectHwmon(MetricSink& sink);
+  // Finds the mlx5 hwmon channels again; CollectHwmon() does it when a listing it depends on
+  // changed or every kHwmonRediscovery.
+  void DiscoverHwmon();
 
   const sys::SysFs& sysfs_;
   const Clock& clock_;
@@ -188,6 +194,18 @@ class OpticsCollector final : public Collector {
   std::chrono::milliseconds collector_interval_;
   std::map<std::string, Module> modules_;
   std::set<std::string> quiet_logged_;
+
+  // One mlx5 hwmon temperature channel (temp<N>_*), with its files kept open.
+  struct HwmonChannel {
+    std::string pci_address, rdma_device, sensor;
+    std::vector<std::pair<const MetricDesc*, sys::AttributeFile>> files;  // _input, _crit, _highest
+  };
+  std::vector<HwmonChannel> hwmon_channels_;
+  // class/hwmon and class/infiniband this sample and at the last discovery (kept: listing
+  // then allocates nothing).
+  std::vector<std::string> hwmon_listing_, rdma_listing_;
+  std::vector<std::string> discovered_hwmon_listing_, discovered_rdma_listing_;
+  std::optional<std::chrono::system_clock::time_point> hwmon_discovered_at_;
 };
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
@@ -321,24 +339,21 @@ void OpticsCollector::Emit(const std::string& netdev, const Module& module, Metr
   thresholds(kRxPowerThreshold, r.thresholds.rx_power_watts);
 }
 
-void OpticsCollector::CollectHwmon(MetricSink& sink) {
-  auto hwmons = sysfs_.ListDir("class/hwmon");
-  if (!hwmons) return;
+void OpticsCollector::DiscoverHwmon() {
+  hwmon_channels_.clear();
   // PCI function -> RDMA device, to name the HCA a sensor belongs to.
   std::map<std::string, std::string> rdma_of_pci;
-  if (auto devices = sysfs_.ListDir("class/infiniband")) {
-    for (const std::string& device : *devices) {
-      auto pci = sysfs_.ReadLinkBasename("class/infiniband/" + device + "/device");
-      if (pci) rdma_of_pci.try_emplace(*pci, device);
-    }
+  for (const std::string& device : rdma_listing_) {
+    auto pci = sysfs_.ReadLinkBasename("class/infiniband/" + device + "/device");
+    if (pci) rdma_of_pci.try_emplace(*pci, device);
   }
-  for (const std::string& hwmon : *hwmons) {
+  for (const std::string& hwmon : hwmon_listing_) {
     const std::string dir = "class/hwmon/" + hwmon;
     auto name = sysfs_.ReadString(dir + "/name");
     if (!name || *name != "mlx5") continue;  // the driver names its hwmon device (mlx5 hwmon.c)
     auto pci = sysfs_.ReadLinkBasename(dir + "/device");
     if (!pci || !IsPciAddress(*pci)) continue;
-    const std::string rdma = rdma_of_pci.contains(*pci) ? rdma_of_pci[*pci] : std::string();
+    auto rdma = rdma_of_pci.find(*pci);
     auto files = sysfs_.ListDir(dir);
     if (!files) continue;
     for (const std::string& file : *files) {
@@ -347,20 +362,44 @@ void OpticsCollector::CollectHwmon(MetricSink& sink) {
       const std::string channel = file.substr(0, file.size() - 6);
       auto label = sysfs_.ReadString(dir + "/" + file);
       if (!label) continue;
-      std::string sensor;
-      for (char c : *label) sensor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      const std::array<LabelPair, 3> labels = {
-          LabelPair{"pci_address", *pci}, LabelPair{"rdma_device", rdma},
-          LabelPair{"sensor", sensor}};
+      HwmonChannel& found = hwmon_channels_.emplace_back();
+      found.pci_address = *pci;
+      found.rdma_device = rdma == rdma_of_pci.end() ? std::string() : rdma->second;
+      for (char c : *label) {
+        found.sensor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
       for (auto [suffix, desc] : {std::pair{"_input", &kHwmonTemperature},
                                   {"_crit", &kHwmonCritical}, {"_highest", &kHwmonHighest}}) {
-        auto value = sysfs_.ReadInt64(dir + "/" + channel + suffix);
-        if (value) {
-          sink.Add(*desc, labels, static_cast<double>(*value) / 1000.0);
-        } else if (value.error().sys_errno() != ENOENT) {
-          sink.RecordError(value.error());
-          transitions_.Failed(dir + "/" + channel + suffix, value.error());
-        }
+        found.files.emplace_back(desc, sys::AttributeFile(sysfs_, dir + "/" + channel + suffix));
+      }
+    }
+  }
+}
+
+void OpticsCollector::CollectHwmon(MetricSink& sink) {
+  if (!sysfs_.ListDirInto("class/hwmon", hwmon_listing_).ok()) hwmon_listing_.clear();
+  if (!sysfs_.ListDirInto("class/infiniband", rdma_listing_).ok()) rdma_listing_.clear();
+  const auto now = clock_.Now();
+  if (!hwmon_discovered_at_ || hwmon_listing_ != discovered_hwmon_listing_ ||
+      rdma_listing_ != discovered_rdma_listing_ || now - *hwmon_discovered_at_ >= kHwmonRediscovery) {
+    DiscoverHwmon();
+    discovered_hwmon_listing_ = hwmon_listing_;
+    discovered_rdma_listing_ = rdma_listing_;
+    hwmon_discovered_at_ = now;
+  }
+  for (HwmonChannel& channel : hwmon_channels_) {
+    const std::array<LabelPair, 3> labels = {LabelPair{"pci_address", channel.pci_address},
+                                             LabelPair{"rdma_device", channel.rdma_device},
+                                             LabelPair{"sensor", channel.sensor}};
+    for (auto& [desc, file] : channel.files) {
+      // An absent file (no _highest on older kernels) is remembered by AttributeFile: quiet.
+      if (file.known_absent()) continue;
+      auto value = file.ReadInt64();
+      if (value) {
+        sink.Add(*desc, labels, static_cast<double>(*value) / 1000.0);
+      } else if (value.error().sys_errno() != ENOENT) {
+        sink.RecordError(value.error());
+        transitions_.Failed(file.path(), value.error());
       }
     }
   }

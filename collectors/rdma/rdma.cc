@@ -230,6 +230,8 @@ class RdmaCollector final : public Collector {
   size_t fd_budget_;
   size_t fds_kept_ = 0;
   std::vector<std::string> known_names_;
+  // class/infiniband as listed this sample (kept: listing then allocates nothing).
+  std::vector<std::string> listed_;
   std::chrono::system_clock::time_point last_discovery_{};
   bool retry_failed_ = false;  // a listed device could not be discovered last time
   std::vector<Device> devices_;
@@ -529,25 +531,25 @@ void RdmaCollector::CollectEvents(MetricSink& sink) {
 }
 
 Status RdmaCollector::Collect(MetricSink& sink) {
-  auto names = sysfs_.ListDir("class/infiniband");
-  if (!names) {
-    if (names.error().code() == StatusCode::kNotFound) {
+  if (Status listed = sysfs_.ListDirInto("class/infiniband", listed_); !listed.ok()) {
+    if (listed.code() == StatusCode::kNotFound) {
       devices_.clear();
       return Status(StatusCode::kNoData, sysfs_.Path("class/infiniband") + " does not exist");
     }
-    return names.error();
+    return listed;
   }
-  std::erase_if(*names, [&](const std::string& n) { return !filter_.Accepts(n); });
+  std::erase_if(listed_, [&](const std::string& n) { return !filter_.Accepts(n); });
+  const std::vector<std::string>& names = listed_;
 
   const auto now = clock_.Now();
-  bool rediscover = *names != known_names_ || now - last_discovery_ >= rediscovery_ ||
+  bool rediscover = names != known_names_ || now - last_discovery_ >= rediscovery_ ||
                     (retry_failed_ && now - last_discovery_ >= kFailedDeviceRetry);
   for (const Device& device : devices_) rediscover |= device.vanished;
   if (rediscover) {
     devices_.clear();
     fds_kept_ = 0;
     retry_failed_ = false;
-    for (const std::string& name : *names) {
+    for (const std::string& name : names) {
       auto device = Discover(name, sink);
       if (!device) {
         // E.g. listed before its ports/ directory exists (registration in progress): try again
@@ -563,7 +565,7 @@ Status RdmaCollector::Collect(MetricSink& sink) {
       }
       devices_.push_back(std::move(*device));
     }
-    known_names_ = *names;
+    known_names_ = names;
     last_discovery_ = now;
   }
   for (Device& device : devices_) CollectDevice(device, sink);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <memory>
+#include <string_view>
 
 namespace fabricwatch::sys {
 
@@ -27,17 +28,45 @@ Result<size_t> RealFileSystem::ReadAt0(const UniqueFd& fd, std::span<char> buf,
   return static_cast<size_t>(n);
 }
 
+Status FileSystem::ListDirInto(const std::string& path, std::vector<std::string>& names) const {
+  auto listed = ListDir(path);
+  if (!listed) return listed.error();
+  names = std::move(*listed);
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> RealFileSystem::ListDir(const std::string& path) const {
-  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), &::closedir);
-  if (!dir) return Error(FromErrno(errno, "opendir " + path));
   std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* entry = ::readdir(dir.get())) {
-    std::string_view name(entry->d_name);
-    if (name != "." && name != "..") names.emplace_back(name);
-  }
-  if (errno != 0) return Error(FromErrno(errno, "readdir " + path));
+  if (Status status = ListDirInto(path, names); !status.ok()) return Error(std::move(status));
   return names;
+}
+
+Status RealFileSystem::ListDirInto(const std::string& path, std::vector<std::string>& names) const {
+  UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return FromErrno(errno, "opendir " + path);
+  size_t count = 0;
+  // struct linux_dirent64 records (getdents(2)); a big directory takes several calls.
+  alignas(struct dirent64) char buffer[8192];
+  for (;;) {
+    ssize_t n = ::getdents64(dir.get(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return FromErrno(errno, "readdir " + path);
+    if (n == 0) break;
+    for (ssize_t offset = 0; offset < n;) {
+      const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + offset);
+      offset += entry->d_reclen;
+      const std::string_view name(entry->d_name);
+      if (name == "." || name == "..") continue;
+      if (count < names.size()) {
+        names[count].assign(name);
+      } else {
+        names.emplace_back(name);
+      }
+      ++count;
+    }
+  }
+  names.resize(count);
+  return Status::Ok();
 }
 
 Result<std::string> RealFileSystem::ReadLink(const std::string& path) const {

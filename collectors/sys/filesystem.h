@@ -31,6 +31,10 @@ class FileSystem {
                                  const std::string& path) const = 0;
   // Entry names (no "." / ".."), unsorted.
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) const = 0;
+  // ListDir into `names`, overwriting its strings in place: a collector that lists a directory
+  // every sample keeps one vector and allocates nothing once it has seen the directory. The
+  // default forwards to ListDir().
+  virtual Status ListDirInto(const std::string& path, std::vector<std::string>& names) const;
   virtual Result<std::string> ReadLink(const std::string& path) const = 0;
 };
 
@@ -40,6 +44,8 @@ class RealFileSystem final : public FileSystem {
   Result<size_t> ReadAt0(const UniqueFd& fd, std::span<char> buf,
                          const std::string& path) const override;
   Result<std::vector<std::string>> ListDir(const std::string& path) const override;
+  // getdents64 into a stack buffer: opendir() would malloc its own.
+  Status ListDirInto(const std::string& path, std::vector<std::string>& names) const override;
   Result<std::string> ReadLink(const std::string& path) const override;
 };
 

@@ -35,12 +35,17 @@ SysFs::SysFs(std::string root, const FileSystem& fs) : root_(std::move(root)), f
 }
 
 std::string SysFs::Path(std::string_view relative) const {
-  std::string path = root_;
-  if (relative.empty()) return path;
+  std::string path;
+  AssignPath(relative, path);
+  return path;
+}
+
+void SysFs::AssignPath(std::string_view relative, std::string& path) const {
+  path.assign(root_);
+  if (relative.empty()) return;
   if (path != "/") path += '/';
   while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
   path += relative;
-  return path;
 }
 
 Result<std::string> SysFs::ReadString(std::string_view relative) const {
@@ -69,6 +74,14 @@ Result<std::vector<std::string>> SysFs::ListDir(std::string_view relative) const
   auto names = fs_.ListDir(Path(relative));
   if (names) std::sort(names->begin(), names->end());
   return names;
+}
+
+Status SysFs::ListDirInto(std::string_view relative, std::vector<std::string>& names) const {
+  thread_local std::string path;  // this thread's scratch: SysFs is shared between collectors
+  AssignPath(relative, path);
+  if (Status status = fs_.ListDirInto(path, names); !status.ok()) return status;
+  std::sort(names.begin(), names.end());
+  return Status::Ok();
 }
 
 Result<std::string> SysFs::ReadLink(std::string_view relative) const {

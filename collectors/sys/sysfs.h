@@ -28,6 +28,8 @@ class SysFs {
   const std::string& root() const { return root_; }
   const FileSystem& fs() const { return fs_; }
   std::string Path(std::string_view relative) const;
+  // Path() into `path`, reusing its memory.
+  void AssignPath(std::string_view relative, std::string& path) const;
 
   // Whole small attribute (≤ 4 KiB), open + one read + close. Surrounding whitespace trimmed.
   Result<std::string> ReadString(std::string_view relative) const;
@@ -35,6 +37,8 @@ class SysFs {
   Result<int64_t> ReadInt64(std::string_view relative) const;
   // Sorted entry names.
   Result<std::vector<std::string>> ListDir(std::string_view relative) const;
+  // ListDir() into `names`, reusing its strings: for the directories listed every sample.
+  Status ListDirInto(std::string_view relative, std::vector<std::string>& names) const;
   Result<std::string> ReadLink(std::string_view relative) const;
   // The last path component of a symlink's target: "device" -> "0000:03:00.0",
   // "device/driver" -> "mlx5_core".

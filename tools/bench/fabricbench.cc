@@ -40,6 +40,8 @@
 #include "collectors/sys/sysfs.h"
 #include "exporter/file_limit.h"
 #include "exporter/render.h"
+#include "exporter/scheduler.h"
+#include "exporter/snapshot_store.h"
 
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // replacement new/delete pair below
 
@@ -92,6 +94,10 @@ class CountingFileSystem final : public sys::FileSystem {
   Result<std::vector<std::string>> ListDir(const std::string& path) const override {
     ++counts_.listdirs;
     return inner_.ListDir(path);
+  }
+  Status ListDirInto(const std::string& path, std::vector<std::string>& names) const override {
+    ++counts_.listdirs;
+    return inner_.ListDirInto(path, names);
   }
   Result<std::string> ReadLink(const std::string& path) const override {
     ++counts_.readlinks;
@@ -172,6 +178,7 @@ int Main(int argc, char** argv) {
 
   std::vector<CollectorFigures> figures;
   std::vector<prometheus::MetricFamily> exposition;
+  exporter::SnapshotStore store(/*history_samples=*/1);
   for (const CollectorInfo& info : CollectorRegistry()) {
     bool wanted = only.empty() ? info.enabled_by_default
                                : std::find(only.begin(), only.end(), info.name) != only.end();
@@ -195,37 +202,36 @@ int Main(int argc, char** argv) {
                    built.error().ToString().c_str());
       return 1;
     }
-    Collector& collector = **built;
+    // Collected exactly as the scheduler does (exporter/scheduler.cc): CollectOnce with the
+    // collector's buffers carried from sample to sample, each snapshot published into a store
+    // that replaces the previous one, so recycling of the retired snapshots is measured too.
+    exporter::ScheduledCollector scheduled{.name = std::string(info.name),
+                                           .interval = info.default_interval,
+                                           .collector = std::move(*built),
+                                           .logger = logger};
+    exporter::CollectionBuffers buffers;
     CollectorFigures f;
-    f.name = std::string(info.name);
+    f.name = scheduled.name;
     f.interval_ms = static_cast<double>(info.default_interval.count());
-    std::vector<prometheus::MetricFamily> last;
-    // Carried from sample to sample as the scheduler does (exporter/scheduler.cc).
-    SinkShape shape;
     for (int i = 0; i < warmup; ++i) {
-      MetricSink sink(shape);
-      (void)collector.Collect(sink);
-      sink.SaveShape(shape);
+      store.Publish(exporter::CollectOnce(scheduled, clock, &buffers).snapshot);
     }
     FsCounts before = fs.counts();
     for (int i = 0; i < samples; ++i) {
       uint64_t allocations0 = g_allocations.load(std::memory_order_relaxed);
       uint64_t cpu0 = ThreadCpuNanos();
       uint64_t wall0 = MonotonicNanos();
-      MetricSink sink(shape);
-      Status status = collector.Collect(sink);
-      // The families leave the sink as they do in the scheduler (into the published snapshot);
-      // that hand-over is part of a sample, the destruction of the previous one too.
-      sink.SaveShape(shape);
-      last = sink.TakeFamilies();
+      exporter::CollectionOutcome outcome = exporter::CollectOnce(scheduled, clock, &buffers);
+      store.Publish(std::move(outcome.snapshot));
       uint64_t wall1 = MonotonicNanos();
       uint64_t cpu1 = ThreadCpuNanos();
       uint64_t allocations1 = g_allocations.load(std::memory_order_relaxed);
       f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
       f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
       f.allocations.push_back(static_cast<double>(allocations1 - allocations0));
-      f.series = sink.sample_count();
-      f.partial_errors += sink.error_count();
+      f.series = outcome.run.series;
+      f.partial_errors += outcome.run.partial_errors;
+      const Status& status = outcome.run.status;
       f.status = status.ok() ? "ok" : status.ToString();
     }
     FsCounts after = fs.counts();
@@ -235,8 +241,8 @@ int Main(int argc, char** argv) {
     f.opens = static_cast<double>(after.opens - before.opens) / n;
     f.listdirs = static_cast<double>(after.listdirs - before.listdirs) / n;
     f.readlinks = static_cast<double>(after.readlinks - before.readlinks) / n;
-    exposition.insert(exposition.end(), std::make_move_iterator(last.begin()),
-                      std::make_move_iterator(last.end()));
+    const auto last = store.Latest(scheduled.name);
+    exposition.insert(exposition.end(), last->families.begin(), last->families.end());
     figures.push_back(std::move(f));
   }
 

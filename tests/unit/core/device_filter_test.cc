@@ -61,6 +61,21 @@ TEST(DeviceFilterTest, include_and_exclude_semantics) {
   }
 }
 
+TEST(DeviceFilterTest, remembered_decisions_stay_right_past_the_memory_bound) {
+  // Decisions are remembered (std::regex allocates per match); a host churning thousands of
+  // veth names must neither grow the memory nor get a wrong answer once it is cleared.
+  auto filter = DeviceFilter::Create("", "^veth.*", kWhat);
+  ASSERT_TRUE(filter.has_value()) << filter.error().ToString();
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3000; ++i) {
+      const std::string veth = "veth" + std::to_string(i);
+      const std::string eth = "eth" + std::to_string(i);
+      ASSERT_FALSE(filter->Accepts(veth)) << veth;
+      ASSERT_TRUE(filter->Accepts(eth)) << eth;
+    }
+  }
+}
+
 TEST(DeviceFilterTest, invalid_include_names_the_include_flag) {
   auto filter = DeviceFilter::Create("eth[0", "", kWhat);
   ASSERT_FALSE(filter.has_value());

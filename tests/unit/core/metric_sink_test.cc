@@ -366,32 +366,84 @@ TEST(MetricSinkTest, duplicates_are_found_among_many_series) {
   }
 }
 
-TEST(MetricSinkTest, shape_of_the_previous_collection_is_only_a_hint) {
-  SinkShape shape;
-  {
-    MetricSink sink(shape);  // an empty hint
-    sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
-    sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
-    sink.Add(kNoLabels, {}, 1);
-    sink.SaveShape(shape);
-    EXPECT_EQ(sink.TakeFamilies().size(), 2u);
-  }
-  EXPECT_EQ(shape.series_per_family, (std::vector<uint32_t>{2, 1}));
-  EXPECT_EQ(shape.total_series, 3u);
-  // A different collection from the same hint: other families, more series, a duplicate.
-  MetricSink sink(shape);
+TEST(MetricSinkTest, reset_starts_a_new_collection_with_counts_and_errors_from_zero) {
+  MetricSink sink;
+  sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
+  sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);  // duplicate
+  sink.RecordError(Status(StatusCode::kNotFound, "port 2"));
+  EXPECT_EQ(sink.TakeFamilies().size(), 1u);
+  EXPECT_EQ(sink.sample_count(), 1u);  // still readable after TakeFamilies
+  EXPECT_EQ(sink.error_count(), 2u);
+  sink.Reset();
+  EXPECT_EQ(sink.sample_count(), 0u);
+  EXPECT_EQ(sink.error_count(), 0u);
+  EXPECT_TRUE(sink.errors().empty());
+  // The indexes of the last collection are forgotten: eth0 is no duplicate now.
+  sink.Add(kMtu, {{"netdev", "eth0"}}, 9000);
+  auto families = sink.TakeFamilies();
+  ASSERT_EQ(families.size(), 1u);
+  ASSERT_EQ(families[0].metric.size(), 1u);
+  EXPECT_DOUBLE_EQ(families[0].metric[0].gauge.value, 9000);
+}
+
+TEST(MetricSinkTest, storage_of_an_earlier_collection_is_reused_in_place) {
+  MetricSink sink;
   sink.Add(kNoLabels, {}, 1);
-  for (int i = 0; i < 40; ++i) sink.Add(kMtu, {{"netdev", "eth" + std::to_string(i)}}, i);
-  sink.Add(kMtu, {{"netdev", "eth3"}}, 0);
-  sink.Add(kRxBytes, {{"netdev", "eth0"}}, 10);
+  sink.Add(kMtu, {{"netdev", "an-interface-name-longer-than-the-small-string-buffer"}}, 1500);
+  sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
+  auto first = sink.TakeFamilies();
+  ASSERT_EQ(first.size(), 2u);
+  const void* series_storage = first[1].metric.data();
+  const void* long_value_storage = first[1].metric[0].label[0].value.data();
+
+  sink.Reset(std::move(first));
+  sink.Add(kNoLabels, {}, 1);
+  sink.Add(kMtu, {{"netdev", "an-interface-name-longer-than-the-small-string-buffer"}}, 1400);
+  sink.Add(kMtu, {{"netdev", "eth1"}}, 8000);
+  auto second = sink.TakeFamilies();
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[1].metric.data(), series_storage);
+  EXPECT_EQ(second[1].metric[0].label[0].value.data(), long_value_storage);
+  EXPECT_DOUBLE_EQ(second[1].metric[0].gauge.value, 1400);
+  EXPECT_DOUBLE_EQ(second[1].metric[1].gauge.value, 8000);
+}
+
+TEST(MetricSinkTest, a_different_collection_in_reused_storage_is_taken_whole) {
+  MetricSink sink;
+  sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
+  sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
+  sink.Add(kNoLabels, {}, 1);
+  sink.Add(kRxBytes, {{"netdev", "eth0"}}, 5);
+  auto storage = sink.TakeFamilies();
+  ASSERT_EQ(storage.size(), 3u);
+
+  // Other families in another order, fewer series in one, more in another, a duplicate, a
+  // family that gets no sample: nothing of the old collection may show through.
+  sink.Reset(std::move(storage));
+  sink.Add(kNoLabels, {}, 0);
+  for (int i = 0; i < 40; ++i) sink.Add(kTwoLabels, {{"device", "mlx5_" + std::to_string(i)}, {"port", "1"}}, i);
+  sink.Add(kTwoLabels, {{"device", "mlx5_3"}, {"port", "1"}}, -1);
+  sink.Add(kMtu, {{"netdev", "eth7"}}, 1280);
+  sink.Add(kRxBytes, {{"wrong", "eth0"}}, 5);  // declares the family, sample dropped
   EXPECT_EQ(sink.sample_count(), 42u);
-  EXPECT_EQ(sink.error_count(), 1u);
-  sink.SaveShape(shape);
-  EXPECT_EQ(shape.series_per_family, (std::vector<uint32_t>{1, 40, 1}));
+  EXPECT_EQ(sink.error_count(), 2u);
   auto families = sink.TakeFamilies();
   ASSERT_EQ(families.size(), 3u);
   EXPECT_EQ(families[0].name, "test_up");
-  EXPECT_EQ(families[1].metric.size(), 40u);
+  EXPECT_EQ(families[0].type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(families[0].metric.size(), 1u);
+  EXPECT_TRUE(families[0].metric[0].label.empty());
+  EXPECT_DOUBLE_EQ(families[0].metric[0].gauge.value, 0);
+  EXPECT_EQ(families[1].name, "test_port_state");
+  ASSERT_EQ(families[1].metric.size(), 40u);
+  ASSERT_EQ(families[1].metric[39].label.size(), 2u);
+  EXPECT_EQ(families[1].metric[39].label[0].value, "mlx5_39");
+  EXPECT_EQ(families[1].metric[39].label[1].name, "port");
+  EXPECT_EQ(families[2].name, "test_mtu_bytes");
+  ASSERT_EQ(families[2].metric.size(), 1u);
+  ASSERT_EQ(families[2].metric[0].label.size(), 1u);
+  EXPECT_EQ(families[2].metric[0].label[0].value, "eth7");
+  EXPECT_DOUBLE_EQ(families[2].metric[0].gauge.value, 1280);
 }
 
 TEST(MetricSinkTest, record_error_counts_and_remembers_the_first_few) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -162,6 +163,37 @@ TEST_F(SysFsTest, list_dir_is_sorted) {
   auto empty = sysfs.ListDir("class/infiniband");
   ASSERT_TRUE(empty.has_value()) << empty.error().ToString();
   EXPECT_TRUE(empty->empty());
+}
+
+TEST_F(SysFsTest, list_dir_into_reuses_the_vector_and_follows_changes) {
+  // More entries than one getdents64 buffer holds, with names past the small-string size.
+  for (int i = 0; i < 300; ++i) {
+    Write("class/net/a-netdev-name-of-some-length-" + std::to_string(1000 + i), "x");
+  }
+  SysFs sysfs(root_.string(), real_);
+  std::vector<std::string> names = {"stale", "entries", "from", "before"};
+  ASSERT_TRUE(sysfs.ListDirInto("class/net", names).ok());
+  ASSERT_EQ(names.size(), 300u);
+  EXPECT_EQ(names.front(), "a-netdev-name-of-some-length-1000");
+  EXPECT_EQ(names.back(), "a-netdev-name-of-some-length-1299");
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  const std::string* storage = names.data();
+
+  fs::remove(root_ / "class/net/a-netdev-name-of-some-length-1005");
+  ASSERT_TRUE(sysfs.ListDirInto("class/net", names).ok());
+  EXPECT_EQ(names.size(), 299u);
+  EXPECT_EQ(names.data(), storage);  // the same vector, overwritten in place
+  EXPECT_EQ(std::find(names.begin(), names.end(), "a-netdev-name-of-some-length-1005"),
+            names.end());
+  // The same listing as ListDir's.
+  auto listed = sysfs.ListDir("class/net");
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(*listed, names);
+
+  Status missing = sysfs.ListDirInto("class/infiniband", names);
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find(Abs("class/infiniband")), std::string::npos)
+      << missing.message();
 }
 
 TEST_F(SysFsTest, list_missing_dir_is_not_found) {
