@@ -126,12 +126,44 @@ uint64_t HashName(std::string_view s) {
   return hash;
 }
 
+// FNV-1a over a series' (sanitised) label values, 0xff between them (a byte UTF-8 never
+// contains).
+uint64_t HashValues(const std::vector<prometheus::ClientMetric::Label>& labels) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const prometheus::ClientMetric::Label& label : labels) {
+    for (unsigned char c : label.value) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0xffu) * 1099511628211ull;
+  }
+  return hash;
+}
+
+// True when a stored series has exactly these label names and values. Stored values are valid
+// UTF-8, so a raw value equal to one needs no sanitising either.
+bool SameLabels(const std::vector<prometheus::ClientMetric::Label>& stored,
+                std::span<const LabelPair> labels) {
+  if (stored.size() != labels.size()) return false;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (stored[i].name != labels[i].name || stored[i].value != labels[i].value) return false;
+  }
+  return true;
+}
+
+void SetValue(MetricKind kind, prometheus::ClientMetric& metric, double value) {
+  if (kind == MetricKind::kCounter) {
+    metric.counter.value = value;
+  } else if (kind == MetricKind::kUntyped) {
+    metric.untyped.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+}
+
 }  // namespace
 
 void MetricSink::Reset(std::vector<prometheus::MetricFamily> storage) {
   ClearIndexes();
   families_ = std::move(storage);
-  used_.clear();
+  states_.clear();
   family_count_ = 0;
   errors_.clear();
   error_count_ = 0;
@@ -204,7 +236,7 @@ uint32_t MetricSink::AddFamily(const MetricDesc& desc, uint64_t name_hash) {
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
                 : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
                                                     : prometheus::MetricType::Gauge;
-  used_.push_back(0);
+  states_.push_back(FamilyState{});
   family_descs_.push_back(&desc);
   names_.FindOrInsert(NameSlot{.hash = name_hash, .family = index},
                       [](const NameSlot&) { return false; });  // checked absent by FamilyFor
@@ -233,22 +265,30 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
                        "info metric " + std::string(desc.name) + " must have value 1"));
     return;
   }
+  std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
+  FamilyState& state = states_[family];
+  const uint32_t index = state.used;
+  if (state.unindexed) {
+    if (index < emitted.size() && SameLabels(emitted[index].label, labels)) {
+      SetValue(desc.kind, emitted[index], value);
+      ++state.used;
+      ++sample_count_;
+      return;
+    }
+    // The family departs from the storage: from here on it goes through the duplicate index.
+    IndexSeries(family, index);
+    state.unindexed = false;
+  }
   // Written into the family's next ClientMetric (storage from an earlier collection when there
   // is one), and counted only once it is known not to be a duplicate.
-  std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
-  const uint32_t index = used_[family];
   prometheus::ClientMetric& metric =
       index < emitted.size() ? emitted[index] : emitted.emplace_back();
   metric.label.resize(labels.size());
-  // FNV-1a over the sanitised values, 0xff between them (a byte UTF-8 never contains).
-  uint64_t hash = 14695981039346656037ull;
   for (size_t i = 0; i < labels.size(); ++i) {
-    prometheus::ClientMetric::Label& label = metric.label[i];
-    label.name.assign(labels[i].name);
-    AssignSanitizedUtf8(labels[i].value, label.value);
-    for (unsigned char c : label.value) hash = (hash ^ c) * 1099511628211ull;
-    hash = (hash ^ 0xffu) * 1099511628211ull;
+    metric.label[i].name.assign(labels[i].name);
+    AssignSanitizedUtf8(labels[i].value, metric.label[i].value);
   }
+  const uint64_t hash = HashValues(metric.label);
   const SeriesSlot* earlier = series_.FindOrInsert(
       SeriesSlot{.hash = hash, .family = family, .metric = index}, [&](const SeriesSlot& slot) {
         if (slot.hash != hash || slot.family != family) return false;
@@ -263,15 +303,19 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
                        "metric " + std::string(desc.name) + ": duplicate series dropped"));
     return;
   }
-  if (desc.kind == MetricKind::kCounter) {
-    metric.counter.value = value;
-  } else if (desc.kind == MetricKind::kUntyped) {
-    metric.untyped.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  ++used_[family];
+  SetValue(desc.kind, metric, value);
+  ++state.used;
   ++sample_count_;
+}
+
+void MetricSink::IndexSeries(uint32_t family, uint32_t count) {
+  const std::vector<prometheus::ClientMetric>& emitted = families_[family].metric;
+  for (uint32_t i = 0; i < count; ++i) {
+    // Distinct from one another (see FamilyState::unindexed): nothing to compare.
+    series_.FindOrInsert(
+        SeriesSlot{.hash = HashValues(emitted[i].label), .family = family, .metric = i},
+        [](const SeriesSlot&) { return false; });
+  }
 }
 
 void MetricSink::RecordError(const Status& status) {
@@ -282,9 +326,9 @@ void MetricSink::RecordError(const Status& status) {
 std::vector<prometheus::MetricFamily> MetricSink::TakeFamilies() {
   ClearIndexes();
   // Storage this collection did not overwrite goes: spare series, then spare families.
-  for (size_t i = 0; i < family_count_; ++i) families_[i].metric.resize(used_[i]);
+  for (size_t i = 0; i < family_count_; ++i) families_[i].metric.resize(states_[i].used);
   families_.resize(family_count_);
-  used_.clear();
+  states_.clear();
   family_count_ = 0;
   // A family declared but left empty would render as HELP/TYPE with no sample; drop it.
   std::erase_if(families_, [](const prometheus::MetricFamily& f) { return f.metric.empty(); });

@@ -143,8 +143,8 @@ class MetricSink {
   MetricSink& operator=(const MetricSink&) = delete;
 
   // Starts another collection in this sink: counts and errors start from zero, the indexes keep
-  // their memory, and `storage` (the families of an earlier snapshot that nobody reads any more)
-  // is overwritten in place: its names, label strings and vectors keep their capacity. A
+  // their memory, and `storage` (families taken from a sink, TakeFamilies(), that nobody reads
+  // any more: their series are distinct within each family) is overwritten in place: its names, label strings and vectors keep their capacity. A
   // collector emits much the same series in the same order every time, so a steady-state
   // collection into the storage of an earlier one allocates nothing (design.md §8). Whatever
   // the storage held, the collection is taken whole: it is only memory.
@@ -200,12 +200,21 @@ class MetricSink {
   uint32_t AddFamily(const MetricDesc& desc, uint64_t name_hash);
   // Forgets which families and series this collection has; keeps the memory.
   void ClearIndexes();
+  // Enters the first `count` series of `family` into the duplicate index.
+  void IndexSeries(uint32_t family, uint32_t count);
 
   // [0, family_count_) are this collection's families, in the order of their first sample;
-  // what lies beyond, and the ClientMetrics of a family beyond used_[f], is storage from an
+  // what lies beyond, and the ClientMetrics of a family beyond its `used`, is storage from an
   // earlier collection waiting to be overwritten.
   std::vector<prometheus::MetricFamily> families_;
-  std::vector<uint32_t> used_;
+  struct FamilyState {
+    uint32_t used = 0;  // series of this collection, at the front of the family's vector
+    // True while every series of the family equalled the storage's series at the same index:
+    // those are distinct (they were one collection's), so they need no duplicate index. In the
+    // steady state a family stays so, and a sample costs one comparison of its labels.
+    bool unindexed = true;
+  };
+  std::vector<FamilyState> states_;
   size_t family_count_ = 0;
   std::vector<const MetricDesc*> family_descs_;  // the first descriptor of each family
   // Family index by descriptor address, sorted by address: collectors pass the same constexpr

@@ -199,9 +199,8 @@ class NetdevCollector final : public Collector {
   std::map<std::string, std::string, std::less<>> rdma_device_of_;
   std::vector<std::string> rdma_map_names_;
   std::chrono::system_clock::time_point rdma_map_time_{};
-  // class/net as listed, and the names the filter accepts: kept from sample to sample so that
-  // listing the directory allocates nothing once the names are known.
-  std::vector<std::string> listed_;
+  // class/net as listed and filtered this sample: kept from sample to sample so that listing
+  // the directory allocates nothing once the names are known.
   std::vector<std::string> names_;
 };
 
@@ -344,23 +343,14 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
 }
 
 Status NetdevCollector::Collect(MetricSink& sink) {
-  if (Status listed = sysfs_.ListDirInto("class/net", listed_); !listed.ok()) {
+  if (Status listed = sysfs_.ListDirInto("class/net", names_); !listed.ok()) {
     if (listed.code() == StatusCode::kNotFound) {
       return Status(StatusCode::kNoData, sysfs_.Path("class/net") + " does not exist");
     }
     return listed;
   }
-  size_t accepted = 0;
-  for (const std::string& name : listed_) {
-    if (!filter_.Accepts(name)) continue;
-    if (accepted < names_.size()) {
-      names_[accepted].assign(name);
-    } else {
-      names_.push_back(name);
-    }
-    ++accepted;
-  }
-  names_.resize(accepted);
+  // Interface names fit std::string's inline buffer (IFNAMSIZ), so erasing moves no heap.
+  std::erase_if(names_, [&](const std::string& n) { return !filter_.Accepts(n); });
   RefreshRdmaMap(names_);
 
   // Forget interfaces that disappeared; open new ones (kept open while the budget lasts).

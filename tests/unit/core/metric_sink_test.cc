@@ -1,5 +1,6 @@
 #include "collectors/core/metric_sink.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -406,6 +407,31 @@ TEST(MetricSinkTest, storage_of_an_earlier_collection_is_reused_in_place) {
   EXPECT_EQ(second[1].metric[0].label[0].value.data(), long_value_storage);
   EXPECT_DOUBLE_EQ(second[1].metric[0].gauge.value, 1400);
   EXPECT_DOUBLE_EQ(second[1].metric[1].gauge.value, 8000);
+}
+
+TEST(MetricSinkTest, duplicates_are_found_in_reused_storage) {
+  // A collection that starts like its storage and then repeats a series, in every position.
+  const std::vector<std::vector<std::string>> collections = {
+      {"eth0", "eth1", "eth0"}, {"eth0", "eth1", "eth2", "eth1"}, {"eth0", "eth0"},
+      {"eth1", "eth0", "eth1"}, {"eth0", "eth1", "eth2", "eth3", "eth2"}};
+  for (const auto& names : collections) {
+    MetricSink sink;
+    for (const char* name : {"eth0", "eth1", "eth2"}) sink.Add(kMtu, {{"netdev", name}}, 1);
+    sink.Reset(sink.TakeFamilies());
+    std::vector<std::string> expected;
+    for (const std::string& name : names) {
+      sink.Add(kMtu, {{"netdev", name}}, 2);
+      if (std::find(expected.begin(), expected.end(), name) == expected.end()) {
+        expected.push_back(name);
+      }
+    }
+    EXPECT_EQ(sink.error_count(), names.size() - expected.size());
+    auto families = sink.TakeFamilies();
+    ASSERT_EQ(families.size(), 1u);
+    std::vector<std::string> got;
+    for (const auto& metric : families[0].metric) got.push_back(metric.label.at(0).value);
+    EXPECT_EQ(got, expected);
+  }
 }
 
 TEST(MetricSinkTest, a_different_collection_in_reused_storage_is_taken_whole) {
