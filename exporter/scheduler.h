@@ -41,9 +41,10 @@ class CollectionBuffers {
   void Keep(std::shared_ptr<Snapshot> snapshot);
 
  private:
-  // The store holds the latest snapshot and a render or the detector engine may still hold the
-  // one before; a third is free in the steady state.
-  static constexpr size_t kKept = 3;
+  // The store holds the latest snapshot; the one before is free in the steady state (the
+  // detector engine and a render let go of it within milliseconds). When it is not, the
+  // collection takes a new snapshot rather than keep more memory per collector.
+  static constexpr size_t kKept = 2;
   MetricSink sink_;
   std::array<std::shared_ptr<Snapshot>, kKept> kept_;  // in the order they were published
 };

@@ -1,7 +1,9 @@
 // fabricbench: the in-process half of the benchmark (tools/bench/run.sh drives the rest).
 //
 // It builds the agent's own collectors from the registry on a replay root, exactly as main()
-// does, and samples them back to back. Per collector and per steady-state sample it measures:
+// does, and samples them back to back the scheduler's way (CollectOnce with the collector's
+// CollectionBuffers, each snapshot published into a SnapshotStore). Per collector and per
+// steady-state sample it measures:
 //   - thread CPU time (CLOCK_THREAD_CPUTIME_ID: user+sys of the sampling thread) and wall time;
 //   - heap allocations (operator new calls; counted by the replacement below, this binary only);
 //   - filesystem operations through a counting FileSystem decorator: counter files read (one
