@@ -21,7 +21,7 @@
 #   5. Debian's prometheus-node-exporter with --path.sysfs on the same tree and only its
 #      infiniband + netclass collectors, against fabricwatch's equivalent collectors (rdma +
 #      netdev): CPU per collection and RSS, as ratios.
-# Nothing is downloaded; it needs wrk, strace and prometheus-node-exporter (tools/install-deps.sh
+# Nothing is downloaded; it needs wrk, strace, jq and prometheus-node-exporter (tools/install-deps.sh
 # test installs them).
 set -euo pipefail
 
@@ -52,7 +52,7 @@ else
   samples=300; renders=500; agent_window=30; wrk_seconds=10; ne_scrapes=200; fw_window=20
 fi
 
-for tool in wrk strace prometheus-node-exporter curl; do
+for tool in wrk strace prometheus-node-exporter curl jq; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool not found (tools/install-deps.sh test)" >&2; exit 1; }
 done
 
@@ -218,12 +218,16 @@ for workload in "${workloads[@]}"; do
   num() { printf "%.${2:-1}f" "$1"; }
   reads="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   allocs="$(sed -n 's/.*"allocations_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
+  # The 1 s counter collectors' allocations per sample (the zero-allocation target), apart from
+  # optics (5 s) and topology (a 60 s rescan, a rediscovery by design), and all of them per second.
+  counter_allocs="$(jq '[.collectors | to_entries[] | select(.key == "netdev" or .key == "rdma" or .key == "ethtool") | .value.allocations_per_sample] | add // 0' "$report/$preset.fabricbench.json")"
+  allocs_per_second="$(jq '.per_second.allocations' "$report/$preset.fabricbench.json")"
   cpu_sample="$(sed -n 's/.*"cpu_us_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   cpu_second="$(sed -n 's/.*"cpu_us": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
 
   # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
   for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample cpu_second reads \
-      syscalls_per_sample floor allocs ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
+      syscalls_per_sample floor allocs counter_allocs allocs_per_second ne_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
     [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
       echo "run.sh: $preset: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
   done
@@ -244,7 +248,9 @@ for workload in "${workloads[@]}"; do
     echo "| sampling CPU per second at default cadences (in-process) | $(num "$cpu_second") µs = $(awk -v c="$cpu_second" 'BEGIN{printf "%.3f", c/1e4}') % of one core |"
     echo "| file reads per sample | $(num "$reads") |"
     echo "| syscalls per 1 s counter sample (netdev+rdma+ethtool, strace) | $syscalls_per_sample = ${syscall_ratio}× the floor of $floor (counter files + statistics reads) |"
-    echo "| heap allocations per sample | $(num "$allocs" 0) |"
+    echo "| heap allocations per sample of the 1 s counter collectors (netdev+rdma+ethtool) | $(num "$counter_allocs" 0) |"
+    echo "| heap allocations per sample of all collectors (optics 5 s, topology 60 s included) | $(num "$allocs" 0) |"
+    echo "| heap allocations per second at default cadences | $(num "$allocs_per_second" 0) |"
     echo "| /metrics, 16 concurrent scrapers | p50 $p50, p99 $p99, $rps req/s |"
     echo "| node_exporter (infiniband+netclass) CPU per scrape | $ne_ms ms |"
     echo "| fabricwatch (rdma+netdev) CPU per collection | $fw_collect_ms ms |"
@@ -265,7 +271,8 @@ for workload in "${workloads[@]}"; do
   "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct,
     "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample, "sampling_cpu_us_per_second": $cpu_second,
     "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample, "syscall_floor": $floor,
-    "allocations_per_sample": $allocs, "scrape16_p50": "$p50", "scrape16_p99": "$p99",
+    "allocations_per_sample": $allocs, "counter_allocations_per_sample": $counter_allocs,
+    "allocations_per_second": $allocs_per_second, "scrape16_p50": "$p50", "scrape16_p99": "$p99",
     "node_exporter_cpu_ms_per_scrape": $ne_ms, "fabricwatch_cpu_ms_per_collection": $fw_collect_ms,
     "fabricwatch_cpu_ms_per_scrape": $fw_scrape_ms, "node_exporter_rss_kib": $ne_rss,
     "fabricwatch_rss_kib": $fw_rss}
