@@ -4,33 +4,212 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
-#include <unordered_map>
-
-#include <prometheus/text_serializer.h>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace fabricwatch::exporter {
 
-std::string RenderText(std::vector<prometheus::MetricFamily> families) {
-  // Two sources may contribute to one family name; the exposition format allows one HELP/TYPE
-  // block per name, so merge them.
-  std::vector<prometheus::MetricFamily> merged;
-  std::unordered_map<std::string, size_t> index;
-  for (prometheus::MetricFamily& family : families) {
-    auto [it, inserted] = index.try_emplace(family.name, merged.size());
-    if (inserted) {
-      merged.push_back(std::move(family));
-    } else {
-      auto& target = merged[it->second].metric;
-      target.insert(target.end(), std::make_move_iterator(family.metric.begin()),
-                    std::make_move_iterator(family.metric.end()));
+namespace {
+
+// printf("%.16g", value), the precision TextSerializer's stream uses; integers below 1e15 (every
+// counter in practice) take the short path, which prints the same digits.
+void AppendDouble(double value, std::string& out) {
+  if (std::isnan(value)) {
+    out += "Nan";
+    return;
+  }
+  if (std::isinf(value)) {
+    out += value < 0 ? "-Inf" : "+Inf";
+    return;
+  }
+  char buffer[32];
+  std::to_chars_result result;
+  if (value == std::trunc(value) && std::fabs(value) < 1e15 && !(value == 0 && std::signbit(value))) {
+    result = std::to_chars(buffer, buffer + sizeof(buffer), static_cast<int64_t>(value));
+  } else {
+    result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general, 16);
+  }
+  out.append(buffer, result.ptr);
+}
+
+void AppendUint(uint64_t value, std::string& out) {
+  char buffer[24];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, result.ptr);
+}
+
+// Exposition format: in label values a backslash, a double quote and a newline are escaped; in
+// HELP text a backslash and a newline.
+void AppendEscaped(std::string_view text, bool quote, std::string& out) {
+  size_t plain = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '\\' && c != '\n' && !(quote && c == '"')) continue;
+    out.append(text.substr(plain, i - plain));
+    out += '\\';
+    out += c == '\n' ? 'n' : c;
+    plain = i + 1;
+  }
+  out.append(text.substr(plain));
+}
+
+// `name{labels[,extra]} ` of one sample line.
+void AppendHead(const prometheus::MetricFamily& family, const prometheus::ClientMetric& metric,
+                std::string& out, std::string_view suffix = {}, std::string_view extra_name = {},
+                std::string_view extra_value = {}) {
+  out += family.name;
+  out += suffix;
+  if (!metric.label.empty() || !extra_name.empty()) {
+    out += '{';
+    bool first = true;
+    for (const prometheus::ClientMetric::Label& label : metric.label) {
+      if (!first) out += ',';
+      first = false;
+      out += label.name;
+      out += "=\"";
+      AppendEscaped(label.value, true, out);
+      out += '"';
+    }
+    if (!extra_name.empty()) {
+      if (!first) out += ',';
+      out += extra_name;
+      out += "=\"";
+      out += extra_value;
+      out += '"';
+    }
+    out += '}';
+  }
+  out += ' ';
+}
+
+void AppendTail(const prometheus::ClientMetric& metric, std::string& out) {
+  if (metric.timestamp_ms != 0) {
+    out += ' ';
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), metric.timestamp_ms);
+    out.append(buffer, result.ptr);
+  }
+  out += '\n';
+}
+
+// A double as a label value (a histogram's `le`, a summary's `quantile`).
+std::string_view DoubleLabel(double value, std::string& scratch) {
+  scratch.clear();
+  AppendDouble(value, scratch);
+  return scratch;
+}
+
+// The `_count` and `_sum` lines of a summary or histogram.
+void AppendCountAndSum(const prometheus::MetricFamily& family,
+                       const prometheus::ClientMetric& metric, uint64_t count, double sum,
+                       std::string& out) {
+  AppendHead(family, metric, out, "_count");
+  AppendUint(count, out);
+  AppendTail(metric, out);
+  AppendHead(family, metric, out, "_sum");
+  AppendDouble(sum, out);
+  AppendTail(metric, out);
+}
+
+void AppendSamples(const prometheus::MetricFamily& family, std::string& out) {
+  std::string scratch;
+  for (const prometheus::ClientMetric& metric : family.metric) {
+    switch (family.type) {
+      case prometheus::MetricType::Counter:
+        AppendHead(family, metric, out);
+        AppendDouble(metric.counter.value, out);
+        AppendTail(metric, out);
+        break;
+      case prometheus::MetricType::Gauge:
+        AppendHead(family, metric, out);
+        AppendDouble(metric.gauge.value, out);
+        AppendTail(metric, out);
+        break;
+      case prometheus::MetricType::Untyped:
+        AppendHead(family, metric, out);
+        AppendDouble(metric.untyped.value, out);
+        AppendTail(metric, out);
+        break;
+      case prometheus::MetricType::Summary:
+        AppendCountAndSum(family, metric, metric.summary.sample_count, metric.summary.sample_sum,
+                          out);
+        for (const auto& quantile : metric.summary.quantile) {
+          AppendHead(family, metric, out, {}, "quantile", DoubleLabel(quantile.quantile, scratch));
+          AppendDouble(quantile.value, out);
+          AppendTail(metric, out);
+        }
+        break;
+      case prometheus::MetricType::Histogram: {
+        AppendCountAndSum(family, metric, metric.histogram.sample_count,
+                          metric.histogram.sample_sum, out);
+        double last = -std::numeric_limits<double>::infinity();
+        for (const auto& bucket : metric.histogram.bucket) {
+          AppendHead(family, metric, out, "_bucket", "le", DoubleLabel(bucket.upper_bound, scratch));
+          last = bucket.upper_bound;
+          AppendUint(bucket.cumulative_count, out);
+          AppendTail(metric, out);
+        }
+        if (last != std::numeric_limits<double>::infinity()) {
+          AppendHead(family, metric, out, "_bucket", "le", "+Inf");
+          AppendUint(metric.histogram.sample_count, out);
+          AppendTail(metric, out);
+        }
+        break;
+      }
     }
   }
-  std::sort(merged.begin(), merged.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, merged);
-  return std::move(out).str();
+}
+
+std::string_view TypeName(prometheus::MetricType type) {
+  switch (type) {
+    case prometheus::MetricType::Counter: return "counter";
+    case prometheus::MetricType::Gauge: return "gauge";
+    case prometheus::MetricType::Summary: return "summary";
+    case prometheus::MetricType::Histogram: return "histogram";
+    case prometheus::MetricType::Untyped: break;
+  }
+  return "untyped";
+}
+
+}  // namespace
+
+void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, std::string& out) {
+  // Stable: the first family of a name gives HELP and TYPE, and samples keep their sources' order.
+  std::stable_sort(families.begin(), families.end(),
+                   [](const auto* a, const auto* b) { return a->name < b->name; });
+  for (size_t i = 0; i < families.size();) {
+    const prometheus::MetricFamily& head = *families[i];
+    if (!head.help.empty()) {
+      out += "# HELP ";
+      out += head.name;
+      out += ' ';
+      AppendEscaped(head.help, false, out);
+      out += '\n';
+    }
+    out += "# TYPE ";
+    out += head.name;
+    out += ' ';
+    out += TypeName(head.type);
+    out += '\n';
+    // Every family of this name. Each sample is written from its own family's value field: two
+    // sources that disagree on the type still show their values (under the first one's TYPE).
+    size_t next = i;
+    for (; next < families.size() && families[next]->name == head.name; ++next) {
+      AppendSamples(*families[next], out);
+    }
+    i = next;
+  }
+}
+
+std::string RenderText(const std::vector<prometheus::MetricFamily>& families) {
+  std::vector<const prometheus::MetricFamily*> pointers;
+  pointers.reserve(families.size());
+  for (const prometheus::MetricFamily& family : families) pointers.push_back(&family);
+  std::string out;
+  AppendExposition(pointers, out);
+  return out;
 }
 
 Result<std::string> Gzip(std::string_view data) {

@@ -64,7 +64,7 @@ void ExpectGolden(const std::string& actual, std::string_view golden_relative) {
 }
 
 std::string Exposition(std::vector<prometheus::MetricFamily> families) {
-  return exporter::RenderText(std::move(families));
+  return exporter::RenderText(families);
 }
 
 }  // namespace fabricwatch::testing

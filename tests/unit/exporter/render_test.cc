@@ -2,7 +2,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/metric_type.h>
+#include <prometheus/text_serializer.h>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -154,6 +158,117 @@ TEST(RenderTextTest, escapes_label_values) {
     // Exactly three lines: an escaped newline never breaks a sample line.
     EXPECT_EQ(Count(text, "\n"), 3u) << text;
   }
+}
+
+// The direct renderer against prometheus-cpp's TextSerializer, which it replaced: the same bytes
+// for every kind of family and for values that exercise each formatting path.
+std::string Serialized(const std::vector<prometheus::MetricFamily>& families) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return std::move(out).str();
+}
+
+TEST(RenderTextTest, writes_what_text_serializer_writes) {
+  const double values[] = {0.0,
+                           -0.0,
+                           1.0,
+                           -3.5,
+                           0.1,
+                           0.30000000000000004,
+                           1234567.0,
+                           999999999999999.0,   // the largest integer of the short path
+                           1e15,                // the first one past it
+                           4000000000000001.0,  // 16 digits
+                           9007199254740993.0,  // 2^53 + 1: not a double, rounds
+                           18446744073709551615.0,
+                           1e20,
+                           1e-7,
+                           123.456e-300,
+                           5e-324,
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity()};
+  std::vector<prometheus::MetricFamily> families;
+  for (prometheus::MetricType type :
+       {prometheus::MetricType::Counter, prometheus::MetricType::Gauge,
+        prometheus::MetricType::Untyped}) {
+    prometheus::MetricFamily family;
+    family.name = "fabric_value_" + std::to_string(static_cast<int>(type));
+    family.help = "Values of every shape.";
+    family.type = type;
+    for (size_t i = 0; i < std::size(values); ++i) {
+      prometheus::ClientMetric metric;
+      metric.label = {{"device", "mlx5_" + std::to_string(i)}, {"note", "a \"b\" \\c\nd"}};
+      metric.counter.value = metric.gauge.value = metric.untyped.value = values[i];
+      if (i == 3) metric.timestamp_ms = 1700000000123;
+      family.metric.push_back(metric);
+    }
+    prometheus::ClientMetric unlabelled;
+    unlabelled.gauge.value = unlabelled.counter.value = unlabelled.untyped.value = 7;
+    family.metric.push_back(unlabelled);
+    families.push_back(std::move(family));
+  }
+  prometheus::MetricFamily histogram;
+  histogram.name = "fabric_latency_seconds";
+  histogram.help = "A histogram.";
+  histogram.type = prometheus::MetricType::Histogram;
+  prometheus::ClientMetric h;
+  h.label = {{"op", "read"}};
+  h.histogram.sample_count = 12;
+  h.histogram.sample_sum = 0.25;
+  h.histogram.bucket = {{.cumulative_count = 3, .upper_bound = 0.005},
+                        {.cumulative_count = 10, .upper_bound = 1}};
+  histogram.metric.push_back(h);
+  prometheus::ClientMetric h_inf;  // ends with +Inf itself: no extra bucket
+  h_inf.histogram.sample_count = 2;
+  h_inf.histogram.bucket = {{.cumulative_count = 2,
+                             .upper_bound = std::numeric_limits<double>::infinity()}};
+  histogram.metric.push_back(h_inf);
+  families.push_back(std::move(histogram));
+  prometheus::MetricFamily summary;
+  summary.name = "fabric_size_bytes";
+  summary.help = "A summary.";
+  summary.type = prometheus::MetricType::Summary;
+  prometheus::ClientMetric q;
+  q.summary.sample_count = 5;
+  q.summary.sample_sum = 1e6;
+  q.summary.quantile = {{.quantile = 0.5, .value = 10}, {.quantile = 0.99, .value = 0.125}};
+  summary.metric.push_back(q);
+  families.push_back(std::move(summary));
+  prometheus::MetricFamily no_help;
+  no_help.name = "fabric_no_help";
+  no_help.type = prometheus::MetricType::Gauge;
+  no_help.metric.emplace_back().gauge.value = 1;
+  families.push_back(std::move(no_help));
+
+  // TextSerializer neither sorts nor merges: give it the order RenderText produces.
+  std::vector<prometheus::MetricFamily> sorted = families;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  EXPECT_EQ(RenderText(families), Serialized(sorted));
+}
+
+TEST(RenderTextTest, escapes_help_text_as_the_format_requires) {
+  std::vector<prometheus::MetricFamily> families;
+  families.push_back(Family("fabric_x", "one \\ two\nthree \"q\"", prometheus::MetricType::Gauge,
+                            {{{}, 1}}));
+  EXPECT_EQ(RenderText(families),
+            "# HELP fabric_x one \\\\ two\\nthree \"q\"\n"
+            "# TYPE fabric_x gauge\n"
+            "fabric_x 1\n");
+}
+
+TEST(RenderTextTest, appends_to_what_the_string_holds) {
+  prometheus::MetricFamily a = Family("fabric_b", "B.", prometheus::MetricType::Gauge, {{{}, 2}});
+  prometheus::MetricFamily b = Family("fabric_a", "A.", prometheus::MetricType::Gauge, {{{}, 1}});
+  std::vector<const prometheus::MetricFamily*> families = {&a, &b};
+  std::string out = "# prefix\n";
+  AppendExposition(families, out);
+  EXPECT_EQ(out,
+            "# prefix\n"
+            "# HELP fabric_a A.\n# TYPE fabric_a gauge\nfabric_a 1\n"
+            "# HELP fabric_b B.\n# TYPE fabric_b gauge\nfabric_b 2\n");
 }
 
 // ---------------------------------------------------------------- Gzip
