@@ -4,6 +4,8 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <regex>
@@ -184,28 +186,37 @@ class EthtoolCollector final : public Collector {
     MetricDesc desc;
   };
 
-  // What to do with one driver statistic: its curated series (none when the name is not
-  // curated, or an earlier name of the table already fills that series) and its passthrough
-  // family (none when not selected).
-  struct StatPlan {
-    std::optional<NormalizedStat> normalized;
+  // What to do with one driver statistic that exports something: its curated series (none
+  // when the name is not curated, or an earlier name of the table already fills that series)
+  // and its passthrough family (none when not selected).
+  static constexpr uint32_t kNoSeries = UINT32_MAX;
+  struct StatAction {
+    uint32_t stat = 0;                  // position in the table
+    uint32_t normalized = kNoSeries;    // into TablePlan::normalized
     const MetricDesc* passthrough = nullptr;
   };
   // The plan of a netdev's statistics table, worked out once per list of names rather than per
-  // sample (design.md §8): drivers change their table rarely (mlx5 when PFC is enabled).
+  // sample (design.md §8): drivers change their table rarely (mlx5 when PFC is enabled). It
+  // holds what the ~1,200 statistics of an mlx5 port need and no more: the names once, packed,
+  // and an action for each of the few that export anything.
   struct TablePlan {
-    std::vector<std::string> names;
-    std::vector<StatPlan> stats;  // parallel to names
+    // The names the plan was made for: each as its length (4 bytes) and its bytes, in order.
+    std::string names;
+    size_t count = 0;
+    std::vector<NormalizedStat> normalized;
+    std::vector<StatAction> actions;  // in table order
     // The statistics last read, kept so the next read reuses the storage of their names.
     std::vector<sys::EthtoolStat> read;
   };
+  // True when `plan` was made for exactly these names.
+  static bool PlannedFor(const TablePlan& plan, const std::vector<sys::EthtoolStat>& stats);
 
   Result<std::vector<std::string>> Netdevs();
   // Brings selected_ (and the ECN files of each) up to date. The selection reads links and
   // lists every RDMA device, so it is made again only when the listings it depends on change,
   // or every kReselect for what no listing shows (a PCI netdev whose RDMA device binds later).
   Status RefreshSelection();
-  // Brings plan.names and plan.stats up to date with plan.read.
+  // Brings the plan up to date with plan.read.
   void UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink);
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
@@ -316,30 +327,55 @@ const MetricDesc* EthtoolCollector::PassthroughFor(const std::string& netdev,
   return &it->second.desc;
 }
 
+bool EthtoolCollector::PlannedFor(const TablePlan& plan,
+                                  const std::vector<sys::EthtoolStat>& stats) {
+  if (plan.count != stats.size()) return false;
+  std::string_view packed = plan.names;
+  for (const sys::EthtoolStat& stat : stats) {
+    uint32_t length;
+    if (packed.size() < sizeof(length)) return false;
+    std::memcpy(&length, packed.data(), sizeof(length));
+    packed.remove_prefix(sizeof(length));
+    if (packed.substr(0, length) != stat.name) return false;
+    packed.remove_prefix(length);
+  }
+  return packed.empty();
+}
+
 void EthtoolCollector::UpdatePlan(const std::string& netdev, TablePlan& plan, MetricSink& sink) {
   const std::vector<sys::EthtoolStat>& stats = plan.read;
-  const bool unchanged = std::equal(
-      plan.names.begin(), plan.names.end(), stats.begin(), stats.end(),
-      [](const std::string& name, const sys::EthtoolStat& stat) { return name == stat.name; });
-  if (unchanged) return;
+  if (PlannedFor(plan, stats)) return;
   plan.names.clear();
-  plan.stats.clear();
+  plan.count = stats.size();
+  plan.normalized.clear();
+  plan.actions.clear();
   // Two vendor names for one normalised series on one netdev (a driver exposing both a PHY
   // and a MAC view of the same count): the first one wins, quietly.
   std::set<std::string> seen;
-  for (const sys::EthtoolStat& stat : stats) {
-    StatPlan& entry = plan.stats.emplace_back();
-    if (auto normalized = NormalizeStat(stat.name)) {
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const std::string& name = stats[i].name;
+    const auto length = static_cast<uint32_t>(name.size());
+    plan.names.append(reinterpret_cast<const char*>(&length), sizeof(length)).append(name);
+    StatAction action{.stat = static_cast<uint32_t>(i)};
+    if (auto normalized = NormalizeStat(name)) {
       std::string key(normalized->desc->name);
-      for (size_t i = 0; i < normalized->n_extra; ++i) {
+      for (size_t k = 0; k < normalized->n_extra; ++k) {
         key += '\xff';
-        key += normalized->extra[i].second;
+        key += normalized->extra[k].second;
       }
-      if (seen.insert(key).second) entry.normalized = normalized;
+      if (seen.insert(key).second) {
+        action.normalized = static_cast<uint32_t>(plan.normalized.size());
+        plan.normalized.push_back(*normalized);
+      }
     }
-    entry.passthrough = PassthroughFor(netdev, stat.name, sink);
-    plan.names.push_back(stat.name);
+    action.passthrough = PassthroughFor(netdev, name, sink);
+    if (action.normalized != kNoSeries || action.passthrough != nullptr) {
+      plan.actions.push_back(action);
+    }
   }
+  plan.names.shrink_to_fit();
+  plan.normalized.shrink_to_fit();
+  plan.actions.shrink_to_fit();
 }
 
 void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& sink) {
@@ -503,19 +539,22 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
     const LabelPair n{"netdev", netdev};
     sink.Add(kDriverStats, {n}, static_cast<double>(stats.size()));
     UpdatePlan(netdev, plan, sink);
-    for (size_t s = 0; s < stats.size(); ++s) {
-      const double raw = static_cast<double>(stats[s].value);
-      if (const std::optional<NormalizedStat>& normalized = plan.stats[s].normalized) {
+    for (const StatAction& action : plan.actions) {
+      const sys::EthtoolStat& stat = stats[action.stat];
+      if (action.normalized != kNoSeries) {
+        const NormalizedStat& normalized = plan.normalized[action.normalized];
         std::array<LabelPair, 4> labels;
         labels[0] = n;
-        for (size_t i = 0; i < normalized->n_extra; ++i) {
-          labels[i + 1] = {normalized->extra[i].first, normalized->extra[i].second};
+        for (size_t i = 0; i < normalized.n_extra; ++i) {
+          labels[i + 1] = {normalized.extra[i].first, normalized.extra[i].second};
         }
-        sink.Add(*normalized->desc,
-                 std::span<const LabelPair>(labels.data(), normalized->n_extra + 1),
-                 Scaled(stats[s].value, normalized->scale));
+        sink.Add(*normalized.desc,
+                 std::span<const LabelPair>(labels.data(), normalized.n_extra + 1),
+                 Scaled(stat.value, normalized.scale));
       }
-      if (plan.stats[s].passthrough != nullptr) sink.Add(*plan.stats[s].passthrough, {n}, raw);
+      if (action.passthrough != nullptr) {
+        sink.Add(*action.passthrough, {n}, static_cast<double>(stat.value));
+      }
     }
   }
   if (replay_ == nullptr) CollectStandard(netdev, sink);
