@@ -11,7 +11,12 @@
 namespace fabricwatch::sys {
 
 Result<UniqueFd> RealFileSystem::Open(const std::string& path) const {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NOATIME: reading a counter must not dirty its inode. sysfs keeps no access times, but a
+  // replay root on a disk file system would otherwise have every sample update them
+  // (open(2): allowed to the file's owner or with CAP_FOWNER; anyone else gets EPERM and
+  // opens it plainly).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error(FromErrno(errno, "open " + path));
   return UniqueFd(fd);
 }
