@@ -21,7 +21,9 @@ SIM="${FABRICSIM:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
 targets=()
 [[ -x "$SIM" ]] || fail "the simulator is not built ($SIM); it is part of the default build"
 mkdir -p "$E2E_TMP/sim"
-# Faults from the first seconds, so the anomaly panels have data within the test's window.
+# Faults from the first seconds, so the anomaly panels have data within the test's window. The
+# module ramps ~2 °C/s: past its warning and alarm by ~18 s, and still there until 42 s, when
+# the panels are queried (a ramp recovers when it ends).
 cat >"$E2E_TMP/scenario.yaml" <<'YAML'
 preset: hgx-roce
 duration: 30m
@@ -29,7 +31,7 @@ events:
   - {at: 2s, fault: pfc_storm_source, device: mlx5_1, priority: 3, duration: 20m}
   - {at: 2s, fault: congestion, device: mlx5_0, priority: 3, duration: 20m}
   - {at: 3s, fault: link_flap, device: mlx5_3, count: 6, period: 2s, down: 1}
-  - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 85, duration: 8s}
+  - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 120, duration: 40s}
 YAML
 # A state file and a dry-run notify hook, so the agent-health panels of both have series.
 cat >"$E2E_TMP/agent.yaml" <<'YAML'
@@ -42,8 +44,11 @@ YAML
   >"$E2E_TMP/sim.jsonl" 2>"$E2E_TMP/sim.log" &
 register_pid $!
 for _ in $(seq 1 100); do [[ -d "$E2E_TMP/sim/sys/class/net" ]] && break; sleep 0.1; done
+# Each module read every 2 s rather than every 30 s: the temperature ramp reaches its alarm within
+# the test's window, and a module first read before the ramp must be read again inside it.
 start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
-  --config.file="$E2E_TMP/agent.yaml" --state.file="$E2E_TMP/state.json"
+  --config.file="$E2E_TMP/agent.yaml" --state.file="$E2E_TMP/state.json" \
+  --collector.optics.interval=1s --collector.optics.module-interval=2s
 targets+=("127.0.0.1:$AGENT_PORT")
 ok "agent on the simulator's hgx-roce preset"
 
