@@ -38,7 +38,10 @@ DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> de
       logger_(std::move(logger)),
       options_(options),
       tracker_(Names(detectors_), logger_) {
-  for (const auto& d : detectors_) evaluation_seconds_[std::string(d->name())] = 0;
+  for (const auto& d : detectors_) {
+    evaluation_seconds_[std::string(d->name())] = 0;
+    for (std::string& input : d->inputs()) inputs_.insert(std::move(input));
+  }
 }
 
 DetectorEngine::~DetectorEngine() { Stop(); }
@@ -107,6 +110,7 @@ void DetectorEngine::Stop() {
 }
 
 void DetectorEngine::Submit(std::shared_ptr<const Snapshot> snapshot) {
+  if (!inputs_.contains(snapshot->collector)) return;
   {
     std::lock_guard lock(queue_mutex_);
     if (snapshots_.size() >= kMaxQueued) {

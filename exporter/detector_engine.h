@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +61,9 @@ class DetectorEngine {
   // Stops both threads and saves the state.
   void Stop();
 
+  // Queues a snapshot for the detectors and wakes their thread; a snapshot of a collector that
+  // no detector reads is dropped here (no lock, no wake-up: with the detectors off, sampling
+  // costs no more than the collection itself).
   void Submit(std::shared_ptr<const Snapshot> snapshot);
   // Writes the state file now (also done periodically, on transitions and at Stop()).
   void SaveState();
@@ -79,6 +83,7 @@ class DetectorEngine {
                std::vector<sys::LinkEvent> events);
 
   std::vector<std::unique_ptr<detect::Detector>> detectors_;
+  std::set<std::string, std::less<>> inputs_;  // every collector some detector reads
   const Clock& clock_;
   const sys::LinkEventLog* link_log_;
   std::optional<detect::StateFile> state_file_;

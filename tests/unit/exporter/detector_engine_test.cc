@@ -74,6 +74,20 @@ const char* kActive =
     "fabric_anomaly_active{detector=\"pfc_storm\",severity=\"critical\",netdev=\"eth0\","
     "priority=\"3\",role=\"source\"} 1";
 
+TEST_F(DetectorEngineTest, holds_only_snapshots_a_detector_reads) {
+  auto engine = MakeEngine();  // pfc_storm reads ethtool
+  auto optics = std::make_shared<Snapshot>();
+  optics->collector = "optics";
+  engine->Submit(optics);
+  EXPECT_EQ(optics.use_count(), 1) << "a snapshot no detector reads is not queued";
+  auto ethtool = std::make_shared<Snapshot>();
+  ethtool->collector = "ethtool";
+  engine->Submit(ethtool);
+  EXPECT_EQ(ethtool.use_count(), 2) << "queued for pfc_storm";
+  engine->RunOnce();
+  EXPECT_EQ(ethtool.use_count(), 1) << "released once processed";
+}
+
 TEST_F(DetectorEngineTest, restart_mid_storm_keeps_the_anomaly_and_its_start_time) {
   auto engine = MakeEngine();
   engine->LoadState();  // missing file: info only
