@@ -105,8 +105,7 @@ Result<std::string> SysFs::ReadLinkBasename(std::string_view relative) const {
 AttributeFile::AttributeFile(const SysFs& sysfs, std::string relative, bool keep_open)
     : fs_(&sysfs.fs()),
       path_(sysfs.Path(relative)),
-      keep_open_(keep_open),
-      buffer_(kInitialAttributeBuffer, '\0') {}
+      keep_open_(keep_open) {}
 
 Result<std::string_view> AttributeFile::Read() {
   if (absent_) return Error(*absent_);
@@ -118,7 +117,15 @@ Result<std::string_view> AttributeFile::Read() {
     }
     fd_ = std::move(*fd);
   }
-  auto value = ReadInto(*fs_, fd_, buffer_, path_);
+  auto value = [&]() -> Result<std::string_view> {
+    if (overflow_.empty()) {
+      auto n = fs_->ReadAt0(fd_, std::span<char>(inline_.data(), inline_.size()), path_);
+      if (!n) return Error(n.error());
+      if (*n < inline_.size()) return TrimSpace(std::string_view(inline_.data(), *n));
+      overflow_.resize(kMaxAttributeBytes);  // longer than inline_: read again, whole, into a page
+    }
+    return ReadInto(*fs_, fd_, overflow_, path_);
+  }();
   // Drop the fd on error (ENODEV after hot-unplug) so the next read reopens the path.
   if (!value || !keep_open_) fd_.Reset();
   return value;

@@ -319,6 +319,35 @@ TEST_F(SysFsTest, attribute_file_read_returns_trimmed_text) {
   EXPECT_EQ(*text, "dormant");
 }
 
+TEST_F(SysFsTest, attribute_file_reads_values_of_every_length_up_to_a_page) {
+  FakeFileSystem fake;
+  SysFs sysfs(root_.string(), fake);
+  AttributeFile file(sysfs, "node_desc");
+  // Short values are read in one pread; the first one that does not fit in the object is read
+  // again whole, and every later read goes straight to the page-sized buffer.
+  const std::string lengths[] = {std::string(10, 'a'), std::string(46, 'b'), std::string(47, 'c'),
+                                 std::string(48, 'd'), std::string(300, 'e'), "short",
+                                 std::string(4094, 'f')};  // with its newline, one byte short of a page
+  int expected_reads = 0;
+  bool grown = false;
+  for (const std::string& value : lengths) {
+    SCOPED_TRACE(value.size());
+    Write("node_desc", value + "\n");
+    auto text = file.Read();
+    ASSERT_TRUE(text.has_value()) << text.error().ToString();
+    EXPECT_EQ(*text, value);
+    const bool fits = value.size() + 1 < 48;
+    expected_reads += grown || fits ? 1 : 2;
+    grown |= !fits;
+    EXPECT_EQ(fake.read_calls(), expected_reads);
+  }
+  Write("node_desc", std::string(5000, 'g'));
+  auto too_long = file.Read();
+  ASSERT_FALSE(too_long.has_value());
+  EXPECT_NE(too_long.error().message().find("longer than 4096 bytes"), std::string::npos)
+      << too_long.error().ToString();
+}
+
 TEST_F(SysFsTest, attribute_file_without_keep_open_closes_after_each_read) {
   Write("rx_bytes", "1\n");
   FakeFileSystem fake;
