@@ -10,6 +10,8 @@ namespace fabricwatch {
 namespace {
 
 constexpr size_t kMaxRememberedErrors = 8;
+// Descriptors remembered as validated; past this, new ones are validated every collection.
+constexpr size_t kMaxValidated = 4096;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -140,10 +142,42 @@ uint64_t HashValues(const std::vector<prometheus::ClientMetric::Label>& labels) 
 // True when a stored series has exactly these label names and values. Stored values are valid
 // UTF-8, so a raw value equal to one needs no sanitising either.
 bool SameLabels(const std::vector<prometheus::ClientMetric::Label>& stored,
-                std::span<const LabelPair> labels) {
+                std::span<const LabelPair> labels, bool compare_names) {
   if (stored.size() != labels.size()) return false;
   for (size_t i = 0; i < labels.size(); ++i) {
-    if (stored[i].name != labels[i].name || stored[i].value != labels[i].value) return false;
+    if (compare_names && stored[i].name != labels[i].name) return false;
+    if (stored[i].value != labels[i].value) return false;
+  }
+  return true;
+}
+
+// The collectors' label names are the same string literals as their descriptors' (the linker
+// merges identical literals), so most comparisons end at the pointers.
+bool SameView(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
+// True when two descriptors' views are the same pointers and lengths (not only equal text).
+bool SameViews(const MetricDesc& a, const MetricDesc& b) {
+  const auto same = [](std::string_view x, std::string_view y) {
+    return x.data() == y.data() && x.size() == y.size();
+  };
+  if (!same(a.name, b.name) || !same(a.help, b.help) || a.kind != b.kind ||
+      a.labels.size() != b.labels.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.labels.size(); ++i) {
+    if (!same(a.labels[i], b.labels[i])) return false;
+  }
+  return true;
+}
+
+// True when every label of `stored` is named as `names`, in order.
+bool HasLabelNames(const std::vector<prometheus::ClientMetric::Label>& stored,
+                   const LabelNames& names) {
+  if (stored.size() != names.size()) return false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (stored[i].name != names[i]) return false;
   }
   return true;
 }
@@ -162,6 +196,9 @@ void SetValue(MetricKind kind, prometheus::ClientMetric& metric, double value) {
 
 void MetricSink::Reset(std::vector<prometheus::MetricFamily> storage) {
   ClearIndexes();
+  previous_sequence_.swap(sequence_);
+  sequence_.clear();
+  on_sequence_ = true;
   families_ = std::move(storage);
   states_.clear();
   family_count_ = 0;
@@ -179,6 +216,41 @@ void MetricSink::ClearIndexes() {
 }
 
 uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
+  const size_t position = sequence_.size();
+  const bool expected =
+      on_sequence_ && position < previous_sequence_.size() && previous_sequence_[position].first == &desc;
+  uint32_t family;
+  if (expected && previous_sequence_[position].second < family_count_) {
+    // Every sample so far repeated the previous collection, so the families were created in the
+    // same order and have the same indexes: this one is the family it was then.
+    family = previous_sequence_[position].second;
+  } else {
+    family = LookUpFamily(desc);
+    on_sequence_ = expected && family == previous_sequence_[position].second;
+  }
+  sequence_.emplace_back(&desc, family);
+  return family;
+}
+
+Status MetricSink::ValidateOnce(const MetricDesc& desc) {
+  const auto by_address = [](const std::pair<const MetricDesc*, MetricDesc>& entry,
+                             const MetricDesc* key) {
+    return std::less<const MetricDesc*>()(entry.first, key);
+  };
+  auto pos = std::lower_bound(validated_.begin(), validated_.end(), &desc, by_address);
+  const bool known = pos != validated_.end() && pos->first == &desc;
+  if (known && SameViews(pos->second, desc)) return Status::Ok();
+  Status status = ValidateDesc(desc);
+  if (!status.ok()) return status;
+  if (known) {
+    pos->second = desc;
+  } else if (validated_.size() < kMaxValidated) {
+    validated_.insert(pos, {&desc, desc});
+  }
+  return status;
+}
+
+uint32_t MetricSink::LookUpFamily(const MetricDesc& desc) {
   const auto by_address = [](const std::pair<const MetricDesc*, uint32_t>& entry,
                              const MetricDesc* key) {
     return std::less<const MetricDesc*>()(entry.first, key);
@@ -216,7 +288,7 @@ uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
     ++error_count_;
     return kNoFamily;
   }
-  if (Status status = ValidateDesc(desc); !status.ok()) {
+  if (Status status = ValidateOnce(desc); !status.ok()) {
     rejected_descs_.insert(desc.name);
     RecordError(status);
     return kNoFamily;
@@ -231,12 +303,16 @@ uint32_t MetricSink::AddFamily(const MetricDesc& desc, uint64_t name_hash) {
   // Storage from an earlier collection is overwritten (its strings keep their capacity).
   prometheus::MetricFamily& family =
       index < families_.size() ? families_[index] : families_.emplace_back();
+  // Its series all came through descriptors with one set of label names; the first tells.
+  const bool storage_has_label_names =
+      family.name == desc.name && !family.metric.empty() &&
+      HasLabelNames(family.metric.front().label, desc.labels);
   family.name.assign(desc.name);
   family.help.assign(desc.help);
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
                 : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
                                                     : prometheus::MetricType::Gauge;
-  states_.push_back(FamilyState{});
+  states_.push_back(FamilyState{.storage_has_label_names = storage_has_label_names});
   family_descs_.push_back(&desc);
   names_.FindOrInsert(NameSlot{.hash = name_hash, .family = index},
                       [](const NameSlot&) { return false; });  // checked absent by FamilyFor
@@ -253,7 +329,7 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   if (family == kNoFamily) return;
   bool labels_match = labels.size() == desc.labels.size();
   for (size_t i = 0; labels_match && i < labels.size(); ++i) {
-    labels_match = labels[i].name == desc.labels[i];
+    labels_match = SameView(labels[i].name, desc.labels[i]);
   }
   if (!labels_match) {
     RecordError(Status(StatusCode::kInvalidArgument,
@@ -269,7 +345,8 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   FamilyState& state = states_[family];
   const uint32_t index = state.used;
   if (state.unindexed) {
-    if (index < emitted.size() && SameLabels(emitted[index].label, labels)) {
+    if (index < emitted.size() &&
+        SameLabels(emitted[index].label, labels, !state.storage_has_label_names)) {
       SetValue(desc.kind, emitted[index], value);
       ++state.used;
       ++sample_count_;

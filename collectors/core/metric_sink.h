@@ -197,6 +197,11 @@ class MetricSink {
 
   // The family index of `desc`, or kNoFamily when the sample must be dropped (already counted).
   uint32_t FamilyFor(const MetricDesc& desc);
+  // FamilyFor() without the previous collection's sequence to go by.
+  uint32_t LookUpFamily(const MetricDesc& desc);
+  // ValidateDesc(), or OK without it for a descriptor validated in an earlier collection whose
+  // views are unchanged.
+  Status ValidateOnce(const MetricDesc& desc);
   uint32_t AddFamily(const MetricDesc& desc, uint64_t name_hash);
   // Forgets which families and series this collection has; keeps the memory.
   void ClearIndexes();
@@ -213,6 +218,9 @@ class MetricSink {
     // those are distinct (they were one collection's), so they need no duplicate index. In the
     // steady state a family stays so, and a sample costs one comparison of its labels.
     bool unindexed = true;
+    // True when the storage's series carry exactly the descriptor's label names (the family
+    // held the same metric last time): comparing a series then needs only its values.
+    bool storage_has_label_names = false;
   };
   std::vector<FamilyState> states_;
   size_t family_count_ = 0;
@@ -223,6 +231,15 @@ class MetricSink {
   std::vector<std::pair<const MetricDesc*, uint32_t>> by_desc_;
   ProbeTable<NameSlot> names_;
   std::unordered_set<std::string_view> rejected_descs_;
+  // The descriptor and family of each sample, in order: this collection's, and the previous
+  // one's. A collector emits the same sequence collection after collection, so while this one
+  // repeats the previous one, a sample's family is found with one comparison.
+  std::vector<std::pair<const MetricDesc*, uint32_t>> sequence_, previous_sequence_;
+  bool on_sequence_ = true;
+  // Descriptors that passed ValidateDesc(), by address, as they were then (views compared by
+  // pointer and length, so a descriptor rebuilt at the same address with other text is
+  // validated again). Kept across collections; bounded.
+  std::vector<std::pair<const MetricDesc*, MetricDesc>> validated_;
   ProbeTable<SeriesSlot> series_;
   std::vector<Status> errors_;
   size_t error_count_ = 0;

@@ -472,6 +472,78 @@ TEST(MetricSinkTest, a_different_collection_in_reused_storage_is_taken_whole) {
   EXPECT_DOUBLE_EQ(families[2].metric[0].gauge.value, 1280);
 }
 
+TEST(MetricSinkTest, a_collection_departing_from_the_previous_sequence_gets_its_own_families) {
+  MetricSink sink;
+  sink.Add(kNoLabels, {}, 1);
+  sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
+  sink.Add(kRxBytes, {{"netdev", "eth0"}}, 10);
+  sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
+  ASSERT_EQ(sink.TakeFamilies().size(), 3u);
+
+  // Twice the same departure: the second collection follows the first one's sequence, so both
+  // must come out the same. A twin descriptor, a family first seen later than before, a
+  // duplicate at the end.
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    sink.Reset(sink.TakeFamilies());
+    sink.Add(kNoLabels, {}, 2);
+    sink.Add(kRxBytes, {{"netdev", "eth0"}}, 20);
+    sink.Add(kMtuTwin, {{"netdev", "eth0"}}, 1400);
+    sink.Add(kMtu, {{"netdev", "eth1"}}, 8000);
+    sink.Add(kNoLabels, {}, 3);
+    EXPECT_EQ(sink.sample_count(), 4u);
+    EXPECT_EQ(sink.error_count(), 1u);
+    auto families = sink.TakeFamilies();
+    ASSERT_EQ(families.size(), 3u);
+    EXPECT_EQ(families[0].name, "test_up");
+    EXPECT_DOUBLE_EQ(families[0].metric.at(0).gauge.value, 2);
+    EXPECT_EQ(families[1].name, "test_receive_bytes_total");
+    EXPECT_DOUBLE_EQ(families[1].metric.at(0).counter.value, 20);
+    EXPECT_EQ(families[2].name, "test_mtu_bytes");
+    ASSERT_EQ(families[2].metric.size(), 2u);
+    EXPECT_EQ(Labels(families[2].metric[0]), (LabelVector{{"netdev", "eth0"}}));
+    EXPECT_DOUBLE_EQ(families[2].metric[0].gauge.value, 1400);
+    EXPECT_EQ(Labels(families[2].metric[1]), (LabelVector{{"netdev", "eth1"}}));
+    EXPECT_DOUBLE_EQ(families[2].metric[1].gauge.value, 8000);
+    sink.Reset(std::move(families));
+    sink.Add(kNoLabels, {}, 1);  // back to the first sequence's opening, then as in round 0
+    sink.Add(kMtu, {{"netdev", "eth0"}}, 1500);
+    sink.Add(kRxBytes, {{"netdev", "eth0"}}, 10);
+    sink.Add(kMtu, {{"netdev", "eth1"}}, 9000);
+  }
+}
+
+TEST(MetricSinkTest, a_descriptor_rebuilt_at_the_same_address_is_validated_again) {
+  MetricDesc desc{"test_ok", "Fine.", MetricKind::kGauge, {}};
+  MetricSink sink;
+  sink.Add(desc, {}, 1);
+  EXPECT_EQ(sink.error_count(), 0u);
+  sink.Reset(sink.TakeFamilies());
+  desc = MetricDesc{"test-not-a-name", "Bad.", MetricKind::kGauge, {}};
+  sink.Add(desc, {}, 1);
+  EXPECT_EQ(sink.error_count(), 1u);
+  EXPECT_TRUE(sink.TakeFamilies().empty());
+  sink.Reset();
+  desc = MetricDesc{"test_ok", "Fine.", MetricKind::kGauge, {}};
+  sink.Add(desc, {}, 1);
+  EXPECT_EQ(sink.error_count(), 0u);
+  EXPECT_EQ(sink.TakeFamilies().size(), 1u);
+}
+
+TEST(MetricSinkTest, storage_with_other_label_names_is_relabelled) {
+  constexpr MetricDesc kByNetdev{"test_x", "X.", MetricKind::kGauge, {"netdev"}};
+  constexpr MetricDesc kByDevice{"test_x", "X.", MetricKind::kGauge, {"device"}};
+  MetricSink sink;
+  sink.Add(kByNetdev, {{"netdev", "eth0"}}, 1);
+  sink.Reset(sink.TakeFamilies());
+  sink.Add(kByDevice, {{"device", "eth0"}}, 2);  // same name and value, another label name
+  auto families = sink.TakeFamilies();
+  ASSERT_EQ(families.size(), 1u);
+  ASSERT_EQ(families[0].metric.size(), 1u);
+  EXPECT_EQ(Labels(families[0].metric[0]), (LabelVector{{"device", "eth0"}}));
+  EXPECT_DOUBLE_EQ(families[0].metric[0].gauge.value, 2);
+}
+
 TEST(MetricSinkTest, record_error_counts_and_remembers_the_first_few) {
   MetricSink sink;
   EXPECT_EQ(sink.error_count(), 0u);
