@@ -172,6 +172,15 @@ bool SameViews(const MetricDesc& a, const MetricDesc& b) {
   return true;
 }
 
+// The first entry of `entries` (pairs sorted by descriptor address) not before `desc`.
+template <typename Entries>
+auto LowerBoundByAddress(Entries& entries, const MetricDesc* desc) {
+  return std::lower_bound(entries.begin(), entries.end(), desc,
+                          [](const auto& entry, const MetricDesc* key) {
+                            return std::less<const MetricDesc*>()(entry.first, key);
+                          });
+}
+
 // True when every label of `stored` is named as `names`, in order.
 bool HasLabelNames(const std::vector<prometheus::ClientMetric::Label>& stored,
                    const LabelNames& names) {
@@ -233,11 +242,7 @@ uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
 }
 
 Status MetricSink::ValidateOnce(const MetricDesc& desc) {
-  const auto by_address = [](const std::pair<const MetricDesc*, MetricDesc>& entry,
-                             const MetricDesc* key) {
-    return std::less<const MetricDesc*>()(entry.first, key);
-  };
-  auto pos = std::lower_bound(validated_.begin(), validated_.end(), &desc, by_address);
+  auto pos = LowerBoundByAddress(validated_, &desc);
   const bool known = pos != validated_.end() && pos->first == &desc;
   if (known && SameViews(pos->second, desc)) return Status::Ok();
   Status status = ValidateDesc(desc);
@@ -251,11 +256,7 @@ Status MetricSink::ValidateOnce(const MetricDesc& desc) {
 }
 
 uint32_t MetricSink::LookUpFamily(const MetricDesc& desc) {
-  const auto by_address = [](const std::pair<const MetricDesc*, uint32_t>& entry,
-                             const MetricDesc* key) {
-    return std::less<const MetricDesc*>()(entry.first, key);
-  };
-  auto pos = std::lower_bound(by_desc_.begin(), by_desc_.end(), &desc, by_address);
+  auto pos = LowerBoundByAddress(by_desc_, &desc);
   if (pos != by_desc_.end() && pos->first == &desc) return pos->second;
 
   // A descriptor address not seen in this collection: a new family, or a second descriptor of a
