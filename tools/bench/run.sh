@@ -16,7 +16,8 @@
 #      each collector; render time of the whole exposition.
 #   2. strace -c on fabricbench: syscalls per sample against file reads per sample (the floor).
 #   3. the agent at its default cadence (1 s counters): CPU share of one core from
-#      /proc/<pid>/stat over a window, resident memory (VmRSS, VmHWM), exposition size.
+#      /proc/<pid>/stat over a window, resident memory (VmRSS, VmHWM), exposition size, and the
+#      detectors' evaluation time per round (their own gauge).
 #   4. wrk with 16 concurrent connections on /metrics: p50/p99 latency.
 #   5. Debian's prometheus-node-exporter with --path.sysfs on the same tree and only its
 #      infiniband + netclass collectors, against fabricwatch's equivalent collectors (rdma +
@@ -40,7 +41,7 @@ while (($#)); do
     --replay) replays+=("$2"); shift ;;
     --build-dir) build="$2"; shift ;;
     --bin-dir) bin_dir="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -175,6 +176,14 @@ for workload in "${workloads[@]}"; do
   sleep 2  # discovery and the first samples of every collector
   t0="$(cpu_ns "$apid")"; sleep "$agent_window"; t1="$(cpu_ns "$apid")"
   agent_core_pct="$(awk -v a="$t0" -v b="$t1" -v w="$agent_window" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/w*100}')"
+  # Detector cost: the engine's own gauge of each detector's last evaluation, summed over the
+  # detectors, read 10 times half a second apart (after the CPU window: scrapes cost CPU too).
+  detector_eval_us="$(for _ in $(seq 10); do
+      curl -s "http://127.0.0.1:$port/metrics" |
+        awk '/^fabricwatch_detector_evaluation_duration_seconds\{/ {s += $NF} END {printf "%.9f\n", s}'
+      sleep 0.5
+    done | awk '{s += $1; n++} END {if (n) printf "%.1f", s / n * 1e6}')"
+  detectors_evaluated="$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^fabricwatch_detector_evaluation_duration_seconds{' || true)"
   exposition_bytes="$(curl -s "http://127.0.0.1:$port/metrics" | wc -c)"
   exposition_gzip="$(curl -s -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | wc -c)"
   series="$(curl -s "http://127.0.0.1:$port/metrics" | grep -vc '^#')"
@@ -244,7 +253,7 @@ for workload in "${workloads[@]}"; do
   cpu_second="$(sed -n 's/.*"cpu_us": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
 
   # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
-  for figure in series exposition_bytes agent_core_pct agent_rss cpu_sample cpu_second reads \
+  for figure in series exposition_bytes agent_core_pct detector_eval_us agent_rss cpu_sample cpu_second reads \
       syscalls_per_sample floor allocs counter_allocs allocs_per_second ne_ms ne_tight_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
     [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
       echo "run.sh: $preset: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
@@ -261,6 +270,7 @@ for workload in "${workloads[@]}"; do
     echo "| series on /metrics | $series |"
     echo "| exposition size | $exposition_bytes bytes ($exposition_gzip gzip) |"
     echo "| agent CPU at default cadence | $agent_core_pct % of one core |"
+    echo "| detector evaluation per round, all $detectors_evaluated detectors (mean of 10 readings) | $detector_eval_us µs |"
     echo "| agent RSS (now, peak) | $((agent_rss / 1024)) MiB, $((agent_hwm / 1024)) MiB |"
     echo "| CPU per sample, all collectors (in-process) | $(num "$cpu_sample") µs |"
     echo "| sampling CPU per second at default cadences (in-process) | $(num "$cpu_second") µs = $(awk -v c="$cpu_second" 'BEGIN{printf "%.3f", c/1e4}') % of one core |"
@@ -288,7 +298,7 @@ for workload in "${workloads[@]}"; do
   ((first)) || echo "," >>"$json_all"
   first=0
   cat >>"$json_all" <<JSON
-  "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct,
+  "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct, "detector_evaluation_us_per_round": $detector_eval_us,
     "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample, "sampling_cpu_us_per_second": $cpu_second,
     "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample, "syscall_floor": $floor,
     "allocations_per_sample": $allocs, "counter_allocations_per_sample": $counter_allocs,
