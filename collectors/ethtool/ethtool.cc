@@ -19,6 +19,7 @@
 #include "collectors/ethtool/ethtool_names.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/listing_watch.h"
 #include "collectors/sys/netdevs.h"
 #include "collectors/sys/sysfs.h"
 
@@ -264,11 +265,8 @@ class EthtoolCollector final : public Collector {
   std::set<std::string> collisions_reported_;
   std::map<std::string, TablePlan, std::less<>> plans_;  // by netdev
 
-  // The listings this sample (class/net and class/infiniband, or the replay directory), and
-  // the ones the selection was made from; kept so that listing allocates nothing.
-  std::vector<std::string> listing_, rdma_listing_;
-  std::vector<std::string> selected_listing_, selected_rdma_listing_;
-  std::optional<std::chrono::system_clock::time_point> selected_at_;  // none before the first
+  // class/net and class/infiniband (or the replay directory), which the selection is made from.
+  sys::ListingWatch listings_{2, kReselect};
   std::vector<std::string> selected_;  // the netdevs read, in order
   // mlx5's per-priority ECN switches (ecn/roce_{np,rp}/enable/<priority>), found with the
   // selection; upstream drivers have none.
@@ -470,22 +468,12 @@ void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
 }
 
 Status EthtoolCollector::RefreshSelection() {
-  if (replay_ != nullptr) {
-    if (Status status = replay_->ListEntries(listing_); !status.ok()) return status;
-  } else {
-    if (Status status = sysfs_.ListDirInto("class/net", listing_); !status.ok()) return status;
-    if (!sysfs_.ListDirInto("class/infiniband", rdma_listing_).ok()) rdma_listing_.clear();
-  }
+  if (Status status = ListNetdevSources(sysfs_, replay_, listings_); !status.ok()) return status;
   const auto now = clock_.Now();
-  if (selected_at_ && listing_ == selected_listing_ && rdma_listing_ == selected_rdma_listing_ &&
-      now - *selected_at_ < kReselect) {
-    return Status::Ok();
-  }
+  if (listings_.Unchanged(now)) return Status::Ok();
   auto netdevs = Netdevs();
   if (!netdevs) return netdevs.error();
-  selected_listing_ = listing_;
-  selected_rdma_listing_ = rdma_listing_;
-  selected_at_ = now;
+  listings_.MarkChosen(now);
   selected_.clear();
   for (std::string& netdev : *netdevs) {
     if (devices_.Accepts(netdev)) selected_.push_back(std::move(netdev));

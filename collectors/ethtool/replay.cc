@@ -119,4 +119,14 @@ Result<std::vector<uint8_t>> ReplayEthtool::ModuleEeprom(const std::string& netd
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }
 
+Status ListNetdevSources(const sys::SysFs& sysfs, const ReplayEthtool* replay,
+                         sys::ListingWatch& listings) {
+  if (replay != nullptr) return replay->ListEntries(listings.listing(0));
+  if (Status status = sysfs.ListDirInto("class/net", listings.listing(0)); !status.ok()) {
+    return status;
+  }
+  if (!sysfs.ListDirInto("class/infiniband", listings.listing(1)).ok()) listings.listing(1).clear();
+  return Status::Ok();
+}
+
 }  // namespace fabricwatch::ethtool

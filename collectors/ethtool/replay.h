@@ -11,6 +11,8 @@
 
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/filesystem.h"
+#include "collectors/sys/listing_watch.h"
+#include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::ethtool {
 
@@ -41,5 +43,11 @@ class ReplayEthtool final : public sys::EthtoolSource {
   std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
   std::vector<Status> warnings_;
 };
+
+// Lists what a choice of netdevs for per-port NIC data (ethtool, optics) depends on into the
+// two listings of `listings`: the replay directory when `replay` is set (the second stays
+// empty), else class/net and class/infiniband (an RDMA device can make a netdev a fabric port).
+Status ListNetdevSources(const sys::SysFs& sysfs, const ReplayEthtool* replay,
+                         sys::ListingWatch& listings);
 
 }  // namespace fabricwatch::ethtool

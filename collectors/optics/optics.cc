@@ -17,6 +17,7 @@
 #include "collectors/ethtool/replay.h"
 #include "collectors/optics/module_eeprom.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/listing_watch.h"
 #include "collectors/sys/netdevs.h"
 #include "collectors/sys/sysfs.h"
 
@@ -175,6 +176,8 @@ class OpticsCollector final : public Collector {
   };
 
   Result<std::vector<std::string>> Netdevs();
+  // Brings netdevs_ up to date: chosen again (Netdevs()) only when a listing changed.
+  Status RefreshNetdevs();
   void Read(const std::string& netdev, Module& module, MetricSink& sink);
   void Emit(const std::string& netdev, const Module& module, MetricSink& sink);
   void CollectHwmon(MetricSink& sink);
@@ -201,11 +204,12 @@ class OpticsCollector final : public Collector {
     std::vector<std::pair<const MetricDesc*, sys::AttributeFile>> files;  // _input, _crit, _highest
   };
   std::vector<HwmonChannel> hwmon_channels_;
-  // class/hwmon and class/infiniband this sample and at the last discovery (kept: listing
-  // then allocates nothing).
-  std::vector<std::string> hwmon_listing_, rdma_listing_;
-  std::vector<std::string> discovered_hwmon_listing_, discovered_rdma_listing_;
-  std::optional<std::chrono::system_clock::time_point> hwmon_discovered_at_;
+  // class/hwmon and class/infiniband, which the hwmon channels are found from.
+  sys::ListingWatch hwmon_listings_{2, kHwmonRediscovery};
+  // The netdevs whose modules are read, chosen again when netdev_listings_ change.
+  sys::ListingWatch netdev_listings_{2, kHwmonRediscovery};
+  std::vector<std::string> netdevs_;
+  std::vector<std::string> due_;  // this run's overdue modules (kept: no allocation per run)
 };
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
@@ -226,6 +230,19 @@ Result<std::vector<std::string>> OpticsCollector::Netdevs() {
   }
   std::erase_if(selected, [&](const std::string& n) { return !filter_.Accepts(n); });
   return selected;
+}
+
+Status OpticsCollector::RefreshNetdevs() {
+  if (Status status = ethtool::ListNetdevSources(sysfs_, replay_, netdev_listings_); !status.ok()) {
+    return status;
+  }
+  const auto now = clock_.Now();
+  if (netdev_listings_.Unchanged(now)) return Status::Ok();
+  auto netdevs = Netdevs();
+  if (!netdevs) return netdevs.error();
+  netdevs_ = std::move(*netdevs);
+  netdev_listings_.MarkChosen(now);
+  return Status::Ok();
 }
 
 void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink& sink) {
@@ -343,11 +360,11 @@ void OpticsCollector::DiscoverHwmon() {
   hwmon_channels_.clear();
   // PCI function -> RDMA device, to name the HCA a sensor belongs to.
   std::map<std::string, std::string> rdma_of_pci;
-  for (const std::string& device : rdma_listing_) {
+  for (const std::string& device : hwmon_listings_.listing(1)) {
     auto pci = sysfs_.ReadLinkBasename("class/infiniband/" + device + "/device");
     if (pci) rdma_of_pci.try_emplace(*pci, device);
   }
-  for (const std::string& hwmon : hwmon_listing_) {
+  for (const std::string& hwmon : hwmon_listings_.listing(0)) {
     const std::string dir = "class/hwmon/" + hwmon;
     auto name = sysfs_.ReadString(dir + "/name");
     if (!name || *name != "mlx5") continue;  // the driver names its hwmon device (mlx5 hwmon.c)
@@ -377,15 +394,13 @@ void OpticsCollector::DiscoverHwmon() {
 }
 
 void OpticsCollector::CollectHwmon(MetricSink& sink) {
-  if (!sysfs_.ListDirInto("class/hwmon", hwmon_listing_).ok()) hwmon_listing_.clear();
-  if (!sysfs_.ListDirInto("class/infiniband", rdma_listing_).ok()) rdma_listing_.clear();
+  for (auto [i, dir] : {std::pair{0, "class/hwmon"}, {1, "class/infiniband"}}) {
+    if (!sysfs_.ListDirInto(dir, hwmon_listings_.listing(i)).ok()) hwmon_listings_.listing(i).clear();
+  }
   const auto now = clock_.Now();
-  if (!hwmon_discovered_at_ || hwmon_listing_ != discovered_hwmon_listing_ ||
-      rdma_listing_ != discovered_rdma_listing_ || now - *hwmon_discovered_at_ >= kHwmonRediscovery) {
+  if (!hwmon_listings_.Unchanged(now)) {
     DiscoverHwmon();
-    discovered_hwmon_listing_ = hwmon_listing_;
-    discovered_rdma_listing_ = rdma_listing_;
-    hwmon_discovered_at_ = now;
+    hwmon_listings_.MarkChosen(now);
   }
   for (HwmonChannel& channel : hwmon_channels_) {
     const std::array<LabelPair, 3> labels = {LabelPair{"pci_address", channel.pci_address},
@@ -408,14 +423,15 @@ void OpticsCollector::CollectHwmon(MetricSink& sink) {
 Status OpticsCollector::Collect(MetricSink& sink) {
   const size_t errors_before = sink.error_count();
   if (source_ != nullptr) {
-    auto netdevs = Netdevs();
-    if (netdevs) {
+    if (Status status = RefreshNetdevs(); status.ok()) {
+      const std::vector<std::string>* netdevs = &netdevs_;
       std::erase_if(modules_, [&](const auto& entry) {
         return std::find(netdevs->begin(), netdevs->end(), entry.first) == netdevs->end();
       });
       // Spread the reads: at most a share of the modules per run, the most overdue first.
       const auto now = clock_.Now();
-      std::vector<std::string> due;
+      std::vector<std::string>& due = due_;
+      due.clear();
       for (const std::string& netdev : *netdevs) {
         Module& module = modules_[netdev];
         if (module.last_attempt == std::chrono::system_clock::time_point{} ||
@@ -433,8 +449,8 @@ Status OpticsCollector::Collect(MetricSink& sink) {
           std::max<size_t>(1, (netdevs->size() + runs_per_interval - 1) / runs_per_interval);
       for (size_t i = 0; i < due.size() && i < per_run; ++i) Read(due[i], modules_[due[i]], sink);
       for (const std::string& netdev : *netdevs) Emit(netdev, modules_[netdev], sink);
-    } else if (netdevs.error().code() != StatusCode::kNotFound) {
-      sink.RecordError(netdevs.error());
+    } else if (status.code() != StatusCode::kNotFound) {
+      sink.RecordError(status);
     }
   }
   CollectHwmon(sink);

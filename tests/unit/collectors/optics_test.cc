@@ -53,6 +53,7 @@ class ReplayDir {
     out.write(reinterpret_cast<const char*>(image.bytes().data()),
               static_cast<std::streamsize>(image.bytes().size()));
   }
+  void Remove(const std::string& netdev) { fs::remove_all(root_ / netdev); }
   std::string path() const { return root_.string(); }
 
  private:
@@ -171,6 +172,22 @@ TEST(OpticsCollectorTest, a_module_swap_replaces_the_info_series) {
   const std::string info = info_of(harness.Collect().text, "enp1s0f0");
   EXPECT_THAT(info, HasSubstr("serial=\"SN0002\""));
   EXPECT_THAT(info, Not(HasSubstr("serial=\"SN0001\"")));  // the old series is gone
+}
+
+TEST(OpticsCollectorTest, netdevs_that_come_and_go_are_followed_at_the_next_run) {
+  ReplayDir dir;
+  sys::RealFileSystem real;
+  ethtool::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  ASSERT_THAT(harness.Collect().text,
+              HasSubstr("fabric_optics_module_present{netdev=\"enp2s0f0np0\"} 1"));
+  // Within the same second: the netdevs are chosen again because the listing changed, not
+  // because time passed.
+  dir.Remove("enp2s0f0np0");
+  dir.Add("enp8s0f0np0", testing::Qsfp28Paged());
+  const std::string t = harness.Collect().text;
+  EXPECT_THAT(t, Not(HasSubstr("netdev=\"enp2s0f0np0\"")));
+  EXPECT_THAT(t, HasSubstr("fabric_optics_module_present{netdev=\"enp8s0f0np0\"} 1"));
 }
 
 TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
