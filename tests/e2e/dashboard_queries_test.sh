@@ -21,16 +21,18 @@ SIM="${FABRICSIM:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
 targets=()
 [[ -x "$SIM" ]] || fail "the simulator is not built ($SIM); it is part of the default build"
 mkdir -p "$E2E_TMP/sim"
-# Faults from the first seconds, so the anomaly panels have data within the test's window. The
-# module ramps ~2 °C/s: past its warning and alarm by ~18 s, and still there until 42 s, when
-# the panels are queried (a ramp recovers when it ends).
+# Faults from the first seconds, so the anomaly panels have data within the test's window, and
+# lasting past it, so a slow Prometheus start on a loaded machine still scrapes them: the link
+# flaps until 43 s (the flapping-ports rules need carrier-down increases Prometheus saw), the
+# module ramps ~2 °C/s, past its warning and alarm by ~18 s and there until 42 s (a ramp
+# recovers when it ends).
 cat >"$E2E_TMP/scenario.yaml" <<'YAML'
 preset: hgx-roce
 duration: 30m
 events:
   - {at: 2s, fault: pfc_storm_source, device: mlx5_1, priority: 3, duration: 20m}
   - {at: 2s, fault: congestion, device: mlx5_0, priority: 3, duration: 20m}
-  - {at: 3s, fault: link_flap, device: mlx5_3, count: 6, period: 2s, down: 1}
+  - {at: 3s, fault: link_flap, device: mlx5_3, count: 20, period: 2s, down: 1}
   - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 120, duration: 40s}
 YAML
 # A state file and a dry-run notify hook, so the agent-health panels of both have series.
