@@ -101,6 +101,14 @@ std::string_view DoubleLabel(double value, std::string& scratch) {
   return scratch;
 }
 
+// The one line of a counter, gauge or untyped sample.
+void AppendLine(const prometheus::MetricFamily& family, const prometheus::ClientMetric& metric,
+                double value, std::string& out) {
+  AppendHead(family, metric, out);
+  AppendDouble(value, out);
+  AppendTail(metric, out);
+}
+
 // The `_count` and `_sum` lines of a summary or histogram.
 void AppendCountAndSum(const prometheus::MetricFamily& family,
                        const prometheus::ClientMetric& metric, uint64_t count, double sum,
@@ -118,19 +126,13 @@ void AppendSamples(const prometheus::MetricFamily& family, std::string& out) {
   for (const prometheus::ClientMetric& metric : family.metric) {
     switch (family.type) {
       case prometheus::MetricType::Counter:
-        AppendHead(family, metric, out);
-        AppendDouble(metric.counter.value, out);
-        AppendTail(metric, out);
+        AppendLine(family, metric, metric.counter.value, out);
         break;
       case prometheus::MetricType::Gauge:
-        AppendHead(family, metric, out);
-        AppendDouble(metric.gauge.value, out);
-        AppendTail(metric, out);
+        AppendLine(family, metric, metric.gauge.value, out);
         break;
       case prometheus::MetricType::Untyped:
-        AppendHead(family, metric, out);
-        AppendDouble(metric.untyped.value, out);
-        AppendTail(metric, out);
+        AppendLine(family, metric, metric.untyped.value, out);
         break;
       case prometheus::MetricType::Summary:
         AppendCountAndSum(family, metric, metric.summary.sample_count, metric.summary.sample_sum,

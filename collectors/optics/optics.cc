@@ -424,15 +424,14 @@ Status OpticsCollector::Collect(MetricSink& sink) {
   const size_t errors_before = sink.error_count();
   if (source_ != nullptr) {
     if (Status status = RefreshNetdevs(); status.ok()) {
-      const std::vector<std::string>* netdevs = &netdevs_;
       std::erase_if(modules_, [&](const auto& entry) {
-        return std::find(netdevs->begin(), netdevs->end(), entry.first) == netdevs->end();
+        return std::find(netdevs_.begin(), netdevs_.end(), entry.first) == netdevs_.end();
       });
       // Spread the reads: at most a share of the modules per run, the most overdue first.
       const auto now = clock_.Now();
       std::vector<std::string>& due = due_;
       due.clear();
-      for (const std::string& netdev : *netdevs) {
+      for (const std::string& netdev : netdevs_) {
         Module& module = modules_[netdev];
         if (module.last_attempt == std::chrono::system_clock::time_point{} ||
             now - module.last_attempt >= module_interval_) {
@@ -446,9 +445,9 @@ Status OpticsCollector::Collect(MetricSink& sink) {
           1, static_cast<size_t>(module_interval_ / std::max(collector_interval_,
                                                               std::chrono::milliseconds(1))));
       const size_t per_run =
-          std::max<size_t>(1, (netdevs->size() + runs_per_interval - 1) / runs_per_interval);
+          std::max<size_t>(1, (netdevs_.size() + runs_per_interval - 1) / runs_per_interval);
       for (size_t i = 0; i < due.size() && i < per_run; ++i) Read(due[i], modules_[due[i]], sink);
-      for (const std::string& netdev : *netdevs) Emit(netdev, modules_[netdev], sink);
+      for (const std::string& netdev : netdevs_) Emit(netdev, modules_[netdev], sink);
     } else if (status.code() != StatusCode::kNotFound) {
       sink.RecordError(status);
     }
