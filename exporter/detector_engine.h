@@ -14,6 +14,9 @@
 //
 // Thread-safety: Submit() from any thread; Collect()/tracker() from HTTP threads.
 
+#include <prometheus/metric_family.h>
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,9 +27,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <prometheus/metric_family.h>
-#include <spdlog/logger.h>
 
 #include "collectors/core/collector.h"
 #include "collectors/core/metric_sink.h"

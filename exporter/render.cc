@@ -26,7 +26,8 @@ void AppendDouble(double value, std::string& out) {
   }
   char buffer[32];
   std::to_chars_result result;
-  if (value == std::trunc(value) && std::fabs(value) < 1e15 && !(value == 0 && std::signbit(value))) {
+  if (value == std::trunc(value) && std::fabs(value) < 1e15 &&
+      !(value == 0 && std::signbit(value))) {
     result = std::to_chars(buffer, buffer + sizeof(buffer), static_cast<int64_t>(value));
   } else {
     result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general, 16);
@@ -148,7 +149,8 @@ void AppendSamples(const prometheus::MetricFamily& family, std::string& out) {
                           metric.histogram.sample_sum, out);
         double last = -std::numeric_limits<double>::infinity();
         for (const auto& bucket : metric.histogram.bucket) {
-          AppendHead(family, metric, out, "_bucket", "le", DoubleLabel(bucket.upper_bound, scratch));
+          AppendHead(family, metric, out, "_bucket", "le",
+                     DoubleLabel(bucket.upper_bound, scratch));
           last = bucket.upper_bound;
           AppendUint(bucket.cumulative_count, out);
           AppendTail(metric, out);
@@ -166,11 +168,16 @@ void AppendSamples(const prometheus::MetricFamily& family, std::string& out) {
 
 std::string_view TypeName(prometheus::MetricType type) {
   switch (type) {
-    case prometheus::MetricType::Counter: return "counter";
-    case prometheus::MetricType::Gauge: return "gauge";
-    case prometheus::MetricType::Summary: return "summary";
-    case prometheus::MetricType::Histogram: return "histogram";
-    case prometheus::MetricType::Untyped: break;
+    case prometheus::MetricType::Counter:
+      return "counter";
+    case prometheus::MetricType::Gauge:
+      return "gauge";
+    case prometheus::MetricType::Summary:
+      return "summary";
+    case prometheus::MetricType::Histogram:
+      return "histogram";
+    case prometheus::MetricType::Untyped:
+      break;
   }
   return "untyped";
 }

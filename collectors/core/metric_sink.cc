@@ -226,8 +226,8 @@ void MetricSink::ClearIndexes() {
 
 uint32_t MetricSink::FamilyFor(const MetricDesc& desc) {
   const size_t position = sequence_.size();
-  const bool expected =
-      on_sequence_ && position < previous_sequence_.size() && previous_sequence_[position].first == &desc;
+  const bool expected = on_sequence_ && position < previous_sequence_.size() &&
+                        previous_sequence_[position].first == &desc;
   uint32_t family;
   if (expected && previous_sequence_[position].second < family_count_) {
     // Every sample so far repeated the previous collection, so the families were created in the
@@ -305,9 +305,8 @@ uint32_t MetricSink::AddFamily(const MetricDesc& desc, uint64_t name_hash) {
   prometheus::MetricFamily& family =
       index < families_.size() ? families_[index] : families_.emplace_back();
   // Its series all came through descriptors with one set of label names; the first tells.
-  const bool storage_has_label_names =
-      family.name == desc.name && !family.metric.empty() &&
-      HasLabelNames(family.metric.front().label, desc.labels);
+  const bool storage_has_label_names = family.name == desc.name && !family.metric.empty() &&
+                                       HasLabelNames(family.metric.front().label, desc.labels);
   family.name.assign(desc.name);
   family.help.assign(desc.help);
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter

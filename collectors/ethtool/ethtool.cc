@@ -192,8 +192,8 @@ class EthtoolCollector final : public Collector {
   // and its passthrough family (none when not selected).
   static constexpr uint32_t kNoSeries = UINT32_MAX;
   struct StatAction {
-    uint32_t stat = 0;                  // position in the table
-    uint32_t normalized = kNoSeries;    // into TablePlan::normalized
+    uint32_t stat = 0;                // position in the table
+    uint32_t normalized = kNoSeries;  // into TablePlan::normalized
     const MetricDesc* passthrough = nullptr;
   };
   // The plan of a netdev's statistics table, worked out once per list of names rather than per

@@ -395,7 +395,8 @@ void OpticsCollector::DiscoverHwmon() {
 
 void OpticsCollector::CollectHwmon(MetricSink& sink) {
   for (auto [i, dir] : {std::pair{0, "class/hwmon"}, {1, "class/infiniband"}}) {
-    if (!sysfs_.ListDirInto(dir, hwmon_listings_.listing(i)).ok()) hwmon_listings_.listing(i).clear();
+    std::vector<std::string>& listing = hwmon_listings_.listing(i);
+    if (!sysfs_.ListDirInto(dir, listing).ok()) listing.clear();
   }
   const auto now = clock_.Now();
   if (!hwmon_listings_.Unchanged(now)) {

@@ -103,9 +103,7 @@ Result<std::string> SysFs::ReadLinkBasename(std::string_view relative) const {
 }
 
 AttributeFile::AttributeFile(const SysFs& sysfs, std::string relative, bool keep_open)
-    : fs_(&sysfs.fs()),
-      path_(sysfs.Path(relative)),
-      keep_open_(keep_open) {}
+    : fs_(&sysfs.fs()), path_(sysfs.Path(relative)), keep_open_(keep_open) {}
 
 Result<std::string_view> AttributeFile::Read() {
   if (absent_) return Error(*absent_);

@@ -85,7 +85,7 @@ class AttributeFile {
   bool keep_open_;
   UniqueFd fd_;
   std::array<char, kInlineBytes> inline_{};
-  std::string overflow_;  // a page, once a value did not fit inline_; used from then on
+  std::string overflow_;          // a page, once a value did not fit inline_; used from then on
   std::optional<Status> absent_;  // the ENOENT of the first open, replayed without a syscall
 };
 

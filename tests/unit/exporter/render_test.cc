@@ -1,5 +1,9 @@
 #include "exporter/render.h"
 
+#include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/metric_type.h>
+#include <prometheus/text_serializer.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,11 +14,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/metric_type.h>
-#include <prometheus/text_serializer.h>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -222,8 +221,8 @@ TEST(RenderTextTest, writes_what_text_serializer_writes) {
   histogram.metric.push_back(h);
   prometheus::ClientMetric h_inf;  // ends with +Inf itself: no extra bucket
   h_inf.histogram.sample_count = 2;
-  h_inf.histogram.bucket = {{.cumulative_count = 2,
-                             .upper_bound = std::numeric_limits<double>::infinity()}};
+  h_inf.histogram.bucket = {
+      {.cumulative_count = 2, .upper_bound = std::numeric_limits<double>::infinity()}};
   histogram.metric.push_back(h_inf);
   families.push_back(std::move(histogram));
   prometheus::MetricFamily summary;
@@ -251,8 +250,8 @@ TEST(RenderTextTest, writes_what_text_serializer_writes) {
 
 TEST(RenderTextTest, escapes_help_text_as_the_format_requires) {
   std::vector<prometheus::MetricFamily> families;
-  families.push_back(Family("fabric_x", "one \\ two\nthree \"q\"", prometheus::MetricType::Gauge,
-                            {{{}, 1}}));
+  families.push_back(
+      Family("fabric_x", "one \\ two\nthree \"q\"", prometheus::MetricType::Gauge, {{{}, 1}}));
   EXPECT_EQ(RenderText(families),
             "# HELP fabric_x one \\\\ two\\nthree \"q\"\n"
             "# TYPE fabric_x gauge\n"

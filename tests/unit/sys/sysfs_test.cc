@@ -325,9 +325,10 @@ TEST_F(SysFsTest, attribute_file_reads_values_of_every_length_up_to_a_page) {
   AttributeFile file(sysfs, "node_desc");
   // Short values are read in one pread; the first one that does not fit in the object is read
   // again whole, and every later read goes straight to the page-sized buffer.
-  const std::string lengths[] = {std::string(10, 'a'), std::string(46, 'b'), std::string(47, 'c'),
-                                 std::string(48, 'd'), std::string(300, 'e'), "short",
-                                 std::string(4094, 'f')};  // with its newline, one byte short of a page
+  const std::string lengths[] = {
+      std::string(10, 'a'),  std::string(46, 'b'),  std::string(47, 'c'),
+      std::string(48, 'd'),  std::string(300, 'e'), "short",
+      std::string(4094, 'f')};  // with its newline, one byte short of a page
   int expected_reads = 0;
   bool grown = false;
   for (const std::string& value : lengths) {
