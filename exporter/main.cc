@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,27 +11,28 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-
-#include <spdlog/spdlog.h>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "collectors/core/registry.h"
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_kernel.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
-#include "collectors/sys/ethtool_kernel.h"
-#include "collectors/ethtool/replay.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
 #include "exporter/config.h"
 #include "exporter/detector_engine.h"
+#include "exporter/file_limit.h"
 #include "exporter/hook_runner.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/pages.h"
 #include "exporter/render.h"
 #include "exporter/render_cache.h"
-#include "exporter/file_limit.h"
 #include "exporter/scheduler.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_store.h"
@@ -167,20 +169,29 @@ int Main(int argc, char** argv) {
   }
 
   // ethtool data: a replay directory when --path.ethtool is set; else the kernel, but only for
-  // the host's own netdevs (a replay sysfs root names netdevs this kernel does not have).
-  std::unique_ptr<sys::EthtoolSource> ethtool_source;
-  bool ethtool_replay = false;
-  if (!config.ethtool_path.empty()) {
-    ethtool_source = std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem);
-    ethtool_replay = true;
-  } else if (IsHostSysfs(config.sysfs_path)) {
-    auto kernel = sys::KernelEthtool::Create();
-    if (kernel) {
-      ethtool_source = std::move(*kernel);
-    } else {
-      log->warn("ethtool kernel interface unavailable: {}", kernel.error().ToString());
+  // the host's own netdevs (a replay sysfs root names netdevs this kernel does not have). One
+  // source per collector that reads it: each collector samples on its own thread, and a source
+  // (its netlink and ioctl sockets, its scratch buffers) serves one thread.
+  const bool ethtool_replay = !config.ethtool_path.empty();
+  const bool ethtool_kernel = !ethtool_replay && IsHostSysfs(config.sysfs_path);
+  std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources;
+  bool ethtool_kernel_warned = false;
+  const auto new_ethtool_source = [&]() -> sys::EthtoolSource* {
+    if (ethtool_replay) {
+      return ethtool_sources
+          .emplace_back(std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem))
+          .get();
     }
-  }
+    if (!ethtool_kernel) return nullptr;
+    auto kernel = sys::KernelEthtool::Create();
+    if (!kernel) {
+      if (!std::exchange(ethtool_kernel_warned, true)) {
+        log->warn("ethtool kernel interface unavailable: {}", kernel.error().ToString());
+      }
+      return nullptr;
+    }
+    return ethtool_sources.emplace_back(std::move(*kernel)).get();
+  };
 
   std::vector<ScheduledCollector> collectors;
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
@@ -191,7 +202,7 @@ int Main(int argc, char** argv) {
     CollectorContext context{.sysfs = sysfs,
                              .link_events = link_log.get(),
                              .rdma_events = rdma_log.get(),
-                             .ethtool = ethtool_source.get(),
+                             .ethtool = info.reads_ethtool ? new_ethtool_source() : nullptr,
                              .ethtool_replay = ethtool_replay,
                              .clock = clock,
                              .logger = logger,

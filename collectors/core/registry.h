@@ -27,6 +27,10 @@ struct CollectorInfo {
   std::span<const MetricDesc> metrics;
   // Validates ctx.options (InvalidArgument naming the option) and builds the collector.
   std::function<Result<std::unique_ptr<Collector>>(const CollectorContext&)> factory;
+  // The collector reads CollectorContext::ethtool. Each such collector gets a source of its own:
+  // collectors run on their own threads, and a kernel source's sockets and a replay source's
+  // scratch buffers serve one thread (EthtoolSource contract).
+  bool reads_ethtool = false;
 };
 
 std::span<const CollectorInfo> CollectorRegistry();
