@@ -92,29 +92,45 @@ Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
   return Error(Unsupported("PFC storm-prevention timeout", netdev));
 }
 
-Result<std::vector<uint8_t>> ReplayEthtool::ModuleEeprom(const std::string& netdev) {
+Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) {
   // The largest layout is CMIS: lower page + 5 upper pages = 768 bytes; anything longer is not
   // a module image.
   constexpr size_t kMaxImage = 1024;
-  const std::string path = dir_ + "/" + netdev + "/module-eeprom";
+  constexpr std::string_view kImageFile = "module-eeprom";
+  image.clear();
+  // An empty cage is the steady state of many ports, probed again every module interval: it is
+  // told from the netdev directory's listing (kept: no allocation) rather than from a failed
+  // open, whose error message would be built on every probe. The short message fits a string
+  // without allocating; the collector names the netdev.
+  module_path_.assign(dir_).append("/").append(netdev);
+  if (fs_.ListDirInto(module_path_, module_dir_entries_).ok() &&
+      std::find(module_dir_entries_.begin(), module_dir_entries_.end(), kImageFile) ==
+          module_dir_entries_.end()) {
+    return Status(StatusCode::kNoData, "no image file");
+  }
+  const std::string& path = module_path_.append("/").append(kImageFile);
   auto fd = fs_.Open(path);
   if (!fd) {
     if (fd.error().sys_errno() == ENOENT) {
-      return Error(StatusCode::kNoData, "module EEPROM of " + netdev + ": no module (" + path +
-                                            " does not exist)");
+      return Status(StatusCode::kNoData,
+                    "module EEPROM of " + netdev + ": no module (" + path + " does not exist)");
     }
-    return Error(fd.error());
+    return fd.error();
   }
-  std::vector<uint8_t> image(kMaxImage + 1);
+  image.resize(kMaxImage + 1);
   auto n = fs_.ReadAt0(*fd, std::span<char>(reinterpret_cast<char*>(image.data()), image.size()),
                        path);
-  if (!n) return Error(n.error());
+  if (!n) {
+    image.clear();
+    return n.error();
+  }
   if (*n > kMaxImage) {
-    return Error(StatusCode::kInvalidArgument,
-                 path + ": longer than " + std::to_string(kMaxImage) + " bytes");
+    image.clear();
+    return Status(StatusCode::kInvalidArgument,
+                  path + ": longer than " + std::to_string(kMaxImage) + " bytes");
   }
   image.resize(*n);
-  return image;
+  return Status::Ok();
 }
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }

@@ -33,12 +33,14 @@ class ReplayEthtool final : public sys::EthtoolSource {
   Result<sys::LinkState> LinkStateOf(const std::string& netdev) override;
   Result<sys::PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
-  Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) override;
+  Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override;
   std::vector<Status> TakeWarnings() override;
 
  private:
   std::string dir_;
   std::string path_;  // of the statistics file being read
+  std::string module_path_;                      // of the module image being read
+  std::vector<std::string> module_dir_entries_;  // of the netdev whose module is read
   const sys::FileSystem& fs_;
   std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
   std::vector<Status> warnings_;

@@ -49,7 +49,7 @@ constexpr size_t kRxPowerMonitor = 186;  // 186-201
 
 constexpr int kBankLanes = 8;
 
-std::string ModuleState(uint8_t byte3) {
+std::string_view ModuleState(uint8_t byte3) {
   switch ((byte3 >> 1) & 0x07) {
     case 1: return "low_power";
     case 2: return "power_up";
@@ -61,7 +61,7 @@ std::string ModuleState(uint8_t byte3) {
 }
 
 // SFF-8024 Table 4-5 module media type (CMIS byte 85).
-std::string Media(uint8_t media_type) {
+std::string_view Media(uint8_t media_type) {
   switch (media_type) {
     case 0x01: return "mmf";
     case 0x02: return "smf";
@@ -93,26 +93,26 @@ std::string MissingPage(const char* name, const PageView& page, int image_offset
 // as reference.md §5.3 and SONiC do; ethtool's cmis.c divides instead (shifts right), so for a
 // ×2 module ethtool prints a quarter of our value. Reference Appendix C: the spec text itself
 // was not re-read; if it turns out to mean division, change `bias_scale` below only.
-ModuleReading DecodeCmis(const CmisPages& pages) {
+void DecodeCmis(const CmisPages& pages, ModuleReading& r) {
   const PageView lower(pages.lower, 0);
   const PageView page00(pages.page00, 128);
   const PageView page01(pages.page01, 128);
   const PageView page02(pages.page02, 128);
   const PageView page11(pages.page11, 128);
-  ModuleReading r;
+  r.Clear();
   r.type = ModuleType::kCmis;
   r.identifier = lower.U8(0);
-  r.identifier_name = std::string(IdentifierName(r.identifier));
+  r.identifier_name.assign(IdentifierName(r.identifier));
   if (lower.Has(kRevision)) r.spec_revision = lower.U8(kRevision);
   r.flat_memory = (lower.U8(kMemoryModel) & 0x80) != 0;
-  if (lower.Has(kModuleState)) r.module_state = ModuleState(lower.U8(kModuleState));
+  if (lower.Has(kModuleState)) r.module_state.assign(ModuleState(lower.U8(kModuleState)));
 
   if (!lower.Has(0, 128)) {
     AddWarning(r, StatusCode::kInvalidArgument,
                "CMIS lower page is " + std::to_string(lower.size()) +
                    " bytes of 128; module monitors, media type and lane count unavailable");
   }
-  if (lower.Has(kMediaType)) r.media = Media(lower.U8(kMediaType));
+  if (lower.Has(kMediaType)) r.media.assign(Media(lower.U8(kMediaType)));
 
   // Identity (page 00h).
   if (!page00.Has(128, 128)) {
@@ -120,16 +120,16 @@ ModuleReading DecodeCmis(const CmisPages& pages) {
                std::string("CMIS page 00h (image bytes 128-255) is ") +
                    (page00.present() ? "truncated" : "missing") + "; identity incomplete");
   }
-  r.vendor = page00.Ascii(kVendorName, 16);
-  r.part_number = page00.Ascii(kPartNumber, 16);
-  r.revision = page00.Ascii(kRevisionField, 2);
-  r.serial = page00.Ascii(kSerial, 16);
-  r.date_code = page00.Ascii(kDateCode, 8);
+  page00.AsciiInto(kVendorName, 16, r.vendor);
+  page00.AsciiInto(kPartNumber, 16, r.part_number);
+  page00.AsciiInto(kRevisionField, 2, r.revision);
+  page00.AsciiInto(kSerial, 16, r.serial);
+  page00.AsciiInto(kDateCode, 8, r.date_code);
   if (page00.Has(kVendorOui, 3)) {
     r.vendor_oui = {page00.U8(kVendorOui), page00.U8(kVendorOui + 1), page00.U8(kVendorOui + 2)};
   }
   if (page00.Has(kConnector)) r.connector = page00.U8(kConnector);
-  if (!lower.Has(0, 128)) return r;
+  if (!lower.Has(0, 128)) return;
 
   // Lane count: media lanes of application 1 (the module's default application); a DR4 behind
   // an 8-lane host interface has 4 media lanes and page 11h lanes 5-8 read 0.
@@ -239,7 +239,12 @@ ModuleReading DecodeCmis(const CmisPages& pages) {
     }
   }
   DropImplausibleValues(r);
-  return r;
+}
+
+ModuleReading DecodeCmis(const CmisPages& pages) {
+  ModuleReading reading;
+  DecodeCmis(pages, reading);
+  return reading;
 }
 
 }  // namespace fabricwatch::optics

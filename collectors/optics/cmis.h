@@ -31,5 +31,7 @@ struct CmisPages {
 // where page 01h byte 160 advertises the monitor. Tx bias LSB = 2 µA × the multiplier of byte
 // 160 bits 4-3 (×1, ×2, ×4), applied to monitors and thresholds alike (see cmis.cc).
 ModuleReading DecodeCmis(const CmisPages& pages);
+// The same into `reading` (cleared first, its storage reused; see ModuleReading::Clear).
+void DecodeCmis(const CmisPages& pages, ModuleReading& reading);
 
 }  // namespace fabricwatch::optics

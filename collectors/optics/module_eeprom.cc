@@ -144,17 +144,46 @@ bool PageView::AllEqual(size_t address, size_t length, uint8_t value) const {
 }
 
 std::string PageView::Ascii(size_t address, size_t length) const {
-  if (!Has(address, length)) return "";
   std::string text;
-  text.reserve(length);
-  for (size_t i = 0; i < length; ++i) {
-    uint8_t c = U8(address + i);
-    // NUL padding is as common as space padding in the field; treat both as padding.
+  AsciiInto(address, length, text);
+  return text;
+}
+
+void PageView::AsciiInto(size_t address, size_t length, std::string& text) const {
+  text.clear();
+  if (!Has(address, length)) return;
+  // NUL padding is as common as space padding in the field; treat both as padding.
+  const auto padding = [&](size_t i) {
+    const uint8_t c = U8(address + i);
+    return c == 0 || c == ' ';
+  };
+  size_t first = 0, end = length;
+  while (first < end && padding(first)) ++first;
+  while (end > first && padding(end - 1)) --end;
+  for (size_t i = first; i < end; ++i) {
+    const uint8_t c = U8(address + i);
     text.push_back(c == 0 ? ' ' : (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?');
   }
-  size_t first = text.find_first_not_of(' ');
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(' ') - first + 1);
+}
+
+void ModuleReading::Clear() {
+  // Moved out, reset, moved back: the strings' and vectors' buffers survive the reset.
+  ModuleReading fresh;
+  const auto keep = [](auto& from, auto& to) {
+    to = std::move(from);
+    to.clear();
+  };
+  keep(identifier_name, fresh.identifier_name);
+  keep(vendor, fresh.vendor);
+  keep(part_number, fresh.part_number);
+  keep(serial, fresh.serial);
+  keep(revision, fresh.revision);
+  keep(date_code, fresh.date_code);
+  keep(media, fresh.media);
+  keep(module_state, fresh.module_state);
+  keep(lanes, fresh.lanes);
+  keep(warnings, fresh.warnings);
+  *this = std::move(fresh);
 }
 
 Flags FlagsFromBits(uint8_t byte, int high_alarm, int low_alarm, int high_warning,
@@ -177,25 +206,25 @@ void DropImplausibleValues(ModuleReading& reading) {
   const auto bad = [&](std::string message) {
     AddWarning(reading, StatusCode::kInvalidArgument, std::move(message));
   };
-  const auto check_value = [&](std::optional<double>& value, const std::string& what,
+  // `lane` is 0 for a module-level value, else the lane counted from 1. The message is built only
+  // for a value that is dropped: a plausible reading costs no string.
+  const auto check_value = [&](std::optional<double>& value, size_t lane, const char* what,
                                double low, double high, const char* unit) {
-    if (!value) return;
-    if (!std::isfinite(*value) || *value < low || *value > high) {
-      bad(what + " " + Number(*value) + " " + unit + " is outside the plausible " + Number(low) +
-          ".." + Number(high) + " " + unit + "; omitted");
-      value.reset();
-    }
+    if (!value || (std::isfinite(*value) && *value >= low && *value <= high)) return;
+    bad((lane == 0 ? std::string() : "lane " + std::to_string(lane) + " ") + what + " " +
+        Number(*value) + " " + unit + " is outside the plausible " + Number(low) + ".." +
+        Number(high) + " " + unit + "; omitted");
+    value.reset();
   };
   constexpr double kMaxBias = 1.0;   // A; no module laser draws an ampere
   constexpr double kMaxPower = 1.0;  // W; +30 dBm
-  check_value(reading.temperature_celsius, "module temperature", -60, 150, "°C");
-  check_value(reading.supply_voltage_volts, "supply voltage", 2.0, 5.0, "V");
+  check_value(reading.temperature_celsius, 0, "module temperature", -60, 150, "°C");
+  check_value(reading.supply_voltage_volts, 0, "supply voltage", 2.0, 5.0, "V");
   for (size_t i = 0; i < reading.lanes.size(); ++i) {
     LaneReading& lane = reading.lanes[i];
-    const std::string prefix = "lane " + std::to_string(i + 1) + " ";
-    check_value(lane.tx_bias_amperes, prefix + "tx bias", 0, kMaxBias, "A");
-    check_value(lane.tx_power_watts, prefix + "tx power", 0, kMaxPower, "W");
-    check_value(lane.rx_power_watts, prefix + "rx power", 0, kMaxPower, "W");
+    check_value(lane.tx_bias_amperes, i + 1, "tx bias", 0, kMaxBias, "A");
+    check_value(lane.tx_power_watts, i + 1, "tx power", 0, kMaxPower, "W");
+    check_value(lane.rx_power_watts, i + 1, "rx power", 0, kMaxPower, "W");
   }
 
   const auto check_set = [&](std::optional<Thresholds>& set, const char* what, double low,
@@ -223,48 +252,57 @@ void DropImplausibleValues(ModuleReading& reading) {
 }
 
 Result<ModuleReading> DecodeModuleImage(std::span<const uint8_t> image) {
+  ModuleReading reading;
+  if (Status status = DecodeModuleImage(image, reading); !status.ok()) return Error(status);
+  return reading;
+}
+
+Status DecodeModuleImage(std::span<const uint8_t> image, ModuleReading& reading) {
   if (image.empty()) {
-    return Error(StatusCode::kInvalidArgument, "module EEPROM image is empty");
+    reading.Clear();
+    return Status(StatusCode::kInvalidArgument, "module EEPROM image is empty");
   }
   const uint8_t identifier = image[0];
-  ModuleReading reading;
   size_t layout_size = 0;
   switch (ModuleTypeFromIdentifier(identifier)) {
     case ModuleType::kSff8472:
       // design.md §5 / reference.md §3.1: A0h at 0, A2h at 256.
-      reading = DecodeSff8472(Slice(image, 0, 256), Slice(image, 256, 256));
+      DecodeSff8472(Slice(image, 0, 256), Slice(image, 256, 256), reading);
       layout_size = 512;
       break;
     case ModuleType::kSff8636:
       // Lower page, then pages 00h, 01h, 02h, 03h: page N's upper half at 128 + 128·N.
-      reading = DecodeSff8636({.lower = Slice(image, 0, kPage),
-                               .page00 = Slice(image, kPage, kPage),
-                               .page03 = Slice(image, 4 * kPage, kPage)});
+      DecodeSff8636({.lower = Slice(image, 0, kPage),
+                     .page00 = Slice(image, kPage, kPage),
+                     .page03 = Slice(image, 4 * kPage, kPage)},
+                    reading);
       layout_size = 5 * kPage;
       break;
     case ModuleType::kCmis:
-      reading = DecodeCmis({.lower = Slice(image, 0, kPage),
-                            .page00 = Slice(image, 1 * kPage, kPage),
-                            .page01 = Slice(image, 2 * kPage, kPage),
-                            .page02 = Slice(image, 3 * kPage, kPage),
-                            .page10 = Slice(image, 4 * kPage, kPage),
-                            .page11 = Slice(image, 5 * kPage, kPage)});
+      DecodeCmis({.lower = Slice(image, 0, kPage),
+                  .page00 = Slice(image, 1 * kPage, kPage),
+                  .page01 = Slice(image, 2 * kPage, kPage),
+                  .page02 = Slice(image, 3 * kPage, kPage),
+                  .page10 = Slice(image, 4 * kPage, kPage),
+                  .page11 = Slice(image, 5 * kPage, kPage)},
+                 reading);
       layout_size = 6 * kPage;
       break;
     case ModuleType::kUnknown:
+      reading.Clear();
       reading.identifier = identifier;
-      reading.identifier_name = std::string(IdentifierName(identifier));
+      reading.identifier_name.assign(IdentifierName(identifier));
       AddWarning(reading, StatusCode::kUnimplemented,
                  "module identifier " + Hex8(identifier) + " (" + reading.identifier_name +
                      ") is not decoded (SFF-8472, SFF-8636 and CMIS only)");
-      return reading;
+      return Status::Ok();
   }
   if (image.size() > layout_size) {
     AddWarning(reading, StatusCode::kInvalidArgument,
                "image is " + std::to_string(image.size()) + " bytes; bytes past " +
                    std::to_string(layout_size) + " ignored");
   }
-  return reading;
+  return Status::Ok();
 }
 
 }  // namespace fabricwatch::optics

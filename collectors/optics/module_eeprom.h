@@ -48,6 +48,7 @@ struct Thresholds {
   double low_alarm = 0;
   double high_warning = 0;
   double low_warning = 0;
+  friend bool operator==(const Thresholds&, const Thresholds&) = default;
 };
 
 // Latched alarm/warning flags for one measurement (true = raised).
@@ -65,6 +66,7 @@ struct ModuleThresholds {
   std::optional<Thresholds> tx_bias_amperes;
   std::optional<Thresholds> tx_power_watts;
   std::optional<Thresholds> rx_power_watts;
+  friend bool operator==(const ModuleThresholds&, const ModuleThresholds&) = default;
 };
 
 // One media lane; `lanes[i]` is lane i + 1.
@@ -78,6 +80,7 @@ struct LaneReading {
   std::optional<bool> rx_los;
   std::optional<bool> tx_los;
   std::optional<bool> tx_fault;
+  friend bool operator==(const LaneReading&, const LaneReading&) = default;
 };
 
 enum class RxPowerMeasurement { kUnknown, kAverage, kOma };
@@ -122,6 +125,12 @@ struct ModuleReading {
   ModuleThresholds thresholds;
 
   std::vector<Status> warnings;  // non-fatal: what is missing or nonsensical, and why
+
+  // Back to a default-constructed reading, keeping the storage of its strings and vectors, so a
+  // reading decoded again into the same object allocates nothing while the module's strings fit
+  // what they held (design.md §8: no allocation per sample).
+  void Clear();
+  friend bool operator==(const ModuleReading&, const ModuleReading&) = default;
 };
 
 // Decodes a flat image as design.md §5 lays it out (replay files, the legacy ioctl):
@@ -131,6 +140,9 @@ struct ModuleReading {
 // A shorter image means the later pages are absent. Fails (kInvalidArgument) only for an empty
 // image; everything else yields a reading with warnings for what could not be decoded.
 Result<ModuleReading> DecodeModuleImage(std::span<const uint8_t> image);
+// The same into `reading` (cleared first, its storage reused): what the optics collector calls
+// on every module read. On error `reading` is cleared.
+Status DecodeModuleImage(std::span<const uint8_t> image, ModuleReading& reading);
 
 // ---- Shared by the spec decoders (sff8472.cc, sff8636.cc, cmis.cc) ----
 
@@ -157,6 +169,8 @@ class PageView {
   bool AllEqual(size_t address, size_t length, uint8_t value) const;
   // Space-padded ASCII field: trimmed, non-printable bytes replaced by '?'; "" if absent.
   std::string Ascii(size_t address, size_t length) const;
+  // The same into `text` (its storage reused).
+  void AsciiInto(size_t address, size_t length, std::string& text) const;
 
  private:
   std::span<const uint8_t> bytes_;

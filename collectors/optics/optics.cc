@@ -8,6 +8,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/device_filter.h"
@@ -27,6 +30,10 @@ namespace {
 constexpr std::array<std::string_view, 16> kLanes = {"1",  "2",  "3",  "4",  "5",  "6",
                                                       "7",  "8",  "9",  "10", "11", "12",
                                                       "13", "14", "15", "16"};
+
+// Decode warnings remembered as logged; past this (warnings whose text keeps changing) they are
+// forgotten and logged again.
+constexpr size_t kMaxWarningsLogged = 4096;
 
 // How often the hwmon channels are looked for again when no listing changed.
 constexpr std::chrono::seconds kHwmonRediscovery{60};
@@ -170,9 +177,13 @@ class OpticsCollector final : public Collector {
   struct Module {
     std::chrono::system_clock::time_point last_attempt{};
     std::chrono::system_clock::time_point last_read{};
-    std::optional<ModuleReading> reading;
+    // The last decoded reading, valid while `has_reading`; kept when invalid so that the next
+    // decode reuses its strings and vectors.
+    ModuleReading reading;
+    bool has_reading = false;
     bool absent = false;       // the cage is empty
     bool unsupported = false;  // the driver cannot read modules: asked again next interval
+    StatusCode quiet_code = StatusCode::kOk;  // the expected failure last logged (kNoData, ...)
   };
 
   Result<std::vector<std::string>> Netdevs();
@@ -196,7 +207,6 @@ class OpticsCollector final : public Collector {
   std::chrono::milliseconds module_interval_;
   std::chrono::milliseconds collector_interval_;
   std::map<std::string, Module> modules_;
-  std::set<std::string> quiet_logged_;
 
   // One mlx5 hwmon temperature channel (temp<N>_*), with its files kept open.
   struct HwmonChannel {
@@ -210,6 +220,10 @@ class OpticsCollector final : public Collector {
   sys::ListingWatch netdev_listings_{2, kHwmonRediscovery};
   std::vector<std::string> netdevs_;
   std::vector<std::string> due_;  // this run's overdue modules (kept: no allocation per run)
+  std::vector<uint8_t> image_;    // the module image being decoded (kept: read into in place)
+  // Decode warnings already logged, by hash of netdev and message: a module that keeps the same
+  // warning is logged once, and checking costs no string.
+  std::unordered_set<size_t> warnings_logged_;
 };
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
@@ -247,43 +261,46 @@ Status OpticsCollector::RefreshNetdevs() {
 
 void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink& sink) {
   module.last_attempt = clock_.Now();
-  auto image = source_->ModuleEeprom(netdev);
-  if (!image) {
-    const Status& error = image.error();
-    const std::string key = netdev + "/module-eeprom";
-    if (error.code() == StatusCode::kNoData || error.code() == StatusCode::kUnimplemented ||
-        error.code() == StatusCode::kNotFound) {
-      module.absent = error.code() == StatusCode::kNoData;
+  if (Status status = source_->ReadModuleEeprom(netdev, image_); !status.ok()) {
+    module.has_reading = false;
+    if (status.code() == StatusCode::kNoData || status.code() == StatusCode::kUnimplemented ||
+        status.code() == StatusCode::kNotFound) {
+      module.absent = status.code() == StatusCode::kNoData;
       module.unsupported = !module.absent;
-      module.reading.reset();
-      if (quiet_logged_.insert(key + "/" + std::string(StatusCodeName(error.code()))).second) {
-        logger_->debug("{}: no module EEPROM: {}", netdev, error.message());
+      // Logged when the port enters this state, not on every probe of an empty cage.
+      if (std::exchange(module.quiet_code, status.code()) != status.code()) {
+        logger_->debug("{}: no module EEPROM: {}", netdev, status.message());
       }
       return;
     }
     // Anything else (EPERM without CAP_NET_ADMIN, an I2C error): counted, last values dropped
     // rather than re-exported as if fresh.
-    module.reading.reset();
-    sink.RecordError(error);
-    transitions_.Failed(key, error);
+    module.quiet_code = StatusCode::kOk;
+    sink.RecordError(status);
+    transitions_.Failed(netdev + "/module-eeprom", status);
     return;
   }
-  auto reading = DecodeModuleImage(*image);
-  if (!reading) {
-    module.reading.reset();
-    sink.RecordError(reading.error().WithContext(netdev + " module EEPROM"));
-    transitions_.Failed(netdev + "/decode", reading.error());
+  module.quiet_code = StatusCode::kOk;
+  // Decoded into the module's kept reading: while the module's strings fit what they held
+  // before, a read allocates nothing.
+  if (Status status = DecodeModuleImage(image_, module.reading); !status.ok()) {
+    module.has_reading = false;
+    sink.RecordError(status.WithContext(netdev + " module EEPROM"));
+    transitions_.Failed(netdev + "/decode", status);
     return;
   }
-  for (const Status& warning : reading->warnings) {
-    if (quiet_logged_.insert(netdev + "/warning/" + warning.message()).second) {
+  for (const Status& warning : module.reading.warnings) {
+    const size_t key =
+        std::hash<std::string_view>{}(netdev)*31 + std::hash<std::string_view>{}(warning.message());
+    if (warnings_logged_.size() >= kMaxWarningsLogged) warnings_logged_.clear();
+    if (warnings_logged_.insert(key).second) {
       logger_->info("{} module: {}", netdev, warning.message());
     }
   }
   module.absent = false;
   module.unsupported = false;
+  module.has_reading = true;
   module.last_read = module.last_attempt;
-  module.reading = std::move(*reading);
 }
 
 void OpticsCollector::Emit(const std::string& netdev, const Module& module, MetricSink& sink) {
@@ -292,18 +309,13 @@ void OpticsCollector::Emit(const std::string& netdev, const Module& module, Metr
     sink.Add(kPresent, {n}, 0);
     return;
   }
-  if (!module.reading) return;
-  const ModuleReading& r = *module.reading;
+  if (!module.has_reading) return;
+  const ModuleReading& r = module.reading;
   sink.Add(kPresent, {n}, 1);
   sink.Add(kLastRead, {n}, std::chrono::duration<double>(module.last_read.time_since_epoch()).count());
-  const std::string connector =
-      r.connector ? std::string(ConnectorName(*r.connector)) : std::string();
-  std::string wavelength;
-  if (r.wavelength_nm) {
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%g", *r.wavelength_nm);
-    wavelength = buf;
-  }
+  const std::string_view connector = r.connector ? ConnectorName(*r.connector) : "";
+  char wavelength[32] = "";
+  if (r.wavelength_nm) snprintf(wavelength, sizeof(wavelength), "%g", *r.wavelength_nm);
   sink.AddInfo(kInfo, {n,
                        {"identifier", r.identifier_name},
                        {"memory_map", ModuleTypeName(r.type)},

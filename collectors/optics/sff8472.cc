@@ -99,22 +99,22 @@ double Sff8472Calibration::RxPowerWatts(uint16_t raw) const {
 // SFF-8472 Rev 12.x Table 4-1 (A0h serial ID), Tables 8-3/8-6/8-8 (bytes 92-94), Table 9-5
 // (A2h thresholds, calibration constants), Table 9-11 (A/D values, byte 110 status), Table 9-12
 // (flags); §9.2/§9.3 calibration.
-ModuleReading DecodeSff8472(std::span<const uint8_t> a0h_bytes,
-                            std::span<const uint8_t> a2h_bytes) {
+void DecodeSff8472(std::span<const uint8_t> a0h_bytes, std::span<const uint8_t> a2h_bytes,
+                   ModuleReading& r) {
   const PageView a0h(a0h_bytes, 0);
   const PageView a2h(a2h_bytes, 0);
-  ModuleReading r;
+  r.Clear();
   r.type = ModuleType::kSff8472;
   r.identifier = a0h.U8(0);
-  r.identifier_name = std::string(IdentifierName(r.identifier));
+  r.identifier_name.assign(IdentifierName(r.identifier));
 
   // Identity: fields are taken one by one, so a short A0h (112 or 144 bytes in some databases)
   // still yields what it holds.
-  r.vendor = a0h.Ascii(kA0VendorName, 16);
-  r.part_number = a0h.Ascii(kA0PartNumber, 16);
-  r.revision = a0h.Ascii(kA0Revision, 4);
-  r.serial = a0h.Ascii(kA0Serial, 16);
-  r.date_code = a0h.Ascii(kA0DateCode, 8);
+  a0h.AsciiInto(kA0VendorName, 16, r.vendor);
+  a0h.AsciiInto(kA0PartNumber, 16, r.part_number);
+  a0h.AsciiInto(kA0Revision, 4, r.revision);
+  a0h.AsciiInto(kA0Serial, 16, r.serial);
+  a0h.AsciiInto(kA0DateCode, 8, r.date_code);
   if (a0h.Has(kA0VendorOui, 3)) {
     r.vendor_oui = {a0h.U8(kA0VendorOui), a0h.U8(kA0VendorOui + 1), a0h.U8(kA0VendorOui + 2)};
   }
@@ -134,11 +134,11 @@ ModuleReading DecodeSff8472(std::span<const uint8_t> a0h_bytes,
     AddWarning(r, StatusCode::kInvalidArgument,
                "SFF-8472 A0h is " + std::to_string(a0h.size()) +
                    " bytes; the identity and diagnostic type need bytes 0-94");
-    if (!a0h.Has(kA0DiagType)) return r;
+    if (!a0h.Has(kA0DiagType)) return;
   }
   const uint8_t diag_type = a0h.U8(kA0DiagType);
   r.ddm_supported = (diag_type & 0x40) != 0;
-  if (!r.ddm_supported) return r;
+  if (!r.ddm_supported) return;
   r.externally_calibrated = (diag_type & 0x10) != 0;
   r.rx_power_measurement =
       (diag_type & 0x08) ? RxPowerMeasurement::kAverage : RxPowerMeasurement::kOma;
@@ -149,7 +149,7 @@ ModuleReading DecodeSff8472(std::span<const uint8_t> a0h_bytes,
                                    " bytes; the live monitors need bytes 96-105"
                              : "A0h byte 92 advertises diagnostics but the image has no A2h "
                                "(bytes 256-511); no monitor values");
-    return r;
+    return;
   }
 
   Sff8472Calibration cal;  // identity for internally calibrated modules (§9.2)
@@ -157,7 +157,7 @@ ModuleReading DecodeSff8472(std::span<const uint8_t> a0h_bytes,
     if (!a2h.Has(kA2CalibrationStart, kA2CalibrationEnd - kA2CalibrationStart)) {
       AddWarning(r, StatusCode::kInvalidArgument,
                  "externally calibrated but A2h bytes 56-91 (calibration constants) are missing");
-      return r;
+      return;
     }
     cal = Sff8472Calibration::Read(a2h);
   }
@@ -203,7 +203,12 @@ ModuleReading DecodeSff8472(std::span<const uint8_t> a0h_bytes,
       set(kA2RxPowerThresholds, [&](uint16_t v) { return cal.RxPowerWatts(v); });
 
   DropImplausibleValues(r);
-  return r;
+}
+
+ModuleReading DecodeSff8472(std::span<const uint8_t> a0h, std::span<const uint8_t> a2h) {
+  ModuleReading reading;
+  DecodeSff8472(a0h, a2h, reading);
+  return reading;
 }
 
 }  // namespace fabricwatch::optics

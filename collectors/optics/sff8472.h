@@ -39,5 +39,8 @@ struct Sff8472Calibration {
 // (DDM implemented) is set; when it is set but A2h is missing or short, the reading says so in a
 // kInvalidArgument warning and keeps the identity.
 ModuleReading DecodeSff8472(std::span<const uint8_t> a0h, std::span<const uint8_t> a2h);
+// The same into `reading` (cleared first, its storage reused; see ModuleReading::Clear).
+void DecodeSff8472(std::span<const uint8_t> a0h, std::span<const uint8_t> a2h,
+                   ModuleReading& reading);
 
 }  // namespace fabricwatch::optics

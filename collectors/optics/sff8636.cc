@@ -51,7 +51,7 @@ Flags LaneFlags(const PageView& lower, size_t first_byte, int lane) {
   return FlagsFromBits(byte, top, top - 1, top - 2, top - 3);
 }
 
-std::string Media(uint8_t technology) {
+std::string_view Media(uint8_t technology) {
   uint8_t transmitter = technology >> 4;
   if (transmitter == 0x0A || transmitter == 0x0B) return "passive_copper";
   if (transmitter >= 0x0C) return "active_copper";
@@ -61,14 +61,14 @@ std::string Media(uint8_t technology) {
 }  // namespace
 
 // SFF-8636 Rev 2.10a Tables 6-2..6-7 (lower page), 6-15/6-16/6-23 (page 00h), 6-29 (page 03h).
-ModuleReading DecodeSff8636(const Sff8636Pages& pages) {
+void DecodeSff8636(const Sff8636Pages& pages, ModuleReading& r) {
   const PageView lower(pages.lower, 0);
   const PageView page00(pages.page00, 128);
   const PageView page03(pages.page03, 128);
-  ModuleReading r;
+  r.Clear();
   r.type = ModuleType::kSff8636;
   r.identifier = lower.U8(0);
-  r.identifier_name = std::string(IdentifierName(r.identifier));
+  r.identifier_name.assign(IdentifierName(r.identifier));
   if (lower.Has(kRevision)) r.spec_revision = lower.U8(kRevision);
   r.flat_memory = (lower.U8(kStatus) & 0x04) != 0;
 
@@ -90,22 +90,22 @@ ModuleReading DecodeSff8636(const Sff8636Pages& pages) {
 
   // Identity (Table 6-15), field by field.
   if (page00.Has(kConnector)) r.connector = page00.U8(kConnector);
-  r.vendor = page00.Ascii(kVendorName, 16);
-  r.part_number = page00.Ascii(kPartNumber, 16);
-  r.revision = page00.Ascii(kRevisionField, 2);
-  r.serial = page00.Ascii(kSerial, 16);
-  r.date_code = page00.Ascii(kDateCode, 8);
+  page00.AsciiInto(kVendorName, 16, r.vendor);
+  page00.AsciiInto(kPartNumber, 16, r.part_number);
+  page00.AsciiInto(kRevisionField, 2, r.revision);
+  page00.AsciiInto(kSerial, 16, r.serial);
+  page00.AsciiInto(kDateCode, 8, r.date_code);
   if (page00.Has(kVendorOui, 3)) {
     r.vendor_oui = {page00.U8(kVendorOui), page00.U8(kVendorOui + 1), page00.U8(kVendorOui + 2)};
   }
   if (page00.Has(kDeviceTechnology)) {
-    r.media = Media(page00.U8(kDeviceTechnology));
+    r.media.assign(Media(page00.U8(kDeviceTechnology)));
     // Bytes 186-187: wavelength × 20 for optical transmitters, copper attenuation otherwise.
     if (r.media == "optical" && page00.Has(kWavelength, 2) && page00.U16(kWavelength) != 0) {
       r.wavelength_nm = page00.U16(kWavelength) / 20.0;
     }
   }
-  if (!page00.Has(kDiagType) || !page00.Has(kDeviceTechnology)) return r;
+  if (!page00.Has(kDiagType) || !page00.Has(kDeviceTechnology)) return;
 
   // Table 6-23 byte 220: b5 temperature monitoring, b4 supply voltage monitoring (both reserved,
   // i.e. 0, in SFF-8436, so an older module with 0 there still monitors), b3 Rx power type
@@ -113,11 +113,11 @@ ModuleReading DecodeSff8636(const Sff8636Pages& pages) {
   // b5/b4/b2 has no diagnostics; every other module has the lower-page monitors.
   const uint8_t diag = page00.U8(kDiagType);
   r.ddm_supported = !(r.media == "passive_copper" && (diag & 0x34) == 0);
-  if (!r.ddm_supported) return r;
+  if (!r.ddm_supported) return;
   r.rx_power_measurement = (diag & 0x08) ? RxPowerMeasurement::kAverage : RxPowerMeasurement::kOma;
   const bool tx_power_measured = (diag & 0x04) != 0;
 
-  if (!lower.Has(0, kLowerEnd)) return r;  // warned above
+  if (!lower.Has(0, kLowerEnd)) return;  // warned above
   if (lower.U8(kStatus) & 0x01) {
     AddWarning(r, StatusCode::kInvalidArgument,
                "SFF-8636 byte 2 Data_Not_Ready is set: monitor values may not be valid yet");
@@ -172,7 +172,12 @@ ModuleReading DecodeSff8636(const Sff8636Pages& pages) {
     }
   }
   DropImplausibleValues(r);
-  return r;
+}
+
+ModuleReading DecodeSff8636(const Sff8636Pages& pages) {
+  ModuleReading reading;
+  DecodeSff8636(pages, reading);
+  return reading;
 }
 
 }  // namespace fabricwatch::optics

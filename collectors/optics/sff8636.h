@@ -27,5 +27,7 @@ struct Sff8636Pages {
 // has none, and without page 00h nothing says whether the lower page monitors are real.
 // Tx power is decoded only when byte 220 bit 2 says it is measured.
 ModuleReading DecodeSff8636(const Sff8636Pages& pages);
+// The same into `reading` (cleared first, its storage reused; see ModuleReading::Clear).
+void DecodeSff8636(const Sff8636Pages& pages, ModuleReading& reading);
 
 }  // namespace fabricwatch::optics

@@ -99,9 +99,18 @@ class EthtoolSource {
   // KernelEthtool), kUnimplemented when the driver cannot read modules at all (veth, virtio_net)
   // or the source has no module data, kPermissionDenied without CAP_NET_ADMIN, kNotFound for a
   // netdev that does not exist.
-  virtual Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) {
-    return tl::unexpected<Status>(
-        Status(StatusCode::kUnimplemented, "module EEPROM of " + netdev + ": not available"));
+  // Reads into `image`: its contents are replaced (empty after an error) and its storage reused,
+  // so a caller that keeps the vector allocates nothing per read where the source allows it
+  // (the replay source; the kernel's netlink path builds libnl messages per page).
+  virtual Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) {
+    image.clear();
+    return Status(StatusCode::kUnimplemented, "module EEPROM of " + netdev + ": not available");
+  }
+  // The same into a new vector.
+  Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) {
+    std::vector<uint8_t> image;
+    if (Status status = ReadModuleEeprom(netdev, image); !status.ok()) return Error(status);
+    return image;
   }
   // Problems the last Statistics() call survived without failing (a malformed line in a replay
   // file): the good stats were returned, these are counted as errors by the collector.

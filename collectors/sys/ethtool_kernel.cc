@@ -1311,7 +1311,17 @@ Result<std::vector<uint8_t>> KernelEthtool::ModuleEepromIoctl(const std::string&
   return std::vector<uint8_t>(data, data + info.eeprom_len);
 }
 
-Result<std::vector<uint8_t>> KernelEthtool::ModuleEeprom(const std::string& netdev) {
+Status KernelEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) {
+  auto read = ModuleEepromEitherPath(netdev);
+  if (!read) {
+    image.clear();
+    return read.error();
+  }
+  image = std::move(*read);
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> KernelEthtool::ModuleEepromEitherPath(const std::string& netdev) {
   if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
   if (module_eeprom_via_ioctl_) return ModuleEepromIoctl(netdev);
   auto image = ModuleEepromNetlink(netdev);

@@ -237,7 +237,7 @@ class KernelEthtool final : public EthtoolSource {
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) override;
-  Result<std::vector<uint8_t>> ModuleEeprom(const std::string& netdev) override;
+  Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override;
 
   // Netlink requests sent so far (generic netlink and rtnetlink), for tests and self-metrics.
   uint64_t netlink_requests() const;
@@ -266,6 +266,8 @@ class KernelEthtool final : public EthtoolSource {
   Result<uint32_t> StatsCount(const std::string& netdev);
   Result<Fetch> FetchNames(const std::string& netdev, uint32_t count, StatsCache& cache);
   Result<Fetch> FetchValues(const std::string& netdev, uint32_t count, StatsCache& cache);
+  // Netlink first, the legacy ioctl where the kernel lacks MODULE_EEPROM_GET.
+  Result<std::vector<uint8_t>> ModuleEepromEitherPath(const std::string& netdev);
   Result<std::vector<uint8_t>> ModuleEepromNetlink(const std::string& netdev);
   Result<std::vector<uint8_t>> ModuleEepromIoctl(const std::string& netdev);
   Status ModuleError(const Status& error, const std::string& netdev, bool first_read);

@@ -22,6 +22,7 @@
 
 #include "detectors/core/anomaly_tracker.h"
 #include "tests/testing/sim_pipeline.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::testing {
@@ -30,26 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using detect::AnomalyTransition;
 using detect::Severity;
-
-class TempDir {
- public:
-  // The simulator rewrites its tree every step: on tmpfs when there is one (several times
-  // faster than a disk file system), else in the temp directory.
-  TempDir() {
-    std::error_code ec;
-    const fs::path base =
-        fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
-    path_ = base / ("fw-scen-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string Path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
 
 sim::Scenario LoadShipped(const std::string& name) {
   auto scenario = sim::LoadScenario(SourcePath("tools/fabricsim/scenarios/" + name + ".yaml"));

@@ -5,7 +5,7 @@
 // CollectionBuffers, each snapshot published into a SnapshotStore). Per collector and per
 // steady-state sample it measures:
 //   - thread CPU time (CLOCK_THREAD_CPUTIME_ID: user+sys of the sampling thread) and wall time;
-//   - heap allocations (operator new calls; counted by the replacement below, this binary only);
+//   - heap allocations (operator new calls of the sampling thread; allocation_counter.h);
 //   - filesystem operations through a counting FileSystem decorator: counter files read (one
 //     pread each), opens, directory listings, readlinks — the "floor" the syscall count of
 //     strace is compared against;
@@ -16,9 +16,12 @@
 //
 // Output: a Markdown table on stdout and, with --json, a JSON document for run.sh.
 
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,13 +31,9 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "collectors/core/registry.h"
 #include "collectors/ethtool/replay.h"
@@ -44,34 +43,7 @@
 #include "exporter/render.h"
 #include "exporter/scheduler.h"
 #include "exporter/snapshot_store.h"
-
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // replacement new/delete pair below
-
-// Allocation counting: a replacement of the global operator new for this benchmark binary only
-// (the agent and the tests do not have it). Relaxed atomics: the counter is read by the same
-// thread that samples, between samples.
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, std::align_val_t align) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  size_t a = static_cast<size_t>(align);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#include "tools/bench/allocation_counter.h"
 
 namespace fabricwatch::bench {
 namespace {
@@ -220,17 +192,17 @@ int Main(int argc, char** argv) {
     }
     FsCounts before = fs.counts();
     for (int i = 0; i < samples; ++i) {
-      uint64_t allocations0 = g_allocations.load(std::memory_order_relaxed);
+      StartCountingAllocations();
       uint64_t cpu0 = ThreadCpuNanos();
       uint64_t wall0 = MonotonicNanos();
       exporter::CollectionOutcome outcome = exporter::CollectOnce(scheduled, clock, &buffers);
       store.Publish(std::move(outcome.snapshot));
       uint64_t wall1 = MonotonicNanos();
       uint64_t cpu1 = ThreadCpuNanos();
-      uint64_t allocations1 = g_allocations.load(std::memory_order_relaxed);
+      const uint64_t allocations = StopCountingAllocations();
       f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
       f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
-      f.allocations.push_back(static_cast<double>(allocations1 - allocations0));
+      f.allocations.push_back(static_cast<double>(allocations));
       f.series = outcome.run.series;
       f.partial_errors += outcome.run.partial_errors;
       const Status& status = outcome.run.status;

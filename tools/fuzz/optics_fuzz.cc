@@ -221,6 +221,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(r.identifier == image[0], "identifier", "differs from byte 0");
     Check(r.type == ModuleTypeFromIdentifier(image[0]), "type", "differs from the dispatch");
     CheckReading(r);
+    // The collector decodes into the reading it kept from the module's last read: whatever that
+    // held (here the previous input's decode), the result must be the fresh decode's.
+    static ModuleReading reused;
+    Check(DecodeModuleImage(image, reused).ok(), "DecodeModuleImage",
+          "into a reused reading failed");
+    Check(reused == r, "DecodeModuleImage", "into a reused reading differs from a fresh decode");
   });
 #else
 #error "define one of FUZZ_TARGET_SFF8472, FUZZ_TARGET_SFF8636, FUZZ_TARGET_CMIS, FUZZ_TARGET_IMAGE"

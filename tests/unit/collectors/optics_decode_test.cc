@@ -401,6 +401,34 @@ TEST(OpticsDecodeTest, every_prefix_of_every_image_decodes_without_crashing) {
   }
 }
 
+// The optics collector decodes every read of a module into the reading it kept from the last
+// one (ModuleReading::Clear keeps the storage). Whatever that reading held before, another
+// module, a truncated image with warnings, more lanes, longer strings, the result must be the
+// fresh decode's.
+TEST(OpticsDecodeTest, decoding_into_a_reused_reading_equals_a_fresh_decode) {
+  ModuleReading reused;
+  const std::vector<Image> images = {SfpInternal(), Cmis8Lane(),   QsfpFlatDac(), SfpExternal(),
+                                     Qsfp28Paged(), CmisFlatDac(), Cmis8Lane()};
+  for (const Image& img : images) {
+    const Bytes& full = img.bytes();
+    for (size_t n : {full.size(), size_t{1}, full.size() / 2, size_t{200}, full.size()}) {
+      n = std::min(n, full.size());
+      const std::span<const uint8_t> prefix(full.data(), n);
+      ASSERT_TRUE(DecodeModuleImage(prefix, reused).ok()) << n;
+      const ModuleReading fresh = Decode(prefix);
+      EXPECT_TRUE(reused == fresh)
+          << "identifier " << int{full[0]} << ", " << n << " bytes: reused reading has"
+          << Warnings(reused) << "\nfresh has" << Warnings(fresh);
+    }
+  }
+  // An unknown identifier and an empty image leave nothing of the reading before.
+  const uint8_t unknown[] = {0x7f, 1, 2, 3};
+  ASSERT_TRUE(DecodeModuleImage(unknown, reused).ok());
+  EXPECT_TRUE(reused == Decode(unknown));
+  EXPECT_FALSE(DecodeModuleImage({}, reused).ok());
+  EXPECT_TRUE(reused == ModuleReading{});
+}
+
 TEST(OpticsDecodeTest, all_ff_and_all_zero_garbage_gives_unknown_or_absent) {
   for (uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
     for (size_t size : {1, 128, 256, 512, 640, 768}) {

@@ -17,6 +17,7 @@
 #include "collectors/core/registry.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 #include "tools/fabricsim/mlx5_stats.h"
 #include "tools/fabricsim/simulator.h"
@@ -25,22 +26,8 @@ namespace fabricwatch::sim {
 namespace {
 
 namespace fs = std::filesystem;
+using fabricwatch::testing::TempDir;
 using ::testing::HasSubstr;
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("fw-sim-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
 
 class FixedClock final : public Clock {
  public:
