@@ -2,7 +2,7 @@
 # The fabricwatch benchmark: one command, figures as ratios against node_exporter.
 #
 #   tools/bench/run.sh                 full run on the simulator's hgx-ib, hgx-roce and stress-64
-#                                      presets (about 6 minutes); report in build-bench/report/
+#                                      presets (about 8 minutes); report in build-bench/report/
 #   tools/bench/run.sh --smoke         seconds-long run on the small preset (what `make test` runs:
 #                                      it checks the benchmark works, it asserts no timing)
 #   tools/bench/run.sh --preset NAME   one preset (repeatable)
@@ -93,9 +93,13 @@ trap cleanup EXIT
 # (/proc/<pid>/stat ticks are 10 ms, too coarse for an agent that uses a few ms a second).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 rss_kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
+# A port below the ephemeral range: one inside it can be the local port of a connection curl or
+# wrk just made, and the listener then fails to bind (seen once: "address already in use").
 free_port() {
-  local p
-  for p in $(shuf -i 20000-60000 -n 50); do
+  local p low
+  low="$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+  ((low > 12000)) || low=32768
+  for p in $(shuf -i "10000-$((low - 1))" -n 50); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done
   echo "run.sh: no free port" >&2; exit 1
