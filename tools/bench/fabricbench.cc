@@ -161,8 +161,8 @@ int Main(int argc, char** argv) {
   const sys::RealFileSystem real_fs;
   const CountingFileSystem fs(real_fs);
   const sys::SysFs sysfs(sysfs_path, fs);
-  std::unique_ptr<sys::EthtoolSource> ethtool;
-  if (!ethtool_path.empty()) ethtool = std::make_unique<ethtool::ReplayEthtool>(ethtool_path, fs);
+  // As main() does: a source of its own for each collector that reads one.
+  std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources;
 
   std::vector<CollectorFigures> figures;
   std::vector<prometheus::MetricFamily> exposition;
@@ -177,9 +177,15 @@ int Main(int argc, char** argv) {
         options.emplace(std::string(option.key), std::string(option.default_value));
       }
     }
+    sys::EthtoolSource* ethtool_source = nullptr;
+    if (info.reads_ethtool && !ethtool_path.empty()) {
+      ethtool_source =
+          ethtool_sources.emplace_back(std::make_unique<ethtool::ReplayEthtool>(ethtool_path, fs))
+              .get();
+    }
     CollectorContext context{.sysfs = sysfs,
-                             .ethtool = ethtool.get(),
-                             .ethtool_replay = ethtool != nullptr,
+                             .ethtool = ethtool_source,
+                             .ethtool_replay = ethtool_source != nullptr,
                              .clock = clock,
                              .logger = logger,
                              .options = options,
