@@ -59,12 +59,27 @@ class LabelNames {
   size_t count_ = 0;
 };
 
+// What a counter's raw value does at the end of its range. Declared once, beside the metric, by
+// the collector that knows the source (a 16-bit IB PMA counter, a 32-bit kernel counter); the
+// detectors' CounterTracker reads it from there (detectors/core/counter.h, docs/detection.md §0.2).
+enum class CounterOverflow : uint8_t {
+  kNone,       // 64-bit: never wraps in practice, so a smaller value is a reset
+  kWraps,      // wraps to 0 after 2^bits − 1
+  kSaturates,  // stops at 2^bits − 1 (IBA PortCounters)
+};
+struct CounterRange {
+  CounterOverflow overflow = CounterOverflow::kNone;
+  uint8_t bits = 64;
+};
+
 struct MetricDesc {
   std::string_view name;
   std::string_view help;
   MetricKind kind;
   // The sink checks each sample's labels against these; the metric reference lists them.
   LabelNames labels;
+  // Counters only: the raw source's range (default: 64-bit, no wrap).
+  CounterRange range{};
 };
 
 struct LabelPair {

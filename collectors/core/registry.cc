@@ -14,9 +14,11 @@ using std::chrono_literals::operator""s;
 // One line per collector. Order is the order of the README table and of --help.
 const CollectorInfo kCollectors[] = {
     {"netdev", "Network interfaces: state, carrier and flap counters, speed, MTU, traffic", true,
-     1s, netdev::NetdevOptions(), netdev::NetdevMetrics(), netdev::NewNetdevCollector},
+     1s, netdev::NetdevOptions(), netdev::NetdevMetrics(), netdev::NewNetdevCollector,
+     /*reads_ethtool=*/false, /*reads_link_events=*/true},
     {"rdma", "InfiniBand and RoCE devices and ports: state, rate, IBA and driver counters", true,
-     1s, rdma::RdmaOptions(), rdma::RdmaMetrics(), rdma::NewRdmaCollector},
+     1s, rdma::RdmaOptions(), rdma::RdmaMetrics(), rdma::NewRdmaCollector,
+     /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/true},
     {"ethtool", "NIC driver statistics: PFC per priority, pause storms, discards, PHY/FEC errors",
      true, 1s, ethtool::EthtoolOptions(), ethtool::EthtoolMetrics(), ethtool::NewEthtoolCollector,
      /*reads_ethtool=*/true},

@@ -31,6 +31,11 @@ struct CollectorInfo {
   // collectors run on their own threads, and a kernel source's sockets and a replay source's
   // scratch buffers serve one thread (EthtoolSource contract).
   bool reads_ethtool = false;
+  // The collector reads CollectorContext::link_events (rtnetlink carrier events): the agent
+  // starts the listener when such a collector is enabled on the host's own /sys.
+  bool reads_link_events = false;
+  // The collector reads CollectorContext::rdma_events (libibverbs port events), likewise.
+  bool reads_rdma_port_events = false;
 };
 
 std::span<const CollectorInfo> CollectorRegistry();

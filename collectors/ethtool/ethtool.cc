@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/core/collector_options.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
@@ -59,11 +60,8 @@ constexpr MetricDesc kFecUncorrectable{
     "fabric_ethtool_fec_uncorrectable_blocks_total",
     "FEC blocks with errors that could not be corrected, whole port "
     "(ETHTOOL_A_FEC_STAT_UNCORR[0]): these are lost frames.",
-    MetricKind::kCounter, {"netdev"}};
-constexpr MetricDesc kFecCorrectedBits{
-    "fabric_ethtool_fec_corrected_bit_errors_total",
-    "Bits corrected by FEC, whole port (ETHTOOL_A_FEC_STAT_CORR_BITS[0]).",
-    MetricKind::kCounter, {"netdev"}};
+    MetricKind::kCounter,
+    {"netdev"}};
 constexpr MetricDesc kFecLaneCorrected{
     "fabric_ethtool_fec_lane_corrected_blocks_total",
     "FEC corrected blocks per lane (ETHTOOL_A_FEC_STAT_CORRECTED[1..n]).",
@@ -574,9 +572,8 @@ std::span<const MetricDesc> EthtoolMetrics() {
 std::span<const CollectorOptionSpec> EthtoolOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
-  auto devices = DeviceFilter::Create(option("device-include"), option("device-exclude"),
-                                      "collector.ethtool.device");
+  const CollectorOptionReader options("ethtool", context.options, kOptions);
+  auto devices = options.Devices();
   if (!devices) return Error(devices.error());
   auto compile = [](const std::string& pattern,
                     std::string_view flag) -> Result<std::optional<std::regex>> {
@@ -588,13 +585,13 @@ Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& c
                                                      "\": invalid regular expression: " + e.what());
     }
   };
-  auto include = compile(option("metrics-include"), "collector.ethtool.metrics-include");
+  auto include = compile(options.Value("metrics-include"), "collector.ethtool.metrics-include");
   if (!include) return Error(include.error());
-  auto exclude = compile(option("metrics-exclude"), "collector.ethtool.metrics-exclude");
+  auto exclude = compile(options.Value("metrics-exclude"), "collector.ethtool.metrics-exclude");
   if (!exclude) return Error(exclude.error());
-  return std::unique_ptr<Collector>(
-      new EthtoolCollector(context, std::move(*devices), !option("device-include").empty(),
-                           std::move(*include), std::move(*exclude)));
+  return std::unique_ptr<Collector>(new EthtoolCollector(context, std::move(*devices),
+                                                         options.IsSet("device-include"),
+                                                         std::move(*include), std::move(*exclude)));
 }
 
 }  // namespace fabricwatch::ethtool

@@ -6,11 +6,6 @@
 namespace fabricwatch::ethtool {
 namespace {
 
-constexpr LabelNames kNetdev{"netdev"};
-constexpr LabelNames kPrioDir{"netdev", "priority", "direction"};
-constexpr LabelNames kPrio{"netdev", "priority"};
-constexpr LabelNames kDir{"netdev", "direction"};
-
 // ---- PFC per priority. Sources: reference.md §4.1 (mlx5, K drivers/net/ethernet/mellanox/mlx5/
 // core/en_stats.c pport_per_prio_pfc_stats_desc, created only for PFC-enabled priorities),
 // §4.2 (bnxt_en, K drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c bnxt_port_stats_arr,
@@ -28,12 +23,6 @@ constexpr MetricDesc kPfcPauseFrames{
     "bnxt_en rx/tx_pfc_ena_frames_pri<N>, ice rx/tx_priority_<N>_xoff.nic, i40e "
     "port.rx_priority_<N>_xoff[_rx] / port.tx_priority_<N>_xoff[_tx]. ice and i40e count XOFF "
     "frames only; their XON frames are fabric_pfc_xon_frames_total.",
-    MetricKind::kCounter, kPrioDir};
-constexpr MetricDesc kPfcPauseDuration{
-    "fabric_pfc_pause_duration_seconds_total",
-    "Time the priority was paused by PFC, received pause (rx: our transmitter was held) or sent "
-    "pause (tx: we held the peer). mlx5 rx/tx_prio<N>_pause_duration and bnxt_en "
-    "pfc_pri<N>_rx/tx_duration_us, both in microseconds, converted to seconds.",
     MetricKind::kCounter, kPrioDir};
 constexpr MetricDesc kPfcPauseTransitions{
     "fabric_pfc_pause_transitions_total",
@@ -55,16 +44,6 @@ constexpr MetricDesc kPfcXonFrames{
 // read the counter of the CoS queue the priority maps to (bnxt_get_ethtool_stats:
 // base_off + pri2cos_idx[i]), so priorities sharing a queue repeat the same value and a sum over
 // priorities double-counts. Neither is mapped here.
-constexpr MetricDesc kPrioBytes{
-    "fabric_ethtool_priority_bytes_total",
-    "Bytes received (rx) or sent (tx) on the priority at the physical port "
-    "(mlx5 rx/tx_prio<N>_bytes).",
-    MetricKind::kCounter, kPrioDir};
-constexpr MetricDesc kPrioPackets{
-    "fabric_ethtool_priority_packets_total",
-    "Packets received (rx) or sent (tx) on the priority at the physical port "
-    "(mlx5 rx/tx_prio<N>_packets).",
-    MetricKind::kCounter, kPrioDir};
 constexpr MetricDesc kPrioDiscards{
     "fabric_ethtool_priority_receive_discards_total",
     "Received packets of the priority dropped at the port for lack of receive buffer "
@@ -118,13 +97,6 @@ constexpr MetricDesc kGlobalXonFrames{
 // counts storms this NIC sends (its receive path stalled); bnxt_en's continuous_pause_events
 // live in rx_port_stats_ext and come with "resume" counterparts and a RoCE variant: not the same
 // condition, direction or severity scale, so they are a family of their own.
-constexpr MetricDesc kPauseStormEvents{
-    "fabric_ethtool_pause_storm_events_total",
-    "PFC storm prevention events of this NIC's transmit side: severity=warning when it kept "
-    "sending pause longer than the warning threshold (mlx5 tx_pause_storm_warning_events), "
-    "severity=error when the stall timeout expired and the NIC stopped sending pause "
-    "(mlx5 tx_pause_storm_error_events).",
-    MetricKind::kCounter, {"netdev", "severity"}};
 constexpr MetricDesc kContinuousPause{
     "fabric_ethtool_continuous_pause_events_total",
     "Continuous pause (pause storm) detections reported by the firmware for all traffic "
@@ -158,22 +130,6 @@ constexpr MetricDesc kBufferThreshold{
 // ---- PHY, FEC and BER (mlx5 en_stats.c pport_802_3_stats_desc, pport_phy_statistical_*,
 // "link_down_events_phy", mlx5e_pme_*_desc; bnxt_en bnxt_port_stats_ext_arr; bnxt_en
 // rx_fcs_err_frames is what bnxt_get_eth_mac_stats reports as FrameCheckSequenceErrors).
-constexpr MetricDesc kPhyReceivedBits{
-    "fabric_ethtool_phy_bit_count_total",
-    "Bits received by the PHY, the denominator of the bit error ratio "
-    "(mlx5 rx_bits_phy, bnxt_en rx_bits).",
-    MetricKind::kCounter, kNetdev};
-constexpr MetricDesc kPhyCorrectedBits{
-    "fabric_ethtool_phy_corrected_bit_errors_total",
-    "Bits corrected by FEC: pre-FEC BER = rate of this / rate of "
-    "fabric_ethtool_phy_bit_count_total (mlx5 rx_corrected_bits_phy, bnxt_en "
-    "rx_corrected_bits).",
-    MetricKind::kCounter, kNetdev};
-constexpr MetricDesc kPhyPcsSymbolErrors{
-    "fabric_ethtool_phy_pcs_symbol_errors_total",
-    "PCS symbol errors not corrected by FEC (or with FEC off): post-FEC errors "
-    "(mlx5 rx_pcs_symbol_err_phy, bnxt_en rx_pcs_symbol_err).",
-    MetricKind::kCounter, kNetdev};
 constexpr MetricDesc kPhySymbolErrors{
     "fabric_ethtool_phy_symbol_errors_total",
     "IEEE 802.3 aSymbolErrorDuringCarrier: PHY coding errors inside frames "
@@ -189,17 +145,6 @@ constexpr MetricDesc kCrcErrors{
     "Frames received at the port with a bad frame check sequence (mlx5 rx_crc_errors_phy, "
     "bnxt_en rx_fcs_err_frames, ice rx_crc_errors.nic, i40e port.rx_crc_errors).",
     MetricKind::kCounter, kNetdev};
-constexpr MetricDesc kLinkDownEvents{
-    "fabric_ethtool_link_down_events_total",
-    "Times the physical port's link went down, counted by the NIC: the flap counter "
-    "(mlx5 link_down_events_phy, bnxt_en link_down_events).",
-    MetricKind::kCounter, kNetdev};
-constexpr MetricDesc kModuleEvents{
-    "fabric_ethtool_module_events_total",
-    "Port module (transceiver) events by kind: unplug (mlx5 module_unplug), bus_stuck (I2C bus "
-    "stuck or data shorted, module_bus_stuck), high_temp (over-temperature, module_high_temp), "
-    "bad_shorted (bad or shorted cable/module, module_bad_shorted).",
-    MetricKind::kCounter, {"netdev", "event"}};
 
 constexpr LabelPair kRx{"direction", "rx"};
 constexpr LabelPair kTx{"direction", "tx"};

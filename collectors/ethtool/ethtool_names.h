@@ -38,6 +38,7 @@
 #include <utility>
 
 #include "collectors/core/metric_sink.h"
+#include "collectors/ethtool/ethtool_metrics.h"
 
 namespace fabricwatch::ethtool {
 

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "collectors/core/collector_options.h"
 #include "collectors/core/device_filter.h"
-#include "collectors/core/value_parse.h"
 #include "collectors/core/transition_log.h"
+#include "collectors/core/value_parse.h"
+#include "collectors/netdev/netdev_metrics.h"
 #include "collectors/netdev/netdev_parse.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
@@ -39,18 +41,6 @@ constexpr MetricDesc kOperUp{"fabric_netdev_oper_up",
                              "1 if the RFC 2863 operational state (operstate) is up.",
                              MetricKind::kGauge,
                              {"netdev"}};
-constexpr MetricDesc kOperState{
-    "fabric_netdev_oper_state",
-    "RFC 2863 operational state code from operstate: 0 unknown, 1 notpresent, 2 down, "
-    "3 lowerlayerdown, 4 testing, 5 dormant, 6 up.",
-    MetricKind::kGauge,
-    {"netdev"}};
-constexpr MetricDesc kCarrier{
-    "fabric_netdev_carrier",
-    "1 if the physical link (carrier) is up, 0 if down; absent while the interface is "
-    "administratively down (the kernel answers EINVAL).",
-    MetricKind::kGauge,
-    {"netdev"}};
 constexpr MetricDesc kCarrierChanges{
     "fabric_netdev_carrier_changes_total",
     "Carrier transitions counted by the kernel (carrier_changes, 32-bit, kernel 3.15+).",
@@ -59,11 +49,6 @@ constexpr MetricDesc kCarrierChanges{
 constexpr MetricDesc kCarrierUp{
     "fabric_netdev_carrier_up_changes_total",
     "Carrier up transitions counted by the kernel (carrier_up_count, 32-bit, kernel 4.16+).",
-    MetricKind::kCounter,
-    {"netdev"}};
-constexpr MetricDesc kCarrierDown{
-    "fabric_netdev_carrier_down_changes_total",
-    "Carrier down transitions counted by the kernel (carrier_down_count, 32-bit, kernel 4.16+).",
     MetricKind::kCounter,
     {"netdev"}};
 constexpr MetricDesc kMtu{"fabric_netdev_mtu_bytes", "Maximum transmission unit (mtu).",
@@ -423,9 +408,8 @@ std::span<const MetricDesc> NetdevMetrics() { return kAllMetrics; }
 std::span<const CollectorOptionSpec> NetdevOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewNetdevCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
-  auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
-                                     "collector.netdev.device");
+  const CollectorOptionReader options("netdev", context.options, kOptions);
+  auto filter = options.Devices();
   if (!filter) return Error(filter.error());
   return std::unique_ptr<Collector>(new NetdevCollector(context, std::move(*filter)));
 }

@@ -83,6 +83,118 @@ std::string MissingPage(const char* name, const PageView& page, int image_offset
          (page.present() ? "truncated" : "missing");
 }
 
+// What page 01h advertises (CMIS 5.2 Table 8-42/8-43); a flat-memory module has no page 01h.
+struct CmisSupport {
+  bool temperature = false, vcc = false;
+  bool bias = false, tx_power = false, rx_power = false;
+  int bias_scale = 1;  // Tx bias multiplier on the 2 µA LSB
+};
+
+CmisSupport ReadAdvertisement(const PageView& page01, ModuleReading& r) {
+  CmisSupport support;
+  const bool passive_copper = r.media == "passive_copper";
+  if (r.flat_memory) {
+    // No page 01h to advertise anything: the lower-page module monitors are read unless the
+    // module is a passive copper cable (which has no sensors); no lane monitors exist.
+    support.temperature = support.vcc = !passive_copper;
+    return support;
+  }
+  if (!page01.Has(128, 128)) {
+    AddWarning(r, StatusCode::kInvalidArgument,
+               MissingPage("01h", page01, 256) +
+                   "; monitor support and wavelength unknown, "
+                   "no lane data");
+    return support;
+  }
+  uint8_t module_monitors = page01.U8(kModuleMonitors);
+  uint8_t lane_monitors = page01.U8(kLaneMonitors);
+  support.temperature = (module_monitors & 0x01) != 0;
+  support.vcc = (module_monitors & 0x02) != 0;
+  support.bias = (lane_monitors & 0x01) != 0;
+  support.tx_power = (lane_monitors & 0x02) != 0;
+  support.rx_power = (lane_monitors & 0x04) != 0;
+  switch ((lane_monitors >> 3) & 0x03) {
+    case 0:
+      support.bias_scale = 1;
+      break;
+    case 1:
+      support.bias_scale = 2;
+      break;
+    case 2:
+      support.bias_scale = 4;
+      break;
+    default:
+      support.bias_scale = 1;
+      if (support.bias) {
+        AddWarning(r, StatusCode::kInvalidArgument,
+                   "page 01h byte 160 bits 4-3 = 11b (reserved Tx bias multiplier); tx bias "
+                   "omitted");
+        support.bias = false;
+      }
+  }
+  if (support.bias) r.tx_bias_multiplier = static_cast<uint8_t>(support.bias_scale);
+  if ((r.media == "mmf" || r.media == "smf") && page01.U16(kNominalWavelength) != 0) {
+    r.wavelength_nm = page01.U16(kNominalWavelength) * 0.05;
+  }
+  return support;
+}
+
+// Page 02h: the module's alarm and warning thresholds of what it monitors (Table 8-61).
+void ReadThresholdPage(const PageView& page02, const CmisSupport& support, ModuleReading& r) {
+  if (!page02.Has(128, 128)) {
+    AddWarning(r, StatusCode::kInvalidArgument,
+               MissingPage("02h", page02, 384) + "; no thresholds");
+    return;
+  }
+  const double bias_lsb = support.bias_scale;  // multiplier on the 2 µA LSB
+  const auto set = [&](bool supported, size_t address, auto convert) -> std::optional<Thresholds> {
+    if (!supported || page02.AllEqual(address, 8, 0)) return std::nullopt;
+    return ReadThresholds(page02, address, convert);
+  };
+  r.thresholds.temperature_celsius = set(support.temperature, kTempThresholds, [](uint16_t v) {
+    return TemperatureCelsius(static_cast<int16_t>(v));
+  });
+  r.thresholds.supply_voltage_volts =
+      set(support.vcc, kVccThresholds, [](uint16_t v) { return VoltageVolts(v); });
+  r.thresholds.tx_power_watts =
+      set(support.tx_power, kTxPowerThresholds, [](uint16_t v) { return PowerWatts(v); });
+  r.thresholds.tx_bias_amperes =
+      set(support.bias, kBiasThresholds, [&](uint16_t v) { return BiasAmperes(v * bias_lsb); });
+  r.thresholds.rx_power_watts =
+      set(support.rx_power, kRxPowerThresholds, [](uint16_t v) { return PowerWatts(v); });
+}
+
+// Page 11h: per-lane flags and monitors of the first `lanes` lanes (Tables 8-77..8-80).
+void ReadLanePage(const PageView& page11, const CmisSupport& support, int lanes, ModuleReading& r) {
+  const bool any_lane_monitor = support.bias || support.tx_power || support.rx_power;
+  if (!page11.Has(128, 128)) {
+    AddWarning(r, StatusCode::kInvalidArgument, MissingPage("11h", page11, 640) + "; no lane data");
+    return;
+  }
+  if (!any_lane_monitor) return;
+  const double bias_lsb = support.bias_scale;
+  for (int lane = 0; lane < lanes; ++lane) {
+    LaneReading l;
+    const uint8_t bit = static_cast<uint8_t>(1u << lane);
+    l.tx_fault = (page11.U8(kTxFault) & bit) != 0;
+    l.tx_los = (page11.U8(kTxLos) & bit) != 0;
+    l.rx_los = (page11.U8(kRxLos) & bit) != 0;
+    if (support.tx_power) {
+      l.tx_power_watts = PowerWatts(page11.U16(kTxPowerMonitor + 2 * lane));
+      l.tx_power_flags = LaneFlags(page11, kTxPowerFlags, lane);
+    }
+    if (support.bias) {
+      l.tx_bias_amperes = BiasAmperes(page11.U16(kBiasMonitor + 2 * lane) * bias_lsb);
+      l.tx_bias_flags = LaneFlags(page11, kBiasFlags, lane);
+    }
+    if (support.rx_power) {
+      l.rx_power_watts = PowerWatts(page11.U16(kRxPowerMonitor + 2 * lane));
+      l.rx_power_flags = LaneFlags(page11, kRxPowerFlags, lane);
+    }
+    r.lanes.push_back(l);
+  }
+}
+
 }  // namespace
 
 // CMIS 5.2 Tables 8-4, 8-8, 8-10, 8-19 (lower page), 8-24..8-28 (page 00h), 8-42/8-43 (page 01h
@@ -91,8 +203,9 @@ std::string MissingPage(const char* name, const PageView& page, int image_offset
 // Tx bias multiplier: page 01h byte 160 bits 4-3 ("TxBiasCurrentScalingFactor": 00b ×1, 01b ×2,
 // 10b ×4). We multiply the 2 µA LSB by it, for the monitors and the page 02h bias thresholds,
 // as reference.md §5.3 and SONiC do; ethtool's cmis.c divides instead (shifts right), so for a
-// ×2 module ethtool prints a quarter of our value. Reference Appendix C: the spec text itself
-// was not re-read; if it turns out to mean division, change `bias_scale` below only.
+// ×2 module ethtool prints a quarter of our value. docs/reference.md Appendix C: the spec text
+// itself was not re-read; if it turns out to mean division, change `bias_scale` in
+// ReadAdvertisement() only.
 void DecodeCmis(const CmisPages& pages, ModuleReading& r) {
   const PageView lower(pages.lower, 0);
   const PageView page00(pages.page00, 128);
@@ -136,107 +249,23 @@ void DecodeCmis(const CmisPages& pages, ModuleReading& r) {
   int lanes = lower.U8(kApp1LaneCounts) & 0x0F;
   if (lanes < 1 || lanes > kBankLanes) lanes = kBankLanes;
 
-  const bool passive_copper = r.media == "passive_copper";
-  bool temperature_supported = false, vcc_supported = false;
-  bool bias_supported = false, tx_power_supported = false, rx_power_supported = false;
-  int bias_scale = 1;
-  if (r.flat_memory) {
-    // No page 01h to advertise anything: the lower-page module monitors are read unless the
-    // module is a passive copper cable (which has no sensors); no lane monitors exist.
-    temperature_supported = vcc_supported = !passive_copper;
-  } else {
-    if (!page01.Has(128, 128)) {
-      AddWarning(r, StatusCode::kInvalidArgument,
-                 MissingPage("01h", page01, 256) + "; monitor support and wavelength unknown, "
-                 "no lane data");
-    } else {
-      uint8_t module_monitors = page01.U8(kModuleMonitors);
-      uint8_t lane_monitors = page01.U8(kLaneMonitors);
-      temperature_supported = (module_monitors & 0x01) != 0;
-      vcc_supported = (module_monitors & 0x02) != 0;
-      bias_supported = (lane_monitors & 0x01) != 0;
-      tx_power_supported = (lane_monitors & 0x02) != 0;
-      rx_power_supported = (lane_monitors & 0x04) != 0;
-      switch ((lane_monitors >> 3) & 0x03) {
-        case 0: bias_scale = 1; break;
-        case 1: bias_scale = 2; break;
-        case 2: bias_scale = 4; break;
-        default:
-          bias_scale = 1;
-          if (bias_supported) {
-            AddWarning(r, StatusCode::kInvalidArgument,
-                       "page 01h byte 160 bits 4-3 = 11b (reserved Tx bias multiplier); tx bias "
-                       "omitted");
-            bias_supported = false;
-          }
-      }
-      if (bias_supported) r.tx_bias_multiplier = static_cast<uint8_t>(bias_scale);
-      if ((r.media == "mmf" || r.media == "smf") && page01.U16(kNominalWavelength) != 0) {
-        r.wavelength_nm = page01.U16(kNominalWavelength) * 0.05;
-      }
-    }
-  }
-  r.ddm_supported = temperature_supported || vcc_supported || bias_supported ||
-                    tx_power_supported || rx_power_supported;
+  const CmisSupport support = ReadAdvertisement(page01, r);
+  r.ddm_supported =
+      support.temperature || support.vcc || support.bias || support.tx_power || support.rx_power;
 
   const uint8_t module_flags = lower.U8(kModuleFlags);
-  if (temperature_supported) {
+  if (support.temperature) {
     r.temperature_celsius = TemperatureCelsius(lower.S16(kTemperature));
     r.temperature_flags = FlagsFromBits(module_flags, 0, 1, 2, 3);
   }
-  if (vcc_supported) {
+  if (support.vcc) {
     r.supply_voltage_volts = VoltageVolts(lower.U16(kVcc));
     r.supply_voltage_flags = FlagsFromBits(module_flags, 4, 5, 6, 7);
   }
 
-  const double bias_lsb = bias_scale;  // multiplier on the 2 µA LSB
   if (!r.flat_memory && page01.Has(128, 128)) {
-    if (!page02.Has(128, 128)) {
-      AddWarning(r, StatusCode::kInvalidArgument,
-                 MissingPage("02h", page02, 384) + "; no thresholds");
-    } else {
-      const auto set = [&](bool supported, size_t address,
-                           auto convert) -> std::optional<Thresholds> {
-        if (!supported || page02.AllEqual(address, 8, 0)) return std::nullopt;
-        return ReadThresholds(page02, address, convert);
-      };
-      r.thresholds.temperature_celsius = set(temperature_supported, kTempThresholds,
-          [](uint16_t v) { return TemperatureCelsius(static_cast<int16_t>(v)); });
-      r.thresholds.supply_voltage_volts =
-          set(vcc_supported, kVccThresholds, [](uint16_t v) { return VoltageVolts(v); });
-      r.thresholds.tx_power_watts =
-          set(tx_power_supported, kTxPowerThresholds, [](uint16_t v) { return PowerWatts(v); });
-      r.thresholds.tx_bias_amperes = set(bias_supported, kBiasThresholds,
-          [&](uint16_t v) { return BiasAmperes(v * bias_lsb); });
-      r.thresholds.rx_power_watts =
-          set(rx_power_supported, kRxPowerThresholds, [](uint16_t v) { return PowerWatts(v); });
-    }
-    const bool any_lane_monitor = bias_supported || tx_power_supported || rx_power_supported;
-    if (!page11.Has(128, 128)) {
-      AddWarning(r, StatusCode::kInvalidArgument,
-                 MissingPage("11h", page11, 640) + "; no lane data");
-    } else if (any_lane_monitor) {
-      for (int lane = 0; lane < lanes; ++lane) {
-        LaneReading l;
-        const uint8_t bit = static_cast<uint8_t>(1u << lane);
-        l.tx_fault = (page11.U8(kTxFault) & bit) != 0;
-        l.tx_los = (page11.U8(kTxLos) & bit) != 0;
-        l.rx_los = (page11.U8(kRxLos) & bit) != 0;
-        if (tx_power_supported) {
-          l.tx_power_watts = PowerWatts(page11.U16(kTxPowerMonitor + 2 * lane));
-          l.tx_power_flags = LaneFlags(page11, kTxPowerFlags, lane);
-        }
-        if (bias_supported) {
-          l.tx_bias_amperes = BiasAmperes(page11.U16(kBiasMonitor + 2 * lane) * bias_lsb);
-          l.tx_bias_flags = LaneFlags(page11, kBiasFlags, lane);
-        }
-        if (rx_power_supported) {
-          l.rx_power_watts = PowerWatts(page11.U16(kRxPowerMonitor + 2 * lane));
-          l.rx_power_flags = LaneFlags(page11, kRxPowerFlags, lane);
-        }
-        r.lanes.push_back(l);
-      }
-    }
+    ReadThresholdPage(page02, support, r);
+    ReadLanePage(page11, support, lanes, r);
   }
   DropImplausibleValues(r);
 }

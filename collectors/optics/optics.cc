@@ -13,12 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/core/collector_options.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/duration.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/optics/module_eeprom.h"
+#include "collectors/optics/optics_metrics.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/listing_watch.h"
 #include "collectors/sys/netdevs.h"
@@ -38,75 +40,27 @@ constexpr size_t kMaxWarningsLogged = 4096;
 // How often the hwmon channels are looked for again when no listing changed.
 constexpr std::chrono::seconds kHwmonRediscovery{60};
 
-constexpr LabelNames kNetdev{"netdev"};
-constexpr LabelNames kLane{"netdev", "lane"};
-constexpr LabelNames kThreshold{"netdev", "threshold"};
-
-constexpr MetricDesc kInfo{
-    "fabric_optics_info",
-    "Transceiver identity from its EEPROM: SFF-8024 identifier, memory map (sff8472, sff8636, "
-    "cmis), vendor, part number, serial, revision, date code, connector, media and nominal "
-    "wavelength. A module swap shows as a new series (new serial) while the old one disappears. "
-    "Constant 1.",
-    MetricKind::kInfo,
-    {"netdev", "identifier", "memory_map", "vendor", "part_number", "serial", "revision",
-     "date_code", "connector", "media", "wavelength_nm"}};
-constexpr MetricDesc kPresent{
-    "fabric_optics_module_present",
-    "1 if a module answered in the port's cage, 0 if the cage is empty (the driver said so).",
-    MetricKind::kGauge, kNetdev};
-constexpr MetricDesc kLastRead{
-    "fabric_optics_last_read_timestamp_seconds",
-    "Unix time of the last successful read of the module's EEPROM; values are re-exported "
-    "between reads (every module-interval).",
-    MetricKind::kGauge, kNetdev};
 constexpr MetricDesc kWavelength{"fabric_optics_module_wavelength_meters",
-                                 "Nominal laser wavelength the module states.",
-                                 MetricKind::kGauge, kNetdev};
-constexpr MetricDesc kTemperature{"fabric_optics_module_temperature_celsius",
-                                  "Module temperature from its digital diagnostics.",
-                                  MetricKind::kGauge, kNetdev};
+                                 "Nominal laser wavelength the module states.", MetricKind::kGauge,
+                                 kNetdev};
 constexpr MetricDesc kVoltage{"fabric_optics_module_supply_voltage_volts",
                               "Module supply voltage (Vcc) from its digital diagnostics.",
                               MetricKind::kGauge, kNetdev};
-constexpr MetricDesc kBias{"fabric_optics_lane_tx_bias_amperes",
-                           "Laser bias current per lane (lanes counted from 1).",
-                           MetricKind::kGauge, kLane};
 constexpr MetricDesc kTxPower{"fabric_optics_lane_tx_power_watts",
                               "Transmitted optical power per lane (lanes counted from 1).",
                               MetricKind::kGauge, kLane};
-constexpr MetricDesc kRxPower{
-    "fabric_optics_lane_rx_power_watts",
-    "Received optical power per lane (lanes counted from 1); average or OMA as the module "
-    "measures it. Dashboards show dBm = 10*log10(watts*1000).",
-    MetricKind::kGauge, kLane};
-constexpr MetricDesc kRxLos{"fabric_optics_lane_rx_los",
-                            "1 if the lane reports loss of received signal.",
-                            MetricKind::kGauge, kLane};
 constexpr MetricDesc kTxLos{"fabric_optics_lane_tx_los",
                             "1 if the lane reports loss of transmit signal.",
                             MetricKind::kGauge, kLane};
 constexpr MetricDesc kTxFault{"fabric_optics_lane_tx_fault", "1 if the lane reports a Tx fault.",
                               MetricKind::kGauge, kLane};
-constexpr MetricDesc kTemperatureThreshold{
-    "fabric_optics_module_temperature_threshold_celsius",
-    "The module's own temperature alarm and warning thresholds (threshold=high_alarm, "
-    "low_alarm, high_warning, low_warning).",
-    MetricKind::kGauge, kThreshold};
 constexpr MetricDesc kVoltageThreshold{
     "fabric_optics_module_supply_voltage_threshold_volts",
     "The module's own supply-voltage alarm and warning thresholds.", MetricKind::kGauge,
     kThreshold};
-constexpr MetricDesc kBiasThreshold{"fabric_optics_tx_bias_threshold_amperes",
-                                    "The module's own laser-bias alarm and warning thresholds.",
-                                    MetricKind::kGauge, kThreshold};
 constexpr MetricDesc kTxPowerThreshold{
     "fabric_optics_tx_power_threshold_watts",
     "The module's own transmit-power alarm and warning thresholds.", MetricKind::kGauge,
-    kThreshold};
-constexpr MetricDesc kRxPowerThreshold{
-    "fabric_optics_rx_power_threshold_watts",
-    "The module's own receive-power alarm and warning thresholds.", MetricKind::kGauge,
     kThreshold};
 constexpr MetricDesc kAlarm{
     "fabric_optics_alarm_flag",
@@ -479,15 +433,13 @@ std::span<const MetricDesc> OpticsMetrics() { return kAllMetrics; }
 std::span<const CollectorOptionSpec> OpticsOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewOpticsCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
-  auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
-                                     "collector.optics.device");
+  const CollectorOptionReader options("optics", context.options, kOptions);
+  auto filter = options.Devices();
   if (!filter) return Error(filter.error());
-  const std::string interval_text = option("module-interval");
-  auto interval = ParseDuration(interval_text.empty() ? "30s" : interval_text);
-  if (!interval) return Error(interval.error().WithContext("--collector.optics.module-interval"));
-  return std::unique_ptr<Collector>(new OpticsCollector(
-      context, std::move(*filter), !option("device-include").empty(), *interval));
+  auto interval = options.Duration("module-interval");
+  if (!interval) return Error(interval.error());
+  return std::unique_ptr<Collector>(
+      new OpticsCollector(context, std::move(*filter), options.IsSet("device-include"), *interval));
 }
 
 }  // namespace fabricwatch::optics

@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "collectors/core/collector_options.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/duration.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/rdma/rdma_counters.h"
+#include "collectors/rdma/rdma_metrics.h"
 #include "collectors/rdma/rdma_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
@@ -31,7 +33,6 @@ constexpr std::chrono::seconds kFailedDeviceRetry{5};
 constexpr int kActiveState = 4;     // IB_PORT_ACTIVE
 constexpr int kLinkUpPhysState = 5;  // LinkUp
 
-constexpr LabelNames kPortLabels{"device", "port"};
 constexpr LabelNames kPortCounterLabels{"device", "port", "counter"};
 
 constexpr MetricDesc kDeviceInfo{
@@ -42,18 +43,6 @@ constexpr MetricDesc kDeviceInfo{
     MetricKind::kInfo,
     {"device", "node_type", "fw_ver", "node_guid", "sys_image_guid", "hca_type", "board_id",
      "node_desc", "pci_address", "netdevs"}};
-constexpr MetricDesc kPortInfo{
-    "fabric_rdma_port_info",
-    "RDMA port facts: link layer (InfiniBand or Ethernet), the netdev carrying the port (RoCE: "
-    "gid_attrs/ndevs; IPoIB: the device's netdev whose dev_port matches), and the lane speed "
-    "name from rate (synthetic on RoCE). Join on netdev with fabric_netdev_* and ethtool "
-    "metrics. Constant 1.",
-    MetricKind::kInfo,
-    {"device", "port", "link_layer", "netdev", "speed"}};
-constexpr MetricDesc kPortState{
-    "fabric_rdma_port_state",
-    "Logical port state (state): 0 NOP, 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
-    MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kPortPhysState{
     "fabric_rdma_port_phys_state",
     "Physical port state (phys_state): 1 Sleep, 2 Polling, 3 Disabled, "
@@ -65,11 +54,6 @@ constexpr MetricDesc kPortActive{"fabric_rdma_port_active",
 constexpr MetricDesc kPortLinkUp{"fabric_rdma_port_physical_link_up",
                                  "1 if the physical port state is LinkUp (5), else 0.",
                                  MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kPortRate{
-    "fabric_rdma_port_rate_bytes_per_second",
-    "Port data rate from rate (Gb/s across all lanes, converted to bytes per second); stale "
-    "while the port is down.",
-    MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kPortLanes{"fabric_rdma_port_lanes",
                                 "Active link width in lanes (the NX of rate).",
                                 MetricKind::kGauge, kPortLabels};
@@ -587,15 +571,11 @@ std::span<const MetricDesc> RdmaMetrics() {
 std::span<const CollectorOptionSpec> RdmaOptions() { return kOptions; }
 
 Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& context) {
-  auto option = [&](std::string_view key) { return OptionValue(context.options, key); };
-  auto filter = DeviceFilter::Create(option("device-include"), option("device-exclude"),
-                                     "collector.rdma.device");
+  const CollectorOptionReader options("rdma", context.options, kOptions);
+  auto filter = options.Devices();
   if (!filter) return Error(filter.error());
-  std::string interval_text = option("rediscovery-interval");
-  auto interval = ParseDuration(interval_text.empty() ? "60s" : interval_text);
-  if (!interval) {
-    return Error(interval.error().WithContext("--collector.rdma.rediscovery-interval"));
-  }
+  auto interval = options.Duration("rediscovery-interval");
+  if (!interval) return Error(interval.error());
   return std::unique_ptr<Collector>(new RdmaCollector(context, std::move(*filter), *interval));
 }
 

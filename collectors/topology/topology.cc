@@ -11,12 +11,12 @@
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/sys/sysfs.h"
+#include "collectors/topology/topology_metrics.h"
 #include "collectors/topology/topology_parse.h"
 
 namespace fabricwatch::topology {
 namespace {
 
-constexpr LabelNames kLinkLabels{"device", "role"};
 constexpr LabelNames kPairLabels{"gpu", "nic", "rdma_device"};
 
 constexpr MetricDesc kGpuInfo{
@@ -72,32 +72,12 @@ constexpr MetricDesc kDeviceInfo{
     "and its host bridge. Constant 1.",
     MetricKind::kInfo,
     {"device", "role", "vendor_id", "device_id", "pci_class", "upstream", "host_bridge"}};
-constexpr MetricDesc kSpeed{
-    "fabric_pcie_link_speed_transfers_per_second",
-    "Current PCIe link speed (current_link_speed, GT/s converted to transfers per second). "
-    "GPUs and some NICs lower it at idle to save power.",
-    MetricKind::kGauge, kLinkLabels};
-constexpr MetricDesc kMaxSpeed{
-    "fabric_pcie_link_max_speed_transfers_per_second",
-    "Maximum PCIe link speed of the function (max_link_speed), in transfers per second.",
-    MetricKind::kGauge, kLinkLabels};
-constexpr MetricDesc kWidth{"fabric_pcie_link_width_lanes",
-                            "Current PCIe link width (current_link_width); 0 if the link is down.",
-                            MetricKind::kGauge, kLinkLabels};
-constexpr MetricDesc kMaxWidth{"fabric_pcie_link_max_width_lanes",
-                               "Maximum PCIe link width of the function (max_link_width).",
-                               MetricKind::kGauge, kLinkLabels};
 constexpr MetricDesc kDowntrained{
     "fabric_pcie_link_downtrained",
     "1 if the current link speed or width is below the function's maximum, else 0. GPUs "
     "downshift speed at idle, so alert on width, or on speed only under load. A bridge port "
     "whose maximum exceeds what its partner supports (a Gen4 card in a Gen5 slot) reads 1.",
     MetricKind::kGauge, kLinkLabels};
-constexpr MetricDesc kAer{
-    "fabric_pcie_aer_errors_total",
-    "PCIe Advanced Error Reporting errors of the function since boot, by severity "
-    "(correctable, nonfatal, fatal), from the TOTAL_ERR_* line of aer_dev_<severity>.",
-    MetricKind::kCounter, {"device", "role", "severity"}};
 constexpr MetricDesc kIommuGroup{
     "fabric_pcie_iommu_group_info",
     "IOMMU group of the function (iommu_group link) and the group's domain type "
@@ -182,6 +162,14 @@ class TopologyCollector final : public Collector {
   std::optional<Function> Resolve(const std::string& bdf, MetricSink& sink);
   Endpoint2 Describe(const Function& function, std::string_view role, MetricSink& sink);
   void EmitFunction(const Endpoint2& e, const std::string& upstream, MetricSink& sink);
+  // The parts of one collection, in order.
+  void EmitEndpoints(const std::vector<Endpoint2>& gpus, const std::vector<Endpoint2>& nics,
+                     MetricSink& sink);
+  void EmitPairs(const std::vector<Endpoint2>& gpus, const std::vector<Endpoint2>& nics,
+                 MetricSink& sink);
+  void EmitLinkHealth(const std::vector<Function>& functions, const std::vector<Endpoint2>& gpus,
+                      const std::vector<Endpoint2>& nics, MetricSink& sink);
+  void EmitPeermem(const std::vector<Endpoint2>& gpus, MetricSink& sink);
 
   const sys::SysFs& sysfs_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -428,6 +416,16 @@ Status TopologyCollector::Collect(MetricSink& sink) {
     }
   }
 
+  EmitEndpoints(gpus, nics, sink);
+  EmitPairs(gpus, nics, sink);
+  EmitLinkHealth(functions, gpus, nics, sink);
+  EmitPeermem(gpus, sink);
+  transitions_.EndCollection();
+  return Status::Ok();
+}
+
+void TopologyCollector::EmitEndpoints(const std::vector<Endpoint2>& gpus,
+                                      const std::vector<Endpoint2>& nics, MetricSink& sink) {
   auto numa_label = [](const Endpoint2& e) {
     return e.numa_node ? std::to_string(*e.numa_node) : std::string();
   };
@@ -449,7 +447,10 @@ Status TopologyCollector::Collect(MetricSink& sink) {
                             {"numa_node", numa_label(n)},
                             {"local_cpulist", n.local_cpulist}});
   }
+}
 
+void TopologyCollector::EmitPairs(const std::vector<Endpoint2>& gpus,
+                                  const std::vector<Endpoint2>& nics, MetricSink& sink) {
   // Pairs, nearest NIC and the remote flag.
   bool any_rdma = false;
   for (const Endpoint2& n : nics) any_rdma |= !n.rdma_device.empty();
@@ -485,7 +486,11 @@ Status TopologyCollector::Collect(MetricSink& sink) {
     sink.Add(kRemote, {{"gpu", g.function->bdf}},
              *nearest == Level::kNode || *nearest == Level::kSys ? 1 : 0);
   }
+}
 
+void TopologyCollector::EmitLinkHealth(const std::vector<Function>& functions,
+                                       const std::vector<Endpoint2>& gpus,
+                                       const std::vector<Endpoint2>& nics, MetricSink& sink) {
   // Link health: every GPU and NIC, and each bridge on their paths (once).
   std::map<std::string, const Function*> by_bdf;
   for (const Function& f : functions) by_bdf.emplace(f.bdf, &f);
@@ -493,7 +498,7 @@ Status TopologyCollector::Collect(MetricSink& sink) {
     return f.pci.chain.size() >= 2 ? f.pci.chain[f.pci.chain.size() - 2] : f.pci.host_bridge;
   };
   std::set<std::string> bridges;
-  for (std::vector<Endpoint2>* list : {&gpus, &nics}) {
+  for (const std::vector<Endpoint2>* list : {&gpus, &nics}) {
     for (const Endpoint2& e : *list) {
       EmitFunction(e, upstream_of(*e.function), sink);
       const auto& chain = e.function->pci.chain;
@@ -509,7 +514,9 @@ Status TopologyCollector::Collect(MetricSink& sink) {
     }
     EmitFunction(e, upstream_of(*it->second), sink);
   }
+}
 
+void TopologyCollector::EmitPeermem(const std::vector<Endpoint2>& gpus, MetricSink& sink) {
   // GPUDirect RDMA: only meaningful with an NVIDIA GPU, and only knowable when the tree has a
   // module/ directory (replay roots often do not).
   bool nvidia = false;
@@ -519,8 +526,6 @@ Status TopologyCollector::Collect(MetricSink& sink) {
       sink.Add(kPeermem, {{"module", module}}, sysfs_.ListDir(std::string("module/") + module) ? 1 : 0);
     }
   }
-  transitions_.EndCollection();
-  return Status::Ok();
 }
 
 }  // namespace

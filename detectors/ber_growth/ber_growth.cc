@@ -10,9 +10,13 @@
 #include <vector>
 
 #include "collectors/core/duration.h"
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
+#include "detectors/ber_growth/ber_window.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
 #include "detectors/core/snapshot_lookup.h"
 
@@ -21,6 +25,8 @@ namespace {
 
 using std::chrono::duration;
 using Options = BerGrowthOptions;
+using ber::EffectiveLevel;
+using ber::History;
 
 constexpr std::string_view kName = "ber_growth";
 
@@ -120,6 +126,18 @@ constexpr MetricDesc kIbSymbolRate{
     "InfiniBand port symbol errors per second over the last hour (critical above 120 per hour).",
     MetricKind::kGauge,
     {"device", "port"}};
+// What ber_growth reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"ethtool", &ethtool::kPhyReceivedBits, {"netdev"}},
+    {"ethtool", &ethtool::kPhyPcsSymbolErrors, {"netdev"}},
+    {"ethtool", &ethtool::kPhyCorrectedBits, {"netdev"}},
+    {"ethtool", &ethtool::kFecCorrectedBits, {"netdev"}},
+    {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer"}},
+    {"rdma", &rdma::kSymbolErrors, {"device", "port"}},
+    {"rdma", &rdma::kPortRate, {"device", "port"}},
+    {"rdma", &rdma::kLocalLinkIntegrity, {"device", "port"}},
+    {"rdma", &rdma::kExcessiveBufferOverrun, {"device", "port"}},
+};
 constexpr MetricDesc kMetrics[] = {kEffective, kPreFec, kEta, kIbEffective, kIbSymbolRate};
 
 std::string Sci(double v) {
@@ -128,104 +146,12 @@ std::string Sci(double v) {
   return buffer;
 }
 
-// Deltas of one entity, merged into 10 s buckets so 125 min of 1 s samples is 750 entries.
-class History {
- public:
-  struct Sum {
-    double seconds = 0;
-    double bits = 0;
-    double errors = 0;
-    double pre_bits = 0;  // bits of the buckets that also had a corrected-bit delta
-    double corrected = 0;
-  };
-
-  void Add(TimePoint time, double seconds, double bits, std::optional<double> errors,
-           std::optional<double> corrected, std::chrono::milliseconds keep) {
-    if (buckets_.empty() || time - buckets_.back().start >= std::chrono::seconds(10)) {
-      buckets_.push_back({time, {}});
-    }
-    Sum& s = buckets_.back().sum;
-    if (errors) {
-      s.seconds += seconds;
-      s.bits += bits;
-      s.errors += *errors;
-    }
-    if (corrected) {
-      s.pre_bits += bits;
-      s.corrected += *corrected;
-    }
-    while (!buckets_.empty() && time - buckets_.front().start > keep) buckets_.pop_front();
-  }
-
-  // The newest buckets until both `min_seconds` and `min_bits` are covered (or history ends).
-  Sum Span(double min_seconds, double min_bits) const {
-    Sum total;
-    for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
-      if (total.seconds >= min_seconds && total.bits >= min_bits) break;
-      Add(total, it->sum);
-    }
-    return total;
-  }
-  // The buckets that started within `window` of `now`.
-  Sum Last(TimePoint now, std::chrono::milliseconds window) const {
-    Sum total;
-    for (auto it = buckets_.rbegin(); it != buckets_.rend() && now - it->start < window; ++it) {
-      Add(total, it->sum);
-    }
-    return total;
-  }
-
- private:
-  static void Add(Sum& total, const Sum& s) {
-    total.seconds += s.seconds;
-    total.bits += s.bits;
-    total.errors += s.errors;
-    total.pre_bits += s.pre_bits;
-    total.corrected += s.corrected;
-  }
-  struct Bucket {
-    TimePoint start;
-    Sum sum;
-  };
-  std::deque<Bucket> buckets_;
-};
-
-// One effective-BER claim (warning or critical) over its window.
-struct EffectiveLevel {
-  EffectiveLevel(double ratio, std::chrono::milliseconds window, double min_errors,
-                 const Options& o)
-      : threshold(ratio),
-        window_seconds(Seconds(window)),
-        min_errors(min_errors),
-        window_label(FormatDuration(window)),
-        latch(std::chrono::milliseconds(0), o.clear_for) {}
-
-  void Update(const History& history, TimePoint time, double clear_factor) {
-    // The rule of three (§0.3): a claim about `threshold` needs 3/threshold bits.
-    const double needed_bits = 3 / threshold;
-    last = history.Span(window_seconds, needed_bits);
-    supported = last.seconds >= window_seconds && last.bits >= needed_bits;
-    ratio = last.bits > 0 ? last.errors / last.bits : 0;
-    latch.Update(supported && last.errors >= min_errors && ratio > threshold,
-                 last.errors < min_errors || ratio < threshold * clear_factor, time);
-  }
-
-  double threshold;
-  double window_seconds;
-  double min_errors;
-  std::string window_label;
-  HoldDown latch;
-  History::Sum last;
-  bool supported = false;
-  double ratio = 0;
-};
-
 struct EffectivePair {
   explicit EffectivePair(const Options& o)
       : warning(o.effective_warning_ratio, o.effective_warning_window,
-                o.effective_warning_min_errors, o),
+                o.effective_warning_min_errors, o.clear_for),
         critical(o.effective_critical_ratio, o.effective_critical_window,
-                 o.effective_critical_min_errors, o) {}
+                 o.effective_critical_min_errors, o.clear_for) {}
   EffectiveLevel warning;
   EffectiveLevel critical;
 };
@@ -265,9 +191,9 @@ struct EthPort {
 
 struct IbPort {
   explicit IbPort(const Options& o)
-      : symbol(CounterSpec{CounterBehaviour::kSaturating, 16, 1e15}),
-        lli(CounterSpec{CounterBehaviour::kSaturating, 4, 1e15}),
-        ebo(CounterSpec{CounterBehaviour::kSaturating, 4, 1e15}),
+      : symbol(SpecFor(rdma::kSymbolErrors)),
+        lli(SpecFor(rdma::kLocalLinkIntegrity)),
+        ebo(SpecFor(rdma::kExcessiveBufferOverrun)),
         effective(o),
         hourly(std::chrono::milliseconds(0), o.clear_for),
         fatal_lli(std::chrono::milliseconds(0), o.clear_for),
@@ -287,7 +213,7 @@ class BerGrowthDetector final : public Detector {
  public:
   explicit BerGrowthDetector(Options options) : o_(options) {}
   std::string_view name() const override { return kName; }
-  std::vector<std::string> inputs() const override { return {"ethtool", "rdma"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
@@ -402,7 +328,7 @@ class BerGrowthDetector final : public Detector {
     const TimePoint time = snapshot.time;
     for (auto& [n, p] : eth_) p.seen = false;
     ForEachSample(
-        families, "fabric_ethtool_phy_bit_count_total",
+        families, ethtool::kPhyReceivedBits,
         [&](const prometheus::ClientMetric& m, double bits_value) {
           auto netdev_label = LabelValue(m, "netdev");
           if (!netdev_label || !(bits_value >= 0)) return;
@@ -410,11 +336,10 @@ class BerGrowthDetector final : public Detector {
           EthPort& p = eth_.try_emplace(netdev, o_).first->second;
           p.seen = true;
           const LabelMatch match{{"netdev", netdev}};
-          auto pcs = FindValue(families, "fabric_ethtool_phy_pcs_symbol_errors_total", match);
-          auto corrected =
-              FindValue(families, "fabric_ethtool_phy_corrected_bit_errors_total", match);
+          auto pcs = FindValue(families, ethtool::kPhyPcsSymbolErrors, match);
+          auto corrected = FindValue(families, ethtool::kPhyCorrectedBits, match);
           if (!corrected) {
-            corrected = FindValue(families, "fabric_ethtool_fec_corrected_bit_errors_total", match);
+            corrected = FindValue(families, ethtool::kFecCorrectedBits, match);
           }
           const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
           std::optional<double> errors, corr;
@@ -474,12 +399,11 @@ class BerGrowthDetector final : public Detector {
     // would raise a second finding, on {device, port}, for one fault. No port_info or an empty
     // link_layer (kernels before RoCE) is InfiniBand.
     std::set<std::pair<std::string, std::string>> ethernet;
-    ForEachSample(
-        families, "fabric_rdma_port_info", [&](const prometheus::ClientMetric& m, double) {
-          if (LabelOr(m, "link_layer") == "Ethernet") {
-            ethernet.emplace(std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port")));
-          }
-        });
+    ForEachSample(families, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
+      if (LabelOr(m, "link_layer") == "Ethernet") {
+        ethernet.emplace(std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port")));
+      }
+    });
     auto port_for = [&](const prometheus::ClientMetric& m) -> IbPort* {
       auto device = LabelValue(m, "device");
       auto port = LabelValue(m, "port");
@@ -489,12 +413,12 @@ class BerGrowthDetector final : public Detector {
       p.seen = true;
       return &p;
     };
-    ForEachSample(families, "fabric_rdma_port_symbol_errors_total",
+    ForEachSample(families, rdma::kSymbolErrors,
                   [&](const prometheus::ClientMetric& m, double value) {
                     IbPort* p = port_for(m);
                     if (p == nullptr || !(value >= 0)) return;
                     const auto rate = FindValue(
-                        families, "fabric_rdma_port_rate_bytes_per_second",
+                        families, rdma::kPortRate,
                         {{"device", *LabelValue(m, "device")}, {"port", *LabelValue(m, "port")}});
                     p->rate_bytes = rate.value_or(0);
                     const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
@@ -510,8 +434,8 @@ class BerGrowthDetector final : public Detector {
                         p->errors_last_hour > o_.ib_symbol_errors_per_hour,
                         p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor, time);
                   });
-    auto fatal = [&](const char* family, CounterTracker IbPort::*tracker, HoldDown IbPort::*latch,
-                     uint64_t IbPort::*last) {
+    auto fatal = [&](const MetricDesc& family, CounterTracker IbPort::*tracker,
+                     HoldDown IbPort::*latch, uint64_t IbPort::*last) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
         IbPort* p = port_for(m);
         if (p == nullptr || !(value >= 0)) return;
@@ -522,10 +446,8 @@ class BerGrowthDetector final : public Detector {
         (p->*latch).Update(grew, step.valid && step.delta == 0, time);
       });
     };
-    fatal("fabric_rdma_port_local_link_integrity_errors_total", &IbPort::lli, &IbPort::fatal_lli,
-          &IbPort::lli_delta);
-    fatal("fabric_rdma_port_excessive_buffer_overrun_errors_total", &IbPort::ebo,
-          &IbPort::fatal_ebo, &IbPort::ebo_delta);
+    fatal(rdma::kLocalLinkIntegrity, &IbPort::lli, &IbPort::fatal_lli, &IbPort::lli_delta);
+    fatal(rdma::kExcessiveBufferOverrun, &IbPort::ebo, &IbPort::fatal_ebo, &IbPort::ebo_delta);
     std::erase_if(ib_, [](const auto& e) { return !e.second.seen; });
   }
 
@@ -584,6 +506,7 @@ Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
 
 std::span<const DetectorOptionSpec> BerGrowthDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> BerGrowthDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> BerGrowthDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options) {
   Result<BerGrowthOptions> parsed = ParseBerGrowthOptions(options);

@@ -44,6 +44,7 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
@@ -92,6 +93,8 @@ struct BerGrowthOptions {
 // BerGrowthDetectorOptions().
 std::span<const DetectorOptionSpec> BerGrowthDetectorOptions();
 std::span<const MetricDesc> BerGrowthDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> BerGrowthDetectorInputs();
 Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options);
 

@@ -12,6 +12,19 @@ uint64_t Ceiling(unsigned width) {
 
 }  // namespace
 
+CounterSpec SpecFor(const MetricDesc& desc, double max_rate_per_second) {
+  switch (desc.range.overflow) {
+    case CounterOverflow::kWraps:
+      // Only 32-bit wraps exist among the collectors' counters (kernel atomic_t, mlx5 32-bit).
+      return {CounterBehaviour::kWrapping32, 32, max_rate_per_second};
+    case CounterOverflow::kSaturates:
+      return {CounterBehaviour::kSaturating, desc.range.bits, max_rate_per_second};
+    case CounterOverflow::kNone:
+      break;
+  }
+  return {CounterBehaviour::kMonotonic64, 64, max_rate_per_second};
+}
+
 CounterStep CounterTracker::Update(uint64_t value, std::chrono::system_clock::time_point time) {
   CounterStep step;
   if (spec_.behaviour == CounterBehaviour::kSaturating && value >= Ceiling(spec_.width)) {

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "collectors/core/metric_sink.h"
+
 namespace fabricwatch::detect {
 
 enum class CounterBehaviour {
@@ -40,6 +42,10 @@ struct CounterStep {
   bool saturated = false;  // the current value sits at the saturation ceiling
   double rate() const { return valid && seconds > 0 ? static_cast<double>(delta) / seconds : 0; }
 };
+
+// The spec of a counter family as its collector declares it (MetricDesc::range): a 32-bit
+// wrapping kernel counter, a saturating IB PMA counter, or a plain 64-bit one.
+CounterSpec SpecFor(const MetricDesc& desc, double max_rate_per_second = 1e15);
 
 class CounterTracker {
  public:

@@ -15,31 +15,54 @@ const DetectorInfo kDetectors[] = {
     {"link_flap",
      "Link flaps and outages of netdevs and IB ports: hard (5 in 10 s) and slow (2 in 6 h) "
      "flapping, a decaying flap penalty, sustained link down, downtime against the NCCL budget",
-     true, LinkFlapDetectorOptions(), LinkFlapDetectorMetrics(), MakeLinkFlapDetector},
+     true, LinkFlapDetectorOptions(), LinkFlapDetectorMetrics(), LinkFlapDetectorInputs(),
+     MakeLinkFlapDetector},
     {"pfc_storm",
      "PFC pause storms per priority: source (we pause, nothing received) and victim (we are "
      "paused, nothing sent) from pause-time ratios, plus NIC storm-prevention events",
-     true, PfcStormDetectorOptions(), PfcStormDetectorMetrics(), MakePfcStormDetector},
+     true, PfcStormDetectorOptions(), PfcStormDetectorMetrics(), PfcStormDetectorInputs(),
+     MakePfcStormDetector},
     {"ber_growth",
      "Bit-error growth: effective (post-FEC) BER over Poisson-sized windows, IB symbol and "
      "fatal-class error counters, pre-FEC BER level and its trend towards the FEC limit",
-     true, BerGrowthDetectorOptions(), BerGrowthDetectorMetrics(), MakeBerGrowthDetector},
+     true, BerGrowthDetectorOptions(), BerGrowthDetectorMetrics(), BerGrowthDetectorInputs(),
+     MakeBerGrowthDetector},
     {"thermal_drift",
      "Transceiver module temperature against the module's own thresholds, its slew, a trend "
      "projection to the warning threshold, and NIC module over-temperature events",
-     true, ThermalDriftDetectorOptions(), ThermalDriftDetectorMetrics(), MakeThermalDriftDetector},
+     true, ThermalDriftDetectorOptions(), ThermalDriftDetectorMetrics(),
+     ThermalDriftDetectorInputs(), MakeThermalDriftDetector},
     {"optical_drift",
      "Per-lane rx power and laser bias against the module's thresholds and against its own "
      "baseline (keyed by module serial, bias per temperature bin)",
-     true, OpticalDriftDetectorOptions(), OpticalDriftDetectorMetrics(), MakeOpticalDriftDetector},
+     true, OpticalDriftDetectorOptions(), OpticalDriftDetectorMetrics(),
+     OpticalDriftDetectorInputs(), MakeOpticalDriftDetector},
     {"pcie_degraded",
      "GPU and NIC PCIe links trained below their maximum width or speed, and AER error growth",
-     true, PcieDegradedDetectorOptions(), PcieDegradedDetectorMetrics(), MakePcieDegradedDetector},
+     true, PcieDegradedDetectorOptions(), PcieDegradedDetectorMetrics(),
+     PcieDegradedDetectorInputs(), MakePcieDegradedDetector},
 };
 
 }  // namespace
 
 std::span<const DetectorInfo> DetectorRegistry() { return kDetectors; }
+
+std::optional<DetectorOptions> DefaultDetectorSelection(const DetectorInfo& info) {
+  if (!info.enabled_by_default) return std::nullopt;
+  return DetectorOptions{};
+}
+
+Result<std::vector<std::unique_ptr<Detector>>> BuildDetectors(const DetectorSelector& select) {
+  std::vector<std::unique_ptr<Detector>> detectors;
+  for (const DetectorInfo& info : kDetectors) {
+    std::optional<DetectorOptions> options = select(info);
+    if (!options) continue;
+    auto detector = info.factory(*options);
+    if (!detector) return Error(detector.error());
+    detectors.push_back(std::move(*detector));
+  }
+  return detectors;
+}
 
 const DetectorInfo* FindDetector(std::string_view name) {
   for (const DetectorInfo& info : kDetectors) {

@@ -4,9 +4,9 @@
 
 namespace fabricwatch::detect {
 
-const prometheus::MetricFamily* FindFamily(const Families& families, std::string_view name) {
+const prometheus::MetricFamily* FindFamily(const Families& families, const MetricDesc& desc) {
   for (const prometheus::MetricFamily& family : families) {
-    if (family.name == name) return &family;
+    if (family.name == desc.name) return &family;
   }
   return nullptr;
 }
@@ -38,8 +38,9 @@ bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match) {
   return true;
 }
 
-std::optional<double> FindValue(const Families& families, std::string_view name, LabelMatch match) {
-  const prometheus::MetricFamily* family = FindFamily(families, name);
+std::optional<double> FindValue(const Families& families, const MetricDesc& desc,
+                                LabelMatch match) {
+  const prometheus::MetricFamily* family = FindFamily(families, desc);
   if (family == nullptr) return std::nullopt;
   for (const prometheus::ClientMetric& metric : family->metric) {
     if (LabelsMatch(metric, match)) return SampleValue(*family, metric);
@@ -47,8 +48,8 @@ std::optional<double> FindValue(const Families& families, std::string_view name,
   return std::nullopt;
 }
 
-const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, std::string_view name) {
-  return FindFamily(snapshot.families, name);
+const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, const MetricDesc& desc) {
+  return FindFamily(snapshot.families, desc);
 }
 
 std::string_view LabelOr(const prometheus::ClientMetric& metric, std::string_view name) {

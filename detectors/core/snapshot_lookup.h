@@ -1,7 +1,10 @@
 #pragma once
-// Looking up samples in one collector snapshot (SnapshotView::families) by family name and
-// labels. Collectors build their families through MetricSink, so a family has one type and every
-// sample carries the family's full label set in its descriptor order.
+// Looking up samples in one collector snapshot (SnapshotView::families) by family and labels.
+// A family is named by the collector's own MetricDesc (collectors/<name>/<name>_metrics.h), never
+// by a string, so a renamed or mistyped family is a compile error, and the detector's
+// MetricInput declarations (detectors/core/inputs.h) are checked against the collectors' tables.
+// Collectors build their families through MetricSink, so a family has one type and every sample
+// carries the family's full label set in its descriptor order.
 //
 // Cost: FindFamily is a linear scan over the snapshot's families (a few dozen); detectors call
 // it a handful of times per snapshot and then walk the family's samples once.
@@ -23,8 +26,8 @@ namespace fabricwatch::detect {
 using Families = std::vector<prometheus::MetricFamily>;
 using LabelMatch = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-// The family called `name`, or nullptr when the snapshot has none.
-const prometheus::MetricFamily* FindFamily(const Families& families, std::string_view name);
+// The family `desc` describes, or nullptr when the snapshot has none.
+const prometheus::MetricFamily* FindFamily(const Families& families, const MetricDesc& desc);
 
 // The sample's value for the family's type (counter, gauge, untyped; MetricSink
 // writes info metrics as gauges of 1).
@@ -37,13 +40,13 @@ std::optional<std::string_view> LabelValue(const prometheus::ClientMetric& metri
 // True when every (name, value) pair of `match` is among the sample's labels.
 bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match);
 
-// The value of the first sample of `name` whose labels include `match`, or nullopt.
-std::optional<double> FindValue(const Families& families, std::string_view name, LabelMatch match);
+// The value of the first sample of `desc`'s family whose labels include `match`, or nullopt.
+std::optional<double> FindValue(const Families& families, const MetricDesc& desc, LabelMatch match);
 
-// Calls fn(metric, value) for every sample of family `name` (none when the family is absent).
+// Calls fn(metric, value) for every sample of `desc`'s family (none when it is absent).
 template <typename Fn>
-void ForEachSample(const Families& families, std::string_view name, Fn&& fn) {
-  const prometheus::MetricFamily* family = FindFamily(families, name);
+void ForEachSample(const Families& families, const MetricDesc& desc, Fn&& fn) {
+  const prometheus::MetricFamily* family = FindFamily(families, desc);
   if (family == nullptr) return;
   for (const prometheus::ClientMetric& metric : family->metric) {
     fn(metric, SampleValue(*family, metric));
@@ -51,7 +54,7 @@ void ForEachSample(const Families& families, std::string_view name, Fn&& fn) {
 }
 
 // The same over a detector's snapshot.
-const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, std::string_view name);
+const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, const MetricDesc& desc);
 
 // The value of label `name`, or "" when the sample has none (collectors emit "" for a label that
 // does not apply, so the two read the same).

@@ -1,5 +1,7 @@
 #include "detectors/link_flap/link_flap.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -7,17 +9,19 @@
 #include <optional>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "collectors/core/duration.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/link_flap/flap_entity.h"
 
 namespace fabricwatch::detect {
 namespace {
+
+using namespace link_flap;  // the per-port state and rules (flap_entity.h)
 
 using std::chrono::milliseconds;
 
@@ -83,69 +87,20 @@ constexpr MetricDesc kDownEvents{
     "Down events of the port counted by link_flap after deduplicating its sources (netlink, "
     "carrier and PHY counters, IB port state and link_downed); maintenance downs excluded.",
     MetricKind::kCounter, kEntityLabels};
+// What link_flap reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"netdev", &netdev::kOperState, {"netdev"}},
+    {"netdev", &netdev::kCarrier, {"netdev"}},
+    {"netdev", &netdev::kCarrierDown, {"netdev"}},
+    {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer", "netdev"}},
+    {"rdma", &rdma::kPortState, {"device", "port"}},
+    {"rdma", &rdma::kLinkDowned, {"device", "port"}},
+    {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
+    {"ethtool", &ethtool::kLinkDownEvents, {"netdev"}},
+};
+
 constexpr MetricDesc kMetrics[] = {kPenalty,        kHardWindow,   kSlowWindow,
                                    kWindowDowntime, kDownDuration, kDownEvents};
-
-enum Source : unsigned {
-  kNetlink = 1,
-  kCarrierCounter = 2,
-  kPhyCounter = 4,
-  kIbState = 8,
-  kIbLinkDowned = 16,
-};
-
-struct Settings {
-  uint64_t hard_count;
-  milliseconds hard_window;
-  uint64_t slow_count;
-  milliseconds slow_window;
-  double penalty_per_down;
-  milliseconds half_life;
-  double suppress;
-  double reuse;
-  milliseconds max_suppress;
-  milliseconds down_after;
-  milliseconds downtime_budget;
-  milliseconds downtime_window;
-  milliseconds maintenance_window;
-  milliseconds match_window;
-  double ceiling() const {
-    return reuse * std::exp2(Seconds(max_suppress) / Seconds(half_life));
-  }
-};
-
-struct Sighting {
-  TimePoint time;
-  unsigned sources;
-};
-
-struct Entity {
-  EntityLabels labels;
-  bool netdev = false;
-  // Flap history (persisted).
-  EventWindow hard{1024};
-  EventWindow slow{1024};
-  DecayingPenalty penalty;
-  bool hard_active = false;
-  bool suppressed = false;
-  bool seen_up = false;
-  uint64_t downs_total = 0;
-  std::deque<std::pair<TimePoint, TimePoint>> outages;  // closed outages, for downtime
-  std::optional<TimePoint> maintenance_until;
-  std::optional<TimePoint> last_unplug;
-  bool announce_maintenance = false;  // module unplug (info finding) vs. device gone (silent)
-  // Live state (not persisted).
-  std::deque<Sighting> recent;  // for matching sightings of the same down
-  std::optional<TimePoint> down_since;
-  TimePoint state_time{};
-  bool present = true;
-  bool state_known = false;
-  bool last_active = false;  // IB: previous sample's state was ACTIVE
-  CounterTracker carrier_down{{CounterBehaviour::kWrapping32, 32, 1e4}};
-  CounterTracker phy_down{{CounterBehaviour::kMonotonic64, 64, 1e15}};
-  CounterTracker link_downed{{CounterBehaviour::kSaturating, 8, 1e15}};
-  CounterTracker unplug{{CounterBehaviour::kMonotonic64, 64, 1e15}};
-};
 
 std::string EntityKey(const EntityLabels& labels) { return EntityText(labels); }
 
@@ -154,7 +109,7 @@ class LinkFlapDetector final : public Detector {
   explicit LinkFlapDetector(Settings settings) : s_(settings) {}
 
   std::string_view name() const override { return "link_flap"; }
-  std::vector<std::string> inputs() const override { return {"netdev", "rdma", "ethtool"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector == "netdev") ObserveNetdev(snapshot);
@@ -168,10 +123,10 @@ class LinkFlapDetector final : public Detector {
       if (!known_netdevs_.contains(event.netdev)) continue;
       Entity& entity = NetdevEntity(event.netdev);
       if (event.carrier_up) {
-        StateUp(entity, event.time);
+        StateUp(s_, entity, event.time);
       } else {
-        Sight(entity, kNetlink, event.time);
-        StateDown(entity, event.time);
+        Sight(s_, entity, kNetlink, event.time);
+        StateDown(s_, entity, event.time);
       }
     }
   }
@@ -180,7 +135,7 @@ class LinkFlapDetector final : public Detector {
     std::vector<Finding> findings;
     last_eval_ = now;
     for (auto& [key, entity] : entities_) {
-      std::optional<Finding> finding = EvaluateEntity(entity, now);
+      std::optional<Finding> finding = EvaluateEntity(s_, entity, now);
       // One fault, one finding (detection.md §2.2): an IPoIB netdev's carrier follows its IB
       // port, so its flaps are the port's flaps — the port raises, the netdev stays quiet (its
       // metrics are still exported).
@@ -202,7 +157,7 @@ class LinkFlapDetector final : public Detector {
       sink.Add(kPenalty, labels, entity.penalty.At(now));
       sink.Add(kHardWindow, labels, static_cast<double>(entity.hard.CountAfter(now - s_.hard_window)));
       sink.Add(kSlowWindow, labels, static_cast<double>(entity.slow.CountAfter(now - s_.slow_window)));
-      sink.Add(kWindowDowntime, labels, Downtime(entity, now));
+      sink.Add(kWindowDowntime, labels, Downtime(s_, entity, now));
       sink.Add(kDownDuration, labels,
                entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since)
                                                              : 0.0);
@@ -213,25 +168,7 @@ class LinkFlapDetector final : public Detector {
   nlohmann::json SaveState() const override {
     nlohmann::json ports = nlohmann::json::object();
     for (const auto& [key, entity] : entities_) {
-      nlohmann::json outages = nlohmann::json::array();
-      for (const auto& [from, to] : entity.outages) {
-        outages.push_back({EpochSeconds(from), EpochSeconds(to)});
-      }
-      nlohmann::json labels = nlohmann::json::array();
-      for (const auto& [name, value] : entity.labels) labels.push_back({name, value});
-      nlohmann::json entry = {{"labels", labels},
-                              {"hard", entity.hard.Save()},
-                              {"slow", entity.slow.Save()},
-                              {"penalty", entity.penalty.Save()},
-                              {"hard_active", entity.hard_active},
-                              {"suppressed", entity.suppressed},
-                              {"seen_up", entity.seen_up},
-                              {"downs_total", entity.downs_total},
-                              {"outages", outages}};
-      if (entity.maintenance_until) {
-        entry["maintenance_until"] = EpochSeconds(*entity.maintenance_until);
-      }
-      ports[key] = std::move(entry);
+      ports[key] = SaveEntity(entity);
     }
     // The IPoIB map too: after a restart, a netdev sample evaluated before the first rdma
     // sample must not raise the restored flaps of an IPoIB netdev as its own finding.
@@ -250,21 +187,8 @@ class LinkFlapDetector final : public Detector {
         for (const auto& pair : entry.at("labels")) {
           labels.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
         }
-        Entity entity = NewEntity(labels);
-        entity.hard.Load(entry.at("hard"));
-        entity.slow.Load(entry.at("slow"));
-        entity.penalty.Load(entry.at("penalty"));
-        entity.hard_active = entry.at("hard_active").get<bool>();
-        entity.suppressed = entry.at("suppressed").get<bool>();
-        entity.seen_up = entry.at("seen_up").get<bool>();
-        entity.downs_total = entry.at("downs_total").get<uint64_t>();
-        for (const auto& outage : entry.at("outages")) {
-          entity.outages.emplace_back(FromEpochSeconds(outage.at(0).get<double>()),
-                                      FromEpochSeconds(outage.at(1).get<double>()));
-        }
-        if (entry.contains("maintenance_until")) {
-          entity.maintenance_until = FromEpochSeconds(entry.at("maintenance_until").get<double>());
-        }
+        Entity entity = NewEntity(s_, labels);
+        LoadEntity(entry, entity);
         loaded.emplace(EntityKey(labels), std::move(entity));
       }
     } catch (const nlohmann::json::exception& e) {
@@ -276,18 +200,10 @@ class LinkFlapDetector final : public Detector {
   }
 
  private:
-  Entity NewEntity(const EntityLabels& labels) const {
-    Entity entity;
-    entity.labels = labels;
-    entity.netdev = labels.size() == 1 && labels[0].first == "netdev";
-    entity.penalty = DecayingPenalty(s_.half_life, s_.ceiling());
-    return entity;
-  }
-
   Entity& EntityFor(const EntityLabels& labels) {
     const std::string key = EntityKey(labels);
     auto it = entities_.find(key);
-    if (it == entities_.end()) it = entities_.emplace(key, NewEntity(labels)).first;
+    if (it == entities_.end()) it = entities_.emplace(key, NewEntity(s_, labels)).first;
     return it->second;
   }
   Entity& NetdevEntity(std::string_view netdev) {
@@ -302,77 +218,10 @@ class LinkFlapDetector final : public Detector {
     return port != entities_.end() && port->second.present ? &port->second : nullptr;
   }
 
-  bool InMaintenance(const Entity& entity, TimePoint time) const {
-    return entity.last_unplug && time >= *entity.last_unplug - s_.maintenance_window &&
-           time <= *entity.last_unplug + s_.maintenance_window;
-  }
-
-  // One source saw a down at `time`: either it confirms a down another source already counted
-  // (within match-window, not yet seen by this source), or it is a new down.
-  void Sight(Entity& entity, Source source, TimePoint time) {
-    while (!entity.recent.empty() && entity.recent.front().time < time - 2 * s_.match_window) {
-      entity.recent.pop_front();
-    }
-    for (Sighting& sighting : entity.recent) {
-      const auto gap = sighting.time > time ? sighting.time - time : time - sighting.time;
-      if ((sighting.sources & source) == 0 && gap <= s_.match_window) {
-        sighting.sources |= source;
-        return;
-      }
-    }
-    entity.recent.push_back({time, source});
-    if (InMaintenance(entity, time)) return;
-    entity.hard.Add(time);
-    entity.slow.Add(time);
-    entity.penalty.Add(s_.penalty_per_down, time);
-    ++entity.downs_total;
-  }
-
-  void StateDown(Entity& entity, TimePoint time) {
-    if (time < entity.state_time) return;  // an older observation than the one we have
-    entity.state_time = time;
-    entity.state_known = true;
-    if (!entity.down_since) entity.down_since = time;
-  }
-
-  void StateUp(Entity& entity, TimePoint time) {
-    if (time < entity.state_time) return;
-    entity.state_time = time;
-    entity.state_known = true;
-    entity.seen_up = true;
-    if (entity.down_since) {
-      if (!InMaintenance(entity, *entity.down_since)) {
-        entity.outages.emplace_back(*entity.down_since, time);
-      }
-      entity.down_since.reset();
-    }
-  }
-
-  // The device is gone (hot-unplug, driver unload): not an outage of a link.
-  void Absent(Entity& entity, TimePoint time) {
-    StartMaintenance(entity, time, false);
-    entity.present = false;
-    entity.down_since.reset();
-    entity.state_known = false;
-    entity.carrier_down.Forget();
-    entity.phy_down.Forget();
-    entity.link_downed.Forget();
-    entity.unplug.Forget();
-  }
-
-  void CounterDowns(Entity& entity, CounterTracker& tracker, Source source, uint64_t value,
-                    TimePoint time) {
-    const CounterStep step = tracker.Update(value, time);
-    if (!step.valid) return;
-    // A burst larger than the windows can hold adds no information; cap the loop.
-    const uint64_t downs = std::min<uint64_t>(step.delta, 256);
-    for (uint64_t i = 0; i < downs; ++i) Sight(entity, source, time);
-  }
-
   void ObserveNetdev(const SnapshotView& snapshot) {
-    const auto* oper = FindFamily(snapshot, "fabric_netdev_oper_state");
-    const auto* carrier = FindFamily(snapshot, "fabric_netdev_carrier");
-    const auto* downs = FindFamily(snapshot, "fabric_netdev_carrier_down_changes_total");
+    const auto* oper = FindFamily(snapshot, netdev::kOperState);
+    const auto* carrier = FindFamily(snapshot, netdev::kCarrier);
+    const auto* downs = FindFamily(snapshot, netdev::kCarrierDown);
     std::set<std::string> present;
     for (const auto* family : {oper, carrier, downs}) {
       if (family == nullptr) continue;
@@ -382,12 +231,12 @@ class LinkFlapDetector final : public Detector {
     // re-registration shows up as carrier downs.
     for (const std::string& netdev : present) {
       Entity& entity = NetdevEntity(netdev);
-      if (!entity.present) StartMaintenance(entity, snapshot.time, false);
+      if (!entity.present) StartMaintenance(s_, entity, snapshot.time, false);
       entity.present = true;
     }
     for (auto& [key, entity] : entities_) {
       if (entity.netdev && entity.present && !present.contains(entity.labels[0].second)) {
-        Absent(entity, snapshot.time);
+        Absent(s_, entity, snapshot.time);
       }
     }
     std::set<std::string> with_carrier;
@@ -397,16 +246,16 @@ class LinkFlapDetector final : public Detector {
         with_carrier.insert(netdev);
         Entity& entity = NetdevEntity(netdev);
         if (SampleValue(*carrier, metric) >= 1) {
-          StateUp(entity, snapshot.time);
+          StateUp(s_, entity, snapshot.time);
         } else {
-          StateDown(entity, snapshot.time);
+          StateDown(s_, entity, snapshot.time);
         }
       }
     }
     if (downs != nullptr) {
       for (const auto& metric : downs->metric) {
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
-        CounterDowns(entity, entity.carrier_down, kCarrierCounter, CounterValue(*downs, metric),
+        CounterDowns(s_, entity, entity.carrier_down, kCarrierCounter, CounterValue(*downs, metric),
                      snapshot.time);
       }
     }
@@ -423,54 +272,34 @@ class LinkFlapDetector final : public Detector {
   }
 
   void ObserveEthtool(const SnapshotView& snapshot) {
-    if (const auto* family = FindFamily(snapshot, "fabric_ethtool_module_events_total")) {
+    if (const auto* family = FindFamily(snapshot, ethtool::kModuleEvents)) {
       for (const auto& metric : family->metric) {
         if (LabelOr(metric, "event") != "unplug") continue;
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
         const CounterStep step = entity.unplug.Update(CounterValue(*family, metric), snapshot.time);
         if (step.valid && step.delta > 0) {
-          StartMaintenance(entity, snapshot.time, true);
+          StartMaintenance(s_, entity, snapshot.time, true);
           // The module of an IPoIB netdev is its IB port's: the port's downs are maintenance
           // too, and the port (which speaks for the netdev) announces it.
           if (Entity* port = IpoibPortOf(entity.labels[0].second)) {
-            StartMaintenance(*port, snapshot.time, true);
+            StartMaintenance(s_, *port, snapshot.time, true);
           }
         }
       }
     }
-    if (const auto* family = FindFamily(snapshot, "fabric_ethtool_link_down_events_total")) {
+    if (const auto* family = FindFamily(snapshot, ethtool::kLinkDownEvents)) {
       for (const auto& metric : family->metric) {
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
-        CounterDowns(entity, entity.phy_down, kPhyCounter, CounterValue(*family, metric),
+        CounterDowns(s_, entity, entity.phy_down, kPhyCounter, CounterValue(*family, metric),
                      snapshot.time);
       }
     }
   }
 
-  // detection.md §2.2: module_unplug is a human action — the downs around it are maintenance.
-  // A device that disappears or comes back (hot-unplug, driver reload) is the same kind of
-  // human action, without the announcement: its re-registration downs are no flaps.
-  void StartMaintenance(Entity& entity, TimePoint time, bool announce) {
-    entity.announce_maintenance =
-        announce || (entity.announce_maintenance && entity.maintenance_until &&
-                     time < *entity.maintenance_until);
-    entity.last_unplug = time;
-    entity.maintenance_until = time + s_.maintenance_window;
-    const TimePoint from = time - s_.maintenance_window;
-    for (TimePoint t : entity.hard.RemoveBetween(from, time)) {
-      entity.penalty.Remove(s_.penalty_per_down, t);
-      entity.downs_total -= std::min<uint64_t>(entity.downs_total, 1);
-    }
-    entity.slow.RemoveBetween(from, time);
-    std::erase_if(entity.outages, [&](const auto& outage) { return outage.first >= from; });
-    if (entity.penalty.At(time) < s_.reuse) entity.suppressed = false;
-    entity.hard_active = false;
-  }
-
   void ObserveRdma(const SnapshotView& snapshot) {
     std::set<std::string> ethernet;  // "device/port" of RoCE ports
     ipoib_port_.clear();
-    if (const auto* family = FindFamily(snapshot, "fabric_rdma_port_info")) {
+    if (const auto* family = FindFamily(snapshot, rdma::kPortInfo)) {
       for (const auto& metric : family->metric) {
         const std::string device(LabelOr(metric, "device"));
         const std::string port(LabelOr(metric, "port"));
@@ -491,139 +320,40 @@ class LinkFlapDetector final : public Detector {
       if (ethernet.contains(device + "/" + port)) return nullptr;
       Entity& entity = EntityFor({{"device", device}, {"port", port}});
       present.insert(EntityKey(entity.labels));
-      if (!entity.present) StartMaintenance(entity, snapshot.time, false);
+      if (!entity.present) StartMaintenance(s_, entity, snapshot.time, false);
       entity.present = true;
       return &entity;
     };
-    if (const auto* family = FindFamily(snapshot, "fabric_rdma_port_state")) {
+    if (const auto* family = FindFamily(snapshot, rdma::kPortState)) {
       for (const auto& metric : family->metric) {
         Entity* entity = port_entity(metric);
         if (entity == nullptr) continue;
         const int state = static_cast<int>(SampleValue(*family, metric));
         const bool active = state == 4 || state == 5;  // ACTIVE, ACTIVE_DEFER
         if (active) {
-          StateUp(*entity, snapshot.time);
+          StateUp(s_, *entity, snapshot.time);
         } else {
-          if (entity->state_known && entity->last_active) Sight(*entity, kIbState, snapshot.time);
-          StateDown(*entity, snapshot.time);
+          if (entity->state_known && entity->last_active)
+            Sight(s_, *entity, kIbState, snapshot.time);
+          StateDown(s_, *entity, snapshot.time);
         }
         entity->last_active = active;
       }
     }
-    if (const auto* family = FindFamily(snapshot, "fabric_rdma_port_link_downed_total")) {
+    if (const auto* family = FindFamily(snapshot, rdma::kLinkDowned)) {
       for (const auto& metric : family->metric) {
         Entity* entity = port_entity(metric);
         if (entity == nullptr) continue;
-        CounterDowns(*entity, entity->link_downed, kIbLinkDowned, CounterValue(*family, metric),
+        CounterDowns(s_, *entity, entity->link_downed, kIbLinkDowned, CounterValue(*family, metric),
                      snapshot.time);
       }
     }
     for (auto& [key, entity] : entities_) {
       if (!entity.netdev && entity.present && !present.contains(key)) {
-        Absent(entity, snapshot.time);
+        Absent(s_, entity, snapshot.time);
         entity.last_active = false;
       }
     }
-  }
-
-  double Downtime(const Entity& entity, TimePoint now) const {
-    const TimePoint from = now - s_.downtime_window;
-    double total = 0;
-    for (const auto& [start, end] : entity.outages) {
-      if (end <= from) continue;
-      total += Seconds(end - std::max(start, from));
-    }
-    if (entity.down_since && now > *entity.down_since &&
-        !InMaintenance(entity, *entity.down_since)) {
-      total += Seconds(now - std::max(*entity.down_since, from));
-    }
-    return total;
-  }
-
-  std::optional<Finding> EvaluateEntity(Entity& entity, TimePoint now) {
-    entity.hard.Prune(now - std::max(s_.hard_window, s_.slow_window));
-    entity.slow.Prune(now - s_.slow_window);
-    while (!entity.outages.empty() && entity.outages.front().second <= now - s_.downtime_window) {
-      entity.outages.pop_front();
-    }
-    const size_t hard = entity.hard.CountAfter(now - s_.hard_window);
-    const size_t slow = entity.slow.CountAfter(now - s_.slow_window);
-    const double penalty = entity.penalty.At(now);
-    if (hard >= s_.hard_count) entity.hard_active = true;
-    if (penalty >= s_.suppress) entity.suppressed = true;
-    // Hysteresis (§2.2): both flapping states clear only once the penalty decays below reuse.
-    if (penalty < s_.reuse) {
-      if (hard < s_.hard_count) entity.hard_active = false;
-      entity.suppressed = false;
-    }
-    const double down_seconds =
-        entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since) : 0;
-    const double downtime = Downtime(entity, now);
-    const std::string who = EntityText(entity.labels);
-    const std::vector<Evidence> evidence = {
-        {"hard_window_down_events", static_cast<double>(hard)},
-        {"slow_window_down_events", static_cast<double>(slow)},
-        {"flap_penalty", penalty},
-        {"down_seconds", down_seconds},
-        {"window_downtime_seconds", downtime},
-    };
-    Finding finding;
-    finding.entity = entity.labels;
-    finding.evidence = evidence;
-    if (entity.maintenance_until && now < *entity.maintenance_until) {
-      if (!entity.announce_maintenance) return std::nullopt;
-      finding.severity = Severity::kInfo;
-      finding.value = 1;
-      finding.reason = fmt::format(
-          "{}: transceiver module unplugged; link downs within {} are maintenance, not flaps",
-          who, FormatDuration(s_.maintenance_window));
-      return finding;
-    }
-    const bool sustained = entity.seen_up && entity.down_since &&
-                           now - *entity.down_since >= s_.down_after;
-    if (entity.hard_active || sustained) {
-      finding.severity = Severity::kCritical;
-      finding.drain_eligible = true;
-      if (sustained) {
-        finding.value = down_seconds;
-        finding.reason = fmt::format("{}: link down for {:.1f}s (sustained outage >= {})", who,
-                                     down_seconds, FormatDuration(s_.down_after));
-      } else {
-        finding.value = static_cast<double>(hard);
-        finding.reason = fmt::format(
-            "{}: hard flapping, {} link-down events in the last {} (>= {}), flap penalty {:.0f} "
-            "(clears below {:.0f})",
-            who, hard, FormatDuration(s_.hard_window), s_.hard_count, penalty, s_.reuse);
-      }
-      return finding;
-    }
-    const bool slow_flapping = slow >= s_.slow_count;
-    const bool over_budget = downtime >= Seconds(s_.downtime_budget);
-    if (entity.suppressed || slow_flapping || over_budget) {
-      finding.severity = Severity::kWarning;
-      std::vector<std::string> why;
-      if (entity.suppressed) {
-        why.push_back(fmt::format("flap penalty {:.0f} (suppress {:.0f}, reuse {:.0f})", penalty,
-                                  s_.suppress, s_.reuse));
-        finding.value = penalty;
-      }
-      if (slow_flapping) {
-        why.push_back(fmt::format("{} link-down events in the last {} (>= {})", slow,
-                                  FormatDuration(s_.slow_window), s_.slow_count));
-        if (!entity.suppressed) finding.value = static_cast<double>(slow);
-      }
-      if (over_budget) {
-        why.push_back(fmt::format("{:.1f}s down in the last {} (NCCL budget {})", downtime,
-                                  FormatDuration(s_.downtime_window),
-                                  FormatDuration(s_.downtime_budget)));
-        if (!entity.suppressed && !slow_flapping) finding.value = downtime;
-      }
-      std::string reason = who + ": ";
-      for (size_t i = 0; i < why.size(); ++i) reason += (i ? "; " : "") + why[i];
-      finding.reason = reason;
-      return finding;
-    }
-    return std::nullopt;
   }
 
   Settings s_;
@@ -638,6 +368,7 @@ class LinkFlapDetector final : public Detector {
 
 std::span<const DetectorOptionSpec> LinkFlapDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> LinkFlapDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> LinkFlapDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options) {
   auto reader = OptionReader::Make("link_flap", options, kOptions);

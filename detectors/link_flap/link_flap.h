@@ -38,12 +38,15 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 std::span<const DetectorOptionSpec> LinkFlapDetectorOptions();
 std::span<const MetricDesc> LinkFlapDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> LinkFlapDetectorInputs();
 Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

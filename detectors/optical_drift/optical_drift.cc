@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/optics/optics_metrics.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -89,6 +91,18 @@ constexpr MetricDesc kBiasRatio{
     "Current laser bias divided by the lane's baseline at the same 5 °C temperature bin "
     "(1.2 = +20 %); absent until that bin has a baseline.",
     MetricKind::kGauge, kLane};
+// What optical_drift reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"optics", &optics::kInfo, {"netdev", "serial"}},
+    {"optics", &optics::kPresent, {"netdev"}},
+    {"optics", &optics::kLastRead, {"netdev"}},
+    {"optics", &optics::kRxPowerThreshold, {"netdev", "threshold"}},
+    {"optics", &optics::kBiasThreshold, {"netdev", "threshold"}},
+    {"optics", &optics::kTemperature, {"netdev"}},
+    {"optics", &optics::kRxPower, {"netdev", "lane"}},
+    {"optics", &optics::kRxLos, {"netdev", "lane"}},
+    {"optics", &optics::kBias, {"netdev", "lane"}},
+};
 constexpr MetricDesc kMetrics[] = {kRxBaseline, kRxRatio, kBiasRatio};
 
 double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
@@ -172,20 +186,19 @@ class OpticalDriftDetector final : public Detector {
  public:
   explicit OpticalDriftDetector(OpticalDriftOptions options) : options_(options) {}
   std::string_view name() const override { return kName; }
-  std::vector<std::string> inputs() const override { return {"optics"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector != "optics") return;
     const Families& families = snapshot.families;
     std::map<std::string, std::string> serials;  // netdev → serial
-    ForEachSample(families, "fabric_optics_info", [&](const prometheus::ClientMetric& m, double) {
+    ForEachSample(families, optics::kInfo, [&](const prometheus::ClientMetric& m, double) {
       auto netdev = LabelValue(m, "netdev");
       if (netdev) serials[std::string(*netdev)] = std::string(LabelValue(m, "serial").value_or(""));
     });
     std::set<std::string> seen;
     for (const auto& [netdev, serial_label] : serials) {
-      const auto present =
-          FindValue(families, "fabric_optics_module_present", {{"netdev", netdev}});
+      const auto present = FindValue(families, optics::kPresent, {{"netdev", netdev}});
       if (present && *present == 0) continue;
       seen.insert(netdev);
       // Modules without a serial get a netdev-scoped key: a baseline still, just not portable.
@@ -349,8 +362,7 @@ class OpticalDriftDetector final : public Detector {
   void ObserveModule(const Families& families, const std::string& netdev, const std::string& serial,
                      TimePoint snapshot_time) {
     TimePoint time = snapshot_time;
-    if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
-                              {{"netdev", netdev}})) {
+    if (auto read = FindValue(families, optics::kLastRead, {{"netdev", netdev}})) {
       time = FromEpochSeconds(*read);
     }
     auto it = modules_.find(netdev);
@@ -370,108 +382,129 @@ class OpticalDriftDetector final : public Detector {
     baseline.netdev = netdev;
     baseline.last_seen = now;
 
-    auto threshold = [&](const char* family, const char* which) {
+    auto threshold = [&](const MetricDesc& family, const char* which) {
       auto v = FindValue(families, family, {{"netdev", netdev}, {"threshold", which}});
       return v && *v > 0 ? v : std::nullopt;  // 0 = unprogrammed
     };
-    const auto rx_warn = threshold("fabric_optics_rx_power_threshold_watts", "low_warning");
-    const auto rx_alarm = threshold("fabric_optics_rx_power_threshold_watts", "low_alarm");
-    const auto bias_warn = threshold("fabric_optics_tx_bias_threshold_amperes", "high_warning");
-    const auto bias_alarm = threshold("fabric_optics_tx_bias_threshold_amperes", "high_alarm");
-    const auto temperature =
-        FindValue(families, "fabric_optics_module_temperature_celsius", {{"netdev", netdev}});
-
+    const ModuleRead read{
+        .families = families,
+        .netdev = netdev,
+        .time = time,
+        .now = now,
+        .module = module,
+        .baseline = baseline,
+        .rx_warn = threshold(optics::kRxPowerThreshold, "low_warning"),
+        .rx_alarm = threshold(optics::kRxPowerThreshold, "low_alarm"),
+        .bias_warn = threshold(optics::kBiasThreshold, "high_warning"),
+        .bias_alarm = threshold(optics::kBiasThreshold, "high_alarm"),
+        .temperature = FindValue(families, optics::kTemperature, {{"netdev", netdev}})};
     for (auto& [lane, s] : module.lanes) s.seen = false;
+    ForEachSample(families, optics::kRxPower, [&](const prometheus::ClientMetric& m, double watts) {
+      ObserveRx(read, m, watts);
+    });
+    ForEachSample(families, optics::kBias, [&](const prometheus::ClientMetric& m, double amperes) {
+      ObserveBias(read, m, amperes);
+    });
+    std::erase_if(module.lanes, [](const auto& entry) { return !entry.second.seen; });
+  }
+
+  // One module's DOM read, as the per-lane observers need it.
+  struct ModuleRead {
+    const Families& families;
+    const std::string& netdev;
+    TimePoint time;
+    double now;  // epoch seconds of `time`
+    ModuleState& module;
+    ModuleBaseline& baseline;
+    std::optional<double> rx_warn, rx_alarm, bias_warn, bias_alarm, temperature;
+  };
+
+  // A lane's rx power: the module's low thresholds, and the drop from the lane's baseline.
+  void ObserveRx(const ModuleRead& r, const prometheus::ClientMetric& m, double watts) {
     const double tau = duration<double>(options_.baseline_time_constant).count();
     const double warmup = duration<double>(options_.baseline_warmup).count();
+    if (LabelValue(m, "netdev") != r.netdev) return;
+    const std::string lane(LabelValue(m, "lane").value_or(""));
+    LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
+    s.seen = true;
+    const auto los = FindValue(r.families, optics::kRxLos, {{"netdev", r.netdev}, {"lane", lane}});
+    if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
+      // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
+      s.rx_watts.reset();
+      s.rx_drop_db.reset();
+      for (HoldDown* l :
+           {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning, &s.rx_drift_critical}) {
+        l->Reset();
+      }
+      return;
+    }
+    s.rx_watts = watts;
+    if (r.rx_warn) {
+      s.rx_low_warning_w = *r.rx_warn;
+      s.rx_low_warning.Update(watts < *r.rx_warn, watts >= *r.rx_warn * 1.122, r.time);  // +0.5 dB
+    }
+    if (r.rx_alarm) {
+      s.rx_low_alarm_w = *r.rx_alarm;
+      s.rx_low_alarm.Update(watts < *r.rx_alarm, watts >= *r.rx_alarm * 1.122, r.time);
+    }
+    Baseline& rx = r.baseline.lanes[lane].rx_dbm;
+    const double dbm = Dbm(watts);
+    const bool established = rx.samples > 0 && rx.last - rx.first >= warmup;
+    if (established) {
+      const double drop = rx.mean - dbm;
+      s.rx_drop_db = drop;
+      s.baseline_watts = Watts(rx.mean);
+      s.rx_drift_warning.Update(drop >= options_.rx_drift_warning_db,
+                                drop < options_.rx_drift_clear_db, r.time);
+      s.rx_drift_critical.Update(drop >= options_.rx_drift_critical_db,
+                                 drop < options_.rx_drift_clear_db, r.time);
+      if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
+        rx.Add(dbm, r.now, tau);
+      }
+    } else {
+      rx.Add(dbm, r.now, tau);
+      s.baseline_watts = Watts(rx.mean);
+      s.rx_drop_db.reset();
+    }
+  }
 
-    ForEachSample(
-        families, "fabric_optics_lane_rx_power_watts",
-        [&](const prometheus::ClientMetric& m, double watts) {
-          if (LabelValue(m, "netdev") != netdev) return;
-          const std::string lane(LabelValue(m, "lane").value_or(""));
-          LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
-          s.seen = true;
-          const auto los = FindValue(families, "fabric_optics_lane_rx_los",
-                                     {{"netdev", netdev}, {"lane", lane}});
-          if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
-            // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
-            s.rx_watts.reset();
-            s.rx_drop_db.reset();
-            for (HoldDown* l :
-                 {&s.rx_low_warning, &s.rx_low_alarm, &s.rx_drift_warning, &s.rx_drift_critical}) {
-              l->Reset();
-            }
-            return;
-          }
-          s.rx_watts = watts;
-          if (rx_warn) {
-            s.rx_low_warning_w = *rx_warn;
-            s.rx_low_warning.Update(watts < *rx_warn, watts >= *rx_warn * 1.122, time);  // +0.5 dB
-          }
-          if (rx_alarm) {
-            s.rx_low_alarm_w = *rx_alarm;
-            s.rx_low_alarm.Update(watts < *rx_alarm, watts >= *rx_alarm * 1.122, time);
-          }
-          Baseline& rx = baseline.lanes[lane].rx_dbm;
-          const double dbm = Dbm(watts);
-          const bool established = rx.samples > 0 && rx.last - rx.first >= warmup;
-          if (established) {
-            const double drop = rx.mean - dbm;
-            s.rx_drop_db = drop;
-            s.baseline_watts = Watts(rx.mean);
-            s.rx_drift_warning.Update(drop >= options_.rx_drift_warning_db,
-                                      drop < options_.rx_drift_clear_db, time);
-            s.rx_drift_critical.Update(drop >= options_.rx_drift_critical_db,
-                                       drop < options_.rx_drift_clear_db, time);
-            if (drop < options_.rx_drift_warning_db && !s.rx_drift_warning.active()) {
-              rx.Add(dbm, now, tau);
-            }
-          } else {
-            rx.Add(dbm, now, tau);
-            s.baseline_watts = Watts(rx.mean);
-            s.rx_drop_db.reset();
-          }
-        });
-
-    ForEachSample(
-        families, "fabric_optics_lane_tx_bias_amperes",
-        [&](const prometheus::ClientMetric& m, double amperes) {
-          if (LabelValue(m, "netdev") != netdev || !std::isfinite(amperes) || amperes < 0) return;
-          const std::string lane(LabelValue(m, "lane").value_or(""));
-          LaneState& s = module.lanes.try_emplace(lane, options_).first->second;
-          s.seen = true;
-          s.bias_amperes = amperes;
-          if (bias_warn) {
-            s.bias_high_warning_a = *bias_warn;
-            s.bias_high_warning.Update(amperes >= *bias_warn, amperes < *bias_warn * 0.95, time);
-          }
-          if (bias_alarm) {
-            s.bias_high_alarm_a = *bias_alarm;
-            s.bias_high_alarm.Update(amperes >= *bias_alarm, amperes < *bias_alarm * 0.95, time);
-          }
-          if (!temperature || amperes <= 0) {
-            s.bias_ratio.reset();
-            return;
-          }
-          const int bin = static_cast<int>(std::floor(*temperature / options_.bias_bin_celsius));
-          Baseline& b = baseline.lanes[lane].bias[bin];
-          if (b.samples >= options_.bias_min_samples && b.mean > 0) {
-            const double ratio = amperes / b.mean;
-            s.bias_ratio = ratio;
-            s.bias_drift_warning.Update(ratio >= 1 + options_.bias_warning_ratio,
-                                        ratio < 1 + options_.bias_clear_ratio, time);
-            s.bias_drift_critical.Update(ratio >= 1 + options_.bias_critical_ratio,
-                                         ratio < 1 + options_.bias_clear_ratio, time);
-            if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
-              b.Add(amperes, now, tau);
-            }
-          } else {
-            b.Add(amperes, now, tau);
-            s.bias_ratio.reset();
-          }
-        });
-    std::erase_if(module.lanes, [](const auto& entry) { return !entry.second.seen; });
+  // A lane's laser bias: the module's high thresholds, and the rise over the lane's baseline at
+  // the module's temperature (bias depends on temperature, so baselines are kept per bin).
+  void ObserveBias(const ModuleRead& r, const prometheus::ClientMetric& m, double amperes) {
+    const double tau = duration<double>(options_.baseline_time_constant).count();
+    if (LabelValue(m, "netdev") != r.netdev || !std::isfinite(amperes) || amperes < 0) return;
+    const std::string lane(LabelValue(m, "lane").value_or(""));
+    LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
+    s.seen = true;
+    s.bias_amperes = amperes;
+    if (r.bias_warn) {
+      s.bias_high_warning_a = *r.bias_warn;
+      s.bias_high_warning.Update(amperes >= *r.bias_warn, amperes < *r.bias_warn * 0.95, r.time);
+    }
+    if (r.bias_alarm) {
+      s.bias_high_alarm_a = *r.bias_alarm;
+      s.bias_high_alarm.Update(amperes >= *r.bias_alarm, amperes < *r.bias_alarm * 0.95, r.time);
+    }
+    if (!r.temperature || amperes <= 0) {
+      s.bias_ratio.reset();
+      return;
+    }
+    const int bin = static_cast<int>(std::floor(*r.temperature / options_.bias_bin_celsius));
+    Baseline& b = r.baseline.lanes[lane].bias[bin];
+    if (b.samples >= options_.bias_min_samples && b.mean > 0) {
+      const double ratio = amperes / b.mean;
+      s.bias_ratio = ratio;
+      s.bias_drift_warning.Update(ratio >= 1 + options_.bias_warning_ratio,
+                                  ratio < 1 + options_.bias_clear_ratio, r.time);
+      s.bias_drift_critical.Update(ratio >= 1 + options_.bias_critical_ratio,
+                                   ratio < 1 + options_.bias_clear_ratio, r.time);
+      if (ratio < 1 + options_.bias_warning_ratio && !s.bias_drift_warning.active()) {
+        b.Add(amperes, r.now, tau);
+      }
+    } else {
+      b.Add(amperes, r.now, tau);
+      s.bias_ratio.reset();
+    }
   }
 
   OpticalDriftOptions options_;
@@ -519,6 +552,7 @@ Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& opti
 
 std::span<const DetectorOptionSpec> OpticalDriftDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> OpticalDriftDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> OpticalDriftDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options) {
   Result<OpticalDriftOptions> parsed = ParseOpticalDriftOptions(options);

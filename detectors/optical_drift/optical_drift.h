@@ -36,6 +36,7 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
@@ -79,6 +80,8 @@ struct OpticalDriftOptions {
 // OpticalDriftDetectorOptions().
 std::span<const DetectorOptionSpec> OpticalDriftDetectorOptions();
 std::span<const MetricDesc> OpticalDriftDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> OpticalDriftDetectorInputs();
 Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options);
 

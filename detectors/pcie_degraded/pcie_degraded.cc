@@ -7,9 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/topology/topology_metrics.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -57,6 +59,14 @@ constexpr MetricDesc kAerRate{
     "fabric_pcie_degraded_aer_correctable_errors_per_second",
     "Correctable AER errors per second over the detector's AER window (default 10m).",
     MetricKind::kGauge, kLink};
+// What pcie_degraded reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"topology", &topology::kSpeed, {"device", "role"}},
+    {"topology", &topology::kMaxSpeed, {"device", "role"}},
+    {"topology", &topology::kWidth, {"device", "role"}},
+    {"topology", &topology::kMaxWidth, {"device", "role"}},
+    {"topology", &topology::kAer, {"device", "role", "severity"}},
+};
 constexpr MetricDesc kMetrics[] = {kSpeedRatio, kWidthRatio, kAerRate};
 
 using Key = std::pair<std::string, std::string>;  // device, role
@@ -96,7 +106,7 @@ class PcieDegradedDetector final : public Detector {
  public:
   explicit PcieDegradedDetector(PcieDegradedOptions options) : options_(options) {}
   std::string_view name() const override { return kName; }
-  std::vector<std::string> inputs() const override { return {"topology"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector != "topology") return;
@@ -112,38 +122,37 @@ class PcieDegradedDetector final : public Detector {
       link.seen = true;
       return &link;
     };
-    auto gauge = [&](const char* family, std::optional<double> Link::*field) {
+    auto gauge = [&](const MetricDesc& family, std::optional<double> Link::*field) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double v) {
         if (Link* link = link_for(m)) link->*field = v;
       });
     };
     for (auto& [key, link] : links_)
       link.speed_now = link.speed_max = link.width_now = link.width_max = std::nullopt;
-    gauge("fabric_pcie_link_speed_transfers_per_second", &Link::speed_now);
-    gauge("fabric_pcie_link_max_speed_transfers_per_second", &Link::speed_max);
-    gauge("fabric_pcie_link_width_lanes", &Link::width_now);
-    gauge("fabric_pcie_link_max_width_lanes", &Link::width_max);
+    gauge(topology::kSpeed, &Link::speed_now);
+    gauge(topology::kMaxSpeed, &Link::speed_max);
+    gauge(topology::kWidth, &Link::width_now);
+    gauge(topology::kMaxWidth, &Link::width_max);
 
     std::set<Link*> aer_seen;
-    ForEachSample(families, "fabric_pcie_aer_errors_total",
-                  [&](const prometheus::ClientMetric& m, double v) {
-                    Link* link = link_for(m);
-                    auto severity = LabelValue(m, "severity");
-                    if (link == nullptr || !severity || !(v >= 0)) return;
-                    aer_seen.insert(link);
-                    const auto value = static_cast<uint64_t>(v);
-                    if (*severity == "correctable") {
-                      CounterStep step = link->correctable_tracker.Update(value, time);
-                      if (step.valid) link->correctable_window.emplace_back(time, step.delta);
-                    } else if (*severity == "nonfatal" || *severity == "fatal") {
-                      CounterTracker& tracker =
-                          *severity == "fatal" ? link->fatal_tracker : link->nonfatal_tracker;
-                      CounterStep step = tracker.Update(value, time);
-                      const bool grew = step.valid && step.delta > 0;
-                      if (grew) link->uncorrectable_last = step.delta;
-                      link->uncorrectable.Update(grew, step.valid && step.delta == 0, time);
-                    }
-                  });
+    ForEachSample(families, topology::kAer, [&](const prometheus::ClientMetric& m, double v) {
+      Link* link = link_for(m);
+      auto severity = LabelValue(m, "severity");
+      if (link == nullptr || !severity || !(v >= 0)) return;
+      aer_seen.insert(link);
+      const auto value = static_cast<uint64_t>(v);
+      if (*severity == "correctable") {
+        CounterStep step = link->correctable_tracker.Update(value, time);
+        if (step.valid) link->correctable_window.emplace_back(time, step.delta);
+      } else if (*severity == "nonfatal" || *severity == "fatal") {
+        CounterTracker& tracker =
+            *severity == "fatal" ? link->fatal_tracker : link->nonfatal_tracker;
+        CounterStep step = tracker.Update(value, time);
+        const bool grew = step.valid && step.delta > 0;
+        if (grew) link->uncorrectable_last = step.delta;
+        link->uncorrectable.Update(grew, step.valid && step.delta == 0, time);
+      }
+    });
 
     // Devices that left the snapshot (hot-unplug) lose their state: a re-plugged device starts
     // over with no delta, never a false alarm from the counters starting again at zero.
@@ -271,6 +280,7 @@ Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& opti
 
 std::span<const DetectorOptionSpec> PcieDegradedDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> PcieDegradedDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> PcieDegradedDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options) {
   Result<PcieDegradedOptions> parsed = ParsePcieDegradedOptions(options);

@@ -24,6 +24,7 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
@@ -52,6 +53,8 @@ struct PcieDegradedOptions {
 // PcieDegradedDetectorOptions().
 std::span<const DetectorOptionSpec> PcieDegradedDetectorOptions();
 std::span<const MetricDesc> PcieDegradedDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> PcieDegradedDetectorInputs();
 Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options);
 

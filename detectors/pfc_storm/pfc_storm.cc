@@ -1,15 +1,17 @@
 #include "detectors/pfc_storm/pfc_storm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "collectors/core/duration.h"
+#include "collectors/ethtool/ethtool_metrics.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -48,6 +50,13 @@ constexpr MetricDesc kStormSeconds{
     "role=source tx ratio >= storm-ratio with no receive progress, role=victim rx ratio >= "
     "storm-ratio with no transmit progress; 0 when it does not hold.",
     MetricKind::kGauge, {"netdev", "priority", "role"}};
+// What pfc_storm reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"ethtool", &ethtool::kPfcPauseDuration, {"netdev", "priority", "direction"}},
+    {"ethtool", &ethtool::kPrioBytes, {"netdev", "priority", "direction"}},
+    {"ethtool", &ethtool::kPrioPackets, {"netdev", "priority", "direction"}},
+    {"ethtool", &ethtool::kPauseStormEvents, {"netdev", "severity"}},
+};
 constexpr MetricDesc kMetrics[] = {kPauseRatio, kStormSeconds};
 
 struct Settings {
@@ -88,7 +97,7 @@ class PfcStormDetector final : public Detector {
   explicit PfcStormDetector(Settings settings) : s_(settings) {}
 
   std::string_view name() const override { return "pfc_storm"; }
-  std::vector<std::string> inputs() const override { return {"ethtool"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector != "ethtool") return;
@@ -99,8 +108,8 @@ class PfcStormDetector final : public Detector {
       std::optional<CounterStep> pause[2], bytes[2], packets[2];
     };
     std::map<std::string, Steps> steps;
-    auto track = [&](const char* family_name, double scale, auto member, auto step_member) {
-      const auto* family = FindFamily(snapshot, family_name);
+    auto track = [&](const MetricDesc& desc, double scale, auto member, auto step_member) {
+      const auto* family = FindFamily(snapshot, desc);
       if (family == nullptr) return;
       for (const auto& metric : family->metric) {
         auto dir = ParseDir(LabelOr(metric, "direction"));
@@ -112,9 +121,9 @@ class PfcStormDetector final : public Detector {
             (p.*member)[*dir].Update(CounterValue(*family, metric, scale), time);
       }
     };
-    track("fabric_pfc_pause_duration_seconds_total", 1e6, &Priority::pause, &Steps::pause);
-    track("fabric_ethtool_priority_bytes_total", 1, &Priority::bytes, &Steps::bytes);
-    track("fabric_ethtool_priority_packets_total", 1, &Priority::packets, &Steps::packets);
+    track(ethtool::kPfcPauseDuration, 1e6, &Priority::pause, &Steps::pause);
+    track(ethtool::kPrioBytes, 1, &Priority::bytes, &Steps::bytes);
+    track(ethtool::kPrioPackets, 1, &Priority::packets, &Steps::packets);
 
     // Priorities that vanished (device unplugged, PFC disabled): drop their state; a re-plugged
     // device starts from a fresh baseline.
@@ -152,7 +161,7 @@ class PfcStormDetector final : public Detector {
       p.victim_streak = p.victim.raise_streak_seconds(time);
     }
 
-    if (const auto* family = FindFamily(snapshot, "fabric_ethtool_pause_storm_events_total")) {
+    if (const auto* family = FindFamily(snapshot, ethtool::kPauseStormEvents)) {
       std::set<std::string> nic_seen;
       for (const auto& metric : family->metric) {
         const std::string_view severity = LabelOr(metric, "severity");
@@ -341,6 +350,7 @@ class PfcStormDetector final : public Detector {
 
 std::span<const DetectorOptionSpec> PfcStormDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> PfcStormDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> PfcStormDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options) {
   auto reader = OptionReader::Make("pfc_storm", options, kOptions);

@@ -26,12 +26,15 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
 
 std::span<const DetectorOptionSpec> PfcStormDetectorOptions();
 std::span<const MetricDesc> PfcStormDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> PfcStormDetectorInputs();
 Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

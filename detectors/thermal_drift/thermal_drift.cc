@@ -10,9 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/optics/optics_metrics.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
 #include "detectors/core/snapshot_lookup.h"
 
@@ -89,6 +92,15 @@ constexpr MetricDesc kEta{
     "Projected seconds until the module temperature reaches its warning threshold; absent when "
     "the temperature is not rising towards it.",
     MetricKind::kGauge, kNetdev};
+// What thermal_drift reads (detectors/core/inputs.h).
+constexpr MetricInput kInputs[] = {
+    {"optics", &optics::kTemperature, {"netdev"}},
+    {"optics", &optics::kPresent, {"netdev"}},
+    {"optics", &optics::kInfo, {"netdev", "serial"}},
+    {"optics", &optics::kLastRead, {"netdev"}},
+    {"optics", &optics::kTemperatureThreshold, {"netdev", "threshold"}},
+    {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
+};
 constexpr MetricDesc kMetrics[] = {kThreshold, kSlew, kSlope, kEta};
 
 struct Module {
@@ -130,7 +142,7 @@ class ThermalDriftDetector final : public Detector {
   explicit ThermalDriftDetector(ThermalDriftOptions options) : options_(options) {}
 
   std::string_view name() const override { return kName; }
-  std::vector<std::string> inputs() const override { return {"optics", "ethtool"}; }
+  std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.collector == "optics") ObserveOptics(snapshot);
@@ -214,13 +226,12 @@ class ThermalDriftDetector final : public Detector {
   void ObserveOptics(const SnapshotView& snapshot) {
     const Families& families = snapshot.families;
     std::set<std::string> seen;
-    ForEachSample(families, "fabric_optics_module_temperature_celsius",
+    ForEachSample(families, optics::kTemperature,
                   [&](const prometheus::ClientMetric& metric, double value) {
                     auto netdev = LabelValue(metric, "netdev");
                     if (!netdev || !std::isfinite(value)) return;
                     const std::string name(*netdev);
-                    const auto present =
-                        FindValue(families, "fabric_optics_module_present", {{"netdev", name}});
+                    const auto present = FindValue(families, optics::kPresent, {{"netdev", name}});
                     if (present && *present == 0) return;  // empty cage: maintenance
                     seen.insert(name);
                     ObserveModule(families, name, value, snapshot.time);
@@ -232,15 +243,13 @@ class ThermalDriftDetector final : public Detector {
   void ObserveModule(const Families& families, const std::string& netdev, double temperature,
                      TimePoint snapshot_time) {
     std::string serial;
-    ForEachSample(families, "fabric_optics_info",
-                  [&](const prometheus::ClientMetric& metric, double) {
-                    if (LabelValue(metric, "netdev") == netdev) {
-                      serial = std::string(LabelValue(metric, "serial").value_or(""));
-                    }
-                  });
+    ForEachSample(families, optics::kInfo, [&](const prometheus::ClientMetric& metric, double) {
+      if (LabelValue(metric, "netdev") == netdev) {
+        serial = std::string(LabelValue(metric, "serial").value_or(""));
+      }
+    });
     TimePoint time = snapshot_time;
-    if (auto read = FindValue(families, "fabric_optics_last_read_timestamp_seconds",
-                              {{"netdev", netdev}})) {
+    if (auto read = FindValue(families, optics::kLastRead, {{"netdev", netdev}})) {
       time = TimePoint(std::chrono::duration_cast<TimePoint::duration>(duration<double>(*read)));
     }
     auto it = modules_.find(netdev);
@@ -255,9 +264,9 @@ class ThermalDriftDetector final : public Detector {
     m.read_time = time;
     m.temperature = temperature;
 
-    const auto warn = FindValue(families, "fabric_optics_module_temperature_threshold_celsius",
+    const auto warn = FindValue(families, optics::kTemperatureThreshold,
                                 {{"netdev", netdev}, {"threshold", "high_warning"}});
-    const auto alarm = FindValue(families, "fabric_optics_module_temperature_threshold_celsius",
+    const auto alarm = FindValue(families, optics::kTemperatureThreshold,
                                  {{"netdev", netdev}, {"threshold", "high_alarm"}});
     // Unprogrammed modules report 0 (or nonsense ordering): use the §4.1 fallback then.
     m.thresholds_from_module = warn && alarm && *warn > 0 && *alarm >= *warn;
@@ -301,7 +310,7 @@ class ThermalDriftDetector final : public Detector {
 
   void ObserveEthtool(const SnapshotView& snapshot) {
     std::set<std::string> seen;
-    ForEachSample(snapshot.families, "fabric_ethtool_module_events_total",
+    ForEachSample(snapshot.families, ethtool::kModuleEvents,
                   [&](const prometheus::ClientMetric& metric, double value) {
                     if (LabelValue(metric, "event") != "high_temp") return;
                     auto netdev = LabelValue(metric, "netdev");
@@ -361,6 +370,7 @@ Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& opti
 
 std::span<const DetectorOptionSpec> ThermalDriftDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> ThermalDriftDetectorMetrics() { return kMetrics; }
+std::span<const MetricInput> ThermalDriftDetectorInputs() { return kInputs; }
 
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options) {
   Result<ThermalDriftOptions> parsed = ParseThermalDriftOptions(options);

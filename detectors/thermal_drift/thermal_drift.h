@@ -29,6 +29,7 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/inputs.h"
 #include "detectors/core/options.h"
 
 namespace fabricwatch::detect {
@@ -64,6 +65,8 @@ struct ThermalDriftOptions {
 // ThermalDriftDetectorOptions().
 std::span<const DetectorOptionSpec> ThermalDriftDetectorOptions();
 std::span<const MetricDesc> ThermalDriftDetectorMetrics();
+// The collector families it reads (detectors/core/inputs.h).
+std::span<const MetricInput> ThermalDriftDetectorInputs();
 Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options);
 

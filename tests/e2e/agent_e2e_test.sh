@@ -25,9 +25,7 @@ command -v promtool >/dev/null ||
 # Detectors off: the golden pins the collectors' series; detector evidence (outage lengths,
 # decaying penalties) depends on wall time and is tested by tests/unit/detectors and the netns
 # e2e test.
-start_agent --path.sysfs="$ROCE" --no-detector.link_flap --no-detector.pfc_storm \
-  --no-detector.ber_growth --no-detector.thermal_drift --no-detector.optical_drift \
-  --no-detector.pcie_degraded
+start_agent --path.sysfs="$ROCE" --detector.disable-defaults
 ok "agent started on 127.0.0.1:0, bound port $AGENT_PORT"
 # The port line is logged before the first collection: wait for it.
 wait_for_metric /metrics 'fabricwatch_collector_success{collector="netdev"}' 10 1 ||

@@ -1,37 +1,49 @@
 #pragma once
-// Synthetic collector snapshots for detector scenario tests: families built by name and labels,
-// the way the collectors publish them (README metric reference).
+// Synthetic collector snapshots for detector scenario tests: families built from the collectors'
+// own descriptors (collectors/<name>/<name>_metrics.h), the way the collectors publish them, so
+// a test cannot feed a detector a family no collector exports.
+
+#include <prometheus/metric_family.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <prometheus/metric_family.h>
+#include "collectors/core/metric_sink.h"
 
 namespace fabricwatch::testing {
 
 class Families {
  public:
-  Families& Counter(const std::string& name,
-                    std::vector<std::pair<std::string, std::string>> labels, double value) {
-    return Add(name, prometheus::MetricType::Counter, std::move(labels), value);
+  Families& Counter(const MetricDesc& desc, std::vector<std::pair<std::string, std::string>> labels,
+                    double value) {
+    return Add(desc, MetricKind::kCounter, std::move(labels), value);
   }
-  Families& Gauge(const std::string& name,
-                  std::vector<std::pair<std::string, std::string>> labels, double value) {
-    return Add(name, prometheus::MetricType::Gauge, std::move(labels), value);
+  // Gauges and info metrics (MetricSink writes info metrics as gauges).
+  Families& Gauge(const MetricDesc& desc, std::vector<std::pair<std::string, std::string>> labels,
+                  double value) {
+    return Add(desc, desc.kind == MetricKind::kInfo ? MetricKind::kInfo : MetricKind::kGauge,
+               std::move(labels), value);
   }
   const std::vector<prometheus::MetricFamily>& families() const { return families_; }
 
  private:
-  Families& Add(const std::string& name, prometheus::MetricType type,
+  Families& Add(const MetricDesc& desc, MetricKind kind,
                 std::vector<std::pair<std::string, std::string>> labels, double value) {
+    if (desc.kind != kind) {
+      throw std::logic_error("test builds " + std::string(desc.name) + " with another kind");
+    }
+    const prometheus::MetricType type = kind == MetricKind::kCounter
+                                            ? prometheus::MetricType::Counter
+                                            : prometheus::MetricType::Gauge;
     prometheus::MetricFamily* family = nullptr;
     for (auto& f : families_) {
-      if (f.name == name) family = &f;
+      if (f.name == desc.name) family = &f;
     }
     if (family == nullptr) {
-      families_.push_back({name, "test", type, {}});
+      families_.push_back({std::string(desc.name), "test", type, {}});
       family = &families_.back();
     }
     prometheus::ClientMetric metric;

@@ -3,55 +3,41 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <cmath>
+#include <stdexcept>
 
+#include "collectors/core/collector_set.h"
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/registry.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
-#include "detectors/ber_growth/ber_growth.h"
 #include "detectors/core/registry.h"
-#include "detectors/optical_drift/optical_drift.h"
-#include "detectors/pcie_degraded/pcie_degraded.h"
-#include "detectors/thermal_drift/thermal_drift.h"
 
 namespace fabricwatch::testing {
 
 std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors() {
-  using Factory = Result<std::unique_ptr<detect::Detector>> (*)(const detect::DetectorOptions&);
-  std::vector<std::unique_ptr<detect::Detector>> out;
-  auto add = [&](std::string_view name, Factory fallback) {
-    // Prefer the registry (the agent's path); the four newer detectors are being added there.
-    const detect::DetectorInfo* info = detect::FindDetector(name);
-    Factory factory = info != nullptr ? info->factory : fallback;
-    auto detector = factory({});
-    if (detector) out.push_back(std::move(*detector));
-  };
-  add("link_flap", nullptr);
-  add("pfc_storm", nullptr);
-  add("ber_growth", detect::MakeBerGrowthDetector);
-  add("thermal_drift", detect::MakeThermalDriftDetector);
-  add("optical_drift", detect::MakeOpticalDriftDetector);
-  add("pcie_degraded", detect::MakePcieDegradedDetector);
-  return out;
+  // Every registered detector enabled by default, with its defaults, as the agent builds them;
+  // a detector whose defaults do not build is a bug the scenario tests must show.
+  auto detectors = detect::BuildDetectors(detect::DefaultDetectorSelection);
+  if (!detectors) throw std::runtime_error("default detectors: " + detectors.error().ToString());
+  return std::move(*detectors);
 }
 
 // The replay sources the collectors read, as the agent builds them for --path.sysfs and
 // --path.ethtool.
 struct SimPipeline::Sources {
-  Sources(const std::string& sysfs_root, const std::string& ethtool_root)
-      : sysfs(sysfs_root, fs), ethtool(ethtool_root, fs) {}
+  Sources(const std::string& sysfs_root, std::string ethtool_root)
+      : sysfs(sysfs_root, fs), ethtool_root(std::move(ethtool_root)) {}
   sys::RealFileSystem fs;
   sys::SysFs sysfs;
-  ethtool::ReplayEthtool ethtool;
-  CollectorOptions options;  // defaults
+  std::string ethtool_root;
 };
 
 struct SimPipeline::CollectorRun {
   std::string name;
   double interval_s = 1;
   double next_due = 0;
-  std::unique_ptr<Collector> collector;
+  BuiltCollector built;  // the collector and the ethtool source it reads
 };
 
 SimPipeline::SimPipeline(std::unique_ptr<sim::Simulator> sim, PipelineOptions options)
@@ -86,22 +72,22 @@ Result<std::unique_ptr<SimPipeline>> SimPipeline::Create(sim::Scenario scenario,
 
 Status SimPipeline::BuildCollectors() {
   collectors_.clear();
-  for (const CollectorInfo& info : CollectorRegistry()) {
-    if (!info.enabled_by_default) continue;
-    CollectorContext context{.sysfs = sources_->sysfs,
-                             .ethtool = &sources_->ethtool,
-                             .ethtool_replay = true,
-                             .clock = clock_,
-                             .logger = logger_,
-                             .options = sources_->options,
-                             .interval = info.default_interval};
-    auto collector = info.factory(context);
-    if (!collector) return collector.error();
+  const CollectorSources sources{.sysfs = sources_->sysfs,
+                                 .clock = clock_,
+                                 .new_ethtool = [this]() -> std::unique_ptr<sys::EthtoolSource> {
+                                   return std::make_unique<ethtool::ReplayEthtool>(
+                                       sources_->ethtool_root, sources_->fs);
+                                 },
+                                 .ethtool_replay = true,
+                                 .logger = [this](std::string_view) { return logger_; }};
+  auto built = fabricwatch::BuildCollectors(sources, DefaultSelection);
+  if (!built) return built.error();
+  for (BuiltCollector& b : *built) {
     auto run = std::make_unique<CollectorRun>();
-    run->name = std::string(info.name);
-    run->interval_s = std::chrono::duration<double>(info.default_interval).count();
+    run->name = std::string(b.info->name);
+    run->interval_s = std::chrono::duration<double>(b.interval).count();
     run->next_due = now_;  // every collector runs at the first step
-    run->collector = std::move(*collector);
+    run->built = std::move(b);
     collectors_.push_back(std::move(run));
   }
   return Status::Ok();
@@ -137,7 +123,7 @@ Status SimPipeline::Step(double sim_seconds) {
     if (now_ + 1e-9 < run->next_due) continue;
     run->next_due = now_ + run->interval_s;
     MetricSink sink;
-    Status status = run->collector->Collect(sink);
+    Status status = run->built.collector->Collect(sink);
     if (!status.ok() && status.code() != StatusCode::kNoData) {
       ++collector_errors_;
       collector_error_text_ +=

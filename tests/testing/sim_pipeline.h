@@ -29,7 +29,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
-#include "exporter/detector_engine.h"
+#include "exporter/pipeline/detector_engine.h"
 #include "tools/fabricsim/simulator.h"
 
 namespace fabricwatch::testing {
@@ -44,8 +44,8 @@ class SimClock final : public Clock {
   std::chrono::system_clock::time_point now_{};
 };
 
-// The detectors of the agent with default options: link_flap and pfc_storm through the detector
-// registry, the other four through their factories (until they are in the registry).
+// The detectors the agent runs by default, built through the detector registry with their
+// default options (throws if one does not build).
 std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors();
 
 struct PipelineOptions {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "exporter/render.h"
+#include "exporter/http/render.h"
 
 namespace fabricwatch::testing {
 

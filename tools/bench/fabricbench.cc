@@ -36,14 +36,15 @@
 #include <string>
 #include <vector>
 
+#include "collectors/core/collector_set.h"
 #include "collectors/core/registry.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/file_limit.h"
-#include "exporter/render.h"
-#include "exporter/scheduler.h"
-#include "exporter/snapshot_store.h"
+#include "exporter/http/render.h"
+#include "exporter/pipeline/scheduler.h"
+#include "exporter/pipeline/snapshot_store.h"
 #include "tools/bench/allocation_counter.h"
 
 namespace fabricwatch::bench {
@@ -135,6 +136,134 @@ struct CollectorFigures {
   std::string status;
 };
 
+// Samples one collector `warmup` times (discovery, excluded), then `samples` times measured,
+// exactly as the scheduler does (exporter/pipeline/scheduler.cc): CollectOnce with the
+// collector's buffers carried from sample to sample, each snapshot published into a store that
+// replaces the previous one, so recycling of the retired snapshots is measured too.
+CollectorFigures Measure(BuiltCollector& b, int warmup, int samples, SteppedClock& clock,
+                         const CountingFileSystem& fs, exporter::SnapshotStore& store,
+                         const std::shared_ptr<spdlog::logger>& logger) {
+  const CollectorInfo& info = *b.info;
+  exporter::ScheduledCollector scheduled{.name = std::string(info.name),
+                                         .interval = info.default_interval,
+                                         .collector = std::move(b.collector),
+                                         .logger = logger};
+  exporter::CollectionBuffers buffers;
+  CollectorFigures f;
+  f.name = scheduled.name;
+  f.interval_ms = static_cast<double>(info.default_interval.count());
+  for (int i = 0; i < warmup; ++i) {
+    clock.Advance(info.default_interval);
+    store.Publish(exporter::CollectOnce(scheduled, clock, &buffers).snapshot);
+  }
+  FsCounts before = fs.counts();
+  for (int i = 0; i < samples; ++i) {
+    clock.Advance(info.default_interval);
+    StartCountingAllocations();
+    uint64_t cpu0 = ThreadCpuNanos();
+    uint64_t wall0 = MonotonicNanos();
+    exporter::CollectionOutcome outcome = exporter::CollectOnce(scheduled, clock, &buffers);
+    store.Publish(std::move(outcome.snapshot));
+    uint64_t wall1 = MonotonicNanos();
+    uint64_t cpu1 = ThreadCpuNanos();
+    const uint64_t allocations = StopCountingAllocations();
+    f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
+    f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
+    f.allocations.push_back(static_cast<double>(allocations));
+    f.series = outcome.run.series;
+    f.partial_errors += outcome.run.partial_errors;
+    const Status& status = outcome.run.status;
+    f.status = status.ok() ? "ok" : status.ToString();
+  }
+  FsCounts after = fs.counts();
+  double n = samples;
+  f.samples = static_cast<uint64_t>(samples);
+  f.reads = static_cast<double>(after.reads - before.reads) / n;
+  f.opens = static_cast<double>(after.opens - before.opens) / n;
+  f.listdirs = static_cast<double>(after.listdirs - before.listdirs) / n;
+  f.readlinks = static_cast<double>(after.readlinks - before.readlinks) / n;
+  return f;
+}
+
+// Sums over the collectors: per sample, and per second at the default cadences (counters 1 s,
+// optics 5 s, topology 60 s: what one second of the agent's sampling costs).
+struct Totals {
+  double cpu = 0, reads = 0, allocations = 0;
+  double cpu_per_second = 0, reads_per_second = 0, allocations_per_second = 0;
+};
+
+Totals PrintReport(const std::vector<CollectorFigures>& figures, size_t exposition_bytes,
+                   const std::vector<double>& render_us, int renders) {
+  std::printf(
+      "| collector | series | CPU µs/sample (mean, p99) | wall µs (p50) | "
+      "allocations/sample (p50, mean, max) | "
+      "file reads | opens | listdirs | readlinks | status |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  Totals t;
+  for (const CollectorFigures& f : figures) {
+    std::printf(
+        "| %s | %zu | %.1f, %.1f | %.1f | %.0f, %.1f, %.0f | %.1f | %.1f | %.1f | %.1f | %s |\n",
+        f.name.c_str(), f.series, Mean(f.cpu_us), Percentile(f.cpu_us, 0.99),
+        Percentile(f.wall_us, 0.5), Percentile(f.allocations, 0.5), Mean(f.allocations),
+        Percentile(f.allocations, 1.0), f.reads, f.opens, f.listdirs, f.readlinks,
+        f.status.c_str());
+    t.cpu += Mean(f.cpu_us);
+    t.reads += f.reads;
+    t.allocations += Mean(f.allocations);
+    const double per_second = 1000.0 / f.interval_ms;
+    t.cpu_per_second += Mean(f.cpu_us) * per_second;
+    t.reads_per_second += f.reads * per_second;
+    t.allocations_per_second += Mean(f.allocations) * per_second;
+  }
+  std::printf("\nat default cadences: %.1f µs CPU, %.1f file reads, %.0f allocations per second\n",
+              t.cpu_per_second, t.reads_per_second, t.allocations_per_second);
+  std::printf("\nrender: %zu bytes, p50 %.1f µs, p99 %.1f µs over %d renders\n", exposition_bytes,
+              Percentile(render_us, 0.5), Percentile(render_us, 0.99), renders);
+
+  return t;
+}
+
+nlohmann::json ReportJson(const std::vector<CollectorFigures>& figures, const Totals& t,
+                          const std::string& sysfs_path, const std::string& ethtool_path,
+                          size_t exposition_bytes, const std::vector<double>& render_us,
+                          int renders) {
+  nlohmann::json out;
+  out["sysfs"] = sysfs_path;
+  out["ethtool"] = ethtool_path;
+  for (const CollectorFigures& f : figures) {
+    out["collectors"][f.name] = {
+        {"series", f.series},
+        {"interval_ms", f.interval_ms},
+        {"samples", f.samples},
+        {"cpu_us_mean", Mean(f.cpu_us)},
+        {"cpu_us_p99", Percentile(f.cpu_us, 0.99)},
+        {"wall_us_p50", Percentile(f.wall_us, 0.5)},
+        {"allocations_per_sample", Mean(f.allocations)},
+        // The median is the steady state; the mean includes the periodic rediscoveries
+        // (rdma, ethtool and optics list and choose again every 60 s of SteppedClock time).
+        {"allocations_p50", Percentile(f.allocations, 0.5)},
+        {"allocations_max", Percentile(f.allocations, 1.0)},
+        {"file_reads_per_sample", f.reads},
+        {"opens_per_sample", f.opens},
+        {"listdirs_per_sample", f.listdirs},
+        {"readlinks_per_sample", f.readlinks},
+        {"partial_errors", f.partial_errors},
+        {"status", f.status},
+    };
+  }
+  out["per_second"] = {{"cpu_us", t.cpu_per_second},
+                       {"file_reads", t.reads_per_second},
+                       {"allocations", t.allocations_per_second}};
+  out["total"] = {{"cpu_us_per_sample", t.cpu},
+                  {"file_reads_per_sample", t.reads},
+                  {"allocations_per_sample", t.allocations}};
+  out["render"] = {{"bytes", exposition_bytes},
+                   {"p50_us", Percentile(render_us, 0.5)},
+                   {"p99_us", Percentile(render_us, 0.99)},
+                   {"renders", renders}};
+  return out;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"fabricbench: per-sample cost of fabricwatch's collectors on a replay root"};
   std::string sysfs_path, ethtool_path, json_path;
@@ -161,83 +290,34 @@ int Main(int argc, char** argv) {
   const sys::RealFileSystem real_fs;
   const CountingFileSystem fs(real_fs);
   const sys::SysFs sysfs(sysfs_path, fs);
-  // As main() does: a source of its own for each collector that reads one.
-  std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources;
+  // Built as the agent builds them (collectors/core/collector_set.h): registry defaults, and a
+  // replay ethtool source of its own for each collector that reads one.
+  const CollectorSources sources{.sysfs = sysfs,
+                                 .clock = clock,
+                                 .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
+                                   if (ethtool_path.empty()) return nullptr;
+                                   return std::make_unique<ethtool::ReplayEthtool>(ethtool_path,
+                                                                                   fs);
+                                 },
+                                 .ethtool_replay = true,
+                                 .logger = [&](std::string_view) { return logger; }};
+  auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
+    if (only.empty()) return DefaultSelection(info);
+    std::optional<CollectorSelection> none;
+    if (std::find(only.begin(), only.end(), info.name) == only.end()) return none;
+    return std::optional<CollectorSelection>({DefaultOptions(info), info.default_interval});
+  });
+  if (!built) {
+    std::fprintf(stderr, "fabricbench: %s\n", built.error().ToString().c_str());
+    return 1;
+  }
 
   std::vector<CollectorFigures> figures;
   std::vector<prometheus::MetricFamily> exposition;
-  exporter::SnapshotStore store(/*history_samples=*/1);
-  for (const CollectorInfo& info : CollectorRegistry()) {
-    bool wanted = only.empty() ? info.enabled_by_default
-                               : std::find(only.begin(), only.end(), info.name) != only.end();
-    if (!wanted) continue;
-    CollectorOptions options;
-    for (const CollectorOptionSpec& option : info.options) {
-      if (!option.default_value.empty()) {
-        options.emplace(std::string(option.key), std::string(option.default_value));
-      }
-    }
-    sys::EthtoolSource* ethtool_source = nullptr;
-    if (info.reads_ethtool && !ethtool_path.empty()) {
-      ethtool_source =
-          ethtool_sources.emplace_back(std::make_unique<ethtool::ReplayEthtool>(ethtool_path, fs))
-              .get();
-    }
-    CollectorContext context{.sysfs = sysfs,
-                             .ethtool = ethtool_source,
-                             .ethtool_replay = ethtool_source != nullptr,
-                             .clock = clock,
-                             .logger = logger,
-                             .options = options,
-                             .interval = info.default_interval};
-    auto built = info.factory(context);
-    if (!built) {
-      std::fprintf(stderr, "fabricbench: collector %s: %s\n", std::string(info.name).c_str(),
-                   built.error().ToString().c_str());
-      return 1;
-    }
-    // Collected exactly as the scheduler does (exporter/scheduler.cc): CollectOnce with the
-    // collector's buffers carried from sample to sample, each snapshot published into a store
-    // that replaces the previous one, so recycling of the retired snapshots is measured too.
-    exporter::ScheduledCollector scheduled{.name = std::string(info.name),
-                                           .interval = info.default_interval,
-                                           .collector = std::move(*built),
-                                           .logger = logger};
-    exporter::CollectionBuffers buffers;
-    CollectorFigures f;
-    f.name = scheduled.name;
-    f.interval_ms = static_cast<double>(info.default_interval.count());
-    for (int i = 0; i < warmup; ++i) {
-      clock.Advance(info.default_interval);
-      store.Publish(exporter::CollectOnce(scheduled, clock, &buffers).snapshot);
-    }
-    FsCounts before = fs.counts();
-    for (int i = 0; i < samples; ++i) {
-      clock.Advance(info.default_interval);
-      StartCountingAllocations();
-      uint64_t cpu0 = ThreadCpuNanos();
-      uint64_t wall0 = MonotonicNanos();
-      exporter::CollectionOutcome outcome = exporter::CollectOnce(scheduled, clock, &buffers);
-      store.Publish(std::move(outcome.snapshot));
-      uint64_t wall1 = MonotonicNanos();
-      uint64_t cpu1 = ThreadCpuNanos();
-      const uint64_t allocations = StopCountingAllocations();
-      f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
-      f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
-      f.allocations.push_back(static_cast<double>(allocations));
-      f.series = outcome.run.series;
-      f.partial_errors += outcome.run.partial_errors;
-      const Status& status = outcome.run.status;
-      f.status = status.ok() ? "ok" : status.ToString();
-    }
-    FsCounts after = fs.counts();
-    double n = samples;
-    f.samples = static_cast<uint64_t>(samples);
-    f.reads = static_cast<double>(after.reads - before.reads) / n;
-    f.opens = static_cast<double>(after.opens - before.opens) / n;
-    f.listdirs = static_cast<double>(after.listdirs - before.listdirs) / n;
-    f.readlinks = static_cast<double>(after.readlinks - before.readlinks) / n;
-    const auto last = store.Latest(scheduled.name);
+  exporter::SnapshotStore store;
+  for (BuiltCollector& b : *built) {
+    CollectorFigures f = Measure(b, warmup, samples, clock, fs, store, logger);
+    const auto last = store.Latest(f.name);
     exposition.insert(exposition.end(), last->families.begin(), last->families.end());
     figures.push_back(std::move(f));
   }
@@ -251,68 +331,10 @@ int Main(int argc, char** argv) {
     exposition_bytes = text.size();
   }
 
-  std::printf("| collector | series | CPU µs/sample (mean, p99) | wall µs (p50) | "
-              "allocations/sample (p50, mean, max) | "
-              "file reads | opens | listdirs | readlinks | status |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  double total_cpu = 0, total_reads = 0, total_allocations = 0;
-  // At the default cadences (counters 1 s, optics 5 s, topology 60 s): what one second of the
-  // agent's sampling costs, and what a 1 s counter sample reads.
-  double cpu_per_second = 0, reads_per_second = 0, allocations_per_second = 0;
-  for (const CollectorFigures& f : figures) {
-    std::printf("| %s | %zu | %.1f, %.1f | %.1f | %.0f, %.1f, %.0f | %.1f | %.1f | %.1f | %.1f | %s |\n",
-                f.name.c_str(), f.series, Mean(f.cpu_us), Percentile(f.cpu_us, 0.99),
-                Percentile(f.wall_us, 0.5), Percentile(f.allocations, 0.5), Mean(f.allocations),
-                Percentile(f.allocations, 1.0), f.reads, f.opens, f.listdirs, f.readlinks,
-                f.status.c_str());
-    total_cpu += Mean(f.cpu_us);
-    total_reads += f.reads;
-    total_allocations += Mean(f.allocations);
-    const double per_second = 1000.0 / f.interval_ms;
-    cpu_per_second += Mean(f.cpu_us) * per_second;
-    reads_per_second += f.reads * per_second;
-    allocations_per_second += Mean(f.allocations) * per_second;
-  }
-  std::printf("\nat default cadences: %.1f µs CPU, %.1f file reads, %.0f allocations per second\n",
-              cpu_per_second, reads_per_second, allocations_per_second);
-  std::printf("\nrender: %zu bytes, p50 %.1f µs, p99 %.1f µs over %d renders\n", exposition_bytes,
-              Percentile(render_us, 0.5), Percentile(render_us, 0.99), renders);
-
+  const Totals totals = PrintReport(figures, exposition_bytes, render_us, renders);
   if (!json_path.empty()) {
-    nlohmann::json out;
-    out["sysfs"] = sysfs_path;
-    out["ethtool"] = ethtool_path;
-    for (const CollectorFigures& f : figures) {
-      out["collectors"][f.name] = {
-          {"series", f.series},
-          {"interval_ms", f.interval_ms},
-          {"samples", f.samples},
-          {"cpu_us_mean", Mean(f.cpu_us)},
-          {"cpu_us_p99", Percentile(f.cpu_us, 0.99)},
-          {"wall_us_p50", Percentile(f.wall_us, 0.5)},
-          {"allocations_per_sample", Mean(f.allocations)},
-          // The median is the steady state; the mean includes the periodic rediscoveries
-          // (rdma, ethtool and optics list and choose again every 60 s of SteppedClock time).
-          {"allocations_p50", Percentile(f.allocations, 0.5)},
-          {"allocations_max", Percentile(f.allocations, 1.0)},
-          {"file_reads_per_sample", f.reads},
-          {"opens_per_sample", f.opens},
-          {"listdirs_per_sample", f.listdirs},
-          {"readlinks_per_sample", f.readlinks},
-          {"partial_errors", f.partial_errors},
-          {"status", f.status},
-      };
-    }
-    out["per_second"] = {{"cpu_us", cpu_per_second},
-                         {"file_reads", reads_per_second},
-                         {"allocations", allocations_per_second}};
-    out["total"] = {{"cpu_us_per_sample", total_cpu},
-                    {"file_reads_per_sample", total_reads},
-                    {"allocations_per_sample", total_allocations}};
-    out["render"] = {{"bytes", exposition_bytes},
-                     {"p50_us", Percentile(render_us, 0.5)},
-                     {"p99_us", Percentile(render_us, 0.99)},
-                     {"renders", renders}};
+    const nlohmann::json out =
+        ReportJson(figures, totals, sysfs_path, ethtool_path, exposition_bytes, render_us, renders);
     std::ofstream file(json_path);
     file << out.dump(2) << "\n";
     if (!file) {

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <random>
 
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -35,11 +37,9 @@ struct Phy {
   bool use_fec_stat = false;  // corrected bits from the standard FEC statistic instead
   void Add(SnapshotBuilder& b) const {
     const testing::Labels l{{"netdev", netdev}};
-    b.Counter("fabric_ethtool_phy_bit_count_total", l, bits);
-    b.Counter(use_fec_stat ? "fabric_ethtool_fec_corrected_bit_errors_total"
-                           : "fabric_ethtool_phy_corrected_bit_errors_total",
-              l, corrected);
-    b.Counter("fabric_ethtool_phy_pcs_symbol_errors_total", l, pcs);
+    b.Counter(ethtool::kPhyReceivedBits, l, bits);
+    b.Counter(use_fec_stat ? ethtool::kFecCorrectedBits : ethtool::kPhyCorrectedBits, l, corrected);
+    b.Counter(ethtool::kPhyPcsSymbolErrors, l, pcs);
   }
 };
 
@@ -51,7 +51,7 @@ struct IbPort {
   void Add(SnapshotBuilder& b) const {
     const testing::Labels l{{"device", device}, {"port", port}};
     if (!link_layer.empty()) {
-      b.Gauge("fabric_rdma_port_info",
+      b.Gauge(rdma::kPortInfo,
               {{"device", device},
                {"port", port},
                {"link_layer", link_layer},
@@ -59,10 +59,10 @@ struct IbPort {
                {"speed", ""}},
               1);
     }
-    b.Gauge("fabric_rdma_port_rate_bytes_per_second", l, rate_bytes);
-    b.Counter("fabric_rdma_port_symbol_errors_total", l, symbol);
-    b.Counter("fabric_rdma_port_local_link_integrity_errors_total", l, lli);
-    b.Counter("fabric_rdma_port_excessive_buffer_overrun_errors_total", l, ebo);
+    b.Gauge(rdma::kPortRate, l, rate_bytes);
+    b.Counter(rdma::kSymbolErrors, l, symbol);
+    b.Counter(rdma::kLocalLinkIntegrity, l, lli);
+    b.Counter(rdma::kExcessiveBufferOverrun, l, ebo);
   }
 };
 
@@ -284,7 +284,12 @@ TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
       MetricSink sink;
       detector->Export(sink);
       auto families = sink.TakeFamilies();
-      auto pre = FindValue(families, "fabric_ber_pre_fec_ratio", {{"netdev", "eth0"}});
+      const MetricDesc* pre_fec = nullptr;  // the detector's own evidence metric
+      for (const MetricDesc& desc : BerGrowthDetectorMetrics()) {
+        if (desc.name == "fabric_ber_pre_fec_ratio") pre_fec = &desc;
+      }
+      ASSERT_NE(pre_fec, nullptr);
+      auto pre = FindValue(families, *pre_fec, {{"netdev", "eth0"}});
       ASSERT_TRUE(pre.has_value());
       EXPECT_NEAR(*pre, 1e-7, 0.6e-7);
       checked_wrap = true;

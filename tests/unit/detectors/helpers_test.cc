@@ -135,16 +135,21 @@ TEST(LinearTrendTest, NeedsEnoughHistory) {
 }
 
 TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {
+  constexpr MetricDesc kX{"fabric_x_total", "x", MetricKind::kCounter, {"netdev"}};
+  constexpr MetricDesc kY{"fabric_y", "y", MetricKind::kGauge, {"netdev", "lane"}};
+  constexpr MetricDesc kZ{"fabric_z", "z", MetricKind::kGauge, {}};
   testing::SnapshotBuilder b;
-  b.Counter("fabric_x_total", {{"netdev", "eth0"}}, 5)
-      .Counter("fabric_x_total", {{"netdev", "eth1"}}, 7)
-      .Gauge("fabric_y", {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
-  EXPECT_EQ(FindValue(b.families(), "fabric_x_total", {{"netdev", "eth1"}}), 7.0);
-  EXPECT_EQ(FindValue(b.families(), "fabric_y", {{"lane", "2"}}), 0.5);
-  EXPECT_FALSE(FindValue(b.families(), "fabric_y", {{"lane", "3"}}).has_value());
-  EXPECT_FALSE(FindValue(b.families(), "fabric_z", {}).has_value());
+  b.Counter(kX, {{"netdev", "eth0"}}, 5)
+      .Counter(kX, {{"netdev", "eth1"}}, 7)
+      .Gauge(kY, {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
+  EXPECT_EQ(FindValue(b.families(), kX, {{"netdev", "eth1"}}), 7.0);
+  EXPECT_EQ(FindValue(b.families(), kY, {{"lane", "2"}}), 0.5);
+  EXPECT_FALSE(FindValue(b.families(), kY, {{"lane", "3"}}).has_value());
+  EXPECT_FALSE(FindValue(b.families(), kZ, {}).has_value());
+  // A builder refuses a family built with another kind than its descriptor's.
+  EXPECT_THROW(b.Gauge(kX, {{"netdev", "eth2"}}, 1), std::logic_error);
   double sum = 0;
-  ForEachSample(b.families(), "fabric_x_total", [&](const prometheus::ClientMetric& m, double v) {
+  ForEachSample(b.families(), kX, [&](const prometheus::ClientMetric& m, double v) {
     EXPECT_TRUE(LabelValue(m, "netdev").has_value());
     EXPECT_FALSE(LabelValue(m, "lane").has_value());
     sum += v;

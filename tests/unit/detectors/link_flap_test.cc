@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/netdev/netdev_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/link_events.h"
 #include "tests/testing/families.h"
 
@@ -31,28 +34,28 @@ class LinkFlapTest : public ::testing::Test {
   void Netdev(TimePoint t, std::optional<int> carrier, uint64_t down_count,
               const std::string& netdev = "eth0") {
     Families f;
-    f.Gauge("fabric_netdev_oper_state", {{"netdev", netdev}}, carrier.value_or(0) ? 6 : 2);
-    if (carrier) f.Gauge("fabric_netdev_carrier", {{"netdev", netdev}}, *carrier);
-    f.Counter("fabric_netdev_carrier_down_changes_total", {{"netdev", netdev}},
-              static_cast<double>(down_count));
+    f.Gauge(netdev::kOperState, {{"netdev", netdev}}, carrier.value_or(0) ? 6 : 2);
+    if (carrier) f.Gauge(netdev::kCarrier, {{"netdev", netdev}}, *carrier);
+    f.Counter(netdev::kCarrierDown, {{"netdev", netdev}}, static_cast<double>(down_count));
     Feed("netdev", t, f);
   }
   void NetdevGone(TimePoint t) { Feed("netdev", t, Families()); }
   void Rdma(TimePoint t, int state, double link_downed) {
     Families f;
-    f.Gauge("fabric_rdma_port_info",
-            {{"device", "mlx5_0"}, {"port", "1"}, {"link_layer", "InfiniBand"},
-             {"netdev", "ib0"}, {"speed", "NDR"}},
+    f.Gauge(rdma::kPortInfo,
+            {{"device", "mlx5_0"},
+             {"port", "1"},
+             {"link_layer", "InfiniBand"},
+             {"netdev", "ib0"},
+             {"speed", "NDR"}},
             1);
-    f.Gauge("fabric_rdma_port_state", {{"device", "mlx5_0"}, {"port", "1"}}, state);
-    f.Counter("fabric_rdma_port_link_downed_total", {{"device", "mlx5_0"}, {"port", "1"}},
-              link_downed);
+    f.Gauge(rdma::kPortState, {{"device", "mlx5_0"}, {"port", "1"}}, state);
+    f.Counter(rdma::kLinkDowned, {{"device", "mlx5_0"}, {"port", "1"}}, link_downed);
     Feed("rdma", t, f);
   }
   void Unplug(TimePoint t, double count, const std::string& netdev = "eth0") {
     Families f;
-    f.Counter("fabric_ethtool_module_events_total", {{"netdev", netdev}, {"event", "unplug"}},
-              count);
+    f.Counter(ethtool::kModuleEvents, {{"netdev", netdev}, {"event", "unplug"}}, count);
     Feed("ethtool", t, f);
   }
   void Feed(std::string_view collector, TimePoint t, const Families& f) {

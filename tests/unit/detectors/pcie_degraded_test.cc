@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "collectors/topology/topology_metrics.h"
 #include "tests/unit/detectors/scenario.h"
 
 namespace fabricwatch::detect {
@@ -30,14 +31,14 @@ struct Pci {
 
 void AddPci(SnapshotBuilder& b, const Pci& p) {
   const testing::Labels l{{"device", p.device}, {"role", p.role}};
-  b.Gauge("fabric_pcie_link_speed_transfers_per_second", l, p.speed);
-  b.Gauge("fabric_pcie_link_max_speed_transfers_per_second", l, p.max_speed);
-  b.Gauge("fabric_pcie_link_width_lanes", l, p.width);
-  b.Gauge("fabric_pcie_link_max_width_lanes", l, p.max_width);
+  b.Gauge(topology::kSpeed, l, p.speed);
+  b.Gauge(topology::kMaxSpeed, l, p.max_speed);
+  b.Gauge(topology::kWidth, l, p.width);
+  b.Gauge(topology::kMaxWidth, l, p.max_width);
   for (const auto& [severity, value] : std::vector<std::pair<std::string, double>>{
            {"correctable", p.correctable}, {"nonfatal", p.nonfatal}, {"fatal", p.fatal}}) {
-    b.Counter("fabric_pcie_aer_errors_total",
-              {{"device", p.device}, {"role", p.role}, {"severity", severity}}, value);
+    b.Counter(topology::kAer, {{"device", p.device}, {"role", p.role}, {"severity", severity}},
+              value);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/core/metric_sink.h"
+#include "collectors/ethtool/ethtool_metrics.h"
 #include "tests/testing/families.h"
 #include "tests/testing/test_paths.h"
 
@@ -35,14 +36,14 @@ class PfcStormTest : public ::testing::Test {
         return std::vector<std::pair<std::string, std::string>>{
             {"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}};
       };
-      f.Counter("fabric_pfc_pause_duration_seconds_total", l("rx"), p.rx_pause)
-          .Counter("fabric_pfc_pause_duration_seconds_total", l("tx"), p.tx_pause)
-          .Counter("fabric_ethtool_priority_bytes_total", l("rx"), p.rx_bytes)
-          .Counter("fabric_ethtool_priority_bytes_total", l("tx"), p.tx_bytes)
-          .Counter("fabric_ethtool_pause_storm_events_total",
-                   {{"netdev", "eth0"}, {"severity", "warning"}}, p.storm_warnings)
-          .Counter("fabric_ethtool_pause_storm_events_total",
-                   {{"netdev", "eth0"}, {"severity", "error"}}, p.storm_errors);
+      f.Counter(ethtool::kPfcPauseDuration, l("rx"), p.rx_pause)
+          .Counter(ethtool::kPfcPauseDuration, l("tx"), p.tx_pause)
+          .Counter(ethtool::kPrioBytes, l("rx"), p.rx_bytes)
+          .Counter(ethtool::kPrioBytes, l("tx"), p.tx_bytes)
+          .Counter(ethtool::kPauseStormEvents, {{"netdev", "eth0"}, {"severity", "warning"}},
+                   p.storm_warnings)
+          .Counter(ethtool::kPauseStormEvents, {{"netdev", "eth0"}, {"severity", "error"}},
+                   p.storm_errors);
     }
     detector->Observe(SnapshotView{"ethtool", t, f.families()});
   }

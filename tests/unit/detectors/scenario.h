@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/optics/optics_metrics.h"
 #include "detectors/core/detector.h"
 #include "tests/testing/families.h"
 
@@ -103,7 +104,7 @@ struct OpticsModule {
 
 inline void AddOptics(SnapshotBuilder& b, const OpticsModule& m, detect::TimePoint read_time) {
   const Labels nd{{"netdev", m.netdev}};
-  b.Gauge("fabric_optics_info",
+  b.Gauge(optics::kInfo,
           {{"netdev", m.netdev},
            {"identifier", "qsfp28"},
            {"memory_map", "sff8636"},
@@ -116,27 +117,26 @@ inline void AddOptics(SnapshotBuilder& b, const OpticsModule& m, detect::TimePoi
            {"media", "mmf"},
            {"wavelength_nm", "850"}},
           1);
-  b.Gauge("fabric_optics_module_present", nd, 1);
-  b.Gauge("fabric_optics_last_read_timestamp_seconds", nd,
+  b.Gauge(optics::kPresent, nd, 1);
+  b.Gauge(optics::kLastRead, nd,
           std::chrono::duration<double>(read_time.time_since_epoch()).count());
-  b.Gauge("fabric_optics_module_temperature_celsius", nd, m.temperature);
-  auto threshold = [&](const char* family, const char* which, std::optional<double> v) {
+  b.Gauge(optics::kTemperature, nd, m.temperature);
+  auto threshold = [&](const MetricDesc& family, const char* which, std::optional<double> v) {
     if (v) b.Gauge(family, {{"netdev", m.netdev}, {"threshold", which}}, *v);
   };
-  threshold("fabric_optics_module_temperature_threshold_celsius", "high_warning",
-            m.temp_high_warning);
-  threshold("fabric_optics_module_temperature_threshold_celsius", "high_alarm", m.temp_high_alarm);
-  threshold("fabric_optics_rx_power_threshold_watts", "low_warning", m.rx_low_warning);
-  threshold("fabric_optics_rx_power_threshold_watts", "low_alarm", m.rx_low_alarm);
-  threshold("fabric_optics_tx_bias_threshold_amperes", "high_warning", m.bias_high_warning);
-  threshold("fabric_optics_tx_bias_threshold_amperes", "high_alarm", m.bias_high_alarm);
+  threshold(optics::kTemperatureThreshold, "high_warning", m.temp_high_warning);
+  threshold(optics::kTemperatureThreshold, "high_alarm", m.temp_high_alarm);
+  threshold(optics::kRxPowerThreshold, "low_warning", m.rx_low_warning);
+  threshold(optics::kRxPowerThreshold, "low_alarm", m.rx_low_alarm);
+  threshold(optics::kBiasThreshold, "high_warning", m.bias_high_warning);
+  threshold(optics::kBiasThreshold, "high_alarm", m.bias_high_alarm);
   for (size_t i = 0; i < m.rx_power_watts.size(); ++i) {
-    b.Gauge("fabric_optics_lane_rx_power_watts",
-            {{"netdev", m.netdev}, {"lane", std::to_string(i + 1)}}, m.rx_power_watts[i]);
+    b.Gauge(optics::kRxPower, {{"netdev", m.netdev}, {"lane", std::to_string(i + 1)}},
+            m.rx_power_watts[i]);
   }
   for (size_t i = 0; i < m.tx_bias_amperes.size(); ++i) {
-    b.Gauge("fabric_optics_lane_tx_bias_amperes",
-            {{"netdev", m.netdev}, {"lane", std::to_string(i + 1)}}, m.tx_bias_amperes[i]);
+    b.Gauge(optics::kBias, {{"netdev", m.netdev}, {"lane", std::to_string(i + 1)}},
+            m.tx_bias_amperes[i]);
   }
 }
 

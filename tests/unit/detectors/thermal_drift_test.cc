@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "collectors/ethtool/ethtool_metrics.h"
 #include "tests/unit/detectors/scenario.h"
 
 namespace fabricwatch::detect {
@@ -131,9 +132,8 @@ TEST(ThermalDriftTest, HighTempEventIsCriticalAndResetIsNot) {
   FindingLog log(*detector);
   auto feed = [&](int second, double value) {
     SnapshotBuilder b;
-    b.Counter("fabric_ethtool_module_events_total", {{"netdev", "eth2"}, {"event", "high_temp"}},
-              value);
-    b.Counter("fabric_ethtool_module_events_total", {{"netdev", "eth2"}, {"event", "unplug"}}, 3);
+    b.Counter(ethtool::kModuleEvents, {{"netdev", "eth2"}, {"event", "high_temp"}}, value);
+    b.Counter(ethtool::kModuleEvents, {{"netdev", "eth2"}, {"event", "unplug"}}, 3);
     log.Feed("ethtool", T0() + seconds(second), b);
   };
   feed(0, 4);
@@ -180,7 +180,7 @@ TEST(ThermalDriftTest, HealthyHoursRaiseNothing) {
     AddOptics(snap, b, read_b);
     log.Feed("optics", t, snap);
     SnapshotBuilder eth;
-    eth.Counter("fabric_ethtool_module_events_total", {{"netdev", "eth0"}, {"event", "high_temp"}},
+    eth.Counter(ethtool::kModuleEvents, {{"netdev", "eth0"}, {"event", "high_temp"}},
                 hours < 4 ? 2 : 0);  // driver reload at 4 h resets the counter
     log.Feed("ethtool", t, eth);
   }

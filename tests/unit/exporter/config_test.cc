@@ -1,5 +1,6 @@
-#include "exporter/config.h"
+#include "exporter/config/config.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cerrno>
@@ -10,8 +11,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "collectors/core/registry.h"
 
@@ -62,7 +61,6 @@ TEST(ParseCommandLineTest, defaults) {
   EXPECT_FALSE(config.config_check);
   EXPECT_EQ(config.log_level, "info");
   EXPECT_EQ(config.log_format, "logfmt");
-  EXPECT_EQ(config.history_samples, 120u);
   ASSERT_TRUE(config.collectors.contains("netdev"));
   const CollectorConfig& netdev = config.collectors.at("netdev");
   EXPECT_TRUE(netdev.enabled);
@@ -273,7 +271,6 @@ TEST(ApplyYamlTest, empty_document_is_valid) {
     EXPECT_TRUE(status.ok()) << status.ToString();
     EXPECT_EQ(config.collectors.at("netdev").interval, milliseconds(1000));
     EXPECT_TRUE(config.collectors.at("netdev").enabled);
-    EXPECT_EQ(config.history_samples, 120u);
   }
 }
 
@@ -285,9 +282,7 @@ TEST(ApplyYamlTest, collector_settings) {
       "    interval: 250ms\n"
       "    enabled: false\n"
       "    device-exclude: \"^(lo|docker.*)$\"\n"
-      "    device-include: eth.*\n"
-      "store:\n"
-      "  history_samples: 600\n",
+      "    device-include: eth.*\n",
       "file.yml", config);
   ASSERT_TRUE(status.ok()) << status.ToString();
   const CollectorConfig& netdev = config.collectors.at("netdev");
@@ -295,7 +290,6 @@ TEST(ApplyYamlTest, collector_settings) {
   EXPECT_FALSE(netdev.enabled);
   EXPECT_EQ(netdev.options.at("device-exclude"), "^(lo|docker.*)$");
   EXPECT_EQ(netdev.options.at("device-include"), "eth.*");
-  EXPECT_EQ(config.history_samples, 600u);
 }
 
 TEST(ApplyYamlTest, hooks_section) {
@@ -350,30 +344,42 @@ TEST(ApplyYamlTest, errors_name_the_key_and_line) {
     std::vector<std::string_view> parts;  // further substrings of the message
   };
   const Case cases[] = {
-      {"unknown top-level key", "collectors:\nsettings:\n  a: 1\n", "file.yml:2:",
-       {"unknown top-level key \"settings\"", "known: collectors, store"}},
-      {"unknown collector", "collectors:\n  nosuch:\n    enabled: true\n", "file.yml:2:",
+      {"unknown top-level key",
+       "collectors:\nsettings:\n  a: 1\n",
+       "file.yml:2:",
+       {"unknown top-level key \"settings\"", "known: collectors, detectors"}},
+      {"unknown collector",
+       "collectors:\n  nosuch:\n    enabled: true\n",
+       "file.yml:2:",
        {"collectors.nosuch", "unknown collector", "known: netdev"}},
-      {"unknown option", "collectors:\n  netdev:\n    colour: red\n", "file.yml:3:",
+      {"unknown option",
+       "collectors:\n  netdev:\n    colour: red\n",
+       "file.yml:3:",
        {"collectors.netdev.colour", "unknown option", "device-exclude"}},
-      {"non-bool enabled", "collectors:\n  netdev:\n    enabled: maybe\n", "file.yml:3:",
+      {"non-bool enabled",
+       "collectors:\n  netdev:\n    enabled: maybe\n",
+       "file.yml:3:",
        {"collectors.netdev.enabled", "expected true or false", "\"maybe\""}},
-      {"bad interval", "collectors:\n  netdev:\n    interval: fast\n", "file.yml:3:",
+      {"bad interval",
+       "collectors:\n  netdev:\n    interval: fast\n",
+       "file.yml:3:",
        {"collectors.netdev.interval", "invalid duration \"fast\""}},
-      {"non-scalar option", "collectors:\n  netdev:\n    interval: [1s]\n", "file.yml:3:",
+      {"non-scalar option",
+       "collectors:\n  netdev:\n    interval: [1s]\n",
+       "file.yml:3:",
        {"collectors.netdev.interval", "must be a scalar"}},
-      {"collector not a mapping", "collectors:\n  netdev: 5\n", "file.yml:2:",
+      {"collector not a mapping",
+       "collectors:\n  netdev: 5\n",
+       "file.yml:2:",
        {"collectors.netdev must be a mapping"}},
-      {"collectors not a mapping", "collectors: [netdev]\n", "file.yml:1:",
+      {"collectors not a mapping",
+       "collectors: [netdev]\n",
+       "file.yml:1:",
        {"collectors must be a mapping"}},
-      {"history_samples too small", "store:\n  history_samples: 1\n", "file.yml:2:",
-       {"store.history_samples", "between 2 and 100000"}},
-      {"history_samples too large", "store:\n  history_samples: 100001\n", "file.yml:2:",
-       {"store.history_samples", "between 2 and 100000"}},
-      {"history_samples not a number", "store:\n  history_samples: many\n", "file.yml:2:",
-       {"store.history_samples"}},
-      {"unknown store key", "store:\n  depth: 5\n", "file.yml:2:",
-       {"store.depth", "unknown key"}},
+      {"the removed store section",
+       "store:\n  history_samples: 120\n",
+       "file.yml:1:",
+       {"unknown top-level key \"store\"", "known: collectors, detectors, hooks"}},
       {"top level not a mapping", "- a\n- b\n", "file.yml:1:", {"the top level must be a mapping"}},
   };
   for (const Case& c : cases) {
@@ -398,7 +404,7 @@ TEST(ApplyYamlTest, syntax_error_names_the_file_and_line) {
   const Case cases[] = {
       {"collectors:\n  netdev: [1, 2}\n", "line 2"},
       {"collectors:\n  netdev: a: b\n", "line 2"},
-      {"store: 1\n  history_samples: 2\n", "line 2"},
+      {"hooks: 1\n  dry_run: 2\n", "line 2"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.yaml);
@@ -423,28 +429,48 @@ TEST(ApplyYamlTest, failed_document_is_reported_before_later_keys) {
 
 // ---------------------------------------------------------------- precedence
 
+// One flag turns every detector off; a detector named on the command line or in the file is
+// enabled again (defaults < --detector.disable-defaults < file < flags).
+TEST_F(ConfigTest, detector_disable_defaults_turns_every_detector_off) {
+  auto off = Parse({"--detector.disable-defaults"});
+  ASSERT_TRUE(off.has_value()) << off.error().ToString();
+  for (const auto& [name, d] : off->config.detectors) EXPECT_FALSE(d.enabled) << name;
+  EXPECT_FALSE(off->config.detectors.empty());
+
+  auto one = Parse({"--detector.disable-defaults", "--detector.link_flap"});
+  ASSERT_TRUE(one.has_value()) << one.error().ToString();
+  for (const auto& [name, d] : one->config.detectors) {
+    EXPECT_EQ(d.enabled, name == "link_flap") << name;
+  }
+
+  const std::string path = WriteFile("detectors.yml",
+                                     "detectors:\n"
+                                     "  pfc_storm:\n"
+                                     "    enabled: true\n");
+  auto file = Parse({"--detector.disable-defaults", "--config.file=" + path});
+  ASSERT_TRUE(file.has_value()) << file.error().ToString();
+  for (const auto& [name, d] : file->config.detectors) {
+    EXPECT_EQ(d.enabled, name == "pfc_storm") << name;
+  }
+}
+
 TEST_F(ConfigTest, flags_override_the_config_file) {
   const std::string path = WriteFile("fabricwatch.yml",
                                      "collectors:\n"
                                      "  netdev:\n"
                                      "    interval: 5s\n"
-                                     "    device-exclude: \"^docker.*$\"\n"
-                                     "store:\n"
-                                     "  history_samples: 30\n");
+                                     "    device-exclude: \"^docker.*$\"\n");
   auto yaml_only = Parse({"--config.file=" + path});
   ASSERT_TRUE(yaml_only.has_value()) << yaml_only.error().ToString();
   EXPECT_EQ(yaml_only->config.config_file, path);
   EXPECT_EQ(yaml_only->config.collectors.at("netdev").interval, milliseconds(5000));
-  EXPECT_EQ(yaml_only->config.collectors.at("netdev").options.at("device-exclude"),
-            "^docker.*$");
-  EXPECT_EQ(yaml_only->config.history_samples, 30u);
+  EXPECT_EQ(yaml_only->config.collectors.at("netdev").options.at("device-exclude"), "^docker.*$");
 
   auto both = Parse({"--config.file=" + path, "--collector.netdev.interval=2s",
                      "--collector.netdev.device-exclude=^lo$"});
   ASSERT_TRUE(both.has_value()) << both.error().ToString();
   EXPECT_EQ(both->config.collectors.at("netdev").interval, milliseconds(2000));
   EXPECT_EQ(both->config.collectors.at("netdev").options.at("device-exclude"), "^lo$");
-  EXPECT_EQ(both->config.history_samples, 30u);
 
   // Order on the command line does not matter.
   auto reversed = Parse({"--collector.netdev.interval=2s", "--config.file", path});

@@ -1,15 +1,15 @@
 // The detector engine end to end in-process: snapshots in, anomaly metrics and state out, and a
 // restart in the middle of a PFC storm through the state file.
-#include "exporter/detector_engine.h"
+#include "exporter/pipeline/detector_engine.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <spdlog/sinks/ostream_sink.h>
-
+#include "collectors/ethtool/ethtool_metrics.h"
 #include "detectors/pfc_storm/pfc_storm.h"
 #include "tests/testing/families.h"
 #include "tests/testing/test_paths.h"
@@ -46,11 +46,11 @@ class DetectorEngineTest : public ::testing::Test {
       tx_pause += 1.0;
       testing::Families f;
       for (const char* dir : {"rx", "tx"}) {
-        f.Counter("fabric_pfc_pause_duration_seconds_total",
+        f.Counter(ethtool::kPfcPauseDuration,
                   {{"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}},
                   dir[0] == 't' ? tx_pause : 0);
-        f.Counter("fabric_ethtool_priority_bytes_total",
-                  {{"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}}, 1000);
+        f.Counter(ethtool::kPrioBytes, {{"netdev", "eth0"}, {"priority", "3"}, {"direction", dir}},
+                  1000);
       }
       auto snapshot = std::make_shared<Snapshot>();
       snapshot->collector = "ethtool";

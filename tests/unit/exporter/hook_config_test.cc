@@ -1,4 +1,4 @@
-#include "exporter/hook_config.h"
+#include "exporter/remediation/hook_config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "exporter/hook_runner.h"
+#include "exporter/remediation/hook_runner.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

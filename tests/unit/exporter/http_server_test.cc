@@ -1,10 +1,14 @@
 // HttpServer over real sockets: a tiny raw HTTP/1.1 client (connect, send bytes, read until the
 // server closes) drives exporter::HttpServer on 127.0.0.1, port 0.
 
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/null_sink.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -19,11 +23,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <spdlog/logger.h>
-#include <spdlog/sinks/null_sink.h>
 
 namespace fabricwatch::exporter {
 namespace {

@@ -1,10 +1,10 @@
-#include "exporter/listen_address.h"
+#include "exporter/config/listen_address.h"
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <gtest/gtest.h>
 
 namespace fabricwatch::exporter {
 namespace {

@@ -1,4 +1,4 @@
-#include "exporter/process_launcher.h"
+#include "exporter/remediation/process_launcher.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,6 @@
-#include "exporter/render_cache.h"
+#include "exporter/http/render_cache.h"
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -6,9 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "exporter/render.h"
+#include "exporter/http/render.h"
 
 namespace fabricwatch::exporter {
 namespace {

@@ -1,4 +1,4 @@
-#include "exporter/render.h"
+#include "exporter/http/render.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/metric_family.h>

@@ -1,4 +1,10 @@
-#include "exporter/scheduler.h"
+#include "exporter/pipeline/scheduler.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/metric_type.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/null_sink.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,16 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/metric_type.h>
-#include <spdlog/logger.h>
-#include <spdlog/sinks/null_sink.h>
-
 #include "collectors/core/collector.h"
 #include "collectors/core/metric_sink.h"
-#include "exporter/self_metrics.h"
-#include "exporter/snapshot_store.h"
+#include "exporter/pipeline/self_metrics.h"
+#include "exporter/pipeline/snapshot_store.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -227,7 +227,7 @@ TEST(SchedulerTest, runs_collectors_repeatedly_and_publishes) {
   auto behaviour = std::make_shared<FakeBehaviour>();
   std::vector<ScheduledCollector> collectors;
   collectors.push_back(MakeScheduled(behaviour));
-  SnapshotStore store(10);
+  SnapshotStore store;
   SelfMetrics self_metrics({{"fake", milliseconds(20)}});
   const FakeClock clock(kT0);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
@@ -258,7 +258,7 @@ TEST(SchedulerTest, stop_ends_collection) {
   std::vector<ScheduledCollector> collectors;
   collectors.push_back(MakeScheduled(behaviour, milliseconds(20), "fake"));
   collectors.push_back(MakeScheduled(other, milliseconds(10), "other"));
-  SnapshotStore store(10);
+  SnapshotStore store;
   SelfMetrics self_metrics({{"fake", milliseconds(20)}, {"other", milliseconds(10)}});
   const FakeClock clock(kT0);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
@@ -280,7 +280,7 @@ TEST(SchedulerTest, failing_collector_publishes_empty_snapshot_and_counts_errors
   behaviour->add_sample = false;
   std::vector<ScheduledCollector> collectors;
   collectors.push_back(MakeScheduled(behaviour));
-  SnapshotStore store(10);
+  SnapshotStore store;
   SelfMetrics self_metrics({{"fake", milliseconds(20)}});
   const FakeClock clock(kT0);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
@@ -301,7 +301,7 @@ TEST(SchedulerTest, throwing_collector_keeps_running) {
   behaviour->throw_exception = true;
   std::vector<ScheduledCollector> collectors;
   collectors.push_back(MakeScheduled(behaviour));
-  SnapshotStore store(10);
+  SnapshotStore store;
   SelfMetrics self_metrics({{"fake", milliseconds(20)}});
   const FakeClock clock(kT0);
   Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
@@ -316,7 +316,7 @@ TEST(SchedulerTest, throwing_collector_keeps_running) {
 
 TEST(SchedulerTest, destructor_stops_threads) {
   auto behaviour = std::make_shared<FakeBehaviour>();
-  SnapshotStore store(10);
+  SnapshotStore store;
   SelfMetrics self_metrics({{"fake", milliseconds(20)}});
   const FakeClock clock(kT0);
   {

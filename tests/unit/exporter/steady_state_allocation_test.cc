@@ -14,12 +14,13 @@
 #include <algorithm>
 #include <string>
 
+#include "collectors/core/collector_set.h"
 #include "collectors/core/registry.h"
 #include "collectors/ethtool/replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
-#include "exporter/scheduler.h"
-#include "exporter/snapshot_store.h"
+#include "exporter/pipeline/scheduler.h"
+#include "exporter/pipeline/snapshot_store.h"
 #include "tests/testing/sim_pipeline.h"
 #include "tests/testing/temp_dir.h"
 #include "tools/bench/allocation_counter.h"
@@ -61,40 +62,37 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
   clock.Set(epoch);
   auto logger =
       std::make_shared<spdlog::logger>("alloc", std::make_shared<spdlog::sinks::null_sink_st>());
-  exporter::SnapshotStore store(/*history_samples=*/1);
+  exporter::SnapshotStore store;
 
   struct Measured {
     exporter::ScheduledCollector scheduled;
     exporter::CollectionBuffers buffers;
-    std::unique_ptr<ethtool::ReplayEthtool> ethtool;
+    std::unique_ptr<sys::EthtoolSource> ethtool;
   };
-  std::vector<std::unique_ptr<Measured>> measured;
-  for (const CollectorInfo& info : CollectorRegistry()) {
-    if (info.name == "topology") continue;  // a full PCI rediscovery per run, by design
-    auto m = std::make_unique<Measured>();
-    if (info.reads_ethtool) {
-      m->ethtool = std::make_unique<ethtool::ReplayEthtool>(dir.Path("ethtool"), filesystem);
-    }
-    CollectorOptions options;
-    for (const CollectorOptionSpec& option : info.options) {
-      if (!option.default_value.empty()) {
-        options.emplace(std::string(option.key), std::string(option.default_value));
-      }
-    }
+  const CollectorSources sources{.sysfs = sysfs,
+                                 .clock = clock,
+                                 .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
+                                   return std::make_unique<ethtool::ReplayEthtool>(
+                                       dir.Path("ethtool"), filesystem);
+                                 },
+                                 .ethtool_replay = true,
+                                 .logger = [&](std::string_view) { return logger; }};
+  auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
+    std::optional<CollectorSelection> selection;
+    if (info.name == "topology") return selection;  // a full PCI rediscovery per run, by design
+    selection = CollectorSelection{DefaultOptions(info), std::chrono::seconds(1)};
     // Every module read and decoded on every run: the module path is what is measured.
-    if (info.name == "optics") options["module-interval"] = "1s";
-    CollectorContext context{.sysfs = sysfs,
-                             .ethtool = m->ethtool.get(),
-                             .ethtool_replay = m->ethtool != nullptr,
-                             .clock = clock,
-                             .logger = logger,
-                             .options = options,
-                             .interval = std::chrono::seconds(1)};
-    auto built = info.factory(context);
-    ASSERT_TRUE(built) << info.name << ": " << built.error().ToString();
-    m->scheduled = exporter::ScheduledCollector{.name = std::string(info.name),
+    if (info.name == "optics") selection->options["module-interval"] = "1s";
+    return selection;
+  });
+  ASSERT_TRUE(built) << built.error().ToString();
+  std::vector<std::unique_ptr<Measured>> measured;
+  for (BuiltCollector& b : *built) {
+    auto m = std::make_unique<Measured>();
+    m->ethtool = std::move(b.ethtool);
+    m->scheduled = exporter::ScheduledCollector{.name = std::string(b.info->name),
                                                 .interval = std::chrono::seconds(1),
-                                                .collector = std::move(*built),
+                                                .collector = std::move(b.collector),
                                                 .logger = logger};
     measured.push_back(std::move(m));
   }

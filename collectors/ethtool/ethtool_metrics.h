@@ -1,0 +1,72 @@
+#pragma once
+// The ethtool collector's families that other parts read (detectors, through their MetricInput
+// declarations): the collector's contract, defined once here and used by both sides. The rest
+// of the curated families stay beside their normalisation table (ethtool_names.cc).
+
+#include "collectors/core/metric_sink.h"
+
+namespace fabricwatch::ethtool {
+
+inline constexpr LabelNames kNetdev{"netdev"};
+inline constexpr LabelNames kPrioDir{"netdev", "priority", "direction"};
+inline constexpr LabelNames kPrio{"netdev", "priority"};
+inline constexpr LabelNames kDir{"netdev", "direction"};
+
+inline constexpr MetricDesc kPfcPauseDuration{
+    "fabric_pfc_pause_duration_seconds_total",
+    "Time the priority was paused by PFC, received pause (rx: our transmitter was held) or sent "
+    "pause (tx: we held the peer). mlx5 rx/tx_prio<N>_pause_duration and bnxt_en "
+    "pfc_pri<N>_rx/tx_duration_us, both in microseconds, converted to seconds.",
+    MetricKind::kCounter, kPrioDir};
+inline constexpr MetricDesc kPrioBytes{
+    "fabric_ethtool_priority_bytes_total",
+    "Bytes received (rx) or sent (tx) on the priority at the physical port "
+    "(mlx5 rx/tx_prio<N>_bytes).",
+    MetricKind::kCounter, kPrioDir};
+inline constexpr MetricDesc kPrioPackets{
+    "fabric_ethtool_priority_packets_total",
+    "Packets received (rx) or sent (tx) on the priority at the physical port "
+    "(mlx5 rx/tx_prio<N>_packets).",
+    MetricKind::kCounter, kPrioDir};
+inline constexpr MetricDesc kPauseStormEvents{
+    "fabric_ethtool_pause_storm_events_total",
+    "PFC storm prevention events of this NIC's transmit side: severity=warning when it kept "
+    "sending pause longer than the warning threshold (mlx5 tx_pause_storm_warning_events), "
+    "severity=error when the stall timeout expired and the NIC stopped sending pause "
+    "(mlx5 tx_pause_storm_error_events).",
+    MetricKind::kCounter,
+    {"netdev", "severity"}};
+inline constexpr MetricDesc kPhyReceivedBits{
+    "fabric_ethtool_phy_bit_count_total",
+    "Bits received by the PHY, the denominator of the bit error ratio "
+    "(mlx5 rx_bits_phy, bnxt_en rx_bits).",
+    MetricKind::kCounter, kNetdev};
+inline constexpr MetricDesc kPhyCorrectedBits{
+    "fabric_ethtool_phy_corrected_bit_errors_total",
+    "Bits corrected by FEC: pre-FEC BER = rate of this / rate of "
+    "fabric_ethtool_phy_bit_count_total (mlx5 rx_corrected_bits_phy, bnxt_en "
+    "rx_corrected_bits).",
+    MetricKind::kCounter, kNetdev};
+inline constexpr MetricDesc kPhyPcsSymbolErrors{
+    "fabric_ethtool_phy_pcs_symbol_errors_total",
+    "PCS symbol errors not corrected by FEC (or with FEC off): post-FEC errors "
+    "(mlx5 rx_pcs_symbol_err_phy, bnxt_en rx_pcs_symbol_err).",
+    MetricKind::kCounter, kNetdev};
+inline constexpr MetricDesc kLinkDownEvents{
+    "fabric_ethtool_link_down_events_total",
+    "Times the physical port's link went down, counted by the NIC: the flap counter "
+    "(mlx5 link_down_events_phy, bnxt_en link_down_events).",
+    MetricKind::kCounter, kNetdev};
+inline constexpr MetricDesc kModuleEvents{
+    "fabric_ethtool_module_events_total",
+    "Port module (transceiver) events by kind: unplug (mlx5 module_unplug), bus_stuck (I2C bus "
+    "stuck or data shorted, module_bus_stuck), high_temp (over-temperature, module_high_temp), "
+    "bad_shorted (bad or shorted cable/module, module_bad_shorted).",
+    MetricKind::kCounter,
+    {"netdev", "event"}};
+inline constexpr MetricDesc kFecCorrectedBits{
+    "fabric_ethtool_fec_corrected_bit_errors_total",
+    "Bits corrected by FEC, whole port (ETHTOOL_A_FEC_STAT_CORR_BITS[0]).",
+    MetricKind::kCounter,
+    {"netdev"}};
+}  // namespace fabricwatch::ethtool

@@ -1,0 +1,27 @@
+#pragma once
+// The netdev collector's families that other parts read (detectors, through their MetricInput
+// declarations): the collector's contract, defined once here and used by both sides.
+
+#include "collectors/core/metric_sink.h"
+
+namespace fabricwatch::netdev {
+
+inline constexpr MetricDesc kOperState{
+    "fabric_netdev_oper_state",
+    "RFC 2863 operational state code from operstate: 0 unknown, 1 notpresent, 2 down, "
+    "3 lowerlayerdown, 4 testing, 5 dormant, 6 up.",
+    MetricKind::kGauge,
+    {"netdev"}};
+inline constexpr MetricDesc kCarrier{
+    "fabric_netdev_carrier",
+    "1 if the physical link (carrier) is up, 0 if down; absent while the interface is "
+    "administratively down (the kernel answers EINVAL).",
+    MetricKind::kGauge,
+    {"netdev"}};
+inline constexpr MetricDesc kCarrierDown{
+    "fabric_netdev_carrier_down_changes_total",
+    "Carrier down transitions counted by the kernel (carrier_down_count, 32-bit, kernel 4.16+).",
+    MetricKind::kCounter,
+    {"netdev"},
+    {CounterOverflow::kWraps, 32}};
+}  // namespace fabricwatch::netdev

@@ -1,0 +1,109 @@
+#pragma once
+// The windows of ber_growth: error and bit deltas of one port merged into 10 s buckets, and one
+// effective-BER claim over a window that grows until it holds enough bits to support the claim
+// (the Poisson rule of three, docs/detection.md §0.3).
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "collectors/core/duration.h"
+#include "detectors/core/detector.h"
+#include "detectors/core/hysteresis.h"
+
+namespace fabricwatch::detect::ber {
+
+// Deltas of one entity, merged into 10 s buckets so 125 min of 1 s samples is 750 entries.
+class History {
+ public:
+  struct Sum {
+    double seconds = 0;
+    double bits = 0;
+    double errors = 0;
+    double pre_bits = 0;  // bits of the buckets that also had a corrected-bit delta
+    double corrected = 0;
+  };
+
+  void Add(TimePoint time, double seconds, double bits, std::optional<double> errors,
+           std::optional<double> corrected, std::chrono::milliseconds keep) {
+    if (buckets_.empty() || time - buckets_.back().start >= std::chrono::seconds(10)) {
+      buckets_.push_back({time, {}});
+    }
+    Sum& s = buckets_.back().sum;
+    if (errors) {
+      s.seconds += seconds;
+      s.bits += bits;
+      s.errors += *errors;
+    }
+    if (corrected) {
+      s.pre_bits += bits;
+      s.corrected += *corrected;
+    }
+    while (!buckets_.empty() && time - buckets_.front().start > keep) buckets_.pop_front();
+  }
+
+  // The newest buckets until both `min_seconds` and `min_bits` are covered (or history ends).
+  Sum Span(double min_seconds, double min_bits) const {
+    Sum total;
+    for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
+      if (total.seconds >= min_seconds && total.bits >= min_bits) break;
+      Add(total, it->sum);
+    }
+    return total;
+  }
+  // The buckets that started within `window` of `now`.
+  Sum Last(TimePoint now, std::chrono::milliseconds window) const {
+    Sum total;
+    for (auto it = buckets_.rbegin(); it != buckets_.rend() && now - it->start < window; ++it) {
+      Add(total, it->sum);
+    }
+    return total;
+  }
+
+ private:
+  static void Add(Sum& total, const Sum& s) {
+    total.seconds += s.seconds;
+    total.bits += s.bits;
+    total.errors += s.errors;
+    total.pre_bits += s.pre_bits;
+    total.corrected += s.corrected;
+  }
+  struct Bucket {
+    TimePoint start;
+    Sum sum;
+  };
+  std::deque<Bucket> buckets_;
+};
+
+// One effective-BER claim (warning or critical) over its window.
+struct EffectiveLevel {
+  EffectiveLevel(double ratio, std::chrono::milliseconds window, double min_errors,
+                 std::chrono::milliseconds clear_for)
+      : threshold(ratio),
+        window_seconds(Seconds(window)),
+        min_errors(min_errors),
+        window_label(FormatDuration(window)),
+        latch(std::chrono::milliseconds(0), clear_for) {}
+
+  void Update(const History& history, TimePoint time, double clear_factor) {
+    // The rule of three (docs/detection.md §0.3): a claim about `threshold` needs 3/threshold bits.
+    const double needed_bits = 3 / threshold;
+    last = history.Span(window_seconds, needed_bits);
+    supported = last.seconds >= window_seconds && last.bits >= needed_bits;
+    ratio = last.bits > 0 ? last.errors / last.bits : 0;
+    latch.Update(supported && last.errors >= min_errors && ratio > threshold,
+                 last.errors < min_errors || ratio < threshold * clear_factor, time);
+  }
+
+  double threshold;
+  double window_seconds;
+  double min_errors;
+  std::string window_label;
+  HoldDown latch;
+  History::Sum last;
+  bool supported = false;
+  double ratio = 0;
+};
+
+}  // namespace fabricwatch::detect::ber

@@ -1,0 +1,249 @@
+#include "detectors/link_flap/flap_entity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "collectors/core/duration.h"
+#include "detectors/core/anomaly_tracker.h"
+
+namespace fabricwatch::detect::link_flap {
+
+Entity NewEntity(const Settings& s, const EntityLabels& labels) {
+  Entity entity;
+  entity.labels = labels;
+  entity.netdev = labels.size() == 1 && labels[0].first == "netdev";
+  entity.penalty = DecayingPenalty(s.half_life, s.ceiling());
+  return entity;
+}
+
+bool InMaintenance(const Settings& s, const Entity& entity, TimePoint time) {
+  return entity.last_unplug && time >= *entity.last_unplug - s.maintenance_window &&
+         time <= *entity.last_unplug + s.maintenance_window;
+}
+
+// One source saw a down at `time`: either it confirms a down another source already counted
+// (within match-window, not yet seen by this source), or it is a new down.
+void Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
+  while (!entity.recent.empty() && entity.recent.front().time < time - 2 * s.match_window) {
+    entity.recent.pop_front();
+  }
+  for (Sighting& sighting : entity.recent) {
+    const auto gap = sighting.time > time ? sighting.time - time : time - sighting.time;
+    if ((sighting.sources & source) == 0 && gap <= s.match_window) {
+      sighting.sources |= source;
+      return;
+    }
+  }
+  entity.recent.push_back({time, source});
+  if (InMaintenance(s, entity, time)) return;
+  entity.hard.Add(time);
+  entity.slow.Add(time);
+  entity.penalty.Add(s.penalty_per_down, time);
+  ++entity.downs_total;
+}
+
+void StateDown(const Settings& s, Entity& entity, TimePoint time) {
+  if (time < entity.state_time) return;  // an older observation than the one we have
+  entity.state_time = time;
+  entity.state_known = true;
+  if (!entity.down_since) entity.down_since = time;
+}
+
+void StateUp(const Settings& s, Entity& entity, TimePoint time) {
+  if (time < entity.state_time) return;
+  entity.state_time = time;
+  entity.state_known = true;
+  entity.seen_up = true;
+  if (entity.down_since) {
+    if (!InMaintenance(s, entity, *entity.down_since)) {
+      entity.outages.emplace_back(*entity.down_since, time);
+    }
+    entity.down_since.reset();
+  }
+}
+
+// The device is gone (hot-unplug, driver unload): not an outage of a link.
+void Absent(const Settings& s, Entity& entity, TimePoint time) {
+  StartMaintenance(s, entity, time, false);
+  entity.present = false;
+  entity.down_since.reset();
+  entity.state_known = false;
+  entity.carrier_down.Forget();
+  entity.phy_down.Forget();
+  entity.link_downed.Forget();
+  entity.unplug.Forget();
+}
+
+void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
+                  uint64_t value, TimePoint time) {
+  const CounterStep step = tracker.Update(value, time);
+  if (!step.valid) return;
+  // A burst larger than the windows can hold adds no information; cap the loop.
+  const uint64_t downs = std::min<uint64_t>(step.delta, 256);
+  for (uint64_t i = 0; i < downs; ++i) Sight(s, entity, source, time);
+}
+
+// detection.md §2.2: module_unplug is a human action — the downs around it are maintenance.
+// A device that disappears or comes back (hot-unplug, driver reload) is the same kind of
+// human action, without the announcement: its re-registration downs are no flaps.
+void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool announce) {
+  entity.announce_maintenance =
+      announce ||
+      (entity.announce_maintenance && entity.maintenance_until && time < *entity.maintenance_until);
+  entity.last_unplug = time;
+  entity.maintenance_until = time + s.maintenance_window;
+  const TimePoint from = time - s.maintenance_window;
+  for (TimePoint t : entity.hard.RemoveBetween(from, time)) {
+    entity.penalty.Remove(s.penalty_per_down, t);
+    entity.downs_total -= std::min<uint64_t>(entity.downs_total, 1);
+  }
+  entity.slow.RemoveBetween(from, time);
+  std::erase_if(entity.outages, [&](const auto& outage) { return outage.first >= from; });
+  if (entity.penalty.At(time) < s.reuse) entity.suppressed = false;
+  entity.hard_active = false;
+}
+
+double Downtime(const Settings& s, const Entity& entity, TimePoint now) {
+  const TimePoint from = now - s.downtime_window;
+  double total = 0;
+  for (const auto& [start, end] : entity.outages) {
+    if (end <= from) continue;
+    total += Seconds(end - std::max(start, from));
+  }
+  if (entity.down_since && now > *entity.down_since &&
+      !InMaintenance(s, entity, *entity.down_since)) {
+    total += Seconds(now - std::max(*entity.down_since, from));
+  }
+  return total;
+}
+
+std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoint now) {
+  entity.hard.Prune(now - std::max(s.hard_window, s.slow_window));
+  entity.slow.Prune(now - s.slow_window);
+  while (!entity.outages.empty() && entity.outages.front().second <= now - s.downtime_window) {
+    entity.outages.pop_front();
+  }
+  const size_t hard = entity.hard.CountAfter(now - s.hard_window);
+  const size_t slow = entity.slow.CountAfter(now - s.slow_window);
+  const double penalty = entity.penalty.At(now);
+  if (hard >= s.hard_count) entity.hard_active = true;
+  if (penalty >= s.suppress) entity.suppressed = true;
+  // Hysteresis (§2.2): both flapping states clear only once the penalty decays below reuse.
+  if (penalty < s.reuse) {
+    if (hard < s.hard_count) entity.hard_active = false;
+    entity.suppressed = false;
+  }
+  const double down_seconds =
+      entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since) : 0;
+  const double downtime = Downtime(s, entity, now);
+  const std::string who = EntityText(entity.labels);
+  const std::vector<Evidence> evidence = {
+      {"hard_window_down_events", static_cast<double>(hard)},
+      {"slow_window_down_events", static_cast<double>(slow)},
+      {"flap_penalty", penalty},
+      {"down_seconds", down_seconds},
+      {"window_downtime_seconds", downtime},
+  };
+  Finding finding;
+  finding.entity = entity.labels;
+  finding.evidence = evidence;
+  if (entity.maintenance_until && now < *entity.maintenance_until) {
+    if (!entity.announce_maintenance) return std::nullopt;
+    finding.severity = Severity::kInfo;
+    finding.value = 1;
+    finding.reason = fmt::format(
+        "{}: transceiver module unplugged; link downs within {} are maintenance, not flaps", who,
+        FormatDuration(s.maintenance_window));
+    return finding;
+  }
+  const bool sustained =
+      entity.seen_up && entity.down_since && now - *entity.down_since >= s.down_after;
+  if (entity.hard_active || sustained) {
+    finding.severity = Severity::kCritical;
+    finding.drain_eligible = true;
+    if (sustained) {
+      finding.value = down_seconds;
+      finding.reason = fmt::format("{}: link down for {:.1f}s (sustained outage >= {})", who,
+                                   down_seconds, FormatDuration(s.down_after));
+    } else {
+      finding.value = static_cast<double>(hard);
+      finding.reason = fmt::format(
+          "{}: hard flapping, {} link-down events in the last {} (>= {}), flap penalty {:.0f} "
+          "(clears below {:.0f})",
+          who, hard, FormatDuration(s.hard_window), s.hard_count, penalty, s.reuse);
+    }
+    return finding;
+  }
+  const bool slow_flapping = slow >= s.slow_count;
+  const bool over_budget = downtime >= Seconds(s.downtime_budget);
+  if (entity.suppressed || slow_flapping || over_budget) {
+    finding.severity = Severity::kWarning;
+    std::vector<std::string> why;
+    if (entity.suppressed) {
+      why.push_back(fmt::format("flap penalty {:.0f} (suppress {:.0f}, reuse {:.0f})", penalty,
+                                s.suppress, s.reuse));
+      finding.value = penalty;
+    }
+    if (slow_flapping) {
+      why.push_back(fmt::format("{} link-down events in the last {} (>= {})", slow,
+                                FormatDuration(s.slow_window), s.slow_count));
+      if (!entity.suppressed) finding.value = static_cast<double>(slow);
+    }
+    if (over_budget) {
+      why.push_back(fmt::format("{:.1f}s down in the last {} (NCCL budget {})", downtime,
+                                FormatDuration(s.downtime_window),
+                                FormatDuration(s.downtime_budget)));
+      if (!entity.suppressed && !slow_flapping) finding.value = downtime;
+    }
+    std::string reason = who + ": ";
+    for (size_t i = 0; i < why.size(); ++i) reason += (i ? "; " : "") + why[i];
+    finding.reason = reason;
+    return finding;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json SaveEntity(const Entity& entity) {
+  nlohmann::json outages = nlohmann::json::array();
+  for (const auto& [from, to] : entity.outages) {
+    outages.push_back({EpochSeconds(from), EpochSeconds(to)});
+  }
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& [name, value] : entity.labels) labels.push_back({name, value});
+  nlohmann::json entry = {{"labels", labels},
+                          {"hard", entity.hard.Save()},
+                          {"slow", entity.slow.Save()},
+                          {"penalty", entity.penalty.Save()},
+                          {"hard_active", entity.hard_active},
+                          {"suppressed", entity.suppressed},
+                          {"seen_up", entity.seen_up},
+                          {"downs_total", entity.downs_total},
+                          {"outages", outages}};
+  if (entity.maintenance_until) {
+    entry["maintenance_until"] = EpochSeconds(*entity.maintenance_until);
+  }
+  return entry;
+}
+
+// Throws nlohmann::json::exception on a malformed entry (LoadState reports it).
+void LoadEntity(const nlohmann::json& entry, Entity& entity) {
+  entity.hard.Load(entry.at("hard"));
+  entity.slow.Load(entry.at("slow"));
+  entity.penalty.Load(entry.at("penalty"));
+  entity.hard_active = entry.at("hard_active").get<bool>();
+  entity.suppressed = entry.at("suppressed").get<bool>();
+  entity.seen_up = entry.at("seen_up").get<bool>();
+  entity.downs_total = entry.at("downs_total").get<uint64_t>();
+  for (const auto& outage : entry.at("outages")) {
+    entity.outages.emplace_back(FromEpochSeconds(outage.at(0).get<double>()),
+                                FromEpochSeconds(outage.at(1).get<double>()));
+  }
+  if (entry.contains("maintenance_until")) {
+    entity.maintenance_until = FromEpochSeconds(entry.at("maintenance_until").get<double>());
+  }
+}
+
+}  // namespace fabricwatch::detect::link_flap

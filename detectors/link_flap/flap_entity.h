@@ -1,0 +1,114 @@
+#pragma once
+// The per-port side of link_flap: one Entity per netdev or IB port, with its flap history and
+// outage state, and the functions that move it (sightings, state changes, maintenance windows)
+// and judge it (EvaluateEntity). The detector (link_flap.cc) reads the snapshots and link events
+// and decides which entity each observation belongs to; everything here is pure over an Entity,
+// the settings and the times it is given (docs/detection.md §2.2, §8).
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/netdev/netdev_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
+#include "detectors/core/counter.h"
+#include "detectors/core/detector.h"
+#include "detectors/core/hysteresis.h"
+
+namespace fabricwatch::detect::link_flap {
+
+using std::chrono::milliseconds;
+
+// Where a down was seen; a down seen by several sources within match-window counts once.
+enum Source : unsigned {
+  kNetlink = 1,
+  kCarrierCounter = 2,
+  kPhyCounter = 4,
+  kIbState = 8,
+  kIbLinkDowned = 16,
+};
+
+struct Settings {
+  uint64_t hard_count;
+  milliseconds hard_window;
+  uint64_t slow_count;
+  milliseconds slow_window;
+  double penalty_per_down;
+  milliseconds half_life;
+  double suppress;
+  double reuse;
+  milliseconds max_suppress;
+  milliseconds down_after;
+  milliseconds downtime_budget;
+  milliseconds downtime_window;
+  milliseconds maintenance_window;
+  milliseconds match_window;
+  double ceiling() const { return reuse * std::exp2(Seconds(max_suppress) / Seconds(half_life)); }
+};
+
+struct Sighting {
+  TimePoint time;
+  unsigned sources;
+};
+
+struct Entity {
+  EntityLabels labels;
+  bool netdev = false;
+  // Flap history (persisted).
+  EventWindow hard{1024};
+  EventWindow slow{1024};
+  DecayingPenalty penalty;
+  bool hard_active = false;
+  bool suppressed = false;
+  bool seen_up = false;
+  uint64_t downs_total = 0;
+  std::deque<std::pair<TimePoint, TimePoint>> outages;  // closed outages, for downtime
+  std::optional<TimePoint> maintenance_until;
+  std::optional<TimePoint> last_unplug;
+  bool announce_maintenance = false;  // module unplug (info finding) vs. device gone (silent)
+  // Live state (not persisted).
+  std::deque<Sighting> recent;  // for matching sightings of the same down
+  std::optional<TimePoint> down_since;
+  TimePoint state_time{};
+  bool present = true;
+  bool state_known = false;
+  bool last_active = false;  // IB: previous sample's state was ACTIVE
+  // Counter semantics as the collectors declare them; carrier downs above 10^4/s are resets.
+  CounterTracker carrier_down{SpecFor(netdev::kCarrierDown, 1e4)};
+  CounterTracker phy_down{SpecFor(ethtool::kLinkDownEvents)};
+  CounterTracker link_downed{SpecFor(rdma::kLinkDowned)};
+  CounterTracker unplug{SpecFor(ethtool::kModuleEvents)};
+};
+
+// A new entity with its penalty set up from `s`.
+Entity NewEntity(const Settings& s, const EntityLabels& labels);
+
+// True when `time` is within maintenance-window of the entity's last unplug or reappearance.
+bool InMaintenance(const Settings& s, const Entity& entity, TimePoint time);
+// One source saw a down at `time`: either it confirms a down another source already counted
+// (within match-window, not yet seen by this source), or it is a new down.
+void Sight(const Settings& s, Entity& entity, Source source, TimePoint time);
+void StateDown(const Settings& s, Entity& entity, TimePoint time);
+void StateUp(const Settings& s, Entity& entity, TimePoint time);
+// The device is gone (hot-unplug, driver unload): not an outage of a link.
+void Absent(const Settings& s, Entity& entity, TimePoint time);
+// Downs a counter source adds since its previous sample (CounterTracker arithmetic).
+void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
+                  uint64_t value, TimePoint time);
+// A module unplug (announce) or a device that came back (silent): the downs around `time` are
+// maintenance, not flaps.
+void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool announce);
+// Seconds down in the last downtime-window, maintenance excluded.
+double Downtime(const Settings& s, const Entity& entity, TimePoint now);
+// The entity's finding at `now` (highest severity only), or nullopt; prunes its windows.
+std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoint now);
+
+// The persisted part of an entity (its flap history), and back.
+nlohmann::json SaveEntity(const Entity& entity);
+void LoadEntity(const nlohmann::json& entry, Entity& entity);
+
+}  // namespace fabricwatch::detect::link_flap

@@ -1,0 +1,204 @@
+#include "exporter/agent.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "collectors/core/collector_set.h"
+#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_kernel.h"
+#include "detectors/core/registry.h"
+#include "detectors/core/state_file.h"
+#include "exporter/config/listen_address.h"
+#include "exporter/http/routes.h"
+#include "exporter/logging.h"
+#include "exporter/version.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+// How long a stop waits for in-flight HTTP requests before giving up on them.
+constexpr std::chrono::milliseconds kHttpStopBudget{400};
+
+// The agent's environment, for the hooks' pass_env (a hook otherwise gets a clean one).
+std::map<std::string, std::string> AgentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    if (size_t eq = text.find('='); eq != std::string_view::npos) {
+      env.emplace(text.substr(0, eq), text.substr(eq + 1));
+    }
+  }
+  return env;
+}
+
+// ethtool data: a replay directory when --path.ethtool is set; else the kernel, but only for
+// the host's own netdevs (a replay sysfs root names netdevs this kernel does not have).
+std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
+    const Config& config, const sys::FileSystem& filesystem) {
+  if (!config.ethtool_path.empty()) {
+    return [&config, &filesystem]() -> std::unique_ptr<sys::EthtoolSource> {
+      return std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem);
+    };
+  }
+  if (!IsHostSysfs(config.sysfs_path)) return {};
+  return [warned = false]() mutable -> std::unique_ptr<sys::EthtoolSource> {
+    auto kernel = sys::KernelEthtool::Create();
+    if (kernel) return std::move(*kernel);
+    if (!std::exchange(warned, true)) {
+      GetLogger("main")->warn("ethtool kernel interface unavailable: {}",
+                              kernel.error().ToString());
+    }
+    return nullptr;
+  };
+}
+
+}  // namespace
+
+Agent::Agent(const Config& config)
+    : config_(config), sysfs_(config_.sysfs_path, filesystem_), events_(config_) {}
+
+Agent::~Agent() = default;
+
+Result<std::unique_ptr<Agent>> Agent::Create(const Config& config) {
+  std::unique_ptr<Agent> agent(new Agent(config));
+  if (Status s = agent->Build(); !s.ok()) return Error(s);
+  return agent;
+}
+
+Status Agent::Build() {
+  const CollectorSources sources{
+      .sysfs = sysfs_,
+      .clock = clock_,
+      .link_events = events_.link_log(),
+      .rdma_events = events_.rdma_log(),
+      .new_ethtool = EthtoolSourceFactory(config_, filesystem_),
+      .ethtool_replay = !config_.ethtool_path.empty(),
+      .logger = [](std::string_view name) { return GetLogger(std::string(name)); }};
+  auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
+    const CollectorConfig& c = config_.collectors.at(std::string(info.name));
+    return c.enabled ? std::optional<CollectorSelection>({c.options, c.interval}) : std::nullopt;
+  });
+  if (!built) return built.error();
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
+  for (BuiltCollector& b : *built) {
+    if (b.ethtool) ethtool_sources_.push_back(std::move(b.ethtool));
+    enabled.emplace_back(std::string(b.info->name), b.interval);
+    collectors_.push_back(
+        {std::string(b.info->name), b.interval, std::move(b.collector), std::move(b.logger)});
+  }
+  if (config_.config_check) return Status::Ok();
+
+  auto detectors = detect::BuildDetectors([&](const detect::DetectorInfo& info) {
+    const DetectorConfig& d = config_.detectors.at(std::string(info.name));
+    return d.enabled ? std::optional<detect::DetectorOptions>(d.options) : std::nullopt;
+  });
+  if (!detectors) return detectors.error();
+  std::optional<detect::StateFile> state_file;
+  if (!config_.state_file.empty()) {
+    // Keyed by boot ID (docs/detection.md §0.2); the real /proc, never the replay root.
+    auto boot_id = detect::ReadBootId(filesystem_);
+    if (!boot_id)
+      GetLogger("main")->warn("cannot read the boot id: {}", boot_id.error().ToString());
+    state_file.emplace(config_.state_file, boot_id.value_or("unknown"));
+  }
+  // Node-drain hooks run on their own thread; the anomaly tracker hands them its transitions
+  // with OnTransition() (never blocks). The runner is declared before the engine, so it outlives
+  // every call the engine's thread makes.
+  hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
+                                        AgentEnvironment());
+  engine_ = std::make_unique<DetectorEngine>(std::move(*detectors), clock_, events_.link_log(),
+                                             std::move(state_file), GetLogger("detectors"));
+  engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
+  engine_->tracker().Subscribe(
+      [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
+  engine_->LoadState();
+
+  store_ = std::make_unique<SnapshotStore>();
+  store_->SetPublishListener(
+      [engine = engine_.get()](const std::shared_ptr<const Snapshot>& s) { engine->Submit(s); });
+  self_metrics_ = std::make_unique<SelfMetrics>(enabled);
+  scheduler_ = std::make_unique<Scheduler>(std::move(collectors_), *store_, *self_metrics_, clock_);
+  return Status::Ok();
+}
+
+int Agent::ConfigCheck() {
+  std::printf("fabricwatch %s: configuration is valid (sysfs %s, listen %s%s%s)\n", kVersion,
+              config_.sysfs_path.c_str(), config_.listen_address.c_str(),
+              config_.config_file.empty() ? "" : ", file ", config_.config_file.c_str());
+  std::printf("%-12s %-10s %8s %8s %10s  %s\n", "COLLECTOR", "STATUS", "SERIES", "ERRORS",
+              "DURATION", "DETAIL");
+  bool failed = false;
+  for (ScheduledCollector& collector : collectors_) {
+    CollectionOutcome outcome = CollectOnce(collector, clock_);
+    const Status& status = outcome.run.status;
+    const char* word = status.ok()        ? (outcome.run.partial_errors > 0 ? "partial" : "ok")
+                       : status.no_data() ? "no-data"
+                                          : "FAILED";
+    failed |= !status.ok() && !status.no_data();
+    std::string detail = status.ok() ? "" : status.message();
+    std::printf("%-12s %-10s %8zu %8zu %9.4fs  %s\n", collector.name.c_str(), word,
+                outcome.run.series, outcome.run.partial_errors, outcome.run.duration_seconds,
+                detail.c_str());
+    for (const Status& error : outcome.errors) {
+      std::printf("%-12s   partial error: %s\n", "", error.ToString().c_str());
+    }
+  }
+  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host"
+                             : "config check passed");
+  return failed ? 1 : 0;
+}
+
+Status Agent::Start() {
+  const RouteSources sources{.config = config_,
+                             .store = *store_,
+                             .self_metrics = *self_metrics_,
+                             .engine = *engine_,
+                             .hooks = *hooks_,
+                             .link_events = events_.link_log(),
+                             .rdma_events = events_.rdma_log()};
+  metrics_cache_ = MakeMetricsCache(sources);
+  auto address = ParseListenAddress(config_.listen_address);  // validated already
+  if (!address) return address.error();
+  auto server =
+      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_), GetLogger("http"));
+  if (!server) return server.error();
+  server_ = std::move(*server);
+  std::string bound;
+  for (int port : server_->ports()) bound += (bound.empty() ? "" : ",") + std::to_string(port);
+  GetLogger("main")->info(
+      "fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}", kVersion,
+      kRevision, config_.listen_address, bound, config_.telemetry_path, config_.sysfs_path);
+  engine_->Start();
+  scheduler_->Start();
+  hooks_->Start();
+  return Status::Ok();
+}
+
+bool Agent::Stop() {
+  // Stop everything at once; the listeners and collectors return within their poll timeouts
+  // (≤ 200 ms). HTTP gets a bounded wait: a client holding an idle connection would otherwise
+  // delay civetweb's stop by up to 2 s (see http_server.h).
+  const auto stop_start = std::chrono::steady_clock::now();
+  std::jthread stop_listeners([this] { events_.Stop(); });
+  std::jthread stop_pipeline([this] {
+    scheduler_->Stop();
+    engine_->Stop();  // after the collectors: no more snapshots; saves the state file
+    hooks_->Stop();   // waits for a hook already running (bounded by its timeout)
+  });
+  const bool http_stopped = server_ == nullptr || server_->Stop(kHttpStopBudget);
+  stop_listeners.join();
+  stop_pipeline.join();
+  GetLogger("main")->debug("shutdown took {} ms",
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - stop_start)
+                               .count());
+  if (http_stopped) server_.reset();
+  return http_stopped;
+}
+
+}  // namespace fabricwatch::exporter

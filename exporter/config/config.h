@@ -1,0 +1,88 @@
+#pragma once
+// The agent's configuration: flags in the Prometheus exporter style, plus an optional YAML file
+// (--config.file). Precedence: built-in defaults < YAML file < flags given on the command line.
+//
+// YAML schema (unknown keys are errors, so a typo never silently does nothing):
+//   collectors:
+//     <name>:              # a registered collector, e.g. netdev
+//       enabled: true
+//       interval: 1s       # Prometheus duration: 100ms, 1s, 5m
+//       <option>: value    # collector options, e.g. device-exclude: "^(lo|docker.*)$"
+//   detectors:
+//     <name>:              # a registered detector, e.g. link_flap
+//       enabled: true
+//       <option>: value    # detector options (README "Detectors"), e.g. hard-window: 10s
+//   hooks:                 # node-drain hooks, see exporter/remediation/hook_config.h (default:
+//   none, dry run)
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collectors/core/collector.h"
+#include "collectors/core/status.h"
+#include "detectors/core/detector.h"
+#include "exporter/remediation/hook_config.h"
+
+namespace fabricwatch::exporter {
+
+inline constexpr std::string_view kDefaultListenAddress = ":9868";
+
+struct CollectorConfig {
+  bool enabled = false;
+  std::chrono::milliseconds interval{1000};
+  CollectorOptions options;
+};
+
+struct DetectorConfig {
+  bool enabled = false;
+  detect::DetectorOptions options;  // only those set; the detector applies its defaults
+};
+
+struct Config {
+  std::string listen_address{kDefaultListenAddress};
+  std::string telemetry_path = "/metrics";
+  std::string sysfs_path = "/sys";
+  std::string ethtool_path;  // empty: ethtool data from the kernel
+  std::string config_file;
+  bool config_check = false;
+  std::string log_level = "info";
+  std::string log_format = "logfmt";
+  // Every registered collector has an entry, enabled or not.
+  std::map<std::string, CollectorConfig, std::less<>> collectors;
+  // Every registered detector has an entry, enabled or not.
+  std::map<std::string, DetectorConfig, std::less<>> detectors;
+  std::string state_file;  // empty: detector state is not persisted
+  HookConfig hooks;        // default: no hooks, dry run
+};
+
+// What the command line asked for besides running.
+enum class Action { kRun, kHelp, kVersion, kHelpMetrics, kHelpRegistry };
+
+struct ParsedCommandLine {
+  Action action = Action::kRun;
+  Config config;
+  std::string output;  // --help / --version / --help-metrics text
+};
+
+// Parses argv (and the YAML file it names). Errors are InvalidArgument with a message that names
+// the flag or the YAML key and what was expected.
+Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv);
+
+// Applies a YAML document to `config` (exposed for tests). `source` names it in errors.
+Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config& config);
+
+// Checks cross-field constraints (paths exist, telemetry path shape, at least one collector).
+Status Validate(const Config& config);
+
+// The configuration with every registered collector and detector at its registry default.
+Config RegistryDefaults();
+
+// The metric reference of every registered collector, as a Markdown table (--help-metrics).
+std::string MetricReferenceMarkdown();
+// The tables of registered collectors and detectors with their options and defaults, as
+// Markdown (--help-registry; the README's "Collectors" and "Detectors" tables).
+std::string RegistryTablesMarkdown();
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,246 @@
+// ParseCommandLine: the flags, in the Prometheus exporter style, generated from the registries
+// (--collector.<name>[.<option>], --detector.<name>[.<option>]), applied over the YAML file.
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "collectors/core/duration.h"
+#include "collectors/core/registry.h"
+#include "detectors/core/registry.h"
+#include "exporter/config/config.h"
+#include "exporter/version.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+// A flag's value and whether it was given (only given flags override the file).
+using Slot = std::pair<std::string, CLI::Option*>;
+
+struct CollectorFlags {
+  bool enabled = false;
+  CLI::Option* enable_flag = nullptr;
+  std::string interval;
+  CLI::Option* interval_flag = nullptr;
+  std::map<std::string, Slot> options;
+};
+
+struct DetectorFlags {
+  bool enabled = false;
+  CLI::Option* enable_flag = nullptr;
+  std::map<std::string, Slot> options;
+};
+
+// The agent-wide flags; `flags` receives their values.
+struct GlobalFlags {
+  CLI::Option* listen;
+  CLI::Option* telemetry;
+  CLI::Option* sysfs;
+  CLI::Option* ethtool;
+  CLI::Option* level;
+  CLI::Option* format;
+  CLI::Option* state_file;
+};
+
+GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
+  GlobalFlags g{};
+  g.listen = app.add_option("--web.listen-address", flags.listen_address,
+                            "Address to listen on for HTTP (host:port, :port for all "
+                            "interfaces, port 0 picks a free one). Default " +
+                                std::string(kDefaultListenAddress));
+  g.telemetry = app.add_option("--web.telemetry-path", flags.telemetry_path,
+                               "Path under which metrics are exposed. Default /metrics");
+  g.sysfs = app.add_option("--path.sysfs", flags.sysfs_path,
+                           "sysfs mount point, or a replay root shaped like /sys. Default /sys");
+  g.ethtool = app.add_option(
+      "--path.ethtool", flags.ethtool_path,
+      "Replay directory for ethtool data (DIR/<netdev>/statistics, DIR/<netdev>/module-eeprom) "
+      "instead of the kernel; read by the ethtool and optics collectors");
+  app.add_option("--config.file", config.config_file,
+                 "YAML file with collector intervals and options");
+  app.add_flag("--config.check", config.config_check,
+               "Validate the configuration, probe every enabled collector once, print a summary "
+               "and exit (0 if all usable, 1 otherwise)");
+  g.level = app.add_option("--log.level", flags.log_level,
+                           "Log level: debug, info, warn, error. Default info");
+  g.format = app.add_option("--log.format", flags.log_format,
+                            "Log format: logfmt or json. Default logfmt");
+  return g;
+}
+
+std::map<std::string, CollectorFlags> AddCollectorFlags(CLI::App& app) {
+  std::map<std::string, CollectorFlags> collector_flags;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    const std::string name(info.name);
+    CollectorFlags& f = collector_flags[name];
+    f.enable_flag = app.add_flag("--collector." + name + ",!--no-collector." + name, f.enabled,
+                                 "Enable the " + name + " collector (default: " +
+                                     (info.enabled_by_default ? "enabled" : "disabled") + "). " +
+                                     std::string(info.description));
+    f.interval_flag = app.add_option("--collector." + name + ".interval", f.interval,
+                                     "Sampling interval of " + name + " (default " +
+                                         FormatDuration(info.default_interval) + ")");
+    for (const CollectorOptionSpec& option : info.options) {
+      Slot& slot = f.options[std::string(option.key)];
+      std::string help(option.help);
+      if (!option.default_value.empty()) {
+        help += " Default \"" + std::string(option.default_value) + "\"";
+      }
+      slot.second =
+          app.add_option("--collector." + name + "." + std::string(option.key), slot.first, help);
+    }
+  }
+  return collector_flags;
+}
+
+std::map<std::string, DetectorFlags> AddDetectorFlags(CLI::App& app) {
+  std::map<std::string, DetectorFlags> detector_flags;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    const std::string name(info.name);
+    DetectorFlags& f = detector_flags[name];
+    f.enable_flag = app.add_flag("--detector." + name + ",!--no-detector." + name, f.enabled,
+                                 "Enable the " + name + " detector (default: " +
+                                     (info.enabled_by_default ? "enabled" : "disabled") + "). " +
+                                     std::string(info.description));
+    for (const detect::DetectorOptionSpec& option : info.options) {
+      Slot& slot = f.options[std::string(option.key)];
+      slot.second = app.add_option(
+          "--detector." + name + "." + std::string(option.key), slot.first,
+          std::string(option.help) + " Default " + std::string(option.default_value));
+    }
+  }
+  return detector_flags;
+}
+
+// Reads --config.file into `config` (over the defaults).
+Status ApplyConfigFile(Config& config) {
+  const std::string& path = config.config_file;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--config.file=\"" + path + "\": is a directory, not a file");
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--config.file=\"" + path + "\": cannot be read: " + std::strerror(errno));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return Status(StatusCode::kInvalidArgument, "--config.file=\"" + path + "\": read error");
+  }
+  return ApplyYaml(text.str(), path, config);
+}
+
+// Flags given on the command line win over the file.
+Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
+                       std::map<std::string, CollectorFlags>& collector_flags,
+                       std::map<std::string, DetectorFlags>& detector_flags, Config& config) {
+  if (g.listen->count() > 0) config.listen_address = flags.listen_address;
+  if (g.telemetry->count() > 0) config.telemetry_path = flags.telemetry_path;
+  if (g.sysfs->count() > 0) config.sysfs_path = flags.sysfs_path;
+  if (g.ethtool->count() > 0) config.ethtool_path = flags.ethtool_path;
+  if (g.level->count() > 0) config.log_level = flags.log_level;
+  if (g.format->count() > 0) config.log_format = flags.log_format;
+  for (auto& [name, f] : collector_flags) {
+    CollectorConfig& c = config.collectors[name];
+    if (f.enable_flag->count() > 0) c.enabled = f.enabled;
+    if (f.interval_flag->count() > 0) {
+      auto interval = ParseDuration(f.interval);
+      if (!interval) return interval.error().WithContext("--collector." + name + ".interval");
+      c.interval = *interval;
+    }
+    for (auto& [key, slot] : f.options) {
+      if (slot.second->count() > 0) c.options[key] = slot.first;
+    }
+  }
+  for (auto& [name, f] : detector_flags) {
+    DetectorConfig& d = config.detectors[name];
+    if (f.enable_flag->count() > 0) d.enabled = f.enabled;
+    for (auto& [key, slot] : f.options) {
+      if (slot.second->count() > 0) d.options[key] = slot.first;
+    }
+  }
+  if (g.state_file->count() > 0) config.state_file = flags.state_file;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
+  ParsedCommandLine parsed;
+  Config& config = parsed.config;
+  config = RegistryDefaults();
+
+  CLI::App app(
+      "fabricwatch samples the RDMA fabric (InfiniBand, RoCE) of this node on its own cadence, "
+      "detects faults and exports Prometheus metrics.",
+      "fabricwatch");
+  app.get_formatter()->column_width(44);
+  Config flags = config;  // values flags write into; applied only when given
+  bool version = false;
+  bool help_metrics = false;
+  bool help_registry = false;
+  bool detectors_off = false;
+  GlobalFlags global = AddGlobalFlags(app, flags, config);
+  app.add_flag("--version", version, "Print the version and exit");
+  app.add_flag("--help-metrics", help_metrics,
+               "Print the metric reference of every collector (Markdown) and exit");
+  app.add_flag("--help-registry", help_registry,
+               "Print the tables of collectors and detectors with their options and defaults "
+               "(Markdown) and exit");
+  auto collector_flags = AddCollectorFlags(app);
+  app.add_flag("--detector.disable-defaults", detectors_off,
+               "Disable every detector that the configuration does not enable by name "
+               "(--detector.<name> or detectors.<name>.enabled); the agent then only exports");
+  auto detector_flags = AddDetectorFlags(app);
+  global.state_file = app.add_option(
+      "--state.file", flags.state_file,
+      "File where detector state (flap history, baselines, active anomalies) survives restarts; "
+      "written atomically. Empty (default): not persisted");
+  app.footer(
+      "Collectors sample on their own cadence into an in-memory snapshot; a scrape renders the "
+      "latest snapshot and never touches a device. See README.md for the metric reference.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    parsed.action = Action::kHelp;
+    parsed.output = app.help();
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    return Error(StatusCode::kInvalidArgument, std::string(e.what()) + " (see --help)");
+  }
+  if (version) {
+    parsed.action = Action::kVersion;
+    parsed.output = std::string("fabricwatch ") + kVersion + " (revision " + kRevision + ")\n";
+    return parsed;
+  }
+  if (help_metrics) {
+    parsed.action = Action::kHelpMetrics;
+    parsed.output = MetricReferenceMarkdown();
+    return parsed;
+  }
+  if (help_registry) {
+    parsed.action = Action::kHelpRegistry;
+    parsed.output = RegistryTablesMarkdown();
+    return parsed;
+  }
+  // Defaults < --detector.disable-defaults < the file < the other flags.
+  if (detectors_off) {
+    for (auto& [name, d] : config.detectors) d.enabled = false;
+  }
+  if (!config.config_file.empty()) {
+    if (Status s = ApplyConfigFile(config); !s.ok()) return Error(s);
+  }
+  Status applied = ApplyGivenFlags(global, flags, collector_flags, detector_flags, config);
+  if (!applied.ok()) return Error(applied);
+  if (Status s = Validate(config); !s.ok()) return Error(s);
+  return parsed;
+}
+
+}  // namespace fabricwatch::exporter

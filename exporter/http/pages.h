@@ -1,0 +1,33 @@
+#pragma once
+// Bodies of the non-metrics endpoints: the landing page, /healthz and /api/v1/link-events.
+
+#include <map>
+#include <string>
+
+#include "detectors/core/anomaly_tracker.h"
+#include "exporter/config/config.h"
+#include "exporter/pipeline/self_metrics.h"
+
+namespace fabricwatch::sys {
+class LinkEventLog;
+class RdmaPortEventLog;
+}  // namespace fabricwatch::sys
+
+namespace fabricwatch::exporter {
+
+std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health,
+                        const std::vector<detect::ActiveAnomaly>& anomalies = {});
+// JSON (design.md §5): {"anomalies":[{"detector":"link_flap","severity":"critical",
+//   "entity":{"netdev":"eth0"},"started":"<RFC 3339>","started_timestamp":<unix s>,
+//   "value":5,"evidence":{"flap_penalty":4870,...},"reason":"...","drain_eligible":true}]}
+std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies);
+// JSON: {"listening":true,"overruns":0,"total":N,"events":[{"time":"...","netdev":"eth0",...}],
+//        "rdma_port_events":{"listening":true,"devices_open":N,
+//                            "events":[{"time":"...","device":"mlx5_0","port":1,"event":"port_err"}]}}
+std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
+                           size_t max_events);
+// HTML-escapes text for the landing page.
+std::string HtmlEscape(std::string_view text);
+std::string Rfc3339(std::chrono::system_clock::time_point time);
+
+}  // namespace fabricwatch::exporter

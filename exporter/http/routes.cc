@@ -1,0 +1,74 @@
+#include "exporter/http/routes.h"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "exporter/http/pages.h"
+#include "exporter/http/render.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+constexpr size_t kLinkEventsShown = 256;
+// A render is shared for at most this long (against 1 s sampling).
+constexpr std::chrono::milliseconds kRenderMaxAge{100};
+
+}  // namespace
+
+std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
+  return std::make_unique<RenderCache>(
+      [sources, last_size = size_t{0}]() mutable {
+        // The agent's own families are small and made per render; the snapshots' families are
+        // read where they lie (held by `snapshots` until the text is written).
+        std::vector<prometheus::MetricFamily> own = sources.self_metrics.Collect();
+        std::vector<prometheus::MetricFamily> detected = sources.engine.Collect();
+        own.insert(own.end(), std::make_move_iterator(detected.begin()),
+                   std::make_move_iterator(detected.end()));
+        MetricSink hook_sink;
+        sources.hooks.Export(hook_sink);
+        for (auto& family : hook_sink.TakeFamilies()) own.push_back(std::move(family));
+        const std::vector<std::shared_ptr<const Snapshot>> snapshots = sources.store.AllLatest();
+        std::vector<const prometheus::MetricFamily*> families;
+        for (const prometheus::MetricFamily& family : own) families.push_back(&family);
+        for (const auto& snapshot : snapshots) {
+          for (const prometheus::MetricFamily& family : snapshot->families) {
+            families.push_back(&family);
+          }
+        }
+        std::string text;
+        text.reserve(last_size + last_size / 8);  // one allocation for a body like the last one
+        AppendExposition(families, text);
+        last_size = text.size();
+        return text;
+      },
+      kRenderMaxAge);
+}
+
+std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache) {
+  std::map<std::string, Route> routes;
+  routes[sources.config.telemetry_path] =
+      Route{.content_type = std::string(kExpositionContentType),
+            .body = {},
+            .gzip = true,
+            .shared_body = [&metrics_cache] { return metrics_cache.Get(); }};
+  routes["/"] = Route{"text/html; charset=utf-8",
+                      [sources] {
+                        return LandingPage(sources.config, sources.self_metrics.Collectors(),
+                                           sources.engine.tracker().Active());
+                      },
+                      true};
+  routes["/healthz"] = Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }};
+  routes["/api/v1/anomalies"] =
+      Route{"application/json",
+            [sources] { return AnomaliesJson(sources.engine.tracker().Active()); }, true};
+  routes["/api/v1/link-events"] =
+      Route{"application/json",
+            [sources] {
+              return LinkEventsJson(sources.link_events, sources.rdma_events, kLinkEventsShown);
+            },
+            true};
+  return routes;
+}
+
+}  // namespace fabricwatch::exporter

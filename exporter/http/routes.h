@@ -1,0 +1,42 @@
+#pragma once
+// The agent's HTTP routes: /metrics (everything merged and rendered once per 100 ms at most,
+// shared among concurrent scrapers), the landing page, /healthz and the JSON API. The routes
+// read the parts they show through references; those parts must outlive the HTTP server.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "exporter/config/config.h"
+#include "exporter/http/http_server.h"
+#include "exporter/http/render_cache.h"
+#include "exporter/pipeline/detector_engine.h"
+#include "exporter/pipeline/self_metrics.h"
+#include "exporter/pipeline/snapshot_store.h"
+#include "exporter/remediation/hook_runner.h"
+
+namespace fabricwatch::sys {
+class LinkEventLog;
+class RdmaPortEventLog;
+}  // namespace fabricwatch::sys
+
+namespace fabricwatch::exporter {
+
+// What the routes show.
+struct RouteSources {
+  const Config& config;
+  const SnapshotStore& store;
+  const SelfMetrics& self_metrics;
+  DetectorEngine& engine;
+  const HookRunner& hooks;
+  const sys::LinkEventLog* link_events = nullptr;  // null: no listener
+  const sys::RdmaPortEventLog* rdma_events = nullptr;
+};
+
+// The /metrics render, shared among scrapers (RenderCache). Keep it alive as long as the routes.
+std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources);
+
+// Every route of the agent; /metrics serves `metrics_cache`.
+std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache);
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,269 @@
+#include "exporter/pipeline/detector_engine.h"
+
+#include <algorithm>
+#include <exception>
+
+namespace fabricwatch::exporter {
+namespace {
+
+constexpr MetricDesc kEvaluationDuration{
+    "fabricwatch_detector_evaluation_duration_seconds",
+    "Time the detector's last evaluation took (observing the new input and Evaluate()).",
+    MetricKind::kGauge,
+    {"detector"}};
+constexpr MetricDesc kStateErrors{
+    "fabricwatch_state_file_errors_total",
+    "Failures to load (missing files are not counted; corrupt or unreadable ones are, and are "
+    "ignored) or save (--state.file) the detector state file.",
+    MetricKind::kCounter,
+    {"operation"}};
+constexpr MetricDesc kDroppedSnapshots{
+    "fabricwatch_detector_snapshots_dropped_total",
+    "Collector snapshots the detector engine dropped unread because its queue was full (a "
+    "detector far slower than the collectors); the detectors then see a gap in that input.",
+    MetricKind::kCounter,
+    {}};
+constexpr MetricDesc kEngineMetrics[] = {kEvaluationDuration, kStateErrors, kDroppedSnapshots};
+
+std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detector>>& detectors) {
+  std::vector<std::string> names;
+  for (const auto& d : detectors) names.emplace_back(d->name());
+  return names;
+}
+
+}  // namespace
+
+std::span<const MetricDesc> DetectorEngine::Metrics() { return kEngineMetrics; }
+
+DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> detectors,
+                               const Clock& clock, const sys::LinkEventLog* link_log,
+                               std::optional<detect::StateFile> state_file,
+                               std::shared_ptr<spdlog::logger> logger, EngineOptions options)
+    : detectors_(std::move(detectors)),
+      clock_(clock),
+      link_log_(link_log),
+      state_file_(std::move(state_file)),
+      logger_(std::move(logger)),
+      options_(options),
+      tracker_(Names(detectors_), logger_) {
+  for (const auto& d : detectors_) {
+    evaluation_seconds_[std::string(d->name())] = 0;
+    for (std::string& input : d->inputs()) inputs_.insert(std::move(input));
+  }
+}
+
+DetectorEngine::~DetectorEngine() { Stop(); }
+
+void DetectorEngine::LoadState() {
+  if (!state_file_) return;
+  auto loaded = state_file_->Load();
+  if (!loaded) {
+    if (loaded.error().code() == StatusCode::kNotFound) {
+      logger_->info("no state file at {} yet; starting with fresh detector state",
+                    state_file_->path());
+    } else {
+      logger_->warn("ignoring the state file: {}", loaded.error().ToString());
+      std::lock_guard lock(metrics_mutex_);
+      ++state_errors_["load"];
+    }
+    return;
+  }
+  size_t restored = 0;
+  for (const auto& detector : detectors_) {
+    const std::string name(detector->name());
+    if (!loaded->detectors.contains(name)) continue;
+    Status status = Status::Ok();
+    try {
+      status = detector->LoadState(loaded->detectors.at(name));
+    } catch (const std::exception& e) {
+      status = Status(StatusCode::kInvalidArgument, e.what());
+    }
+    if (!status.ok()) {
+      logger_->warn("ignoring the saved state of detector {} in {}: {}", name, state_file_->path(),
+                    status.ToString());
+      std::lock_guard lock(metrics_mutex_);
+      ++state_errors_["load"];
+    } else {
+      ++restored;
+    }
+  }
+  if (loaded->boot_id != state_file_->boot_id()) {
+    logger_->info(
+        "state file {} is from another boot ({}): detector history restored, active "
+        "anomalies re-detected from fresh counters",
+        state_file_->path(), loaded->boot_id);
+  } else if (Status s = tracker_.LoadState(loaded->anomalies, clock_.Now()); !s.ok()) {
+    logger_->warn("ignoring the saved anomalies in {}: {}", state_file_->path(), s.ToString());
+    std::lock_guard lock(metrics_mutex_);
+    ++state_errors_["load"];
+  }
+  logger_->info("restored state of {} detector(s) and {} active anomaly(ies) from {}", restored,
+                tracker_.Active().size(), state_file_->path());
+}
+
+void DetectorEngine::Start() {
+  last_save_ = std::chrono::steady_clock::now();
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  if (link_log_ != nullptr) {
+    link_thread_ = std::jthread([this](std::stop_token stop) { WatchLinks(stop); });
+  }
+}
+
+void DetectorEngine::Stop() {
+  const bool was_running = thread_.joinable();
+  link_thread_.request_stop();
+  thread_.request_stop();
+  if (link_thread_.joinable()) link_thread_.join();
+  if (thread_.joinable()) thread_.join();
+  if (was_running) SaveState();
+}
+
+void DetectorEngine::Submit(std::shared_ptr<const Snapshot> snapshot) {
+  if (!inputs_.contains(snapshot->collector)) return;
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (snapshots_.size() >= kMaxQueued) {
+      snapshots_.pop_front();  // a stuck detector must not grow memory without bound
+      ++dropped_snapshots_;
+    }
+    snapshots_.push_back(std::move(snapshot));
+  }
+  queue_changed_.notify_one();
+}
+
+void DetectorEngine::WatchLinks(std::stop_token stop) {
+  uint64_t seen = link_log_->total();
+  while (!stop.stop_requested()) {
+    const uint64_t total = link_log_->WaitForEvents(seen, std::chrono::milliseconds(200));
+    if (total <= seen) continue;
+    std::vector<sys::LinkEvent> events =
+        link_log_->Recent(static_cast<size_t>(std::min<uint64_t>(total - seen, 4096)));
+    seen = total;
+    {
+      std::lock_guard lock(queue_mutex_);
+      events_.insert(events_.end(), std::make_move_iterator(events.begin()),
+                     std::make_move_iterator(events.end()));
+    }
+    queue_changed_.notify_one();
+  }
+}
+
+void DetectorEngine::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    std::vector<std::shared_ptr<const Snapshot>> snapshots;
+    std::vector<sys::LinkEvent> events;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_changed_.wait_for(lock, stop, options_.tick,
+                              [&] { return !snapshots_.empty() || !events_.empty(); });
+      snapshots.assign(snapshots_.begin(), snapshots_.end());
+      snapshots_.clear();
+      events.swap(events_);
+    }
+    if (stop.stop_requested()) break;
+    Process(std::move(snapshots), std::move(events));
+    if (dirty_ || std::chrono::steady_clock::now() - last_save_ >= options_.save_interval) {
+      SaveState();
+    }
+  }
+}
+
+void DetectorEngine::RunOnce() {
+  std::vector<std::shared_ptr<const Snapshot>> snapshots;
+  std::vector<sys::LinkEvent> events;
+  {
+    std::lock_guard lock(queue_mutex_);
+    snapshots.assign(snapshots_.begin(), snapshots_.end());
+    snapshots_.clear();
+    events.swap(events_);
+  }
+  Process(std::move(snapshots), std::move(events));
+}
+
+void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
+                             std::vector<sys::LinkEvent> events) {
+  std::vector<prometheus::MetricFamily> evidence;
+  std::map<std::string, double> durations;
+  for (const auto& detector : detectors_) {
+    const std::string name(detector->name());
+    const auto start = std::chrono::steady_clock::now();
+    // No exception crosses the detector boundary: a throwing detector is logged and skipped
+    // for this round; the others run.
+    try {
+      const std::vector<std::string> inputs = detector->inputs();
+      for (const auto& snapshot : snapshots) {
+        if (std::find(inputs.begin(), inputs.end(), snapshot->collector) == inputs.end()) {
+          continue;
+        }
+        detector->Observe(
+            detect::SnapshotView{snapshot->collector, snapshot->time, snapshot->families});
+      }
+      if (!events.empty()) detector->OnLinkEvents(events);
+      const auto now = clock_.Now();
+      std::vector<detect::Finding> findings = detector->Evaluate(now);
+      if (!tracker_.Update(name, now, std::move(findings)).empty()) dirty_ = true;
+      MetricSink sink;
+      detector->Export(sink);
+      for (const Status& error : sink.errors()) {
+        logger_->debug("detector {} evidence metric dropped: {}", name, error.ToString());
+      }
+      auto families = sink.TakeFamilies();
+      evidence.insert(evidence.end(), std::make_move_iterator(families.begin()),
+                      std::make_move_iterator(families.end()));
+    } catch (const std::exception& e) {
+      logger_->error("detector {} failed: {}", name, e.what());
+    }
+    durations[name] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::lock_guard lock(metrics_mutex_);
+  evidence_ = std::move(evidence);
+  for (auto& [name, seconds] : durations) evaluation_seconds_[name] = seconds;
+}
+
+void DetectorEngine::SaveState() {
+  dirty_ = false;
+  last_save_ = std::chrono::steady_clock::now();
+  if (!state_file_) return;
+  nlohmann::json detectors = nlohmann::json::object();
+  for (const auto& detector : detectors_) {
+    try {
+      detectors[std::string(detector->name())] = detector->SaveState();
+    } catch (const std::exception& e) {
+      logger_->error("detector {} could not save its state: {}", detector->name(), e.what());
+    }
+  }
+  Status status = state_file_->Save(detectors, tracker_.SaveState(), clock_.Now());
+  if (!status.ok()) {
+    logger_->warn("saving the state file failed: {}", status.ToString());
+    std::lock_guard lock(metrics_mutex_);
+    ++state_errors_["save"];
+  }
+}
+
+std::vector<prometheus::MetricFamily> DetectorEngine::Collect() const {
+  std::vector<prometheus::MetricFamily> families = tracker_.Collect();
+  MetricSink sink;
+  {
+    std::lock_guard lock(metrics_mutex_);
+    families.insert(families.end(), evidence_.begin(), evidence_.end());
+    for (const auto& [name, seconds] : evaluation_seconds_) {
+      sink.Add(kEvaluationDuration, {{"detector", name}}, seconds);
+    }
+    if (state_file_) {
+      for (const auto& [operation, count] : state_errors_) {
+        sink.Add(kStateErrors, {{"operation", operation}}, static_cast<double>(count));
+      }
+    }
+  }
+  {
+    std::lock_guard lock(queue_mutex_);
+    sink.Add(kDroppedSnapshots, {}, static_cast<double>(dropped_snapshots_));
+  }
+  auto own = sink.TakeFamilies();
+  families.insert(families.end(), std::make_move_iterator(own.begin()),
+                  std::make_move_iterator(own.end()));
+  return families;
+}
+
+}  // namespace fabricwatch::exporter

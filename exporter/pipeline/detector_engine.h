@@ -1,0 +1,112 @@
+#pragma once
+// DetectorEngine: runs the detectors on their own thread (design.md §2).
+//
+// Inputs arrive two ways and both wake the thread at once:
+//   - every published snapshot (SnapshotStore::SetPublishListener → Submit(), a queue);
+//   - rtnetlink link events (a second small thread blocks in LinkEventLog::WaitForEvents and
+//     hands the new events over), so link_flap sees a carrier-down within milliseconds.
+// After each batch of inputs, and at least every `tick` so that time-based clears happen without
+// input, every detector is evaluated at clock.Now(); the AnomalyTracker turns the results into
+// transitions (log line, hooks) and the anomaly metrics. Evidence metrics are rendered into a
+// cached set after each evaluation: a scrape copies it and never waits for a detector.
+// The state file is loaded before the start, saved every `save_interval`, after each
+// transition and at Stop(); its failures are logged and counted, never fatal.
+//
+// Thread-safety: Submit() from any thread; Collect()/tracker() from HTTP threads.
+
+#include <prometheus/metric_family.h>
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/core/collector.h"
+#include "collectors/core/metric_sink.h"
+#include "collectors/sys/link_events.h"
+#include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/detector.h"
+#include "detectors/core/state_file.h"
+#include "exporter/pipeline/snapshot_store.h"
+
+namespace fabricwatch::exporter {
+
+struct EngineOptions {
+  std::chrono::milliseconds tick{1000};
+  std::chrono::milliseconds save_interval{60000};
+};
+
+class DetectorEngine {
+ public:
+  DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> detectors, const Clock& clock,
+                 const sys::LinkEventLog* link_log, std::optional<detect::StateFile> state_file,
+                 std::shared_ptr<spdlog::logger> logger, EngineOptions options = {});
+  ~DetectorEngine();
+  DetectorEngine(const DetectorEngine&) = delete;
+  DetectorEngine& operator=(const DetectorEngine&) = delete;
+
+  detect::AnomalyTracker& tracker() { return tracker_; }
+
+  // Restores detector state and active anomalies; a missing file is info, a corrupt one a
+  // warning (counted), never fatal. Call before Start().
+  void LoadState();
+  void Start();
+  // Stops both threads and saves the state.
+  void Stop();
+
+  // Queues a snapshot for the detectors and wakes their thread; a snapshot of a collector that
+  // no detector reads is dropped here (no lock, no wake-up: with the detectors off, sampling
+  // costs no more than the collection itself).
+  void Submit(std::shared_ptr<const Snapshot> snapshot);
+  // Writes the state file now (also done periodically, on transitions and at Stop()).
+  void SaveState();
+  // Processes queued input and evaluates once, on the caller's thread (tests; not while
+  // started).
+  void RunOnce();
+
+  // Anomaly metrics, evidence metrics and the engine's own metrics.
+  std::vector<prometheus::MetricFamily> Collect() const;
+
+  static std::span<const MetricDesc> Metrics();
+
+ private:
+  void Run(std::stop_token stop);
+  void WatchLinks(std::stop_token stop);
+  void Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
+               std::vector<sys::LinkEvent> events);
+
+  std::vector<std::unique_ptr<detect::Detector>> detectors_;
+  std::set<std::string, std::less<>> inputs_;  // every collector some detector reads
+  const Clock& clock_;
+  const sys::LinkEventLog* link_log_;
+  std::optional<detect::StateFile> state_file_;
+  std::shared_ptr<spdlog::logger> logger_;
+  EngineOptions options_;
+  detect::AnomalyTracker tracker_;
+
+  mutable std::mutex queue_mutex_;
+  std::condition_variable_any queue_changed_;
+  std::deque<std::shared_ptr<const Snapshot>> snapshots_;
+  std::vector<sys::LinkEvent> events_;
+  static constexpr size_t kMaxQueued = 256;
+
+  mutable std::mutex metrics_mutex_;
+  std::vector<prometheus::MetricFamily> evidence_;
+  std::map<std::string, double> evaluation_seconds_;
+  std::map<std::string, uint64_t> state_errors_{{"load", 0}, {"save", 0}};
+  uint64_t dropped_snapshots_ = 0;
+
+  std::chrono::steady_clock::time_point last_save_{};
+  bool dirty_ = false;
+  std::jthread thread_;
+  std::jthread link_thread_;
+};
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,131 @@
+#include "exporter/pipeline/scheduler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+namespace fabricwatch::exporter {
+
+std::shared_ptr<Snapshot> CollectionBuffers::TakeSnapshot() {
+  for (std::shared_ptr<Snapshot>& kept : kept_) {
+    if (kept != nullptr && kept.use_count() == 1) {
+      // The reader that dropped the last other reference did so with a release; this acquire
+      // orders its reads before the writes of the next collection.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return std::exchange(kept, nullptr);
+    }
+  }
+  return std::make_shared<Snapshot>();
+}
+
+void CollectionBuffers::Keep(std::shared_ptr<Snapshot> snapshot) {
+  // In place of the slot TakeSnapshot() emptied, else of the oldest (still read elsewhere: that
+  // reader frees it); the newest goes last.
+  auto slot = std::find(kept_.begin(), kept_.end(), nullptr);
+  if (slot == kept_.end()) slot = kept_.begin();
+  std::rotate(slot, slot + 1, kept_.end());
+  kept_.back() = std::move(snapshot);
+}
+
+CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
+                              CollectionBuffers* buffers) {
+  CollectionOutcome outcome;
+  MetricSink one_off_sink;
+  MetricSink& sink = buffers != nullptr ? buffers->sink() : one_off_sink;
+  std::shared_ptr<Snapshot> snapshot =
+      buffers != nullptr ? buffers->TakeSnapshot() : std::make_shared<Snapshot>();
+  sink.Reset(std::move(snapshot->families));
+  const auto wall_start = clock.Now();
+  const auto start = std::chrono::steady_clock::now();
+  Status status;
+  try {
+    status = collector.collector->Collect(sink);
+  } catch (const std::exception& e) {
+    status = Status(StatusCode::kInternal, std::string("collector threw: ") + e.what());
+  } catch (...) {
+    status = Status(StatusCode::kInternal, "collector threw a non-standard exception");
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  snapshot->collector.assign(collector.name);
+  snapshot->time = wall_start;
+  snapshot->families = sink.TakeFamilies();
+  outcome.run.series = sink.sample_count();
+  outcome.run.partial_errors = sink.error_count();
+  outcome.errors = sink.errors();
+  outcome.run.status = std::move(status);
+  outcome.run.time = wall_start;
+  outcome.run.duration_seconds = elapsed.count();
+  if (buffers != nullptr) buffers->Keep(snapshot);
+  outcome.snapshot = std::move(snapshot);
+  return outcome;
+}
+
+Scheduler::Scheduler(std::vector<ScheduledCollector> collectors, SnapshotStore& store,
+                     SelfMetrics& self_metrics, const Clock& clock)
+    : collectors_(std::move(collectors)),
+      store_(store),
+      self_metrics_(self_metrics),
+      clock_(clock) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Start() {
+  for (ScheduledCollector& collector : collectors_) {
+    threads_.emplace_back([this, &collector](std::stop_token stop) { Run(collector, stop); });
+  }
+}
+
+void Scheduler::Stop() {
+  for (std::jthread& thread : threads_) thread.request_stop();
+  for (std::jthread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  threads_.clear();
+}
+
+void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  auto next = std::chrono::steady_clock::now();
+  StatusCode last_code = StatusCode::kOk;
+  bool first = true;
+  CollectionBuffers buffers;
+  while (!stop.stop_requested()) {
+    CollectionOutcome outcome = CollectOnce(collector, clock_, &buffers);
+    const Status& status = outcome.run.status;
+    // A failed collection publishes nothing new: the previous snapshot would be stale data
+    // presented as fresh, so an empty one replaces it; success=0 tells why.
+    store_.Publish(std::move(outcome.snapshot));
+    self_metrics_.RecordRun(collector.name, outcome.run);
+
+    if (first || status.code() != last_code) {
+      if (status.ok()) {
+        if (!first) collector.logger->info("collector recovered");
+      } else if (status.no_data()) {
+        collector.logger->debug("no data: {}", status.message());
+      } else {
+        collector.logger->warn("collection failed: {}", status.ToString());
+      }
+    } else if (!status.ok() && !status.no_data()) {
+      collector.logger->debug("collection still failing: {}", status.ToString());
+    }
+    first = false;
+    last_code = status.code();
+
+    next += collector.interval;
+    const auto now = std::chrono::steady_clock::now();
+    if (next < now) {
+      // Overran its interval: skip the missed ticks instead of running back to back.
+      collector.logger->debug("collection took {:.3f}s, longer than the interval",
+                              outcome.run.duration_seconds);
+      next = now + collector.interval;
+    }
+    std::unique_lock lock(mutex);
+    wake.wait_until(lock, stop, next, [] { return false; });
+  }
+}
+
+}  // namespace fabricwatch::exporter

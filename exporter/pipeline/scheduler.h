@@ -1,0 +1,84 @@
+#pragma once
+// Scheduler: each collector samples on its own interval, on its own thread, into an immutable
+// snapshot (node_exporter's collector/collector.go execute(), but on a timer: detectors need a
+// steady sub-scrape cadence). It times every collection, classifies OK / no data / error, feeds
+// the self-metrics, publishes the snapshot and logs only the transitions of a collector's state.
+// A slow collector delays only itself. Stop() returns within one poll of the stop token.
+
+#include <spdlog/logger.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/core/collector.h"
+#include "exporter/pipeline/self_metrics.h"
+#include "exporter/pipeline/snapshot_store.h"
+
+namespace fabricwatch::exporter {
+
+struct ScheduledCollector {
+  std::string name;
+  std::chrono::milliseconds interval;
+  std::unique_ptr<Collector> collector;
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+// What a collector's thread keeps from one collection to the next so that a steady-state
+// collection allocates nothing (design.md §8): the sink with its indexes, and the last few
+// snapshots it published. A snapshot is immutable while anyone reads it; once the store has
+// replaced it and no scrape or detector holds it any more, its memory (families, label
+// strings, the Snapshot itself) carries the next collection.
+class CollectionBuffers {
+ public:
+  MetricSink& sink() { return sink_; }
+  // A published snapshot that only these buffers still hold, the oldest first, or a new one.
+  std::shared_ptr<Snapshot> TakeSnapshot();
+  // Remembers a snapshot about to be published, for a later TakeSnapshot().
+  void Keep(std::shared_ptr<Snapshot> snapshot);
+
+ private:
+  // The store holds the latest snapshot; the one before is free in the steady state (the
+  // detector engine and a render let go of it within milliseconds). When it is not, the
+  // collection takes a new snapshot rather than keep more memory per collector.
+  static constexpr size_t kKept = 2;
+  MetricSink sink_;
+  std::array<std::shared_ptr<Snapshot>, kKept> kept_;  // in the order they were published
+};
+
+// Runs one collection: never throws, whatever the collector does.
+struct CollectionOutcome {
+  CollectorRun run;
+  std::shared_ptr<Snapshot> snapshot;
+  std::vector<Status> errors;  // the first partial errors, for --config.check
+};
+// `buffers`, when given, are the collector's buffers from its previous collections: the
+// collection reuses their memory, and the new snapshot is kept in them.
+CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
+                              CollectionBuffers* buffers = nullptr);
+
+class Scheduler {
+ public:
+  Scheduler(std::vector<ScheduledCollector> collectors, SnapshotStore& store,
+            SelfMetrics& self_metrics, const Clock& clock);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void Start();
+  void Stop();
+
+ private:
+  void Run(ScheduledCollector& collector, std::stop_token stop);
+
+  std::vector<ScheduledCollector> collectors_;
+  SnapshotStore& store_;
+  SelfMetrics& self_metrics_;
+  const Clock& clock_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,72 @@
+#pragma once
+// The agent's own metrics: build info, per-collector health (pre-initialised for every enabled
+// collector so alerts never meet an absent series), and standard process metrics.
+//
+// Thread-safety: RecordRun() from collector threads and Collect()/Collectors() from HTTP threads
+// may run concurrently.
+
+#include <prometheus/metric_family.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectors/core/metric_sink.h"
+#include "collectors/core/status.h"
+
+namespace fabricwatch::exporter {
+
+struct CollectorRun {
+  Status status;
+  std::chrono::system_clock::time_point time;
+  double duration_seconds = 0;
+  size_t partial_errors = 0;
+  size_t series = 0;
+};
+
+struct CollectorHealth {
+  std::chrono::milliseconds interval{0};
+  bool has_run = false;
+  bool success = false;
+  Status last_status;
+  double duration_seconds = 0;
+  uint64_t errors_total = 0;
+  double last_sample_timestamp = 0;
+  size_t series = 0;
+};
+
+class SelfMetrics {
+ public:
+  // The enabled collectors and their intervals, in display order.
+  explicit SelfMetrics(
+      const std::vector<std::pair<std::string, std::chrono::milliseconds>>& collectors);
+
+  void RecordRun(const std::string& collector, const CollectorRun& run);
+  std::map<std::string, CollectorHealth> Collectors() const;
+  // fabricwatch_* and process_* families, ready to render.
+  std::vector<prometheus::MetricFamily> Collect() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, CollectorHealth> collectors_;
+};
+
+// The descriptors of the agent's own metrics, for the metric reference.
+std::span<const MetricDesc> SelfMetricDescs();
+
+// Reads /proc/self (the real one, never the replay root): CPU seconds, RSS, virtual memory,
+// open and maximum fds, start time.
+struct ProcessStats {
+  double cpu_seconds = 0;
+  double resident_bytes = 0;
+  double virtual_bytes = 0;
+  double open_fds = 0;
+  double max_fds = 0;
+  double start_time_seconds = 0;
+};
+Result<ProcessStats> ReadProcessStats();
+
+}  // namespace fabricwatch::exporter

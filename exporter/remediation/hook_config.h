@@ -1,0 +1,74 @@
+#pragma once
+// The `hooks:` section of --config.file: what runs when an anomaly is raised or cleared.
+//
+//   hooks:
+//     dry_run: true              # default: hooks run with FABRICWATCH_DRY_RUN=1 and only say
+//                                # what they would do; set false to act
+//     node_name: ""              # the scheduler's name of this node; empty: short hostname
+//     cooldown: 30m              # minimum time between two drain requests of this node
+//     max_drains_per_hour: 2     # drain requests in any sliding hour
+//     clear_hold_down: 10m       # every drain-causing finding clear this long before a resume
+//     timeout: 30s               # per hook run; SIGTERM to its process group, then SIGKILL
+//     kill_grace: 5s
+//     max_output_bytes: 16384    # of stdout+stderr kept for the log
+//     fleet_budget_file: /run/fabricwatch/drain-budget-exhausted   # exists: no drain
+//     run:
+//       - name: slurm
+//         action: drain          # drain (default): raise drains, clear resumes, under the
+//                                # safety rules; notify: every matching transition, no limits
+//         command: [/usr/lib/fabricwatch/hooks/slurm-drain]   # argv, never a shell string
+//         detectors: [pfc_storm, link_flap]   # empty or absent: every detector
+//         severities: [critical]              # empty or absent: every severity
+//         on: [raise, clear]                  # default both
+//         timeout: 20s                        # overrides hooks.timeout
+//         env: {SLURM_CONF: /etc/slurm/slurm.conf}   # added to the hook's environment
+//         pass_env: [KUBERNETES_SERVICE_HOST]        # copied from the agent's environment
+//
+// The default (no `hooks:` section) runs nothing. Unknown keys are errors, naming the key and
+// its line.
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collectors/core/status.h"
+#include "detectors/core/detector.h"
+
+namespace fabricwatch::exporter {
+
+enum class HookAction { kDrain, kNotify };
+
+struct HookSpec {
+  std::string name;  // the `hook` label; unique, [a-zA-Z0-9_-]
+  HookAction action = HookAction::kDrain;
+  std::vector<std::string> command;          // command[0] is an absolute path
+  std::vector<std::string> detectors;        // empty: all
+  std::vector<detect::Severity> severities;  // empty: all
+  bool on_raise = true;
+  bool on_clear = true;
+  std::chrono::milliseconds timeout{0};  // 0: HookConfig::timeout
+  std::map<std::string, std::string> env;
+  std::vector<std::string> pass_env;
+};
+
+struct HookConfig {
+  bool dry_run = true;
+  std::string node_name;
+  std::chrono::milliseconds cooldown{std::chrono::minutes(30)};
+  int max_drains_per_hour = 2;
+  std::chrono::milliseconds clear_hold_down{std::chrono::minutes(10)};
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
+  size_t max_output_bytes = 16 * 1024;
+  std::string fleet_budget_file = "/run/fabricwatch/drain-budget-exhausted";
+  std::vector<HookSpec> hooks;
+};
+
+// Parses the value of the `hooks` key. `source` (the file name) prefixes errors, which also name
+// the key and its line: "fw.yml:12:7: hooks.run[0].command: must be a non-empty list".
+Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& source);
+
+}  // namespace fabricwatch::exporter

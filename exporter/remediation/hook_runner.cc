@@ -1,0 +1,255 @@
+#include "exporter/remediation/hook_runner.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "detectors/core/anomaly_tracker.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr MetricDesc kRunsTotal{
+    "fabricwatch_hook_runs_total",
+    "Hook runs and suppressed runs by result: success, failure, timeout, spawn_error, dry_run, "
+    "suppressed_not_eligible, suppressed_cooldown, suppressed_rate_limit, "
+    "suppressed_fleet_budget.",
+    MetricKind::kCounter,
+    {"hook", "result"}};
+constexpr MetricDesc kDryRun{
+    "fabricwatch_hook_dry_run",
+    "1 if hooks run in dry-run mode (they are told so and only report what they would do).",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kDrainRequested{
+    "fabricwatch_hook_drain_requested",
+    "1 while this node has a drain request (or, in dry run, would have one) that was not yet "
+    "followed by a resume; the fleet rules sum it per partition.",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kDropped{
+    "fabricwatch_hook_events_dropped_total",
+    "Anomaly transitions dropped because the hook queue was full (hooks far slower than "
+    "anomalies arrive).",
+    MetricKind::kCounter,
+    {}};
+constexpr MetricDesc kAllDescs[] = {kRunsTotal, kDryRun, kDrainRequested, kDropped};
+
+std::string ShortHostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  std::string name(buf);
+  if (size_t dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  return name;
+}
+
+}  // namespace
+
+HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
+                       std::shared_ptr<spdlog::logger> logger,
+                       std::map<std::string, std::string> agent_env)
+    : config_(std::move(config)),
+      launcher_(launcher),
+      clock_(clock),
+      log_(std::move(logger)),
+      agent_env_(std::move(agent_env)),
+      node_name_(config_.node_name.empty() ? ShortHostname() : config_.node_name),
+      policy_(config_),
+      counts_(config_.hooks.size()) {
+  // Every (hook, result) series exists from the start, so alerts never meet an absent series.
+  for (auto& per_hook : counts_) {
+    for (std::string_view result : kHookResults) per_hook[std::string(result)] = 0;
+  }
+}
+
+HookRunner::~HookRunner() { Stop(); }
+
+std::span<const MetricDesc> HookRunner::MetricDescs() { return kAllDescs; }
+
+void HookRunner::Start() {
+  std::lock_guard lock(mutex_);
+  if (worker_.joinable() || config_.hooks.empty()) return;
+  stop_ = false;
+  worker_ = std::thread([this] { WorkerLoop(); });
+  log_->info("{} hook(s) configured for node \"{}\"{}", config_.hooks.size(), node_name_,
+             config_.dry_run ? " in dry-run mode (set hooks.dry_run: false to act)" : "");
+}
+
+void HookRunner::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!worker_.joinable()) return;
+    stop_ = true;
+    if (!queue_.empty()) {
+      log_->warn("stopping with {} anomaly transition(s) not yet handed to hooks", queue_.size());
+    }
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void HookRunner::OnTransition(const detect::AnomalyTransition& transition) {
+  if (config_.hooks.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= kQueueCapacity) {
+      ++dropped_;
+      return;
+    }
+    queue_.push_back(transition);
+  }
+  cv_.notify_one();
+}
+
+void HookRunner::Wake() {
+  {
+    std::lock_guard lock(mutex_);
+    wake_ = true;
+  }
+  cv_.notify_one();
+}
+
+bool HookRunner::WaitIdle(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return idle_cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_ && !wake_; });
+}
+
+bool HookRunner::FleetBudgetExhausted() const {
+  if (config_.fleet_budget_file.empty()) return false;
+  struct stat st {};
+  return ::stat(config_.fleet_budget_file.c_str(), &st) == 0;
+}
+
+void HookRunner::WorkerLoop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    // The next resume is due at a time of the injected clock; waking at least once a second
+    // keeps a real clock honest without a timer per finding.
+    milliseconds wait{1000};
+    if (auto deadline = policy_.next_deadline()) {
+      auto until = std::chrono::duration_cast<milliseconds>(*deadline - clock_.Now());
+      wait = std::clamp(until, milliseconds(0), wait);
+    }
+    cv_.wait_for(lock, wait, [this] { return stop_ || wake_ || !queue_.empty(); });
+    if (stop_) break;
+    std::deque<detect::AnomalyTransition> events;
+    events.swap(queue_);
+    wake_ = false;
+    busy_ = true;
+    lock.unlock();
+
+    for (const detect::AnomalyTransition& t : events) {
+      Execute(policy_.OnTransition(t, clock_.Now(), FleetBudgetExhausted()));
+    }
+    Execute(policy_.OnTimer(clock_.Now()));
+
+    lock.lock();
+    drain_requested_ = policy_.drain_requested();
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+  busy_ = false;
+  idle_cv_.notify_all();
+}
+
+void HookRunner::Count(size_t hook, std::string_view result) {
+  std::lock_guard lock(mutex_);
+  ++counts_[hook][std::string(result)];
+}
+
+void HookRunner::Execute(const HookPlan& plan) {
+  for (const Suppression& s : plan.suppressed) {
+    const HookSpec& hook = config_.hooks[s.hook];
+    log_->warn("hook {}: no drain of node \"{}\" ({}): {}", hook.name, node_name_, s.result, s.why);
+    Count(s.hook, s.result);
+  }
+  for (const PlannedRun& run : plan.runs) RunOne(run);
+}
+
+void HookRunner::RunOne(const PlannedRun& run) {
+  const HookSpec& hook = config_.hooks[run.hook];
+  const detect::AnomalyTransition& t = run.transition;
+  LaunchSpec spec;
+  spec.argv = hook.command;
+  spec.env = BuildHookEnvironment(config_, hook, run, node_name_, agent_env_);
+  spec.timeout = hook.timeout.count() > 0 ? hook.timeout : config_.timeout;
+  spec.kill_grace = config_.kill_grace;
+  spec.max_output_bytes = config_.max_output_bytes;
+  const std::string what =
+      fmt::format("{} {} {} {} ({})", HookPurposeName(run.purpose), t.detector,
+                  detect::SeverityName(t.finding.severity), detect::EntityText(t.finding.entity),
+                  t.raised ? "raise" : "clear");
+  log_->info("hook {}: running {} for node \"{}\"{}", hook.name, what, node_name_,
+             config_.dry_run ? " (dry run)" : "");
+
+  LaunchResult result = launcher_.Run(spec);
+  std::string_view outcome;
+  std::string detail;
+  switch (result.outcome) {
+    case LaunchResult::Outcome::kExited:
+      outcome = result.exit_code != 0 ? "failure" : config_.dry_run ? "dry_run" : "success";
+      detail = fmt::format("exit status {}", result.exit_code);
+      break;
+    case LaunchResult::Outcome::kSignaled:
+      outcome = "failure";
+      detail = fmt::format("killed by signal {}", result.term_signal);
+      break;
+    case LaunchResult::Outcome::kTimedOut:
+      outcome = "timeout";
+      detail = fmt::format("timed out after {}ms, process group killed", spec.timeout.count());
+      break;
+    case LaunchResult::Outcome::kSpawnError:
+      outcome = "spawn_error";
+      detail = result.error.ToString();
+      break;
+  }
+  Count(run.hook, outcome);
+  const bool bad = outcome != "success" && outcome != "dry_run";
+  const auto level = bad ? spdlog::level::warn : spdlog::level::info;
+  log_->log(level, "hook {}: {} {}: {} in {}ms", hook.name, what, outcome, detail,
+            result.duration.count());
+  // The hook's own words go to the log line by line, so a grep for the hook name finds them.
+  size_t pos = 0;
+  while (pos < result.output.size()) {
+    size_t end = result.output.find('\n', pos);
+    if (end == std::string::npos) end = result.output.size();
+    if (end > pos) {
+      log_->log(level, "hook {} output: {}", hook.name,
+                std::string_view(result.output).substr(pos, end - pos));
+    }
+    pos = end + 1;
+  }
+  if (result.output_truncated) {
+    log_->log(level, "hook {} output: [truncated at {} bytes]", hook.name,
+              config_.max_output_bytes);
+  }
+}
+
+void HookRunner::Export(MetricSink& sink) const {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < config_.hooks.size(); ++i) {
+    for (const auto& [result, count] : counts_[i]) {
+      sink.Add(kRunsTotal, {{"hook", config_.hooks[i].name}, {"result", result}},
+               static_cast<double>(count));
+    }
+  }
+  sink.Add(kDryRun, {}, config_.dry_run ? 1 : 0);
+  sink.Add(kDrainRequested, {}, drain_requested_ ? 1 : 0);
+  sink.Add(kDropped, {}, static_cast<double>(dropped_));
+}
+
+std::map<std::pair<std::string, std::string>, uint64_t> HookRunner::Counts() const {
+  std::lock_guard lock(mutex_);
+  std::map<std::pair<std::string, std::string>, uint64_t> out;
+  for (size_t i = 0; i < config_.hooks.size(); ++i) {
+    for (const auto& [result, count] : counts_[i]) out[{config_.hooks[i].name, result}] = count;
+  }
+  return out;
+}
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,114 @@
+#pragma once
+// Node-drain hooks: what runs when the anomaly tracker reports a raise or a clear.
+//
+// DrainPolicy decides, as a pure function of the transitions, the time and the fleet-budget
+// toggle, which hooks run and which are suppressed. HookRunner owns a worker thread that applies
+// the policy and runs the hooks through a ProcessLauncher, so a slow scheduler (a hung scontrol,
+// an API server timing out) never delays sampling or detection: OnTransition() only queues.
+//
+// Safety model (README "Remediation: node-drain hooks"):
+//   - dry run by default: hooks run with FABRICWATCH_DRY_RUN=1 and only print what they would do;
+//     cooldown and rate limit apply in dry run too, so its log predicts the real behaviour;
+//   - a drain hook runs on a raise only for a drain-eligible finding (node-local, never a PFC
+//     storm victim, never maintenance), when the fleet-budget file is absent, when the last drain
+//     request is older than `cooldown` and fewer than `max_drains_per_hour` were made in the
+//     last hour;
+//   - a resume (the drain hooks, event clear) runs only after every eligible finding that held
+//     the node has cleared and stayed clear for `clear_hold_down`; a new eligible raise in that
+//     window cancels it; only hooks that ran a drain are asked to resume;
+//   - notify hooks run on every matching transition, with none of the drain limits;
+//   - every run has a timeout (SIGTERM to the process group, SIGKILL after the grace), its output
+//     goes to the log, its result to fabricwatch_hook_runs_total{hook,result}.
+// Ownership (resume only a node the hook itself drained) is the hook's job: it knows the
+// scheduler's state (the Slurm reason prefix "fabricwatch:", the Kubernetes taint key).
+//
+// Thread-safety: DrainPolicy: none (the worker owns it). HookRunner: OnTransition(), Export(),
+// Counts(), Wake() and WaitIdle() from any thread.
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "collectors/core/collector.h"
+#include "collectors/core/metric_sink.h"
+#include "detectors/core/detector.h"
+#include "exporter/remediation/drain_policy.h"
+#include "exporter/remediation/hook_config.h"
+#include "exporter/remediation/hook_environment.h"
+#include "exporter/remediation/process_launcher.h"
+
+namespace fabricwatch::exporter {
+
+class HookRunner {
+ public:
+  // `agent_env`: the agent's environment, for pass_env (main passes environ; tests a map).
+  // `node_name`: empty resolves to config.node_name, then the short hostname.
+  HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
+             std::shared_ptr<spdlog::logger> logger,
+             std::map<std::string, std::string> agent_env = {});
+  ~HookRunner();  // Stop()
+  HookRunner(const HookRunner&) = delete;
+  HookRunner& operator=(const HookRunner&) = delete;
+
+  void Start();
+  // Lets a running hook finish (bounded by its timeout), drops queued events, joins.
+  void Stop();
+
+  // Never blocks on a hook: queues the event for the worker. A full queue drops the event and
+  // counts it in fabricwatch_hook_events_dropped_total.
+  void OnTransition(const detect::AnomalyTransition& transition);
+  // Re-checks timers now (tests that move an injected clock call it).
+  void Wake();
+  // Waits until the queue is empty and no hook runs; false on timeout. For tests and shutdown.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+
+  // fabricwatch_hook_runs_total{hook,result}, fabricwatch_hook_dry_run,
+  // fabricwatch_hook_drain_requested, fabricwatch_hook_events_dropped_total.
+  void Export(MetricSink& sink) const;
+  // (hook, result) -> count, every configured hook and result present.
+  std::map<std::pair<std::string, std::string>, uint64_t> Counts() const;
+
+  const std::string& node_name() const { return node_name_; }
+  static std::span<const MetricDesc> MetricDescs();
+
+  static constexpr size_t kQueueCapacity = 1024;
+
+ private:
+  void WorkerLoop();
+  void Execute(const HookPlan& plan);
+  void RunOne(const PlannedRun& run);
+  bool FleetBudgetExhausted() const;
+  void Count(size_t hook, std::string_view result);
+
+  const HookConfig config_;
+  ProcessLauncher& launcher_;
+  const Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  const std::map<std::string, std::string> agent_env_;
+  std::string node_name_;
+  DrainPolicy policy_;  // worker thread only
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::deque<detect::AnomalyTransition> queue_;
+  bool stop_ = false;
+  bool wake_ = false;
+  bool busy_ = false;
+  bool drain_requested_ = false;  // copy of policy_.drain_requested() for Export()
+  uint64_t dropped_ = 0;
+  std::vector<std::map<std::string, uint64_t, std::less<>>> counts_;  // per hook
+  std::thread worker_;
+};
+
+}  // namespace fabricwatch::exporter
