@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
 #include "collectors/sys/ethtool_kernel.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
   const auto new_ethtool_source = [&]() -> sys::EthtoolSource* {
     if (ethtool_replay) {
       return ethtool_sources
-          .emplace_back(std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem))
+          .emplace_back(std::make_unique<sys::ReplayEthtool>(config.ethtool_path, filesystem))
           .get();
     }
     if (!ethtool_kernel) return nullptr;
@@ -203,7 +203,6 @@ int Main(int argc, char** argv) {
                              .link_events = link_log.get(),
                              .rdma_events = rdma_log.get(),
                              .ethtool = info.reads_ethtool ? new_ethtool_source() : nullptr,
-                             .ethtool_replay = ethtool_replay,
                              .clock = clock,
                              .logger = logger,
                              .options = c.options,

@@ -6,7 +6,7 @@
 
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/ber_growth/ber_growth.h"
@@ -43,7 +43,7 @@ struct SimPipeline::Sources {
       : sysfs(sysfs_root, fs), ethtool(ethtool_root, fs) {}
   sys::RealFileSystem fs;
   sys::SysFs sysfs;
-  ethtool::ReplayEthtool ethtool;
+  sys::ReplayEthtool ethtool;
   CollectorOptions options;  // defaults
 };
 
@@ -90,7 +90,6 @@ Status SimPipeline::BuildCollectors() {
     if (!info.enabled_by_default) continue;
     CollectorContext context{.sysfs = sources_->sysfs,
                              .ethtool = &sources_->ethtool,
-                             .ethtool_replay = true,
                              .clock = clock_,
                              .logger = logger_,
                              .options = sources_->options,

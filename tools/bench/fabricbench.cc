@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/file_limit.h"
@@ -180,12 +180,11 @@ int Main(int argc, char** argv) {
     sys::EthtoolSource* ethtool_source = nullptr;
     if (info.reads_ethtool && !ethtool_path.empty()) {
       ethtool_source =
-          ethtool_sources.emplace_back(std::make_unique<ethtool::ReplayEthtool>(ethtool_path, fs))
+          ethtool_sources.emplace_back(std::make_unique<sys::ReplayEthtool>(ethtool_path, fs))
               .get();
     }
     CollectorContext context{.sysfs = sysfs,
                              .ethtool = ethtool_source,
-                             .ethtool_replay = ethtool_source != nullptr,
                              .clock = clock,
                              .logger = logger,
                              .options = options,

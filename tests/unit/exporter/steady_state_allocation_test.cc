@@ -15,7 +15,7 @@
 #include <string>
 
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/scheduler.h"
@@ -66,14 +66,14 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
   struct Measured {
     exporter::ScheduledCollector scheduled;
     exporter::CollectionBuffers buffers;
-    std::unique_ptr<ethtool::ReplayEthtool> ethtool;
+    std::unique_ptr<sys::ReplayEthtool> ethtool;
   };
   std::vector<std::unique_ptr<Measured>> measured;
   for (const CollectorInfo& info : CollectorRegistry()) {
     if (info.name == "topology") continue;  // a full PCI rediscovery per run, by design
     auto m = std::make_unique<Measured>();
     if (info.reads_ethtool) {
-      m->ethtool = std::make_unique<ethtool::ReplayEthtool>(dir.Path("ethtool"), filesystem);
+      m->ethtool = std::make_unique<sys::ReplayEthtool>(dir.Path("ethtool"), filesystem);
     }
     CollectorOptions options;
     for (const CollectorOptionSpec& option : info.options) {
@@ -85,7 +85,6 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
     if (info.name == "optics") options["module-interval"] = "1s";
     CollectorContext context{.sysfs = sysfs,
                              .ethtool = m->ethtool.get(),
-                             .ethtool_replay = m->ethtool != nullptr,
                              .clock = clock,
                              .logger = logger,
                              .options = options,
