@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "collectors/core/collector_set.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/ethtool_kernel.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
@@ -42,7 +42,7 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
     const Config& config, const sys::FileSystem& filesystem) {
   if (!config.ethtool_path.empty()) {
     return [&config, &filesystem]() -> std::unique_ptr<sys::EthtoolSource> {
-      return std::make_unique<ethtool::ReplayEthtool>(config.ethtool_path, filesystem);
+      return std::make_unique<sys::ReplayEthtool>(config.ethtool_path, filesystem);
     };
   }
   if (!IsHostSysfs(config.sysfs_path)) return {};
@@ -77,7 +77,6 @@ Status Agent::Build() {
       .link_events = events_.link_log(),
       .rdma_events = events_.rdma_log(),
       .new_ethtool = EthtoolSourceFactory(config_, filesystem_),
-      .ethtool_replay = !config_.ethtool_path.empty(),
       .logger = [](std::string_view name) { return GetLogger(std::string(name)); }};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     const CollectorConfig& c = config_.collectors.at(std::string(info.name));

@@ -61,11 +61,10 @@ struct CollectorContext {
   sys::LinkEventLog* link_events = nullptr;
   // Shared libibverbs port-event log; null when the listener is not running (replay roots).
   sys::RdmaPortEventLog* rdma_events = nullptr;
-  // ethtool data: the kernel, or the --path.ethtool replay directory. Null: collectors that
-  // need it report no data.
+  // ethtool data: the kernel, or the --path.ethtool replay directory (whose netdevs are its
+  // subdirectories, not class/net: EthtoolSource::HasOwnNetdevs). Null: collectors that need it
+  // report no data.
   sys::EthtoolSource* ethtool = nullptr;
-  // True when `ethtool` is a replay directory: netdevs are its subdirectories, not class/net.
-  bool ethtool_replay = false;
   const Clock& clock;
   std::shared_ptr<spdlog::logger> logger;
   const CollectorOptions& options;

@@ -35,7 +35,6 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .link_events = info.reads_link_events ? sources.link_events : nullptr,
         .rdma_events = info.reads_rdma_port_events ? sources.rdma_events : nullptr,
         .ethtool = out.ethtool.get(),
-        .ethtool_replay = out.ethtool != nullptr && sources.ethtool_replay,
         .clock = sources.clock,
         .logger = out.logger,
         .options = selection->options,

@@ -31,8 +31,6 @@ struct CollectorSources {
   // Makes the ethtool source of one collector that reads it; null (or a null result): those
   // collectors report no data.
   std::function<std::unique_ptr<sys::EthtoolSource>()> new_ethtool;
-  // True when new_ethtool makes replay sources (--path.ethtool).
-  bool ethtool_replay = false;
   // The logger of collector `name`.
   std::function<std::shared_ptr<spdlog::logger>(std::string_view name)> logger;
 };

@@ -18,7 +18,6 @@
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/ethtool/ethtool_names.h"
-#include "collectors/ethtool/replay.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/listing_watch.h"
 #include "collectors/sys/netdevs.h"
@@ -168,7 +167,6 @@ class EthtoolCollector final : public Collector {
       : sysfs_(context.sysfs),
         clock_(context.clock),
         source_(context.ethtool),
-        replay_(context.ethtool_replay ? static_cast<ReplayEthtool*>(context.ethtool) : nullptr),
         logger_(context.logger),
         transitions_(context.logger),
         devices_(std::move(devices)),
@@ -247,7 +245,6 @@ class EthtoolCollector final : public Collector {
   const sys::SysFs& sysfs_;
   const Clock& clock_;
   sys::EthtoolSource* source_;
-  ReplayEthtool* replay_;
   std::shared_ptr<spdlog::logger> logger_;
   TransitionLog transitions_;
   DeviceFilter devices_;
@@ -277,7 +274,7 @@ class EthtoolCollector final : public Collector {
 };
 
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
-  if (replay_ != nullptr) return replay_->Netdevs();
+  if (source_->HasOwnNetdevs()) return source_->Netdevs();
   auto names = sysfs_.ListDir("class/net");
   if (!names) return names;
   const std::set<std::string> rdma_netdevs = sys::RdmaNetdevs(sysfs_);
@@ -466,7 +463,9 @@ void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
 }
 
 Status EthtoolCollector::RefreshSelection() {
-  if (Status status = ListNetdevSources(sysfs_, replay_, listings_); !status.ok()) return status;
+  if (Status status = sys::ListNetdevSources(sysfs_, source_, listings_); !status.ok()) {
+    return status;
+  }
   const auto now = clock_.Now();
   if (listings_.Unchanged(now)) return Status::Ok();
   auto netdevs = Netdevs();
@@ -502,7 +501,7 @@ Status EthtoolCollector::RefreshSelection() {
 
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
   if (SkipUnsupported(netdev, "driver statistics")) {
-    if (replay_ == nullptr) CollectStandard(netdev, sink);
+    if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
     CollectEcn(netdev, sink);
     return;
   }
@@ -543,7 +542,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
       }
     }
   }
-  if (replay_ == nullptr) CollectStandard(netdev, sink);
+  if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
   CollectEcn(netdev, sink);
 }
 

@@ -18,7 +18,6 @@
 #include "collectors/core/duration.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
-#include "collectors/ethtool/replay.h"
 #include "collectors/optics/module_eeprom.h"
 #include "collectors/optics/optics_metrics.h"
 #include "collectors/sys/ethtool.h"
@@ -116,8 +115,6 @@ class OpticsCollector final : public Collector {
       : sysfs_(context.sysfs),
         clock_(context.clock),
         source_(context.ethtool),
-        replay_(context.ethtool_replay ? static_cast<ethtool::ReplayEthtool*>(context.ethtool)
-                                       : nullptr),
         logger_(context.logger),
         transitions_(context.logger),
         filter_(std::move(filter)),
@@ -153,7 +150,6 @@ class OpticsCollector final : public Collector {
   const sys::SysFs& sysfs_;
   const Clock& clock_;
   sys::EthtoolSource* source_;
-  ethtool::ReplayEthtool* replay_;
   std::shared_ptr<spdlog::logger> logger_;
   TransitionLog transitions_;
   DeviceFilter filter_;
@@ -182,8 +178,8 @@ class OpticsCollector final : public Collector {
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
   std::vector<std::string> selected;
-  if (replay_ != nullptr) {
-    auto names = replay_->Netdevs();
+  if (source_->HasOwnNetdevs()) {
+    auto names = source_->Netdevs();
     if (!names) return names;
     selected = std::move(*names);
   } else {
@@ -201,7 +197,7 @@ Result<std::vector<std::string>> OpticsCollector::Netdevs() {
 }
 
 Status OpticsCollector::RefreshNetdevs() {
-  if (Status status = ethtool::ListNetdevSources(sysfs_, replay_, netdev_listings_); !status.ok()) {
+  if (Status status = sys::ListNetdevSources(sysfs_, source_, netdev_listings_); !status.ok()) {
     return status;
   }
   const auto now = clock_.Now();

@@ -17,6 +17,7 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/rdma/rdma_counters.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "collectors/rdma/rdma_events.h"
 #include "collectors/rdma/rdma_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
@@ -81,27 +82,6 @@ constexpr MetricDesc kDeviceHw{
     "A device-level driver counter in <device>/hw_counters, by raw file name.",
     MetricKind::kCounter, {"device", "counter"}};
 
-constexpr MetricDesc kPortEvents{
-    "fabric_rdma_port_events_total",
-    "Asynchronous port events reported by libibverbs since the agent started, by event "
-    "(port_active, port_err, lid_change, pkey_change, sm_change, client_reregister, "
-    "gid_change; device_fatal with port 0). Seen as they happen, between samples.",
-    MetricKind::kCounter, {"device", "port", "event"}};
-constexpr MetricDesc kPortLastEvent{
-    "fabric_rdma_port_last_event_timestamp_seconds",
-    "Unix time of the last libibverbs asynchronous event of the port.", MetricKind::kGauge,
-    kPortLabels};
-constexpr MetricDesc kVerbsListenerUp{
-    "fabricwatch_verbs_listener_up",
-    "1 while the libibverbs port-event listener runs (it also runs with no device, waiting "
-    "for hot-plug); 0 if it stopped.",
-    MetricKind::kGauge, {}};
-constexpr MetricDesc kVerbsDevicesOpen{
-    "fabricwatch_verbs_devices_open",
-    "RDMA devices whose asynchronous events the listener receives; 0 when libibverbs sees no "
-    "device or provider, in which case port state comes from sysfs polling alone.",
-    MetricKind::kGauge, {}};
-
 constexpr CollectorOptionSpec kOptions[] = {
     {"device-include", "Regular expression of RDMA device names to include (default: all).", ""},
     {"device-exclude", "Regular expression of RDMA device names to exclude.", ""},
@@ -119,10 +99,7 @@ std::vector<MetricDesc> AllMetrics() {
   all.push_back(kPmaOther);
   all.push_back(kHwOther);
   all.push_back(kDeviceHw);
-  all.push_back(kPortEvents);
-  all.push_back(kPortLastEvent);
-  all.push_back(kVerbsListenerUp);
-  all.push_back(kVerbsDevicesOpen);
+  for (const MetricDesc& desc : PortEventMetrics()) all.push_back(desc);
   return all;
 }
 
@@ -488,9 +465,7 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
 }
 
 void RdmaCollector::CollectEvents(MetricSink& sink) {
-  sink.Add(kVerbsListenerUp, {}, rdma_events_->listening() ? 1 : 0);
-  sink.Add(kVerbsDevicesOpen, {}, static_cast<double>(rdma_events_->devices_open()));
-  auto counts = rdma_events_->Counts();
+  PortEventCounts counts = rdma_events_->Counts();
   // Every known port starts with zero port_active/port_err, so alerts never meet an absent
   // series; events of ports we do not list (device_fatal on port 0) are added as seen.
   for (const Device& device : devices_) {
@@ -502,16 +477,7 @@ void RdmaCollector::CollectEvents(MetricSink& sink) {
       }
     }
   }
-  for (const auto& [key, count] : counts) {
-    const auto& [device, port, event] = key;
-    sink.Add(kPortEvents,
-             {{"device", device}, {"port", std::to_string(port)}, {"event", event}},
-             static_cast<double>(count));
-  }
-  for (const auto& [key, time] : rdma_events_->LastEvent()) {
-    sink.Add(kPortLastEvent, {{"device", key.first}, {"port", std::to_string(key.second)}},
-             std::chrono::duration<double>(time.time_since_epoch()).count());
-  }
+  EmitPortEvents(*rdma_events_, counts, sink);
 }
 
 Status RdmaCollector::Collect(MetricSink& sink) {

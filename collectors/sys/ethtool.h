@@ -66,6 +66,27 @@ struct StandardStat {
 class EthtoolSource {
  public:
   virtual ~EthtoolSource() = default;
+
+  // Whether the source names its own netdevs (a replay directory: its subdirectories). Collectors
+  // then read those netdevs rather than choosing them from the sysfs root's class/net.
+  virtual bool HasOwnNetdevs() const { return false; }
+  // The source's netdevs, sorted; kUnimplemented for a source without HasOwnNetdevs().
+  virtual Result<std::vector<std::string>> Netdevs() const {
+    return tl::unexpected<Status>(
+        Status(StatusCode::kUnimplemented, "this ethtool source has no netdev listing"));
+  }
+  // What Netdevs() is made from, listed into `names` (sorted, its strings' storage reused), for a
+  // collector to compare sample to sample and ask Netdevs() again only when it changed
+  // (ListingWatch). kUnimplemented for a source without HasOwnNetdevs().
+  virtual Status ListNetdevEntries(std::vector<std::string>& names) const {
+    names.clear();
+    return Status(StatusCode::kUnimplemented, "this ethtool source has no netdev listing");
+  }
+  // False for a source that has no form for Pause(), Fec(), LinkStateOf(), Pfc(),
+  // PfcStormTimeoutMs() and StandardStats() (a replay directory): they would all answer
+  // kUnimplemented, so collectors do not ask.
+  virtual bool HasLinkQueries() const { return true; }
+
   // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode), into
   // `stats`: its contents are replaced (unspecified after an error) and the storage of its names
   // reused, so a caller that keeps the vector from sample to sample allocates nothing while the

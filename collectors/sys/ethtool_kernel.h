@@ -59,163 +59,26 @@
 // answer within 1 s is kDeadlineExceeded. Messages carry the netdev, the request, errno text and
 // the kernel's extended-ACK text when it sent one.
 //
+// The parts, each in its own file: the ioctl path (ethtool_ioctl.h), the netlink sockets and the
+// requests sent on them (ethtool_netlink.h), the pure reply parsers (ethtool_netlink_parse.h),
+// module EEPROM page planning (ethtool_module_pages.h) and DCB (dcb.h). This class glues them.
+//
 // Sockets belong to the network namespace of the thread that calls Create().
 // Thread-safety: one collector thread (EthtoolSource contract).
 
-#include <linux/netlink.h>
-
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
-#include "collectors/sys/unique_fd.h"
-
-struct nl_msg;  // libnl-3
 
 namespace fabricwatch::sys {
 
-// The seam between KernelEthtool and the SIOCETHTOOL ioctl, so tests can play a driver.
-class EthtoolIoctl {
- public:
-  virtual ~EthtoolIoctl() = default;
-  // SIOCETHTOOL on `netdev` with `cmd`: a command buffer whose first u32 is an ETHTOOL_* command
-  // and whose size fits what that command writes back. Returns 0 or -errno.
-  virtual int Call(const std::string& netdev, void* cmd) = 0;
-  // The ifindex of `netdev` (SIOCGIFINDEX), or -errno. Used to notice a netdev that was replaced
-  // under the same name, whose cached string table is stale.
-  virtual int IfIndex(const std::string& netdev) = 0;
-};
-
-// The production seam: ioctl() on one AF_INET/SOCK_DGRAM socket.
-class SocketEthtoolIoctl final : public EthtoolIoctl {
- public:
-  static Result<std::unique_ptr<SocketEthtoolIoctl>> Open();
-  int Call(const std::string& netdev, void* cmd) override;
-  int IfIndex(const std::string& netdev) override;
-
- private:
-  explicit SocketEthtoolIoctl(UniqueFd fd) : fd_(std::move(fd)) {}
-  UniqueFd fd_;
-};
-
-// ---------------------------------------------------------------- pure reply parsers
-// Each takes one complete netlink message as the kernel sends it (header included, nlmsg_len
-// bytes readable) and never reads outside it.
-
-// An NLMSG_ERROR message: the (negative) error, 0 for an ACK, and the extended-ACK text
-// (NLMSGERR_ATTR_MSG) when the kernel sent one. nullopt if `msg` is not a well-formed error.
-struct NetlinkError {
-  int error = 0;
-  std::string extack;
-};
-std::optional<NetlinkError> ParseNetlinkError(const nlmsghdr* msg);
-
-// CTRL_CMD_NEWFAMILY reply → CTRL_ATTR_FAMILY_ID.
-Result<uint16_t> ParseGenlFamilyId(const nlmsghdr* msg);
-
-// ETHTOOL_MSG_PAUSE_GET_REPLY. kUnimplemented when the stats nest is absent.
-Result<PauseStats> ParsePauseReply(const nlmsghdr* msg);
-// ETHTOOL_MSG_FEC_GET_REPLY.
-Result<FecStats> ParseFecReply(const nlmsghdr* msg);
-// ETHTOOL_MSG_LINKSTATE_GET_REPLY.
-Result<LinkState> ParseLinkStateReply(const nlmsghdr* msg);
-// RTM_GETDCB reply to DCB_CMD_IEEE_GET. kUnimplemented without DCB_ATTR_IEEE_PFC.
-Result<PfcConfig> ParseDcbIeeeReply(const nlmsghdr* msg);
-
-// Link-mode bit index of an ETHTOOL_A_FEC_ACTIVE value → "none", "rs", "baser", "llrs", or "".
-std::string_view FecModeName(uint32_t link_mode_bit);
-
-// ETHTOOL_MSG_STATS_GET_REPLY → the counters of the groups eth-phy, eth-mac, eth-ctrl and rmon,
-// in reply order, named as the kernel's string sets ETH_SS_STATS_ETH_PHY/_MAC/_CTRL/_RMON name
-// them (what `ethtool -S --all-groups` prints after "<group>-"). RMON histograms (HIST_RX/_TX),
-// pads and attributes this build does not know are ignored. A counter index past the built-in
-// tables (a newer kernel's counter) or a group id other than 0-3 is skipped and added to
-// `*skipped` when it is not null: names are static, so there is nothing to call it by.
-// kUnimplemented when the reply holds no counter (no group, or only empty ones); kInvalidArgument
-// when it is malformed (a group without ETHTOOL_A_STATS_GRP_ID, a counter that is not 8 bytes, a
-// truncated attribute).
-Result<std::vector<StandardStat>> ParseStandardStatsReply(const nlmsghdr* msg,
-                                                          uint64_t* skipped = nullptr);
-
-// The names ParseStandardStatsReply gives: the group of ETHTOOL_A_STATS_GRP_ID `group_id` and its
-// counter `index` (UAPI linux/ethtool_netlink.h enum ETHTOOL_A_STATS_*). "" when not known here.
-std::string_view StandardStatsGroupName(uint32_t group_id);
-std::string_view StandardStatName(uint32_t group_id, uint32_t index);
-
-// An ETHTOOL_MSG_STATS_GET request of generic netlink family `family` for `netdev`, ready for
-// nl_send_auto(): ETHTOOL_A_STATS_HEADER (2) nest with ETHTOOL_A_HEADER_DEV_NAME, then
-// ETHTOOL_A_STATS_GROUPS (3) as a compact bitset nest: NOMASK, SIZE 4, VALUE u32 0xf (groups 0-3).
-// Null when libnl cannot allocate or the name does not fit.
-using NlMessage = std::unique_ptr<nl_msg, void (*)(nl_msg*)>;
-NlMessage BuildStandardStatsRequest(uint16_t family, const std::string& netdev);
-
-// ---------------------------------------------------------------- module EEPROM
-
-// One ETHTOOL_MSG_MODULE_EEPROM_GET read: `length` bytes from `offset` of page `page` (bank `bank`)
-// behind I2C address `i2c_address`, stored at `image_offset` of the flat image (design.md §5).
-// offset + length never crosses 128 (the kernel's half-page rule, K net/ethtool/eeprom.c
-// eeprom_parse_request), and a page other than 0 is only read at offset 128.
-struct ModulePageRead {
-  uint8_t i2c_address = 0x50;
-  uint8_t page = 0;
-  uint8_t bank = 0;
-  uint8_t offset = 0;    // 0: lower half (page 0), 128: upper half
-  uint8_t length = 128;  // 1-128
-  uint16_t image_offset = 0;
-  friend bool operator==(const ModulePageRead&, const ModulePageRead&) = default;
-};
-
-// The reads that make up the flat image, in image order, given `known`: the image read so far
-// (empty, the lower page, or more). Each call plans with what it is given, so a caller reads the
-// first entry whose image_offset is at or past known.size() and asks again (reference.md §5):
-// - always: lower page (0x50, page 0, offset 0) at 0;
-// - SFF-8472 (identifier 0x03): A0h upper (0x50, page 0, offset 128) at 128; when A0h byte 92 bit 6
-//   (DDM implemented) is set, A2h (0x51, page 0) offset 0 at 256 and offset 128 at 384;
-// - SFF-8636/8436 (0x0C, 0x0D, 0x11): page 00h at 128; unless lower byte 2 bit 2 (Flat_mem) is set:
-//   page 01h at 256 when page 00h byte 195 bit 6 says it exists, page 02h at 384 when bit 7 does
-//   (both unknown, so skipped, until page 00h is known), and page 03h (thresholds) at 512. A
-//   skipped page is a gap the caller fills with zeros, so page 03h stays at 512;
-// - CMIS (0x18, 0x19, 0x1B, 0x1E, 0x1F, 0x20): page 00h at 128; unless lower byte 2 bit 7 (flat
-//   memory) is set: pages 01h, 02h, 10h, 11h of bank 0 at 256, 384, 512, 640;
-// - any other identifier (or none yet known): upper page 00h at 128.
-// A condition byte that `known` does not hold counts as clear.
-std::vector<ModulePageRead> ModulePagesToRead(std::span<const uint8_t> known);
-
-// Assembles the flat image with `read`, one ModulePagesToRead() entry at a time; after a short read
-// the rest of that half page is asked for again. `read` returns the bytes (at most part.length) or
-// the failure, with its errno. Rules: a failure of the lower page (image_offset 0) is returned as
-// is; a later page that fails with EINVAL or EOPNOTSUPP before any byte, or reads no byte, ends the
-// image there (those pages are absent); a page read short ends the image after its bytes; any
-// other failure is returned. kNoData when the lower page reads no byte at all. The image is at
-// most 768 bytes and a skipped optional page (SFF-8636 01h/02h) is zeros.
-using ModuleReader = std::function<Result<std::vector<uint8_t>>(const ModulePageRead& part)>;
-Result<std::vector<uint8_t>> ReadModuleImage(const ModuleReader& read);
-
-// ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY → the bytes of ETHTOOL_A_MODULE_EEPROM_DATA (the kernel sends
-// what the driver read, which may be fewer than asked). kInvalidArgument when malformed: no DATA,
-// or more than `requested` bytes.
-Result<std::vector<uint8_t>> ParseModuleEepromReply(const nlmsghdr* msg, uint32_t requested);
-
-// An ETHTOOL_MSG_MODULE_EEPROM_GET request: header nest (1) with the netdev name, OFFSET and
-// LENGTH (u32), PAGE, BANK and I2C_ADDRESS (u8). Null when libnl cannot allocate.
-NlMessage BuildModuleEepromRequest(uint16_t family, const std::string& netdev,
-                                   const ModulePageRead& read);
-
-// The status ModuleEeprom() gives for a failed read (`error` as the netlink or ioctl path built it,
-// errno and extack text in it): kNoData for the "no module" answers listed above (`first_read`: the
-// lower page, or ETHTOOL_GMODULEINFO; `netdev_exists`: SIOCGIFINDEX found the netdev), otherwise
-// `error` unchanged.
-Status ModuleEepromErrorStatus(const Status& error, bool first_read, bool netdev_exists);
-
-// ---------------------------------------------------------------- the source
+class EthtoolIoctl;            // ethtool_ioctl.h: the SIOCETHTOOL seam
+class EthtoolIoctlStatistics;  // ethtool_ioctl.h
+class EthtoolNetlink;          // ethtool_netlink.h
 
 class KernelEthtool final : public EthtoolSource {
  public:
@@ -252,31 +115,13 @@ class KernelEthtool final : public EthtoolSource {
   void UseIoctlForModulesForTesting();
 
  private:
-  // Per netdev: the string table and the GSTATS buffer, reused while the count is unchanged.
-  struct StatsCache {
-    int ifindex = 0;
-    std::vector<std::string> names;  // names.size() is the count they were fetched for
-    std::vector<uint64_t> values;    // struct ethtool_stats + data[], with headroom
-  };
-  // Outcome of one GSTRINGS or GSTATS call: the driver's count moved since GSSET_INFO.
-  enum class Fetch { kOk, kCountChanged };
-
-  static constexpr size_t kMinPruneAt = 64;
-  void PruneCache();
-  Result<uint32_t> StatsCount(const std::string& netdev);
-  Result<Fetch> FetchNames(const std::string& netdev, uint32_t count, StatsCache& cache);
-  Result<Fetch> FetchValues(const std::string& netdev, uint32_t count, StatsCache& cache);
   // Netlink first, the legacy ioctl where the kernel lacks MODULE_EEPROM_GET.
   Result<std::vector<uint8_t>> ModuleEepromEitherPath(const std::string& netdev);
   Result<std::vector<uint8_t>> ModuleEepromNetlink(const std::string& netdev);
-  Result<std::vector<uint8_t>> ModuleEepromIoctl(const std::string& netdev);
-  Status ModuleError(const Status& error, const std::string& netdev, bool first_read);
 
-  struct Netlink;  // libnl sockets, defined in the .cc
   std::unique_ptr<EthtoolIoctl> ioctl_;
-  std::unique_ptr<Netlink> netlink_;
-  std::unordered_map<std::string, StatsCache> stats_cache_;
-  size_t prune_at_ = kMinPruneAt;
+  std::unique_ptr<EthtoolIoctlStatistics> statistics_;  // through ioctl_
+  std::unique_ptr<EthtoolNetlink> netlink_;
   uint64_t standard_stats_skipped_ = 0;
   // MODULE_EEPROM_GET answered EOPNOTSUPP where the ioctl worked: the kernel lacks the command.
   bool module_eeprom_via_ioctl_ = false;

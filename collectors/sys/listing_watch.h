@@ -3,8 +3,8 @@
 // (which netdevs to read, which hwmon channels belong to mlx5 modules): when a listing differs
 // from the one the choice was made from, or the choice is older than `max_age` (for what no
 // listing shows, such as a driver that binds later). The caller lists into the kept vectors
-// (SysFs::ListDirInto, ReplayEthtool::ListEntries), so a collection that finds nothing changed
-// allocates nothing (design.md §8).
+// (SysFs::ListDirInto, EthtoolSource::ListNetdevEntries), so a collection that finds nothing
+// changed allocates nothing (design.md §8).
 //
 // Thread-safety: none; owned by one collector.
 

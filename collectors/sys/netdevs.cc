@@ -24,4 +24,15 @@ bool IsFabricNetdev(const SysFs& sysfs, const std::string& netdev,
   return pci && IsPciAddress(*pci);
 }
 
+Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, ListingWatch& listings) {
+  if (source != nullptr && source->HasOwnNetdevs()) {
+    return source->ListNetdevEntries(listings.listing(0));
+  }
+  if (Status status = sysfs.ListDirInto("class/net", listings.listing(0)); !status.ok()) {
+    return status;
+  }
+  if (!sysfs.ListDirInto("class/infiniband", listings.listing(1)).ok()) listings.listing(1).clear();
+  return Status::Ok();
+}
+
 }  // namespace fabricwatch::sys

@@ -5,6 +5,9 @@
 #include <set>
 #include <string>
 
+#include "collectors/core/status.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/listing_watch.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::sys {
@@ -16,5 +19,11 @@ std::set<std::string> RdmaNetdevs(const SysFs& sysfs);
 // one that carries an RDMA device. Not lo, bridges, bonds, veth or tunnels.
 bool IsFabricNetdev(const SysFs& sysfs, const std::string& netdev,
                     const std::set<std::string>& rdma_netdevs);
+
+// Lists what a choice of netdevs for per-port NIC data (ethtool, optics) depends on into the
+// two listings of `listings`: the source's own listing when `source` HasOwnNetdevs() (the second
+// stays empty), else class/net and class/infiniband (an RDMA device can make a netdev a fabric
+// port).
+Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, ListingWatch& listings);
 
 }  // namespace fabricwatch::sys

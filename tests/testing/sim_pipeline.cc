@@ -8,7 +8,7 @@
 #include "collectors/core/collector_set.h"
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/core/registry.h"
@@ -75,10 +75,9 @@ Status SimPipeline::BuildCollectors() {
   const CollectorSources sources{.sysfs = sources_->sysfs,
                                  .clock = clock_,
                                  .new_ethtool = [this]() -> std::unique_ptr<sys::EthtoolSource> {
-                                   return std::make_unique<ethtool::ReplayEthtool>(
+                                   return std::make_unique<sys::ReplayEthtool>(
                                        sources_->ethtool_root, sources_->fs);
                                  },
-                                 .ethtool_replay = true,
                                  .logger = [this](std::string_view) { return logger_; }};
   auto built = fabricwatch::BuildCollectors(sources, DefaultSelection);
   if (!built) return built.error();

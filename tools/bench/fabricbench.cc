@@ -38,7 +38,7 @@
 
 #include "collectors/core/collector_set.h"
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/file_limit.h"
@@ -296,10 +296,9 @@ int Main(int argc, char** argv) {
                                  .clock = clock,
                                  .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
                                    if (ethtool_path.empty()) return nullptr;
-                                   return std::make_unique<ethtool::ReplayEthtool>(ethtool_path,
+                                   return std::make_unique<sys::ReplayEthtool>(ethtool_path,
                                                                                    fs);
                                  },
-                                 .ethtool_replay = true,
                                  .logger = [&](std::string_view) { return logger; }};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     if (only.empty()) return DefaultSelection(info);

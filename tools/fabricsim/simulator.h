@@ -137,7 +137,19 @@ class Simulator {
   void StartFault(const ScenarioEvent& ev, int port, std::vector<Injection>& out);
   void EndFault(size_t active_index, std::vector<Injection>& out);
   Injection MakeInjection(const ScenarioEvent& ev, int port, const char* what) const;
+  // How each ethtool statistic of `ps` follows the traffic (its StatRule); a per-channel
+  // statistic gets its channel's share of `channel_weight`.
+  static void SetStatRules(PortState& ps, const std::vector<double>& channel_weight);
+  // One simulated second of a port: ApplyFaults(), then (while present) the traffic, PFC, PHY
+  // and temperatures, drawing their noise from one distribution in that order.
   void StepPort(PortState& ps);
+  // The faults active on `ps` this second: its per-tick inputs, link state and module readings.
+  void ApplyFaults(PortState& ps);
+  // This second's traffic and the counters it moves; returns the utilisation drawn.
+  double StepTraffic(PortState& ps, std::normal_distribution<double>& noise);
+  void StepPfc(PortState& ps, std::normal_distribution<double>& noise);
+  void StepPhy(PortState& ps, std::normal_distribution<double>& noise);
+  void StepTemperatures(PortState& ps, double util, std::normal_distribution<double>& noise);
   void SetLink(PortState& ps, bool up);
   void ResetCounters(PortState& ps);
   Status WriteStatic(const PortState& ps);

@@ -1,4 +1,4 @@
-// Tests of the pure ethtool layer: `ethtool -S` text parsing (ethtool_parse.h) and the
+// Tests of the pure ethtool layer: `ethtool -S` text parsing (sys/ethtool_replay_parse.h) and the
 // normalisation of vendor statistic names (ethtool_names.h).
 //
 // Fixtures: tests/fixtures/ethtool/<scenario>/<netdev>/statistics are our own, written in the
@@ -23,12 +23,15 @@
 
 #include "collectors/core/metric_sink.h"
 #include "collectors/ethtool/ethtool_names.h"
-#include "collectors/ethtool/ethtool_parse.h"
+#include "collectors/sys/ethtool_replay_parse.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::ethtool {
 namespace {
 
+using sys::ParsedEthtoolStats;
+using sys::ParseEthtoolStatsText;
+using sys::ParseEthtoolStatsTextInto;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "collectors/ethtool/replay.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/test_paths.h"
 
@@ -86,8 +86,7 @@ struct CollectRun {
 
 class Harness {
  public:
-  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, bool replay,
-          CollectorOptions options = {})
+  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, CollectorOptions options = {})
       : sysfs_(sysfs_root, real_), options_(std::move(options)) {
     log_stream_ = std::make_shared<std::ostringstream>();
     auto logger = std::make_shared<spdlog::logger>(
@@ -98,7 +97,6 @@ class Harness {
                              .logger = logger,
                              .options = options_};
     context.ethtool = source;
-    context.ethtool_replay = replay;
     auto collector = NewEthtoolCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -128,7 +126,7 @@ TEST(EthtoolCollectorTest, default_selection_is_pci_and_rdma_netdevs) {
   for (const char* netdev : {"enp65s0f0np0", "enp65s0f1np1", "ib0", "eno1", "docker0", "lo"}) {
     source.stats[netdev] = {{"rx_discards_phy", 1}};
   }
-  Harness harness(kRoceNode, &source, false);
+  Harness harness(kRoceNode, &source);
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   for (const char* selected : {"enp65s0f0np0", "enp65s0f1np1", "ib0", "eno1"}) {
@@ -143,7 +141,7 @@ TEST(EthtoolCollectorTest, default_selection_is_pci_and_rdma_netdevs) {
 TEST(EthtoolCollectorTest, device_include_replaces_the_default_rule) {
   FakeSource source;
   source.stats["docker0"] = {{"rx_packets", 5}};
-  Harness harness(kRoceNode, &source, false, {{"device-include", "^docker0$"}});
+  Harness harness(kRoceNode, &source, {{"device-include", "^docker0$"}});
   CollectRun run = harness.Collect();
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"docker0\"} 1"));
   EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"eno1\"")));
@@ -165,7 +163,7 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
                    .indications = std::vector<uint64_t>{0, 0, 0, 22, 0, 0, 0, 0}};
   source.storm_timeout_ms[n] = 8000;
   source.standard[n] = {{"eth-mac", "FrameCheckSequenceErrors", 4}, {"rmon", "jabbers", 1}};
-  Harness harness(kRoceNode, &source, false, {{"device-include", "^enp65s0f0np0$"}});
+  Harness harness(kRoceNode, &source, {{"device-include", "^enp65s0f0np0$"}});
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok());
   EXPECT_EQ(run.errors, 0u);
@@ -194,7 +192,7 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
 
 TEST(EthtoolCollectorTest, not_supported_is_quiet_and_logged_once) {
   FakeSource source;  // everything unsupported, as on veth
-  Harness harness(kRoceNode, &source, false, {{"device-include", "^eno1$"}});
+  Harness harness(kRoceNode, &source, {{"device-include", "^eno1$"}});
   for (int i = 0; i < 5; ++i) {
     CollectRun run = harness.Collect();
     EXPECT_TRUE(run.status.ok());
@@ -215,7 +213,7 @@ TEST(EthtoolCollectorTest, a_failing_netdev_is_counted_and_the_others_emitted) {
   source.stats["eno1"] = {{"rx_discards_phy", 1}};
   source.stats_error["ib0"] = Status(StatusCode::kPermissionDenied, "ioctl ib0: denied", EPERM);
   source.stats_error["enp65s0f1np1"] = Status(StatusCode::kNotFound, "gone", ENODEV);
-  Harness harness(kRoceNode, &source, false);
+  Harness harness(kRoceNode, &source);
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok());
   EXPECT_EQ(run.errors, 1u);  // EPERM counts; a vanished netdev does not
@@ -227,11 +225,12 @@ TEST(EthtoolCollectorTest, passthrough_is_opt_in_and_reports_collisions) {
   source.stats["eno1"] = {{"rx_vport_unicast_packets", 10}, {"rx-bytes", 1}, {"rx_bytes", 2},
                           {"tx_queue_0_packets", 3}};
   {
-    Harness off(kRoceNode, &source, false, {{"device-include", "^eno1$"}});
+    Harness off(kRoceNode, &source, {{"device-include", "^eno1$"}});
     EXPECT_THAT(off.Collect().text, Not(HasSubstr("fabric_ethtool_rx_vport_unicast_packets")));
   }
-  Harness on(kRoceNode, &source, false,
-             {{"device-include", "^eno1$"}, {"metrics-include", "^(rx|tx)"},
+  Harness on(kRoceNode, &source,
+             {{"device-include", "^eno1$"},
+              {"metrics-include", "^(rx|tx)"},
               {"metrics-exclude", "queue"}});
   CollectRun run = on.Collect();
   EXPECT_THAT(run.text,
@@ -258,7 +257,7 @@ TEST(EthtoolCollectorTest, roce_ecn_enables_from_ofed_sysfs) {
   }
   FakeSource source;
   source.stats["eth0"] = {};
-  Harness harness(root.string(), &source, false, {{"device-include", "^eth0$"}});
+  Harness harness(root.string(), &source, {{"device-include", "^eth0$"}});
   CollectRun run = harness.Collect();
   fs::remove_all(root);
   EXPECT_THAT(run.text, HasSubstr("fabric_roce_ecn_enabled{netdev=\"eth0\",priority=\"3\","
@@ -268,7 +267,7 @@ TEST(EthtoolCollectorTest, roce_ecn_enables_from_ofed_sysfs) {
 }
 
 TEST(EthtoolCollectorTest, no_source_is_no_data) {
-  Harness harness(kRoceNode, nullptr, false);
+  Harness harness(kRoceNode, nullptr);
   EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
 }
 
@@ -299,8 +298,8 @@ class EthtoolReplayTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(EthtoolReplayTest, matches_golden) {
   const std::string scenario = GetParam();
   sys::RealFileSystem real;
-  ReplayEthtool replay(testing::FixturePath("ethtool/" + scenario), real);
-  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  sys::ReplayEthtool replay(testing::FixturePath("ethtool/" + scenario), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   EXPECT_EQ(run.errors, 0u);
@@ -312,8 +311,8 @@ INSTANTIATE_TEST_SUITE_P(Vendors, EthtoolReplayTest,
 
 TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
   sys::RealFileSystem real;
-  ReplayEthtool replay(testing::FixturePath("ethtool/mlx5"), real);
-  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  sys::ReplayEthtool replay(testing::FixturePath("ethtool/mlx5"), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
   const std::string t = harness.Collect().text;
   // Every priority, both directions, for the PFC-enabled port.
   for (int prio = 0; prio < 8; ++prio) {
@@ -342,8 +341,8 @@ TEST(EthtoolReplayFactsTest, malformed_lines_are_counted_and_good_stats_kept) {
       << "NIC statistics:\n     rx_prio3_pause: 12\n     tx_prio3_pause: notanumber\n"
          "     rx_discards_phy\n     link_down_events_phy: 2\n";
   sys::RealFileSystem real;
-  ReplayEthtool replay(dir.string(), real);
-  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  sys::ReplayEthtool replay(dir.string(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
   CollectRun run = harness.Collect();
   fs::remove_all(dir);
   ASSERT_TRUE(run.status.ok());
@@ -358,8 +357,8 @@ TEST(EthtoolReplayFactsTest, empty_replay_directory_is_no_data) {
   const fs::path dir = fs::temp_directory_path() / ("fw-ethtool-e-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   sys::RealFileSystem real;
-  ReplayEthtool replay(dir.string(), real);
-  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay, true);
+  sys::ReplayEthtool replay(dir.string(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
   EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
   fs::remove_all(dir);
 }

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/module_images.h"
 #include "tests/testing/test_paths.h"
@@ -70,8 +70,8 @@ struct CollectRun {
 
 class Harness {
  public:
-  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, bool replay,
-          CollectorOptions options = {}, std::chrono::milliseconds interval = std::chrono::seconds(5))
+  Harness(const std::string& sysfs_root, sys::EthtoolSource* source, CollectorOptions options = {},
+          std::chrono::milliseconds interval = std::chrono::seconds(5))
       : sysfs_(sysfs_root, real_), options_(std::move(options)) {
     auto logger =
         std::make_shared<spdlog::logger>("optics", std::make_shared<spdlog::sinks::null_sink_mt>());
@@ -81,7 +81,6 @@ class Harness {
                              .options = options_,
                              .interval = interval};
     context.ethtool = source;
-    context.ethtool_replay = replay;
     auto collector = NewOpticsCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -107,9 +106,9 @@ const std::string kEmptySysfs = testing::FixturePath("sysfs/empty/sys");
 TEST(OpticsCollectorTest, replay_modules_match_golden) {
   ReplayDir dir;
   sys::RealFileSystem real;
-  ethtool::ReplayEthtool replay(dir.path(), real);
+  sys::ReplayEthtool replay(dir.path(), real);
   // A collector interval equal to the module interval reads every module in one run.
-  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   EXPECT_EQ(run.errors, 0u) << run.error_text;
@@ -129,9 +128,9 @@ TEST(OpticsCollectorTest, replay_modules_match_golden) {
 TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_reads) {
   ReplayDir dir;
   sys::RealFileSystem real;
-  ethtool::ReplayEthtool replay(dir.path(), real);
+  sys::ReplayEthtool replay(dir.path(), real);
   // 7 netdevs, 30 s module interval, 5 s runs: at most 2 modules read per run.
-  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(5));
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(5));
   size_t present = 0;
   for (int run = 0; run < 5; ++run) {
     const std::string t = harness.Collect().text;
@@ -153,8 +152,8 @@ TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_rea
 TEST(OpticsCollectorTest, a_module_swap_replaces_the_info_series) {
   ReplayDir dir;
   sys::RealFileSystem real;
-  ethtool::ReplayEthtool replay(dir.path(), real);
-  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  sys::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
   // The info line of one netdev (enp6s0f0 holds another module with the same serial).
   auto info_of = [](const std::string& text, const std::string& netdev) {
     const std::string prefix = "fabric_optics_info{netdev=\"" + netdev + "\"";
@@ -177,8 +176,8 @@ TEST(OpticsCollectorTest, a_module_swap_replaces_the_info_series) {
 TEST(OpticsCollectorTest, netdevs_that_come_and_go_are_followed_at_the_next_run) {
   ReplayDir dir;
   sys::RealFileSystem real;
-  ethtool::ReplayEthtool replay(dir.path(), real);
-  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  sys::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
   ASSERT_THAT(harness.Collect().text,
               HasSubstr("fabric_optics_module_present{netdev=\"enp2s0f0np0\"} 1"));
   // Within the same second: the netdevs are chosen again because the listing changed, not
@@ -196,8 +195,8 @@ TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
   std::ofstream(dir.path() + "/enp9s0/statistics") << "NIC statistics:\n";
   std::ofstream(dir.path() + "/enp9s0/module-eeprom", std::ios::binary) << "";  // empty image
   sys::RealFileSystem real;
-  ethtool::ReplayEthtool replay(dir.path(), real);
-  Harness harness(kEmptySysfs, &replay, true, {}, std::chrono::seconds(30));
+  sys::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok());
   EXPECT_EQ(run.errors, 1u) << run.error_text;
@@ -234,7 +233,7 @@ TEST(OpticsCollectorTest, mlx5_hwmon_sensors_are_mapped_to_the_rdma_device) {
   std::ofstream(root / "class/hwmon/hwmon0/temp1_label") << "Package id 0\n";
   std::ofstream(root / "class/hwmon/hwmon0/temp1_input") << "50000\n";
 
-  Harness harness(root.string(), nullptr, false);
+  Harness harness(root.string(), nullptr);
   CollectRun run = harness.Collect();
   fs::remove_all(root);
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
@@ -250,7 +249,7 @@ TEST(OpticsCollectorTest, mlx5_hwmon_sensors_are_mapped_to_the_rdma_device) {
 }
 
 TEST(OpticsCollectorTest, nothing_to_read_is_no_data) {
-  Harness harness(kEmptySysfs, nullptr, false);
+  Harness harness(kEmptySysfs, nullptr);
   EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
 }
 

@@ -16,7 +16,7 @@
 
 #include "collectors/core/collector_set.h"
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/pipeline/scheduler.h"
@@ -72,10 +72,9 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
   const CollectorSources sources{.sysfs = sysfs,
                                  .clock = clock,
                                  .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
-                                   return std::make_unique<ethtool::ReplayEthtool>(
+                                   return std::make_unique<sys::ReplayEthtool>(
                                        dir.Path("ethtool"), filesystem);
                                  },
-                                 .ethtool_replay = true,
                                  .logger = [&](std::string_view) { return logger; }};
   auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
     std::optional<CollectorSelection> selection;

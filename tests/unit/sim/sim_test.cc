@@ -15,7 +15,7 @@
 #include <set>
 
 #include "collectors/core/registry.h"
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
@@ -67,7 +67,7 @@ struct Samples {
 Samples CollectAll(const Simulator& sim) {
   sys::RealFileSystem real;
   sys::SysFs sysfs(sim.sysfs_root(), real);
-  ethtool::ReplayEthtool replay(sim.ethtool_root(), real);
+  sys::ReplayEthtool replay(sim.ethtool_root(), real);
   FixedClock clock;
   CollectorOptions options;
   Samples out;
@@ -76,7 +76,6 @@ Samples CollectAll(const Simulator& sim) {
         std::string(info.name), std::make_shared<spdlog::sinks::null_sink_mt>());
     CollectorContext context{.sysfs = sysfs,
                              .ethtool = &replay,
-                             .ethtool_replay = true,
                              .clock = clock,
                              .logger = logger,
                              .options = options,

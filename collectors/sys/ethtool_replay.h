@@ -11,45 +11,42 @@
 
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/filesystem.h"
-#include "collectors/sys/listing_watch.h"
-#include "collectors/sys/sysfs.h"
 
-namespace fabricwatch::ethtool {
+namespace fabricwatch::sys {
 
-class ReplayEthtool final : public sys::EthtoolSource {
+class ReplayEthtool final : public EthtoolSource {
  public:
   // `fs` must outlive this object.
-  ReplayEthtool(std::string dir, const sys::FileSystem& fs);
+  ReplayEthtool(std::string dir, const FileSystem& fs);
 
+  // True: the netdevs are the replay's, not those of the sysfs root.
+  bool HasOwnNetdevs() const override { return true; }
   // The netdevs of the replay: subdirectories of DIR that hold a `statistics` file.
-  Result<std::vector<std::string>> Netdevs() const;
+  Result<std::vector<std::string>> Netdevs() const override;
   // The entries of DIR, sorted, into `names` (reusing its strings): what the collector compares
   // sample to sample to know whether Netdevs() must be asked again.
-  Status ListEntries(std::vector<std::string>& names) const;
+  Status ListNetdevEntries(std::vector<std::string>& names) const override;
+  // False: pause, FEC, link-state, PFC, tunable and standard-statistics queries have no replay
+  // form.
+  bool HasLinkQueries() const override { return false; }
 
-  Status ReadStatistics(const std::string& netdev, std::vector<sys::EthtoolStat>& stats) override;
-  Result<sys::PauseStats> Pause(const std::string& netdev) override;
-  Result<sys::FecStats> Fec(const std::string& netdev) override;
-  Result<sys::LinkState> LinkStateOf(const std::string& netdev) override;
-  Result<sys::PfcConfig> Pfc(const std::string& netdev) override;
+  Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) override;
+  Result<PauseStats> Pause(const std::string& netdev) override;
+  Result<FecStats> Fec(const std::string& netdev) override;
+  Result<LinkState> LinkStateOf(const std::string& netdev) override;
+  Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override;
   std::vector<Status> TakeWarnings() override;
 
  private:
   std::string dir_;
-  std::string path_;  // of the statistics file being read
+  std::string path_;                             // of the statistics file being read
   std::string module_path_;                      // of the module image being read
   std::vector<std::string> module_dir_entries_;  // of the netdev whose module is read
-  const sys::FileSystem& fs_;
+  const FileSystem& fs_;
   std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
   std::vector<Status> warnings_;
 };
 
-// Lists what a choice of netdevs for per-port NIC data (ethtool, optics) depends on into the
-// two listings of `listings`: the replay directory when `replay` is set (the second stays
-// empty), else class/net and class/infiniband (an RDMA device can make a netdev a fabric port).
-Status ListNetdevSources(const sys::SysFs& sysfs, const ReplayEthtool* replay,
-                         sys::ListingWatch& listings);
-
-}  // namespace fabricwatch::ethtool
+}  // namespace fabricwatch::sys

@@ -1,4 +1,4 @@
-#include "collectors/ethtool/ethtool_parse.h"
+#include "collectors/sys/ethtool_replay_parse.h"
 
 #include <charconv>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "collectors/core/value_parse.h"
 
-namespace fabricwatch::ethtool {
+namespace fabricwatch::sys {
 namespace {
 
 // ethtool prints values with %llu: plain decimal digits, nothing else.
@@ -105,4 +105,4 @@ Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
   return Status::Ok();
 }
 
-}  // namespace fabricwatch::ethtool
+}  // namespace fabricwatch::sys

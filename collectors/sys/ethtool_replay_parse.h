@@ -31,11 +31,11 @@
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
 
-namespace fabricwatch::ethtool {
+namespace fabricwatch::sys {
 
 struct ParsedEthtoolStats {
   // Every well-formed statistic, in file order.
-  std::vector<sys::EthtoolStat> stats;
+  std::vector<EthtoolStat> stats;
   // One kInvalidArgument Status per malformed line ("<what>:<line>: <reason>"), at most
   // kMaxProblems of them; `malformed_lines` is the exact count.
   std::vector<Status> problems;
@@ -54,4 +54,4 @@ Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::str
 Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
                                  ParsedEthtoolStats& parsed);
 
-}  // namespace fabricwatch::ethtool
+}  // namespace fabricwatch::sys

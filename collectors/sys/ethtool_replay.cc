@@ -1,11 +1,11 @@
-#include "collectors/ethtool/replay.h"
+#include "collectors/sys/ethtool_replay.h"
 
 #include <algorithm>
 #include <cerrno>
 
-#include "collectors/ethtool/ethtool_parse.h"
+#include "collectors/sys/ethtool_replay_parse.h"
 
-namespace fabricwatch::ethtool {
+namespace fabricwatch::sys {
 namespace {
 
 // Larger than any real `ethtool -S` output (a 64-queue NIC prints a few hundred KB at most).
@@ -18,7 +18,7 @@ Status Unsupported(std::string_view what, const std::string& netdev) {
 
 }  // namespace
 
-ReplayEthtool::ReplayEthtool(std::string dir, const sys::FileSystem& fs)
+ReplayEthtool::ReplayEthtool(std::string dir, const FileSystem& fs)
     : dir_(std::move(dir)), fs_(fs) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
@@ -34,14 +34,13 @@ Result<std::vector<std::string>> ReplayEthtool::Netdevs() const {
   return netdevs;
 }
 
-Status ReplayEthtool::ListEntries(std::vector<std::string>& names) const {
+Status ReplayEthtool::ListNetdevEntries(std::vector<std::string>& names) const {
   if (Status status = fs_.ListDirInto(dir_, names); !status.ok()) return status;
   std::sort(names.begin(), names.end());
   return Status::Ok();
 }
 
-Status ReplayEthtool::ReadStatistics(const std::string& netdev,
-                                     std::vector<sys::EthtoolStat>& stats) {
+Status ReplayEthtool::ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) {
   // Built in a kept string: this runs for every netdev every sample.
   std::string& path = path_.assign(dir_).append("/").append(netdev).append("/statistics");
   auto fd = fs_.Open(path);
@@ -76,16 +75,16 @@ Status ReplayEthtool::ReadStatistics(const std::string& netdev,
   }
 }
 
-Result<sys::PauseStats> ReplayEthtool::Pause(const std::string& netdev) {
+Result<PauseStats> ReplayEthtool::Pause(const std::string& netdev) {
   return Error(Unsupported("pause statistics", netdev));
 }
-Result<sys::FecStats> ReplayEthtool::Fec(const std::string& netdev) {
+Result<FecStats> ReplayEthtool::Fec(const std::string& netdev) {
   return Error(Unsupported("FEC statistics", netdev));
 }
-Result<sys::LinkState> ReplayEthtool::LinkStateOf(const std::string& netdev) {
+Result<LinkState> ReplayEthtool::LinkStateOf(const std::string& netdev) {
   return Error(Unsupported("link state", netdev));
 }
-Result<sys::PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
+Result<PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
   return Error(Unsupported("DCB PFC configuration", netdev));
 }
 Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
@@ -118,8 +117,8 @@ Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<ui
     return fd.error();
   }
   image.resize(kMaxImage + 1);
-  auto n = fs_.ReadAt0(*fd, std::span<char>(reinterpret_cast<char*>(image.data()), image.size()),
-                       path);
+  auto n =
+      fs_.ReadAt0(*fd, std::span<char>(reinterpret_cast<char*>(image.data()), image.size()), path);
   if (!n) {
     image.clear();
     return n.error();
@@ -135,14 +134,4 @@ Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<ui
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }
 
-Status ListNetdevSources(const sys::SysFs& sysfs, const ReplayEthtool* replay,
-                         sys::ListingWatch& listings) {
-  if (replay != nullptr) return replay->ListEntries(listings.listing(0));
-  if (Status status = sysfs.ListDirInto("class/net", listings.listing(0)); !status.ok()) {
-    return status;
-  }
-  if (!sysfs.ListDirInto("class/infiniband", listings.listing(1)).ok()) listings.listing(1).clear();
-  return Status::Ok();
-}
-
-}  // namespace fabricwatch::ethtool
+}  // namespace fabricwatch::sys
