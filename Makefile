@@ -1,6 +1,7 @@
 # Two commands, both safe to repeat:
 #   make run    install what is missing (Debian packages), build, start the agent in the foreground
-#   make test   install what is missing, build everything, run every test
+#   make test   install what is missing, build everything, run every test (lint included)
+#   make lint   only the lint: clang-format on changed lines, file and function sizes
 # Pass agent flags with ARGS, e.g.  make run ARGS='--web.listen-address=127.0.0.1:9868 --log.level=debug'
 
 BUILD_DIR ?= build
@@ -9,7 +10,7 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all deps test-deps build build-all run test clean demo
+.PHONY: all deps test-deps build build-all run test lint clean demo
 
 all: build
 
@@ -35,6 +36,11 @@ build-all: test-deps
 
 test: build-all
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
+
+# clang-format on the lines changed since a base, and the size limits (tools/lint.sh; `make test`
+# runs it too, as ctest lint.format_and_size). LINT_BASE=<commit> chooses the base.
+lint: test-deps
+	@tools/lint.sh
 
 # The demo (README "Demo: a simulated node"): a simulated HGX RoCE node cycling through every fault
 # (tools/fabricsim/scenarios/demo.yaml, looping) and the agent on it at :9868. No root, no RDMA

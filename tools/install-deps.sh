@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fabricwatch needs, and nothing else.
 #   tools/install-deps.sh build   -- what `make run` needs (compiler, libraries)
-#   tools/install-deps.sh test    -- plus what `make test` needs (gtest, prometheus/promtool, iproute2, curl)
+#   tools/install-deps.sh test    -- plus what `make test` needs (gtest, prometheus/promtool, iproute2, curl,
+#                                    clang-format and universal-ctags for tools/lint.sh)
 # Idempotent and quiet when everything is present. When something is missing and we are not root,
 # prints the apt-get command and exits 1 instead of guessing at sudo.
 set -euo pipefail
@@ -23,6 +24,7 @@ test_pkgs=(
   prometheus-alertmanager jq socat  # alerts/: amtool, the alerting e2e (Alertmanager, webhook receiver), dashboard checks
   wrk strace               # tools/bench: concurrent scrapers, syscall counts
   clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for tools/fuzz (ctest fuzz.optics_smoke)
+  clang-format universal-ctags  # tools/lint.sh (ctest lint.format_and_size): formatting, function sizes
   # A one-node Slurm cluster for e2e.slurm_drain_test (it runs its own daemons, key and config in
   # a temp dir; Debian's postinst may start the packaged services, which stay idle unconfigured).
   munge slurmctld slurmd slurm-client

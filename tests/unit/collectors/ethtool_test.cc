@@ -1,5 +1,6 @@
 // Collector `ethtool`: with a fake EthtoolSource (kernel-mode families, "not supported",
-// passthrough, interface selection) and with replay directories (goldens).
+// passthrough, interface selection) and with replay directories. The goldens of the vendor
+// replays are data: tests/golden/collectors/ethtool/ (golden_test.cc).
 
 #include "collectors/ethtool/ethtool.h"
 
@@ -290,25 +291,8 @@ TEST(EthtoolCollectorTest, invalid_options_name_the_flag) {
   }
 }
 
-
 // Replay directories (--path.ethtool) with the vendor formats: normalised families, labels and
-// units, compared with reviewed goldens.
-class EthtoolReplayTest : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(EthtoolReplayTest, matches_golden) {
-  const std::string scenario = GetParam();
-  sys::RealFileSystem real;
-  sys::ReplayEthtool replay(testing::FixturePath("ethtool/" + scenario), real);
-  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
-  CollectRun run = harness.Collect();
-  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
-  EXPECT_EQ(run.errors, 0u);
-  testing::ExpectGolden(run.text, "collectors/ethtool/" + scenario + ".prom");
-}
-
-INSTANTIATE_TEST_SUITE_P(Vendors, EthtoolReplayTest,
-                         ::testing::Values("mlx5", "bnxt", "ice", "i40e"));
-
+// units.
 TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
   sys::RealFileSystem real;
   sys::ReplayEthtool replay(testing::FixturePath("ethtool/mlx5"), real);
