@@ -296,8 +296,7 @@ int Main(int argc, char** argv) {
                                  .clock = clock,
                                  .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
                                    if (ethtool_path.empty()) return nullptr;
-                                   return std::make_unique<sys::ReplayEthtool>(ethtool_path,
-                                                                                   fs);
+                                   return std::make_unique<sys::ReplayEthtool>(ethtool_path, fs);
                                  },
                                  .logger = [&](std::string_view) { return logger; }};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {

@@ -72,8 +72,8 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
   const CollectorSources sources{.sysfs = sysfs,
                                  .clock = clock,
                                  .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
-                                   return std::make_unique<sys::ReplayEthtool>(
-                                       dir.Path("ethtool"), filesystem);
+                                   return std::make_unique<sys::ReplayEthtool>(dir.Path("ethtool"),
+                                                                               filesystem);
                                  },
                                  .logger = [&](std::string_view) { return logger; }};
   auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
