@@ -3,7 +3,7 @@
 //
 // Collectors describe each metric once, in a constexpr MetricDesc table (name, HELP, kind); the
 // table is also the metric reference (`fabricwatch --help-metrics`, README). The sink enforces
-// the naming contract of design.md §5 because raw prometheus::MetricFamily objects bypass
+// the naming contract of docs/design.md §5 because raw prometheus::MetricFamily objects bypass
 // prometheus-cpp's own checks:
 //   - valid metric and label names; no `type` label; no duplicate label names;
 //   - `_total` exactly on counters; `_info` metrics are gauges of value 1;
@@ -159,10 +159,11 @@ class MetricSink {
 
   // Starts another collection in this sink: counts and errors start from zero, the indexes keep
   // their memory, and `storage` (families taken from a sink, TakeFamilies(), that nobody reads
-  // any more: their series are distinct within each family) is overwritten in place: its names, label strings and vectors keep their capacity. A
-  // collector emits much the same series in the same order every time, so a steady-state
-  // collection into the storage of an earlier one allocates nothing (design.md §8). Whatever
-  // the storage held, the collection is taken whole: it is only memory.
+  // any more: their series are distinct within each family) is overwritten in place: its names,
+  // label strings and vectors keep their capacity. A collector emits much the same series in the
+  // same order every time, so a steady-state collection into the storage of an earlier one
+  // allocates nothing (docs/design.md §8). Whatever the storage held, the collection is taken
+  // whole: it is only memory.
   void Reset(std::vector<prometheus::MetricFamily> storage = {});
 
   // Adds one sample; labels must be exactly desc.labels, in that order.

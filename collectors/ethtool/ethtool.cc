@@ -193,7 +193,7 @@ class EthtoolCollector final : public Collector {
     const MetricDesc* passthrough = nullptr;
   };
   // The plan of a netdev's statistics table, worked out once per list of names rather than per
-  // sample (design.md §8): drivers change their table rarely (mlx5 when PFC is enabled). It
+  // sample (docs/design.md §8): drivers change their table rarely (mlx5 when PFC is enabled). It
   // holds what the ~1,200 statistics of an mlx5 port need and no more: the names once, packed,
   // and an action for each of the few that export anything.
   struct TablePlan {

@@ -1,7 +1,7 @@
 #pragma once
 // Collector `ethtool`: NIC driver statistics, PFC and pause, PHY/FEC errors, PFC/ECN config.
 //
-// Sources (reference.md §3–4):
+// Sources (docs/reference.md §3–4):
 //   driver statistics  ETHTOOL_GSSET_INFO / GSTRINGS / GSTATS (one GSTATS call per netdev), or
 //                      DIR/<netdev>/statistics (`ethtool -S` text) with --path.ethtool=DIR
 //   802.3x pause       ETHTOOL_MSG_PAUSE_GET with ETHTOOL_FLAG_STATS (kernel 5.10+)

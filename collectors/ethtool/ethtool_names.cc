@@ -6,12 +6,12 @@
 namespace fabricwatch::ethtool {
 namespace {
 
-// ---- PFC per priority. Sources: reference.md §4.1 (mlx5, K drivers/net/ethernet/mellanox/mlx5/
-// core/en_stats.c pport_per_prio_pfc_stats_desc, created only for PFC-enabled priorities),
-// §4.2 (bnxt_en, K drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c bnxt_port_stats_arr,
-// bnxt_port_stats_ext_arr, bnxt_tx_port_stats_ext_arr), §4.3 (ice, K drivers/net/ethernet/intel/
-// ice/ice_ethtool.c per-priority loop; i40e, K drivers/net/ethernet/intel/i40e/i40e_ethtool.c
-// i40e_gstrings_pfc_stats).
+// ---- PFC per priority. Sources: docs/reference.md §4.1 (mlx5, K
+// drivers/net/ethernet/mellanox/mlx5/ core/en_stats.c pport_per_prio_pfc_stats_desc, created only
+// for PFC-enabled priorities), §4.2 (bnxt_en, K drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c
+// bnxt_port_stats_arr, bnxt_port_stats_ext_arr, bnxt_tx_port_stats_ext_arr), §4.3 (ice, K
+// drivers/net/ethernet/intel/ ice/ice_ethtool.c per-priority loop; i40e, K
+// drivers/net/ethernet/intel/i40e/i40e_ethtool.c i40e_gstrings_pfc_stats).
 //
 // XON frames (ice, i40e) are not folded into the transitions family: an XON frame is a resume
 // request on the wire, while mlx5 and bnxt_en count state changes of the paused queue (a pause

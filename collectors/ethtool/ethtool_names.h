@@ -1,5 +1,5 @@
 #pragma once
-// Normalisation of vendor `ethtool -S` statistic names (reference.md §4.1–4.3) into curated,
+// Normalisation of vendor `ethtool -S` statistic names (docs/reference.md §4.1–4.3) into curated,
 // labelled metric families with base units, and sanitising of raw names for the opt-in
 // passthrough.
 //

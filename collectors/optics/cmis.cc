@@ -202,7 +202,7 @@ void ReadLanePage(const PageView& page11, const CmisSupport& support, int lanes,
 //
 // Tx bias multiplier: page 01h byte 160 bits 4-3 ("TxBiasCurrentScalingFactor": 00b ×1, 01b ×2,
 // 10b ×4). We multiply the 2 µA LSB by it, for the monitors and the page 02h bias thresholds,
-// as reference.md §5.3 and SONiC do; ethtool's cmis.c divides instead (shifts right), so for a
+// as docs/reference.md §5.3 and SONiC do; ethtool's cmis.c divides instead (shifts right), so for a
 // ×2 module ethtool prints a quarter of our value. docs/reference.md Appendix C: the spec text
 // itself was not re-read; if it turns out to mean division, change `bias_scale` in
 // ReadAdvertisement() only.

@@ -5,7 +5,7 @@
 // monitors), Table 8-19 (byte 85 media type, bytes 86+ application descriptors), Table 8-24..8-28
 // (page 00h identity), Table 8-42/8-43 (page 01h bytes 138-139 wavelength, 142 banks, 159-160
 // monitor advertisement incl. the Tx bias multiplier), Table 8-61 (page 02h thresholds),
-// Tables 8-77..8-80 (page 11h lane flags and monitors). Map: reference.md §5.3.
+// Tables 8-77..8-80 (page 11h lane flags and monitors). Map: docs/reference.md §5.3.
 
 #include <cstdint>
 #include <span>

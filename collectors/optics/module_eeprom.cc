@@ -266,7 +266,7 @@ Status DecodeModuleImage(std::span<const uint8_t> image, ModuleReading& reading)
   size_t layout_size = 0;
   switch (ModuleTypeFromIdentifier(identifier)) {
     case ModuleType::kSff8472:
-      // design.md §5 / reference.md §3.1: A0h at 0, A2h at 256.
+      // docs/design.md §5 / docs/reference.md §3.1: A0h at 0, A2h at 256.
       DecodeSff8472(Slice(image, 0, 256), Slice(image, 256, 256), reading);
       layout_size = 512;
       break;

@@ -1,6 +1,6 @@
 #pragma once
 // Pluggable-module EEPROM decoding: the types every spec decoder fills, and the dispatch on the
-// identifier byte (reference.md §5; SFF-8024 Rev 4.x Table 4-1 "Identifier Values").
+// identifier byte (docs/reference.md §5; SFF-8024 Rev 4.x Table 4-1 "Identifier Values").
 //
 // Everything here is pure: bytes in, a ModuleReading out. The collector reads the pages (netlink
 // MODULE_EEPROM_GET, the legacy ioctl, or a replay image) and hands them over. Values are in the
@@ -34,7 +34,8 @@ enum class ModuleType {
 };
 
 // SFF-8024 Table 4-1. 0x03 → SFF-8472; 0x0C, 0x0D, 0x11 → SFF-8636; 0x18, 0x19, 0x1B, 0x1E,
-// 0x1F, 0x20 → CMIS (reference.md §5 table, ethtool module-common.h MODULE_ID_*); else kUnknown.
+// 0x1F, 0x20 → CMIS (docs/reference.md §5 table, ethtool module-common.h MODULE_ID_*); else
+// kUnknown.
 ModuleType ModuleTypeFromIdentifier(uint8_t identifier);
 std::string_view ModuleTypeName(ModuleType type);  // "sff8472", "sff8636", "cmis", "unknown"
 // SFF-8024 Table 4-1 short names ("SFP", "QSFP28", "QSFP-DD", ...); "unknown" otherwise.
@@ -128,12 +129,12 @@ struct ModuleReading {
 
   // Back to a default-constructed reading, keeping the storage of its strings and vectors, so a
   // reading decoded again into the same object allocates nothing while the module's strings fit
-  // what they held (design.md §8: no allocation per sample).
+  // what they held (docs/design.md §8: no allocation per sample).
   void Clear();
   friend bool operator==(const ModuleReading&, const ModuleReading&) = default;
 };
 
-// Decodes a flat image as design.md §5 lays it out (replay files, the legacy ioctl):
+// Decodes a flat image as docs/design.md §5 lays it out (replay files, the legacy ioctl):
 //   SFF-8472: A0h (0-255) then A2h (256-511);
 //   SFF-8636/8436: lower page, then upper pages 00h, 01h, 02h, 03h (128 bytes each, ≤ 640);
 //   CMIS: lower page, then pages 00h, 01h, 02h, 10h, 11h of bank 0 (768 bytes).
@@ -177,7 +178,7 @@ class PageView {
   size_t base_ = 0;
 };
 
-// Raw-unit conversions common to the three specs (reference.md §5 "Common unit conversions").
+// Raw-unit conversions common to the three specs (docs/reference.md §5 "Common unit conversions").
 inline double TemperatureCelsius(int16_t raw) { return raw / 256.0; }  // 1/256 °C
 inline double VoltageVolts(double raw) { return raw / 1e4; }  // 100 µV steps
 inline double BiasAmperes(double raw) { return raw / 5e5; }   // 2 µA steps

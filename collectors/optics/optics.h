@@ -2,10 +2,10 @@
 // Collector `optics`: transceiver diagnostics (DOM) for SFP (SFF-8472), QSFP (SFF-8636/8436) and
 // QSFP-DD/OSFP (CMIS), plus the NIC's own module temperature sensors for InfiniBand ports.
 //
-// Sources (reference.md §3, §5):
+// Sources (docs/reference.md §3, §5):
 //   module memory  ETHTOOL_MSG_MODULE_EEPROM_GET (pages the module advertises), falling back to
 //                  ETHTOOL_GMODULEINFO + ETHTOOL_GMODULEEEPROM; or DIR/<netdev>/module-eeprom
-//                  with --path.ethtool=DIR (design.md §5 image layout). Needs CAP_NET_ADMIN.
+//                  with --path.ethtool=DIR (docs/design.md §5 image layout). Needs CAP_NET_ADMIN.
 //   decoding       collectors/optics/{sff8472,sff8636,cmis}.cc
 //   hwmon (mlx5)   <sysfs>/class/hwmon/hwmonN with name "mlx5" (kernel 6.6+): temp*_label
 //                  "asic" / "Module<N>", temp*_input, temp*_crit, temp*_highest (millidegrees),

@@ -3,7 +3,7 @@
 // Spec: SFF-8472 Rev 12.x, Table 4-1 (A0h serial ID fields), Table 8-3 (byte 92, diagnostic
 // monitoring type), Table 8-6 (byte 93, enhanced options), Table 9-5 (A2h thresholds and
 // external calibration constants), Table 9-11 (A2h A/D values and status bits), Table 9-12
-// (alarm/warning flags); §9.2 internal and §9.3 external calibration. Map: reference.md §5.1.
+// (alarm/warning flags); §9.2 internal and §9.3 external calibration. Map: docs/reference.md §5.1.
 
 #include <cstdint>
 #include <span>

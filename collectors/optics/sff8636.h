@@ -4,7 +4,7 @@
 // (byte 2 status: Flat_mem, Data_Not_Ready), Tables 6-4..6-6 (interrupt flags bytes 3-14),
 // Table 6-7 (free-side monitors bytes 22-57), Table 6-15 (upper page 00h serial ID), Table 6-16
 // (byte 147 device technology), Table 6-23 (byte 220 diagnostic monitoring type), Table 6-29
-// (page 03h module and channel thresholds). Map: reference.md §5.2.
+// (page 03h module and channel thresholds). Map: docs/reference.md §5.2.
 
 #include <cstdint>
 #include <span>

@@ -198,7 +198,7 @@ class RdmaCollector final : public Collector {
   std::vector<Device> devices_;
   std::set<std::string> unsupported_logged_;
   // The curated families the port being collected already has a series in. A member, cleared
-  // per port, so its storage is reused from sample to sample (design.md §8).
+  // per port, so its storage is reused from sample to sample (docs/design.md §8).
   std::vector<const MetricDesc*> used_descs_;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // Collector `rdma`: InfiniBand and RoCE devices and ports from <sysfs>/class/infiniband.
 //
-// Sources (reference.md §1; kernel drivers/infiniband/core/sysfs.c,
+// Sources (docs/reference.md §1; kernel drivers/infiniband/core/sysfs.c,
 // Documentation/ABI/stable/sysfs-class-infiniband):
 //   <dev>/{node_type,node_guid,sys_image_guid,fw_ver,node_desc,hca_type,board_id}
 //   <dev>/device -> PCI function; <dev>/device/net/* -> its netdevs; <dev>/hw_counters/*

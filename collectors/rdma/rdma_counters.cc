@@ -7,8 +7,8 @@
 namespace fabricwatch::rdma {
 namespace {
 
-// ---- IBA PortCounters / PortCountersExtended (reference.md §1.4; IBA vol. 1 §16.1.3.5/16.1.4.11,
-// kernel drivers/infiniband/core/sysfs.c PORT_PMA_ATTR tables).
+// ---- IBA PortCounters / PortCountersExtended (docs/reference.md §1.4; IBA vol. 1
+// §16.1.3.5/16.1.4.11, kernel drivers/infiniband/core/sysfs.c PORT_PMA_ATTR tables).
 constexpr MetricDesc kRcvErrors{
     "fabric_rdma_port_receive_errors_total",
     "Received packets with errors (counters/port_rcv_errors; 16-bit, saturates).",
@@ -121,7 +121,7 @@ constexpr CounterSpec kPmaCounters[] = {
     {"port_multicast_rcv_packets", &kMulticastRcv, 1, 0},
 };
 
-// ---- hw_counters (reference.md §1.6; kernel drivers/infiniband/hw/mlx5/counters.c,
+// ---- hw_counters (docs/reference.md §1.6; kernel drivers/infiniband/hw/mlx5/counters.c,
 // drivers/infiniband/hw/irdma/verbs.c). Vendor names that mean the same thing share a metric,
 // so congestion dashboards work across mlx5 and irdma.
 constexpr MetricDesc kCnpSent{

@@ -1,5 +1,5 @@
 #pragma once
-// Pure parsers for /sys/class/infiniband attribute values (reference.md §1; kernel
+// Pure parsers for /sys/class/infiniband attribute values (docs/reference.md §1; kernel
 // drivers/infiniband/core/sysfs.c and Documentation/ABI/stable/sysfs-class-infiniband).
 
 #include <cstdint>

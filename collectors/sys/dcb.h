@@ -1,5 +1,5 @@
 #pragma once
-// DCB over rtnetlink (reference.md §4.5; K net/dcb/dcbnl.c): the RTM_GETDCB / DCB_CMD_IEEE_GET
+// DCB over rtnetlink (docs/reference.md §4.5; K net/dcb/dcbnl.c): the RTM_GETDCB / DCB_CMD_IEEE_GET
 // request for one netdev and the pure parser of its reply (struct ieee_pfc: the IEEE 802.1Qaz PFC
 // configuration and per-priority PFC frame counters). libnl-route has no DCB objects, so both are
 // built by hand. KernelEthtool::Pfc() sends the request on EthtoolNetlink's rtnetlink socket.

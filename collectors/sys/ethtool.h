@@ -1,7 +1,8 @@
 #pragma once
 // EthtoolSource: where the ethtool collector's data comes from — the kernel (legacy ioctl for
 // driver statistics, generic netlink for pause/FEC/link-state, DCB netlink for PFC config), or a
-// replay directory (--path.ethtool, design.md §5) for tests, the simulator and offline analysis.
+// replay directory (--path.ethtool, docs/design.md §5) for tests, the simulator and offline
+// analysis.
 //
 // Every method answers for one netdev. "Not supported" is an expected answer (veth has no pause
 // stats, old kernels have no ethtool netlink family): it is Status code kUnimplemented (or
@@ -90,7 +91,7 @@ class EthtoolSource {
   // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode), into
   // `stats`: its contents are replaced (unspecified after an error) and the storage of its names
   // reused, so a caller that keeps the vector from sample to sample allocates nothing while the
-  // driver's table stays the same (design.md §8).
+  // driver's table stays the same (docs/design.md §8).
   virtual Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) = 0;
   // The same into a new vector.
   Result<std::vector<EthtoolStat>> Statistics(const std::string& netdev) {
@@ -111,7 +112,7 @@ class EthtoolSource {
     return tl::unexpected<Status>(Status(StatusCode::kUnimplemented,
                                          "standard statistics of " + netdev + ": not available"));
   }
-  // The plugged transceiver module's memory as the flat image of design.md §5 (what
+  // The plugged transceiver module's memory as the flat image of docs/design.md §5 (what
   // optics::DecodeModuleImage reads): SFF-8472 A0h then A2h (≤ 512 bytes); SFF-8636/8436 lower page
   // then upper pages 00h, 01h, 02h, 03h (≤ 640; a page the module does not advertise is zeros when
   // a later one follows); CMIS lower page then pages 00h, 01h, 02h, 10h, 11h of bank 0 (≤ 768). A

@@ -19,7 +19,7 @@ namespace {
 
 // ---------------------------------------------------------- legacy ioctl (UAPI linux/ethtool.h)
 
-// Fixed-part layouts the code relies on (reference.md §3.1; identical on x86-64 and arm64).
+// Fixed-part layouts the code relies on (docs/reference.md §3.1; identical on x86-64 and arm64).
 static_assert(offsetof(ethtool_sset_info, sset_mask) == 8 &&
               offsetof(ethtool_sset_info, data) == 16);
 static_assert(offsetof(ethtool_gstrings, len) == 8 && offsetof(ethtool_gstrings, data) == 12);

@@ -1,7 +1,7 @@
 #pragma once
-// The legacy SIOCETHTOOL ioctl path of KernelEthtool (reference.md §3.1; K net/ethtool/ioctl.c):
-// the seam tests play a driver behind, and what KernelEthtool reads through it — driver
-// statistics (ETHTOOL_GSSET_INFO, GSTRINGS, GSTATS), the PFC storm-prevention tunable
+// The legacy SIOCETHTOOL ioctl path of KernelEthtool (docs/reference.md §3.1; K
+// net/ethtool/ioctl.c): the seam tests play a driver behind, and what KernelEthtool reads through
+// it — driver statistics (ETHTOOL_GSSET_INFO, GSTRINGS, GSTATS), the PFC storm-prevention tunable
 // (ETHTOOL_GTUNABLE) and the module's linear EEPROM image (ETHTOOL_GMODULEINFO, GMODULEEEPROM).
 // Error conventions are KernelEthtool's (ethtool_kernel.h).
 //
@@ -90,8 +90,8 @@ Result<uint32_t> ReadPfcStormTimeoutMs(EthtoolIoctl& ioctl, const std::string& n
 
 // The module's linear image of a ValidNetdevName(): ETHTOOL_GMODULEINFO, then
 // ETHTOOL_GMODULEEEPROM for all of it in one call. For SFF-8079/8472 (256/512 bytes) and
-// SFF-8636/8436 (256/640) that already is the flat image (reference.md §3.1); any other type is
-// kUnimplemented. Failures go through ModuleEepromFailure().
+// SFF-8636/8436 (256/640) that already is the flat image (docs/reference.md §3.1); any other type
+// is kUnimplemented. Failures go through ModuleEepromFailure().
 Result<std::vector<uint8_t>> ReadModuleEepromIoctl(EthtoolIoctl& ioctl, const std::string& netdev);
 
 // ModuleEepromErrorStatus() for a failed module read of `netdev`. ENODEV is also the kernel's

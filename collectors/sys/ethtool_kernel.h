@@ -1,5 +1,5 @@
 #pragma once
-// KernelEthtool: the EthtoolSource that asks the running kernel (reference.md §3, §4.5).
+// KernelEthtool: the EthtoolSource that asks the running kernel (docs/reference.md §3, §4.5).
 //
 // Sources:
 // - Statistics(): legacy SIOCETHTOOL ioctl. ETHTOOL_GSSET_INFO(ETH_SS_STATS) for the count
@@ -20,8 +20,8 @@
 //   op). When the family is absent, or the kernel has no such command (EOPNOTSUPP, 5.6-5.12) while
 //   the legacy ioctl works, ETHTOOL_GMODULEINFO + ETHTOOL_GMODULEEEPROM read the linear image
 //   instead, which for SFF-8079/8472 (256/512) and SFF-8636/8436 (256/640) already is the flat
-//   image (reference.md §3.1); CMIS modules have no ioctl type. Once the ioctl has answered where
-//   netlink said EOPNOTSUPP, netlink is not tried again for modules.
+//   image (docs/reference.md §3.1); CMIS modules have no ioctl type. Once the ioctl has answered
+//   where netlink said EOPNOTSUPP, netlink is not tried again for modules.
 //
 // "Not supported" is StatusCode::kUnimplemented, and nothing is logged here:
 // - Statistics(): EOPNOTSUPP, or a driver without an ETH_SS_STATS set (loopback). A count of 0

@@ -12,7 +12,8 @@ namespace {
 // ETH_MODULE_EEPROM_PAGE_LEN (K include/linux/ethtool.h): one request reads at most a half page.
 constexpr size_t kHalfPage = 128;
 
-// ---------------------------------------------------------------- module memory (reference.md §5)
+// ---------------------------------------------------------------- module memory (docs/reference.md
+// §5)
 constexpr uint8_t kI2cA0 = 0x50;  // A0h: SFF-8472 serial ID, and the only address of QSFP/CMIS
 constexpr uint8_t kI2cA2 = 0x51;  // A2h: SFF-8472 diagnostics
 // SFF-8024 Table 4-1 identifiers, grouped as optics::ModuleTypeFromIdentifier groups them.

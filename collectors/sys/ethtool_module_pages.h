@@ -1,7 +1,7 @@
 #pragma once
-// Module EEPROM page planning (reference.md §5): which half pages make up the flat image of
-// design.md §5 for a module type, how they are assembled from reads that may come back short or
-// refused, and which failures mean "no module in the cage". Pure: the reads themselves are a
+// Module EEPROM page planning (docs/reference.md §5): which half pages make up the flat image of
+// docs/design.md §5 for a module type, how they are assembled from reads that may come back short
+// or refused, and which failures mean "no module in the cage". Pure: the reads themselves are a
 // callback (KernelEthtool's ETHTOOL_MSG_MODULE_EEPROM_GET path), so all of it is tested without a
 // kernel.
 //
@@ -17,7 +17,7 @@
 namespace fabricwatch::sys {
 
 // One ETHTOOL_MSG_MODULE_EEPROM_GET read: `length` bytes from `offset` of page `page` (bank `bank`)
-// behind I2C address `i2c_address`, stored at `image_offset` of the flat image (design.md §5).
+// behind I2C address `i2c_address`, stored at `image_offset` of the flat image (docs/design.md §5).
 // offset + length never crosses 128 (the kernel's half-page rule, K net/ethtool/eeprom.c
 // eeprom_parse_request), and a page other than 0 is only read at offset 128.
 struct ModulePageRead {
@@ -32,7 +32,7 @@ struct ModulePageRead {
 
 // The reads that make up the flat image, in image order, given `known`: the image read so far
 // (empty, the lower page, or more). Each call plans with what it is given, so a caller reads the
-// first entry whose image_offset is at or past known.size() and asks again (reference.md §5):
+// first entry whose image_offset is at or past known.size() and asks again (docs/reference.md §5):
 // - always: lower page (0x50, page 0, offset 0) at 0;
 // - SFF-8472 (identifier 0x03): A0h upper (0x50, page 0, offset 128) at 128; when A0h byte 92 bit 6
 //   (DDM implemented) is set, A2h (0x51, page 0) offset 0 at 256 and offset 128 at 384;

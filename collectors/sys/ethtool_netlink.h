@@ -1,5 +1,5 @@
 #pragma once
-// The netlink channel of KernelEthtool (reference.md §3.2, §4.5): a generic-netlink socket for
+// The netlink channel of KernelEthtool (docs/reference.md §3.2, §4.5): a generic-netlink socket for
 // the "ethtool" family (5.6+) and an rtnetlink socket for DCB, each opened on first use, one
 // request in flight at a time; and the ethtool requests sent over it. Replies are parsed by
 // ethtool_netlink_parse.h and dcb.h; error conventions are KernelEthtool's (ethtool_kernel.h).
@@ -57,8 +57,8 @@ class EthtoolNetlink {
 
   // An ethtool GET request (command `cmd`, `name` for messages) for one netdev with
   // ETHTOOL_FLAG_STATS, or without it once the kernel has rejected the flag for this command
-  // (reference.md §3.2: EINVAL from the header policy). `*sent_stats`, when not null: whether the
-  // answered request carried the flag. kUnimplemented when the kernel has no "ethtool" family.
+  // (docs/reference.md §3.2: EINVAL from the header policy). `*sent_stats`, when not null: whether
+  // the answered request carried the flag. kUnimplemented when the kernel has no "ethtool" family.
   Result<const nlmsghdr*> EthtoolGet(const std::string& netdev, uint8_t cmd, std::string_view name,
                                      bool* sent_stats = nullptr);
   // ETHTOOL_MSG_STATS_GET for one netdev (no ETHTOOL_FLAG_STATS: not in its header policy).

@@ -1,7 +1,7 @@
 #pragma once
-// Pure parsers of the netlink replies KernelEthtool reads (reference.md §3.2): no socket, no I/O,
-// so each is tested on byte buffers. Each takes one complete netlink message as the kernel sends
-// it (header included, nlmsg_len bytes readable) and never reads outside it.
+// Pure parsers of the netlink replies KernelEthtool reads (docs/reference.md §3.2): no socket, no
+// I/O, so each is tested on byte buffers. Each takes one complete netlink message as the kernel
+// sends it (header included, nlmsg_len bytes readable) and never reads outside it.
 //
 // Thread-safety: stateless functions; safe from any thread.
 

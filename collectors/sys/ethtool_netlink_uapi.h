@@ -1,7 +1,8 @@
 #pragma once
 // Private copies of the ethtool generic-netlink UAPI values that KernelEthtool's netlink path
-// uses (UAPI linux/ethtool_netlink.h; reference.md §3.2). Only for the ethtool_* sources of this
-// folder: ethtool_netlink.cc (requests), ethtool_netlink_parse.cc (replies), ethtool_kernel.cc.
+// uses (UAPI linux/ethtool_netlink.h; docs/reference.md §3.2). Only for the ethtool_* sources of
+// this folder: ethtool_netlink.cc (requests), ethtool_netlink_parse.cc (replies),
+// ethtool_kernel.cc.
 //
 // Copies, because the distro headers lag the kernel (Debian 12's 6.1 header has no
 // ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT), and most values are enumerators, which #ifndef cannot test.

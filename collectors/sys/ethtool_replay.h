@@ -1,7 +1,8 @@
 #pragma once
-// ReplayEthtool: ethtool data from a replay directory (--path.ethtool=DIR, design.md §5):
+// ReplayEthtool: ethtool data from a replay directory (--path.ethtool=DIR, docs/design.md §5):
 //   DIR/<netdev>/statistics   text exactly as `ethtool -S <netdev>` prints it.
-//   DIR/<netdev>/module-eeprom  the transceiver's memory as a flat image (design.md §5); a netdev
+//   DIR/<netdev>/module-eeprom  the transceiver's memory as a flat image (docs/design.md §5); a
+//   netdev
 //                               without the file has an empty cage (kNoData).
 // Pause, FEC, link-state, PFC and tunable queries have no replay form and answer kUnimplemented.
 

@@ -1,9 +1,9 @@
 #pragma once
 // Pure parser for `ethtool -S <netdev>` text, the replay format of --path.ethtool
-// (design.md §5: DIR/<netdev>/statistics holds the text exactly as the tool prints it).
+// (docs/design.md §5: DIR/<netdev>/statistics holds the text exactly as the tool prints it).
 //
 // ethtool prints the ETHTOOL_GSTRINGS(ETH_SS_STATS) names and ETHTOOL_GSTATS values
-// (reference.md §3.1) as
+// (docs/reference.md §3.1) as
 //     NIC statistics:
 //          <name>: <u64 decimal>
 // one line per statistic, in driver order. Things seen in real captures and accepted here:

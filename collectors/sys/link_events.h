@@ -1,5 +1,5 @@
 #pragma once
-// Link up/down events from rtnetlink (RTNLGRP_LINK), reference.md §7.1.
+// Link up/down events from rtnetlink (RTNLGRP_LINK), docs/reference.md §7.1.
 //
 // LinkEventListener joins the RTNLGRP_LINK multicast group with libnl-3 and records every carrier
 // transition of every netdev, with its time, in a LinkEventLog. The kernel's notifications go

@@ -4,7 +4,7 @@
 // from the one the choice was made from, or the choice is older than `max_age` (for what no
 // listing shows, such as a driver that binds later). The caller lists into the kept vectors
 // (SysFs::ListDirInto, EthtoolSource::ListNetdevEntries), so a collection that finds nothing
-// changed allocates nothing (design.md §8).
+// changed allocates nothing (docs/design.md §8).
 //
 // Thread-safety: none; owned by one collector.
 

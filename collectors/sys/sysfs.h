@@ -2,8 +2,8 @@
 // SysFs: sysfs rooted at --path.sysfs (default /sys).
 //
 // Every collector reads sysfs through this class, never through a hard-coded "/sys", so a replay
-// root (design.md §5), a fixture tree or the real kernel are the same to the code. Relative paths
-// are joined under the root: SysFs("/tmp/root").Path("class/net") == "/tmp/root/class/net".
+// root (docs/design.md §5), a fixture tree or the real kernel are the same to the code. Relative
+// paths are joined under the root: SysFs("/tmp/root").Path("class/net") == "/tmp/root/class/net".
 //
 // Failure modes: every error names the absolute path and the errno text. A value longer than a
 // page (sysfs attributes never are) is an InvalidArgument, not a truncated read.
@@ -51,8 +51,8 @@ class SysFs {
 };
 
 // A sysfs attribute that is read again and again (a counter). With keep_open it holds its fd and
-// re-reads with pread(fd, buf, n, 0) — one syscall per sample (design.md §8); the fd is dropped on
-// any error so the next read reopens it (a device that went away and came back). Without
+// re-reads with pread(fd, buf, n, 0) — one syscall per sample (docs/design.md §8); the fd is
+// dropped on any error so the next read reopens it (a device that went away and came back). Without
 // keep_open (when an fd budget is exhausted) each read is open + pread + close.
 // A file that does not exist (ENOENT: an attribute this kernel or driver lacks) is remembered as
 // absent and not looked up again, so optional files cost no syscall per sample; owners notice

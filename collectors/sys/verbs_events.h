@@ -1,5 +1,5 @@
 #pragma once
-// InfiniBand port events from libibverbs asynchronous events (reference.md §7.2).
+// InfiniBand port events from libibverbs asynchronous events (docs/reference.md §7.2).
 //
 // IB ports have no rtnetlink event and their sysfs files cannot be poll()ed, so an IB link that
 // goes down is otherwise seen only at the next sample. VerbsPortListener opens every RDMA device

@@ -1,6 +1,6 @@
 #pragma once
 // Collector `topology`: GPU↔NIC PCIe affinity, NUMA placement and PCIe link health, from sysfs
-// alone (reference.md §6).
+// alone (docs/reference.md §6).
 //
 // Sources (kernel drivers/pci/pci-sysfs.c, drivers/pci/pcie/aer.c, drivers/iommu/iommu.c):
 //   <sysfs>/bus/pci/devices/<bdf>  -> ../../../devices/pciDDDD:BB/<bdf>/.../<bdf>  (the tree)

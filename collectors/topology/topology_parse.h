@@ -1,5 +1,5 @@
 #pragma once
-// Pure parsers and classifiers of the `topology` collector (reference.md §6). No I/O.
+// Pure parsers and classifiers of the `topology` collector (docs/reference.md §6). No I/O.
 
 #include <cstdint>
 #include <optional>
@@ -63,7 +63,7 @@ struct Endpoint {
   std::optional<int> numa_node;  // nullopt: numa_node absent or -1
 };
 
-// reference.md §6.4:
+// docs/reference.md §6.4:
 //   same function → X; different host bridges → NODE when both NUMA nodes are known and equal,
 //   or both unknown (no proximity info: a single-node host or a VM), SYS otherwise (different
 //   nodes, or only one side known: locality cannot be shown); same host bridge and no common

@@ -30,7 +30,7 @@ using ber::History;
 
 constexpr std::string_view kName = "ber_growth";
 
-// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+// Keys, defaults and the source of each default (docs/detection.md sections, [S..] references).
 constexpr DetectorOptionSpec kOptions[] = {
     {"effective-warning-ratio",
      "Effective (post-FEC) BER above which a warning is raised. §3.3/§8; IB spec < 1e-12 [S23]",
@@ -100,7 +100,7 @@ constexpr MetricDesc kEffective{
     "fabric_ber_effective_ratio",
     "Post-FEC (effective) bit error ratio of an Ethernet PHY: PCS symbol errors / received "
     "bits over the detector window (window = the configured minimum; extended until it holds "
-    "3/threshold bits, detection.md §0.3).",
+    "3/threshold bits, docs/detection.md §0.3).",
     MetricKind::kGauge,
     {"netdev", "window"}};
 constexpr MetricDesc kPreFec{
@@ -395,7 +395,7 @@ class BerGrowthDetector final : public Detector {
     const TimePoint time = snapshot.time;
     for (auto& [k, p] : ib_) p.seen = false;
     // RoCE ports (link_layer Ethernet) are judged by their netdev's PHY/FEC counters only
-    // (detection.md §3.3): their PMA symbol_error is the same PHY seen again, and the IB rules
+    // (docs/detection.md §3.3): their PMA symbol_error is the same PHY seen again, and the IB rules
     // would raise a second finding, on {device, port}, for one fault. No port_info or an empty
     // link_layer (kernels before RoCE) is InfiniBand.
     std::set<std::pair<std::string, std::string>> ethernet;
@@ -440,7 +440,7 @@ class BerGrowthDetector final : public Detector {
         IbPort* p = port_for(m);
         if (p == nullptr || !(value >= 0)) return;
         const CounterStep step = (p->*tracker).Update(static_cast<uint64_t>(value), time);
-        // Saturated = unknown: neither raise nor clear (detection.md §0.2).
+        // Saturated = unknown: neither raise nor clear (docs/detection.md §0.2).
         const bool grew = step.valid && step.delta > 0;
         if (grew) p->*last = step.delta;
         (p->*latch).Update(grew, step.valid && step.delta == 0, time);

@@ -1,5 +1,5 @@
 #pragma once
-// ber_growth: bit-error growth on Ethernet PHYs and InfiniBand ports (detection.md §3, §0.3).
+// ber_growth: bit-error growth on Ethernet PHYs and InfiniBand ports (docs/detection.md §3, §0.3).
 //
 // Inputs, collector `ethtool` (per netdev):
 //   fabric_ethtool_phy_bit_count_total              (rx_bits_phy: the BER denominator)

@@ -11,7 +11,8 @@ namespace {
 
 constexpr MetricDesc kActive{
     "fabric_anomaly_active",
-    "1 while a detector's finding is active (design.md §5). Entity labels are those that apply "
+    "1 while a detector's finding is active (docs/design.md §5). Entity labels are those that "
+    "apply "
     "to the finding: device+port (HCA port), netdev, priority (PFC), lane (optics), role (PFC "
     "storm source or victim).",
     MetricKind::kGauge,

@@ -1,6 +1,6 @@
 #pragma once
 // AnomalyTracker: turns each detector's successive Evaluate() results into raise/clear
-// transitions and exports the anomaly contract of design.md §5:
+// transitions and exports the anomaly contract of docs/design.md §5:
 //   fabric_anomaly_active{detector,severity,<entity>}                    1 while active
 //   fabric_anomaly_value{detector,severity,<entity>}                     the triggering value
 //   fabric_anomaly_started_timestamp_seconds{detector,severity,<entity>} start of the state

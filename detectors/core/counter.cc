@@ -28,7 +28,7 @@ CounterSpec SpecFor(const MetricDesc& desc, double max_rate_per_second) {
 CounterStep CounterTracker::Update(uint64_t value, std::chrono::system_clock::time_point time) {
   CounterStep step;
   if (spec_.behaviour == CounterBehaviour::kSaturating && value >= Ceiling(spec_.width)) {
-    // detection.md §0.2: an IB PMA counter at 2^w − 1 has stopped counting; any delta computed
+    // docs/detection.md §0.2: an IB PMA counter at 2^w − 1 has stopped counting; any delta computed
     // from it would read as "no errors" forever. Keep the sample as the new baseline so that a
     // PMA clear (back to small values) is treated as a reset, not as a huge delta.
     step.saturated = true;

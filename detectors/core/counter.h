@@ -1,5 +1,5 @@
 #pragma once
-// CounterTracker: the one place counter arithmetic happens (detection.md §0.2).
+// CounterTracker: the one place counter arithmetic happens (docs/detection.md §0.2).
 //
 // Every detector turns raw counter samples into deltas through this helper, so none of them
 // raises a false alarm on

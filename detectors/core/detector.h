@@ -1,6 +1,6 @@
 #pragma once
 // The Detector interface, its findings and the anomaly transitions other parts consume
-// (design.md §4–5, detection.md).
+// (docs/design.md §4–5, docs/detection.md).
 //
 // A detector is a deterministic function of the snapshots it is fed and the times they carry: it
 // reads no device and no wall clock of its own, so scenario tests drive it with simulated time.
@@ -15,7 +15,7 @@
 //   fabric_anomaly_started_timestamp_seconds{detector,severity,<entity>}
 //   fabric_anomaly_transitions_total{detector,severity,transition="raise|clear"}
 // Entity labels, in this order where they apply: device, port, netdev, priority, lane, role
-// (design.md §5). A finding's identity is (detector, severity, entity).
+// (docs/design.md §5). A finding's identity is (detector, severity, entity).
 //
 // Thread-safety: none; the detector engine calls a detector from one thread.
 

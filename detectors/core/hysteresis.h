@@ -1,5 +1,5 @@
 #pragma once
-// Hysteresis, hold-down and decay helpers shared by the detectors (detection.md §5).
+// Hysteresis, hold-down and decay helpers shared by the detectors (docs/detection.md §5).
 //
 //   HoldDown        a state that raises only after its raise condition held for `raise_after`
 //                   and clears only after its clear condition held for `clear_after` (SONiC's

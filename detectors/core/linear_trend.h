@@ -1,6 +1,6 @@
 #pragma once
 // LinearTrend: least-squares line through (time, value) points of a lookback window, for
-// time-to-threshold projections (detection.md §5 "Linear regression time-to-threshold", the
+// time-to-threshold projections (docs/detection.md §5 "Linear regression time-to-threshold", the
 // node-mixin predict_linear pattern [S40]).
 //
 // Points closer together than `spacing` are averaged into one, so a 6 h lookback at a 1 s

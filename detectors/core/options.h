@@ -6,7 +6,7 @@
 // (`detectors.<name>.<key>`) and on the command line (`--detector.<name>.<key>`). A key a
 // detector does not declare is an error naming it and the known keys, so a typo never silently
 // leaves a default in force. Defaults live in the spec table, which is also the documentation
-// (--help, README) — detection.md §8 is the source of each default.
+// (--help, README) — docs/detection.md §8 is the source of each default.
 
 #include <chrono>
 #include <span>

@@ -1,7 +1,7 @@
 #pragma once
 // The state file (--state.file): what must survive a restart of the agent — detector state
 // (flap penalties and histories, optics baselines keyed by module serial, storm hysteresis) and
-// the active anomalies with their start times (detection.md §0.2: persist across restarts,
+// the active anomalies with their start times (docs/detection.md §0.2: persist across restarts,
 // keyed by boot ID).
 //
 // Format: one JSON document

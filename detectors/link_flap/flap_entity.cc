@@ -86,7 +86,7 @@ void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, So
   for (uint64_t i = 0; i < downs; ++i) Sight(s, entity, source, time);
 }
 
-// detection.md §2.2: module_unplug is a human action — the downs around it are maintenance.
+// docs/detection.md §2.2: module_unplug is a human action — the downs around it are maintenance.
 // A device that disappears or comes back (hot-unplug, driver reload) is the same kind of
 // human action, without the announcement: its re-registration downs are no flaps.
 void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool announce) {

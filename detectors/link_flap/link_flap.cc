@@ -25,7 +25,7 @@ using namespace link_flap;  // the per-port state and rules (flap_entity.h)
 
 using std::chrono::milliseconds;
 
-// detection.md §8 (and §2.2) for every default; the help names the source.
+// docs/detection.md §8 (and §2.2) for every default; the help names the source.
 constexpr DetectorOptionSpec kOptions[] = {
     {"hard-count", "Down events in hard-window that make hard flapping (critical). [S14] errdisable",
      "5"},
@@ -136,7 +136,7 @@ class LinkFlapDetector final : public Detector {
     last_eval_ = now;
     for (auto& [key, entity] : entities_) {
       std::optional<Finding> finding = EvaluateEntity(s_, entity, now);
-      // One fault, one finding (detection.md §2.2): an IPoIB netdev's carrier follows its IB
+      // One fault, one finding (docs/detection.md §2.2): an IPoIB netdev's carrier follows its IB
       // port, so its flaps are the port's flaps — the port raises, the netdev stays quiet (its
       // metrics are still exported).
       if (finding && !(entity.netdev && IpoibPortOf(entity.labels[0].second))) {

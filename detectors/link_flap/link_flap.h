@@ -1,5 +1,5 @@
 #pragma once
-// link_flap: flapping and outages of netdevs and InfiniBand ports (detection.md §2.2, §8).
+// link_flap: flapping and outages of netdevs and InfiniBand ports (docs/detection.md §2.2, §8).
 //
 // Down events, per entity, from every source that sees them — deduplicated, because one real
 // down shows up in several places:

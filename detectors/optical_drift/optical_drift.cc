@@ -22,7 +22,7 @@ using std::chrono::duration;
 
 constexpr std::string_view kName = "optical_drift";
 
-// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+// Keys, defaults and the source of each default (docs/detection.md sections, [S..] references).
 constexpr DetectorOptionSpec kOptions[] = {
     {"threshold-warning-for",
      "How long rx power must stay below the module's low warning (or bias above its high warning). "
@@ -108,7 +108,7 @@ constexpr MetricDesc kMetrics[] = {kRxBaseline, kRxRatio, kBiasRatio};
 double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
 double Watts(double dbm) { return std::pow(10, dbm / 10) / 1000; }
 // A running mean that becomes an EWMA with time constant tau once 1/n is below the EWMA's
-// weight: no start-up bias, day-scale memory afterwards (detection.md §5 EWMA row).
+// weight: no start-up bias, day-scale memory afterwards (docs/detection.md §5 EWMA row).
 struct Baseline {
   double mean = 0;
   double samples = 0;

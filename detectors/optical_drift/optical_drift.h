@@ -1,6 +1,6 @@
 #pragma once
 // optical_drift: receive power and laser bias per lane against the module's own thresholds and
-// against the module's own baseline (detection.md §4.2).
+// against the module's own baseline (docs/detection.md §4.2).
 //
 // Inputs (collector `optics`, README "Collector optics"):
 //   fabric_optics_lane_rx_power_watts{netdev,lane}, fabric_optics_lane_tx_bias_amperes{netdev,lane}
@@ -10,7 +10,7 @@
 //   fabric_optics_info{netdev,serial,...}, fabric_optics_module_present{netdev},
 //   fabric_optics_last_read_timestamp_seconds{netdev} (repeats of one DOM read are skipped)
 //
-// Baselines are keyed by module serial and persisted with SaveState (detection.md §4.2 "keep
+// Baselines are keyed by module serial and persisted with SaveState (docs/detection.md §4.2 "keep
 // per-module baselines keyed by module serial"): a module swap starts a new baseline and is never
 // a finding; a module seen again on a different netdev also starts over (rx power depends on the
 // fiber as much as on the module). The rx baseline is an EWMA of dBm with a 7 d time constant,

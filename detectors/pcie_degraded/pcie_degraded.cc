@@ -19,11 +19,11 @@ namespace {
 
 constexpr std::string_view kName = "pcie_degraded";
 
-// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+// Keys, defaults and the source of each default (docs/detection.md sections, [S..] references).
 constexpr DetectorOptionSpec kOptions[] = {
     {"downtrain-for",
      "How long a link must run below its maximum width or speed. Judgement: several 60 s topology "
-     "reads agree (no PCIe section in detection.md)",
+     "reads agree (no PCIe section in docs/detection.md)",
      "5m"},
     {"clear-for",
      "How long a link must be back at its maximum before a finding clears. Judgement: no chatter "
@@ -34,11 +34,11 @@ constexpr DetectorOptionSpec kOptions[] = {
      "default). Judgement",
      "false"},
     {"aer-window",
-     "Window of the correctable AER error count. Judgement (detection.md §9 lists no public "
+     "Window of the correctable AER error count. Judgement (docs/detection.md §9 lists no public "
      "threshold)",
      "10m"},
     {"aer-correctable-warning",
-     "Correctable AER errors within aer-window that warn. Judgement (detection.md §9 lists no "
+     "Correctable AER errors within aer-window that warn. Judgement (docs/detection.md §9 lists no "
      "public threshold)",
      "10"},
     {"aer-correctable-clear",

@@ -15,7 +15,7 @@
 //             because GPUs lower their link speed at idle (collector HELP; no load signal here)
 //   warning   ≥ aer_correctable_warning correctable AER errors within aer_window
 //   critical  any nonfatal or fatal AER increment (uncorrectable: data lost or link reset)
-// detection.md has no PCIe section; every default here is Judgement, stated with its reason.
+// docs/detection.md has no PCIe section; every default here is Judgement, stated with its reason.
 
 #include <chrono>
 #include <memory>
@@ -42,7 +42,7 @@ struct PcieDegradedOptions {
   bool check_gpu_speed{};
   // Correctable AER errors are fixed by link-level replay but show a marginal channel; a
   // handful per 10 min is already unusual on a healthy server. Judgement (the kernel logs each;
-  // detection.md §9 lists no public threshold). Clears when the window count falls below
+  // docs/detection.md §9 lists no public threshold). Clears when the window count falls below
   // aer_correctable_clear.
   Duration aer_window{};
   double aer_correctable_warning{};

@@ -19,7 +19,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// detection.md §1.3 / §8 for every default.
+// docs/detection.md §1.3 / §8 for every default.
 constexpr DetectorOptionSpec kOptions[] = {
     {"storm-ratio", "Pause-time ratio at or above which a priority counts as stormed. [S3] "
                     "SONiC/NVIDIA >99 % of the interval",

@@ -1,5 +1,5 @@
 #pragma once
-// pfc_storm: PFC pause storms per priority (detection.md §1.2, §1.3, §8).
+// pfc_storm: PFC pause storms per priority (docs/detection.md §1.2, §1.3, §8).
 //
 // Per netdev and priority, from the ethtool collector's snapshots:
 //   pause ratio   Δfabric_pfc_pause_duration_seconds_total{direction} / Δt (measured Δt, §0.2) —

@@ -26,7 +26,7 @@ using std::chrono::duration;
 
 constexpr std::string_view kName = "thermal_drift";
 
-// Keys, defaults and the source of each default (detection.md sections, [S..] references).
+// Keys, defaults and the source of each default (docs/detection.md sections, [S..] references).
 constexpr DetectorOptionSpec kOptions[] = {
     {"fallback-warning-celsius",
      "Warning threshold (°C) for a module that reports none or 0. §4.1/§8: commercial optics are "

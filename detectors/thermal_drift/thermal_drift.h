@@ -1,6 +1,6 @@
 #pragma once
 // thermal_drift: transceiver module temperature against the module's own thresholds, its slew,
-// and a trend projection that warns before the warning threshold is crossed (detection.md §4).
+// and a trend projection that warns before the warning threshold is crossed (docs/detection.md §4).
 //
 // Inputs (collector `optics`, README "Collector optics"):
 //   fabric_optics_module_temperature_celsius{netdev}
@@ -9,7 +9,7 @@
 //       re-exports a module's values between its 30 s reads, so repeats are skipped)
 //   fabric_optics_info{netdev,serial,...}, fabric_optics_module_present{netdev}
 // and collector `ethtool`: fabric_ethtool_module_events_total{netdev,event="high_temp"}
-// (mlx5 module_high_temp, detection.md §4.2 "or Δmodule_high_temp > 0").
+// (mlx5 module_high_temp, docs/detection.md §4.2 "or Δmodule_high_temp > 0").
 //
 // Findings, entity {netdev}:
 //   critical  temperature ≥ the module's high alarm for alarm_for, or a high_temp event
@@ -40,13 +40,13 @@ struct ThermalDriftOptions {
   // show), so it is written once; the comments here say why each value was chosen.
   // Fallbacks when the module has no (or unprogrammed, zero) thresholds: commercial-grade
   // optics are rated 0–70 °C case [S31]; example module TempHighWarning 70 / HighAlarm 75 [S30]
-  // (detection.md §4.1, §4.2, §8).
+  // (docs/detection.md §4.1, §4.2, §8).
   double fallback_warning_celsius{};
   double fallback_alarm_celsius{};
   Duration warning_for{};  // §4.2 / §8 "≥ high-warn 2 min"
   Duration alarm_for{};    // §4.2 / §8 "≥ high-alarm 1 min"
   // Hysteresis (Judgement): clear below threshold − 2 °C, held for 5 min (UFM PDR de-isolates
-  // after 5 min healthy [S21], detection.md §3.2).
+  // after 5 min healthy [S21], docs/detection.md §3.2).
   double clear_margin_celsius{};
   Duration clear_for{};
   // Slew: UFM PDR isolates on a change > 10 °C between 300 s samples [S21] (§4.2, §8).

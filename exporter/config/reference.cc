@@ -86,7 +86,7 @@ std::string MetricReferenceMarkdown() {
   for (const CollectorInfo& info : CollectorRegistry()) {
     out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }
-  out += "### Anomalies (every detector, design.md §5)\n\n" +
+  out += "### Anomalies (every detector, docs/design.md §5)\n\n" +
          MetricTable(detect::AnomalyTracker::Metrics()) + "### The detector engine\n\n" +
          MetricTable(DetectorEngine::Metrics());
   for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {

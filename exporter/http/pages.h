@@ -17,7 +17,7 @@ namespace fabricwatch::exporter {
 
 std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health,
                         const std::vector<detect::ActiveAnomaly>& anomalies = {});
-// JSON (design.md §5): {"anomalies":[{"detector":"link_flap","severity":"critical",
+// JSON (docs/design.md §5): {"anomalies":[{"detector":"link_flap","severity":"critical",
 //   "entity":{"netdev":"eth0"},"started":"<RFC 3339>","started_timestamp":<unix s>,
 //   "value":5,"evidence":{"flap_penalty":4870,...},"reason":"...","drain_eligible":true}]}
 std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies);

@@ -1,5 +1,5 @@
 #pragma once
-// DetectorEngine: runs the detectors on their own thread (design.md §2).
+// DetectorEngine: runs the detectors on their own thread (docs/design.md §2).
 //
 // Inputs arrive two ways and both wake the thread at once:
 //   - every published snapshot (SnapshotStore::SetPublishListener → Submit(), a queue);

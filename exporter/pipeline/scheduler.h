@@ -28,7 +28,7 @@ struct ScheduledCollector {
 };
 
 // What a collector's thread keeps from one collection to the next so that a steady-state
-// collection allocates nothing (design.md §8): the sink with its indexes, and the last few
+// collection allocates nothing (docs/design.md §8): the sink with its indexes, and the last few
 // snapshots it published. A snapshot is immutable while anyone reads it; once the store has
 // replaced it and no scrape or detector holds it any more, its memory (families, label
 // strings, the Snapshot itself) carries the next collection.

@@ -1,6 +1,6 @@
 #pragma once
 // Transceiver EEPROM images built byte by byte from the spec tables (SFF-8472, SFF-8636, CMIS),
-// in the flat layout of design.md §5: shared by the decoder tests and the optics collector
+// in the flat layout of docs/design.md §5: shared by the decoder tests and the optics collector
 // tests, which write them into replay directories.
 
 #include "tools/fabricsim/module_image.h"

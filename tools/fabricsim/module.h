@@ -1,6 +1,6 @@
 #pragma once
 // A live transceiver: identity, thresholds and readings, rendered as the flat memory image the
-// optics collector reads (design.md §5): SFF-8472 512 bytes (A0h + A2h), SFF-8636 640 bytes
+// optics collector reads (docs/design.md §5): SFF-8472 512 bytes (A0h + A2h), SFF-8636 640 bytes
 // (lower page + upper pages 00h-03h), CMIS 768 bytes (lower + pages 00h, 01h, 02h, 10h, 11h).
 // All three specs use the same units for the monitors: temperature 1/256 °C (signed), Vcc
 // 100 µV, bias 2 µA, optical power 0.1 µW. Alarm and warning flags are derived from the values

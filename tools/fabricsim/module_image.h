@@ -1,6 +1,6 @@
 #pragma once
 // A transceiver memory image under construction: big-endian fields at byte offsets, in the flat
-// layout of design.md §5 (SFF-8472 A0h+A2h, SFF-8636 lower + upper pages, CMIS lower + pages).
+// layout of docs/design.md §5 (SFF-8472 A0h+A2h, SFF-8636 lower + upper pages, CMIS lower + pages).
 // Shared by the fabric simulator (which renders live modules) and the decoder tests (which build
 // images straight from the spec tables, tests/testing/module_images.h).
 

@@ -1,6 +1,6 @@
 #pragma once
 // Simulator: animates a simulated node (node.h) from a scenario (scenario.h), writing a replay
-// root (design.md §5) the way the kernel updates sysfs.
+// root (docs/design.md §5) the way the kernel updates sysfs.
 //
 //   <root>/sys      sysfs replay root: --path.sysfs=<root>/sys
 //   <root>/ethtool  ethtool replay dir: <netdev>/statistics (`ethtool -S` text) and

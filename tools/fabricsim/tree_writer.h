@@ -1,7 +1,7 @@
 #pragma once
 // TreeWriter: writes a replay root the way the kernel updates sysfs.
 //
-// The agent keeps counter files open and re-reads them with pread(fd, 0) (design.md §8), so a
+// The agent keeps counter files open and re-reads them with pread(fd, 0) (docs/design.md §8), so a
 // value is rewritten IN PLACE: same inode, open without O_TRUNC, pwrite at offset 0, then
 // ftruncate to the new length. Never write-and-rename: a renamed file is a new inode and the
 // agent's open fd would keep reading the old value forever. A value that grows or keeps its

@@ -218,7 +218,7 @@ std::vector<std::pair<std::string, std::string>> ExtraLabels(const NormalizedSta
   return labels;
 }
 
-// Written from reference.md §4.1-4.3 and the driver tables, independently of kPatterns.
+// Written from docs/reference.md §4.1-4.3 and the driver tables, independently of kPatterns.
 const std::vector<Expected>& ExpectedMappings() {
   static const std::vector<Expected> kExpected = {
       // mlx5 PFC
@@ -723,7 +723,7 @@ TEST(EthtoolFixtures, RecognisedFamiliesPerDriver) {
   }
 }
 
-// The metric sink enforces the naming contract (design.md §5) and rejects duplicate series:
+// The metric sink enforces the naming contract (docs/design.md §5) and rejects duplicate series:
 // every normalised sample of every fixture netdev must pass it.
 TEST(EthtoolFixtures, NormalisedSamplesSatisfyTheSink) {
   const std::filesystem::path root = testing::FixturePath("ethtool");

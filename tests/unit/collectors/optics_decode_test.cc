@@ -1,5 +1,5 @@
-// Module EEPROM decoders: hand-built images written from the spec tables (reference.md §5), the
-// robustness cases, and the external corpus (../shared/fixtures/external/ethtool-m).
+// Module EEPROM decoders: hand-built images written from the spec tables (docs/reference.md §5),
+// the robustness cases, and the external corpus (../shared/fixtures/external/ethtool-m).
 
 #include <gtest/gtest.h>
 

@@ -721,8 +721,8 @@ TEST(RdmaCollectorTest, rediscovery_after_the_interval_finds_new_counter_files) 
 
 TEST(RdmaCollectorTest, port_xmit_wait_saturates_at_32_bits_with_the_extended_table) {
   // Regression: port_xmit_wait always comes from the 32-bit PortCounters attribute, also when the
-  // kernel uses the PortCountersExtended table for the data counters (reference.md §1.4: "Error
-  // counters (and port_xmit_wait) always come from PortCounters and keep their IBA widths";
+  // kernel uses the PortCountersExtended table for the data counters (docs/reference.md §1.4:
+  // "Error counters (and port_xmit_wait) always come from PortCounters and keep their IBA widths";
   // kernel core/sysfs.c pma_attrs_ext lists port_pma_attr_port_xmit_wait). RdmaCollector::
   // CollectCounter drops the saturation check of every 32-bit counter on an extended-width port
   // (`if (bits == 32 && (counter.extended_width || ...)) bits = 0;`), so a port_xmit_wait stuck

@@ -6,7 +6,7 @@
 // walks it, and every GPU, NIC, NUMA node, bridge path, link attribute and GPU-NIC level is
 // compared with what the XML itself says. The expected levels come from the XML tree alone
 // (lowest common ancestor, bridge depths, host bridges, NUMA nodes) by the rules of
-// reference.md §6.4, written independently of Classify().
+// docs/reference.md §6.4, written independently of Classify().
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -298,7 +298,7 @@ Model BuildModel(const std::string& text) {
       if (IsOpenFabrics(objects[c])) f.rdma_devices.insert(objects[c].Attr("name"));
       if (IsNetwork(objects[c])) f.netdevs.insert(objects[c].Attr("name"));
     }
-    // reference.md §6.2: GPU = vendor NVIDIA/AMD with base class 0x03 or 0x12; NIC = base
+    // docs/reference.md §6.2: GPU = vendor NVIDIA/AMD with base class 0x03 or 0x12; NIC = base
     // class 0x02, or any function with an RDMA (OpenFabrics) device.
     const uint32_t base = cls >> 8;
     f.gpu = !f.bridge && (vendor == 0x10de || vendor == 0x1002) && (base == 0x03 || base == 0x12);

@@ -138,7 +138,7 @@ TEST_F(LinkFlapTest, ib_flap_detected_within_one_sample_interval) {
 }
 
 // One IB flap is seen on the port (state, link_downed) and on its IPoIB netdev ib0 (netlink,
-// carrier counter): one fault, one finding — the port's (detection.md §2.2) — so one drain.
+// carrier counter): one fault, one finding — the port's (docs/detection.md §2.2) — so one drain.
 TEST_F(LinkFlapTest, ipoib_netdev_flaps_are_raised_once_on_the_ib_port) {
   Make();
   for (int i = 0; i <= 5; ++i) {

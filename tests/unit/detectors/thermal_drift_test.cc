@@ -1,4 +1,4 @@
-// thermal_drift scenarios (detection.md §4.2): projection before the warning threshold, module
+// thermal_drift scenarios (docs/detection.md §4.2): projection before the warning threshold, module
 // thresholds and fallbacks, slew, high_temp events, and hours of healthy noise with a module
 // swap, an unplug/re-plug and counter resets that must raise nothing.
 

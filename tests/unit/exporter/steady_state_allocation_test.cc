@@ -1,4 +1,4 @@
-// Zero heap allocations per steady-state sample (issue 11, design.md §8): every collector that
+// Zero heap allocations per steady-state sample (issue 11, docs/design.md §8): every collector that
 // samples a node's counters (netdev, rdma, ethtool at 1 s) and its modules (optics, here reading
 // every module on every run) is run the scheduler's way on a simulated node, and operator new
 // is counted while it collects and publishes. Discovery (the first runs) is excluded; topology

@@ -267,7 +267,7 @@ void PrintTo(const LinearCase& c, std::ostream* os) { *os << c.name; }
 
 class ModuleEepromIoctlTest : public testing::TestWithParam<LinearCase> {};
 
-// The legacy linear layouts are the flat image (reference.md §3.1): returned whole, one read.
+// The legacy linear layouts are the flat image (docs/reference.md §3.1): returned whole, one read.
 TEST_P(ModuleEepromIoctlTest, LinearImageIsReturnedWhole) {
   const LinearCase& c = GetParam();
   Rig rig(0);
