@@ -274,16 +274,7 @@ class EthtoolCollector final : public Collector {
 };
 
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
-  if (source_->HasOwnNetdevs()) return source_->Netdevs();
-  auto names = sysfs_.ListDir("class/net");
-  if (!names) return names;
-  const std::set<std::string> rdma_netdevs = sys::RdmaNetdevs(sysfs_);
-  std::vector<std::string> selected;
-  for (const std::string& name : *names) {
-    if (!explicit_include_ && !sys::IsFabricNetdev(sysfs_, name, rdma_netdevs)) continue;
-    selected.push_back(name);
-  }
-  return selected;
+  return sys::FabricNetdevCandidates(sysfs_, *source_, explicit_include_);
 }
 
 const MetricDesc* EthtoolCollector::PassthroughFor(const std::string& netdev,

@@ -177,22 +177,9 @@ class OpticsCollector final : public Collector {
 };
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
-  std::vector<std::string> selected;
-  if (source_->HasOwnNetdevs()) {
-    auto names = source_->Netdevs();
-    if (!names) return names;
-    selected = std::move(*names);
-  } else {
-    auto names = sysfs_.ListDir("class/net");
-    if (!names) return names;
-    const std::set<std::string> rdma_netdevs = sys::RdmaNetdevs(sysfs_);
-    for (const std::string& name : *names) {
-      if (explicit_include_ || sys::IsFabricNetdev(sysfs_, name, rdma_netdevs)) {
-        selected.push_back(name);
-      }
-    }
-  }
-  std::erase_if(selected, [&](const std::string& n) { return !filter_.Accepts(n); });
+  auto selected = sys::FabricNetdevCandidates(sysfs_, *source_, explicit_include_);
+  if (!selected) return selected;
+  std::erase_if(*selected, [&](const std::string& n) { return !filter_.Accepts(n); });
   return selected;
 }
 

@@ -35,4 +35,18 @@ Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, Listin
   return Status::Ok();
 }
 
+Result<std::vector<std::string>> FabricNetdevCandidates(const SysFs& sysfs,
+                                                         const EthtoolSource& source,
+                                                         bool every_netdev) {
+  if (source.HasOwnNetdevs()) return source.Netdevs();
+  auto names = sysfs.ListDir("class/net");
+  if (!names) return names;
+  const std::set<std::string> rdma_netdevs = RdmaNetdevs(sysfs);
+  std::vector<std::string> selected;
+  for (const std::string& name : *names) {
+    if (every_netdev || IsFabricNetdev(sysfs, name, rdma_netdevs)) selected.push_back(name);
+  }
+  return selected;
+}
+
 }  // namespace fabricwatch::sys

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
@@ -25,5 +26,13 @@ bool IsFabricNetdev(const SysFs& sysfs, const std::string& netdev,
 // stays empty), else class/net and class/infiniband (an RDMA device can make a netdev a fabric
 // port).
 Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, ListingWatch& listings);
+
+// The netdevs whose per-port NIC data (ethtool statistics, module EEPROM) is read, before the
+// collector's device filter: the source's own listing when it has one (a replay directory), else
+// the fabric netdevs of class/net (IsFabricNetdev), or every netdev of class/net when
+// `every_netdev` (the operator named the devices with device-include).
+Result<std::vector<std::string>> FabricNetdevCandidates(const SysFs& sysfs,
+                                                         const EthtoolSource& source,
+                                                         bool every_netdev);
 
 }  // namespace fabricwatch::sys
