@@ -36,8 +36,8 @@ Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, Listin
 }
 
 Result<std::vector<std::string>> FabricNetdevCandidates(const SysFs& sysfs,
-                                                         const EthtoolSource& source,
-                                                         bool every_netdev) {
+                                                        const EthtoolSource& source,
+                                                        bool every_netdev) {
   if (source.HasOwnNetdevs()) return source.Netdevs();
   auto names = sysfs.ListDir("class/net");
   if (!names) return names;

@@ -32,7 +32,7 @@ Status ListNetdevSources(const SysFs& sysfs, const EthtoolSource* source, Listin
 // the fabric netdevs of class/net (IsFabricNetdev), or every netdev of class/net when
 // `every_netdev` (the operator named the devices with device-include).
 Result<std::vector<std::string>> FabricNetdevCandidates(const SysFs& sysfs,
-                                                         const EthtoolSource& source,
-                                                         bool every_netdev);
+                                                        const EthtoolSource& source,
+                                                        bool every_netdev);
 
 }  // namespace fabricwatch::sys
