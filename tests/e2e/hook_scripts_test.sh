@@ -14,7 +14,7 @@ STANDINS="$FABRICWATCH_SOURCE_DIR/tests/e2e/standins"
 T="$E2E_TMP"
 RECORD="$T/record"
 
-# The event as the agent describes it (exporter/hook_runner.cc BuildHookEnvironment), in a clean
+# The event as the agent describes it (exporter/remediation/hook_environment.cc BuildHookEnvironment), in a clean
 # environment like the agent's; extra NAME=value arguments before the command override it.
 run() {  # run HOOK_PATH [NAME=value...] [-- ARGS...]: sets out and rc
   local hook="$1"
