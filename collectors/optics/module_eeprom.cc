@@ -8,6 +8,7 @@
 #include "collectors/optics/cmis.h"
 #include "collectors/optics/sff8472.h"
 #include "collectors/optics/sff8636.h"
+#include "collectors/sys/sff8024.h"
 
 namespace fabricwatch::optics {
 namespace {
@@ -29,23 +30,17 @@ std::span<const uint8_t> Slice(std::span<const uint8_t> image, size_t offset, si
 }  // namespace
 
 ModuleType ModuleTypeFromIdentifier(uint8_t identifier) {
-  switch (identifier) {
-    case 0x03:  // SFP/SFP+/SFP28
+  switch (sys::MemoryMapOfIdentifier(identifier)) {
+    case sys::ModuleMemoryMap::kSff8472:
       return ModuleType::kSff8472;
-    case 0x0C:  // QSFP (INF-8438)
-    case 0x0D:  // QSFP+ (SFF-8436 or SFF-8636)
-    case 0x11:  // QSFP28 (SFF-8636)
+    case sys::ModuleMemoryMap::kSff8636:
       return ModuleType::kSff8636;
-    case 0x18:  // QSFP-DD
-    case 0x19:  // OSFP
-    case 0x1B:  // DSFP
-    case 0x1E:  // QSFP+ or later with CMIS (QSFP112)
-    case 0x1F:  // SFP-DD with CMIS
-    case 0x20:  // SFP+ and later with CMIS
+    case sys::ModuleMemoryMap::kCmis:
       return ModuleType::kCmis;
-    default:
-      return ModuleType::kUnknown;
+    case sys::ModuleMemoryMap::kUnknown:
+      break;
   }
+  return ModuleType::kUnknown;
 }
 
 std::string_view ModuleTypeName(ModuleType type) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/sys/sff8024.h"
+
 namespace fabricwatch::sys {
 namespace {
 
@@ -16,12 +18,9 @@ constexpr size_t kHalfPage = 128;
 // §5)
 constexpr uint8_t kI2cA0 = 0x50;  // A0h: SFF-8472 serial ID, and the only address of QSFP/CMIS
 constexpr uint8_t kI2cA2 = 0x51;  // A2h: SFF-8472 diagnostics
-// SFF-8024 Table 4-1 identifiers, grouped as optics::ModuleTypeFromIdentifier groups them.
-bool IsSff8472(uint8_t id) { return id == 0x03; }
-bool IsSff8636(uint8_t id) { return id == 0x0C || id == 0x0D || id == 0x11; }
-bool IsCmis(uint8_t id) {
-  return id == 0x18 || id == 0x19 || id == 0x1B || id == 0x1E || id == 0x1F || id == 0x20;
-}
+bool IsSff8472(uint8_t id) { return MemoryMapOfIdentifier(id) == ModuleMemoryMap::kSff8472; }
+bool IsSff8636(uint8_t id) { return MemoryMapOfIdentifier(id) == ModuleMemoryMap::kSff8636; }
+bool IsCmis(uint8_t id) { return MemoryMapOfIdentifier(id) == ModuleMemoryMap::kCmis; }
 constexpr size_t kSff8472DiagType = 92;  // A0h: bit 6 digital diagnostics implemented
 constexpr uint8_t kSff8472DdmBit = 1u << 6;
 constexpr size_t kSff8636Status = 2;          // lower page: bit 2 Flat_mem
