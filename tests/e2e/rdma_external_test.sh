@@ -194,9 +194,20 @@ def num(v):
 
 def load_tables(path):
     src = open(path).read()
-    names = dict(re.findall(r'constexpr MetricDesc (k\w+)\{\s*"(fabric_\w+)"', src))
-    row = re.compile(
-        r'\{"([A-Za-z0-9_]+)",\s*&(k\w+),\s*([0-9.]+),\s*(\d+)(?:,\s*(true|false))?\}')
+    # The families others read (and their saturation widths) live in rdma_metrics.h beside it.
+    header = open(os.path.join(os.path.dirname(path), "rdma_metrics.h")).read()
+    names = dict(re.findall(r'constexpr MetricDesc (k\w+)\{\s*"(fabric_\w+)"', src + header))
+    widths = {}
+    for desc, body in re.findall(r'constexpr MetricDesc (k\w+)\{(.*?)\};', header, re.S):
+        m = re.search(r'CounterOverflow::kSaturates, (\d+)', body)
+        if m:
+            widths[desc] = int(m.group(1))
+    row = re.compile(r'\{"([A-Za-z0-9_]+)",\s*&(k\w+),\s*([0-9.]+),\s*(\d+|k\w+\.range\.bits)'
+                     r'(?:,\s*(true|false))?\}')
+
+    def bits(text):
+        return int(text) if text.isdigit() else widths[text.split(".")[0]]
+
     pma_at, hw_at = src.find("kPmaCounters[]"), src.find("kHwCounters[]")
     if pma_at < 0 or hw_at < pma_at:
         raise ValueError(f"{path}: kPmaCounters[] / kHwCounters[] not found in that order")
@@ -204,7 +215,7 @@ def load_tables(path):
     for m in row.finditer(src, pma_at):
         table = "pma" if m.start() < hw_at else "hw"
         # (metric, scale, saturating bits, widened by the PortCountersExtended table)
-        tables[table][m.group(1)] = (names[m.group(2)], float(m.group(3)), int(m.group(4)),
+        tables[table][m.group(1)] = (names[m.group(2)], float(m.group(3)), bits(m.group(4)),
                                      m.group(5) == "true")
     # Guard against the parser drifting from the source.
     assert tables["pma"].get("symbol_error") == ("fabric_rdma_port_symbol_errors_total", 1.0, 16, False), tables["pma"].get("symbol_error")
