@@ -45,7 +45,7 @@ void Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
   ++entity.downs_total;
 }
 
-void StateDown(const Settings& s, Entity& entity, TimePoint time) {
+void StateDown(const Settings& /*s*/, Entity& entity, TimePoint time) {
   if (time < entity.state_time) return;  // an older observation than the one we have
   entity.state_time = time;
   entity.state_known = true;

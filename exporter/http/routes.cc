@@ -57,17 +57,22 @@ std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCach
                         return LandingPage(sources.config, sources.self_metrics.Collectors(),
                                            sources.engine.tracker().Active());
                       },
-                      true};
-  routes["/healthz"] = Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }};
+                      true,
+                      {}};
+  routes["/healthz"] =
+      Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }, false, {}};
   routes["/api/v1/anomalies"] =
       Route{"application/json",
-            [sources] { return AnomaliesJson(sources.engine.tracker().Active()); }, true};
+            [sources] { return AnomaliesJson(sources.engine.tracker().Active()); },
+            true,
+            {}};
   routes["/api/v1/link-events"] =
       Route{"application/json",
             [sources] {
               return LinkEventsJson(sources.link_events, sources.rdma_events, kLinkEventsShown);
             },
-            true};
+            true,
+            {}};
   return routes;
 }
 

@@ -71,8 +71,12 @@ TEST(RegistryTest, every_collector_builds_with_defaults_and_reports_no_data_on_a
   auto logger =
       std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   // Every registered collector, enabled by default or not, built as the agent builds them.
-  const CollectorSources sources{
-      .sysfs = sysfs, .clock = clock, .logger = [&](std::string_view) { return logger; }};
+  const CollectorSources sources{.sysfs = sysfs,
+                                 .clock = clock,
+                                 .link_events = nullptr,
+                                 .rdma_events = nullptr,
+                                 .new_ethtool = nullptr,
+                                 .logger = [&](std::string_view) { return logger; }};
   auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
     return std::optional<CollectorSelection>({DefaultOptions(info), info.default_interval});
   });

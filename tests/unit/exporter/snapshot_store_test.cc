@@ -104,7 +104,9 @@ TEST(SnapshotStoreTest, concurrent_publish_and_read_smoke) {
         ASSERT_EQ(snapshot->families[0].metric.size(), 2u);
       }
       // A collector's latest snapshot only moves forward.
-      if (auto a = store.Latest("a")) ASSERT_LE(a->time, At(kIterations - 1));
+      if (auto a = store.Latest("a")) {
+        ASSERT_LE(a->time, At(kIterations - 1));
+      }
       reads.fetch_add(1);
     } while (!stop.load());
   };
