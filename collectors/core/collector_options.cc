@@ -5,7 +5,13 @@
 namespace fabricwatch {
 
 std::string CollectorOptionReader::Value(std::string_view key) const {
-  if (auto it = options_.find(key); it != options_.end() && !it->second.empty()) return it->second;
+  // A configured empty value stays empty: `--collector.netdev.device-exclude=` clears the
+  // default exclusion.
+  if (auto it = options_.find(key); it != options_.end()) return it->second;
+  return Default(key);
+}
+
+std::string CollectorOptionReader::Default(std::string_view key) const {
   for (const CollectorOptionSpec& spec : specs_) {
     if (spec.key == key) return std::string(spec.default_value);
   }
@@ -23,7 +29,10 @@ Result<DeviceFilter> CollectorOptionReader::Devices() const {
 }
 
 Result<std::chrono::milliseconds> CollectorOptionReader::Duration(std::string_view key) const {
-  auto duration = ParseDuration(Value(key));
+  // An empty duration is no duration: the spec's default applies.
+  std::string text = Value(key);
+  if (text.empty()) text = Default(key);
+  auto duration = ParseDuration(text);
   if (!duration) return Error(duration.error().WithContext(Flag(key)));
   return *duration;
 }

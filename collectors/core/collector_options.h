@@ -23,13 +23,16 @@ class CollectorOptionReader {
                         std::span<const CollectorOptionSpec> specs)
       : collector_(collector), options_(options), specs_(specs) {}
 
-  // The configured value of `key`, else its default in the spec table, else "".
+  // The configured value of `key` (even if empty), else its default in the spec table, else "".
   std::string Value(std::string_view key) const;
+  // The default of `key` in the spec table, or "".
+  std::string Default(std::string_view key) const;
   // True when `key` was configured (not just defaulted).
   bool IsSet(std::string_view key) const;
   // The device filter of the device-include / device-exclude options.
   Result<DeviceFilter> Devices() const;
-  // A duration option ("60s"); InvalidArgument naming the flag when it does not parse.
+  // A duration option ("60s"; empty means the default); InvalidArgument naming the flag when it
+  // does not parse.
   Result<std::chrono::milliseconds> Duration(std::string_view key) const;
   // "--collector.<collector>.<key>", for error messages.
   std::string Flag(std::string_view key) const;
