@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_pkgs=(
   build-essential cmake pkg-config
-  prometheus-cpp-dev libcivetweb-dev zlib1g-dev
+  prometheus-cpp-dev libssl-dev zlib1g-dev
   libspdlog-dev libfmt-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
@@ -19,7 +19,7 @@ test_pkgs=(
   libgtest-dev libgmock-dev
   python3             # test scripts parse JSON and run small loopback receivers
   prometheus          # provides promtool and the real server used by the e2e test
-  iproute2 curl procps ethtool iputils-ping
+  iproute2 curl procps ethtool iputils-ping openssl  # openssl: test certificates (TLS e2e)
   prometheus-node-exporter  # the peer exporter rdma_external_test cross-checks the rdma collector against
   prometheus-alertmanager jq socat  # alerts/: amtool, the alerting e2e (Alertmanager, webhook receiver), dashboard checks
   wrk strace               # tools/bench: concurrent scrapers, syscall counts

@@ -46,11 +46,4 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return address;
 }
 
-std::string CivetwebPorts(const ListenAddress& address) {
-  const std::string port = std::to_string(address.port);
-  if (address.host.empty()) return port;
-  if (address.ipv6) return "[" + address.host + "]:" + port;
-  return address.host + ":" + port;
-}
-
 }  // namespace fabricwatch::exporter

@@ -1,6 +1,5 @@
 #pragma once
-// --web.listen-address in the Prometheus form ("host:port", ":port", "[v6]:port") and its
-// translation into civetweb's listening_ports syntax.
+// --web.listen-address in the Prometheus form ("host:port", ":port", "[v6]:port").
 
 #include <cstdint>
 #include <string>
@@ -17,7 +16,5 @@ struct ListenAddress {
 };
 
 Result<ListenAddress> ParseListenAddress(std::string_view text);
-// civetweb's "listening_ports" value: "127.0.0.1:9868", "[::1]:9868", "9868".
-std::string CivetwebPorts(const ListenAddress& address);
 
 }  // namespace fabricwatch::exporter

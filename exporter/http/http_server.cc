@@ -1,42 +1,35 @@
+// HttpServer: listeners, the epoll event loop, accepting (cap, eviction, fd shortage), timeouts
+// and the hand-off of requests to the worker pools. The per-connection I/O is connection.cc; the
+// routing of a parsed request is request_dispatch.cc.
+
 #include "exporter/http/http_server.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
-#include <condition_variable>
+#include <cerrno>
 #include <cstring>
-#include <mutex>
-#include <thread>
 
-#include "collectors/sys/unique_fd.h"
-#include "exporter/http/render.h"
+#include "exporter/http/server_impl.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
-// Bounds the request line plus headers; civetweb answers larger requests with 413/431.
-constexpr const char* kMaxRequestSize = "16384";
-constexpr const char* kRequestTimeoutMs = "10000";
-
-void SendResponse(mg_connection* conn, int code, std::string_view content_type,
-                  std::string_view body, bool head, const char* content_encoding = nullptr,
-                  const char* allow = nullptr) {
-  mg_response_header_start(conn, code);
-  mg_response_header_add(conn, "Content-Type", content_type.data(),
-                         static_cast<int>(content_type.size()));
-  const std::string length = std::to_string(body.size());
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  if (content_encoding != nullptr) {
-    mg_response_header_add(conn, "Content-Encoding", content_encoding, -1);
-    mg_response_header_add(conn, "Vary", "Accept-Encoding", -1);
-  }
-  if (allow != nullptr) mg_response_header_add(conn, "Allow", allow, -1);
-  mg_response_header_send(conn);
-  if (!head && !body.empty()) mg_write(conn, body.data(), body.size());
-}
+// epoll user data: the wake-up eventfd, then the listeners, then connection ids.
+constexpr uint64_t kWakeId = 0;
+constexpr uint64_t kFirstListenerId = 1;
+// How often deadlines are checked and a paused accept is resumed.
+constexpr std::chrono::milliseconds kTick{100};
+// How long accepting pauses when no fd is left.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+// Fd-shortage warnings: at most one per this period.
+constexpr std::chrono::seconds kFdWarningPeriod{60};
+constexpr int kAcceptsPerWakeup = 64;
 
 // The socket address for `host` (empty: any) and `port`, IPv4 or IPv6.
 std::pair<sockaddr_storage, socklen_t> SocketAddress(const std::string& host, bool ipv6, int port) {
@@ -57,176 +50,323 @@ std::pair<sockaddr_storage, socklen_t> SocketAddress(const std::string& host, bo
   return {storage, sizeof(sockaddr_in)};
 }
 
-// A connection that is closed at once: enough to make poll() on the listener return.
-void PokeListener(const std::string& host, bool ipv6, int port) {
-  sys::UniqueFd fd(
-      ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return;
-  auto [addr, len] = SocketAddress(host, ipv6, port);
-  ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len);
-}
-
-// civetweb reports a failed bind only as "Failed to setup server ports"; bind a probe socket to
-// the same address to learn the errno the operator needs to see.
-std::string BindErrorDetail(const ListenAddress& address) {
-  sys::UniqueFd fd(::socket(address.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return {};
+Result<sys::UniqueFd> Listen(const ListenAddress& address, int& port) {
+  const std::string shown = (address.ipv6 ? "[" + address.host + "]" : address.host) + ":" +
+                            std::to_string(address.port);
+  sys::UniqueFd fd(::socket(address.ipv6 ? AF_INET6 : AF_INET,
+                            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    return Error(StatusCode::kUnavailable, "cannot listen on " + shown + ": " + strerror(errno));
+  }
   int one = 1;
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   auto [addr, len] = SocketAddress(address.host, address.ipv6, address.port);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) == 0) return {};
-  return std::strerror(errno);
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
+      ::listen(fd.get(), SOMAXCONN) != 0) {
+    const int error = errno;
+    return Error(error == EADDRINUSE ? StatusCode::kAlreadyExists : StatusCode::kUnavailable,
+                 "cannot listen on " + shown + ": " + std::strerror(error));
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof(bound);
+  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  port = ntohs(address.ipv6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return fd;
+}
+
+uint64_t FdLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return limit.rlim_cur;
 }
 
 }  // namespace
 
-HttpServer::HttpServer(std::map<std::string, Route> routes, std::shared_ptr<spdlog::logger> logger)
-    : routes_(std::move(routes)), logger_(std::move(logger)) {}
+size_t EffectiveMaxConnections(size_t configured, uint64_t fd_limit) {
+  const uint64_t share = std::max<uint64_t>(16, fd_limit / 4);
+  return static_cast<size_t>(std::min<uint64_t>(std::max<size_t>(configured, 1), share));
+}
+
+HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() { Stop(std::chrono::milliseconds::max()); }
-
-bool HttpServer::Stop(std::chrono::milliseconds budget) {
-  if (context_ == nullptr) return true;
-  // mg_stop() waits for civetweb's master thread, which only sees the stop flag when its poll()
-  // on the listening sockets returns — up to a second later. Connecting to ourselves wakes it.
-  struct Stopping {
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-  };
-  auto stopping = std::make_shared<Stopping>();
-  const std::vector<int> bound = ports();
-  std::thread([context = context_, stopping] {
-    mg_stop(context);
-    std::lock_guard lock(stopping->mutex);
-    stopping->done = true;
-    stopping->done_cv.notify_all();
-  }).detach();
-  context_ = nullptr;
-  const auto deadline = budget == std::chrono::milliseconds::max()
-                            ? std::chrono::steady_clock::time_point::max()
-                            : std::chrono::steady_clock::now() + budget;
-  std::unique_lock lock(stopping->mutex);
-  while (!stopping->done && std::chrono::steady_clock::now() < deadline) {
-    lock.unlock();
-    for (int port : bound) PokeListener(wake_host_, wake_ipv6_, port);
-    lock.lock();
-    stopping->done_cv.wait_for(lock, std::chrono::milliseconds(20));
-  }
-  return stopping->done;
-}
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& address,
                                                       std::map<std::string, Route> routes,
                                                       std::shared_ptr<spdlog::logger> logger,
-                                                      int worker_threads) {
-  mg_init_library(0);
-  std::unique_ptr<HttpServer> server(new HttpServer(std::move(routes), std::move(logger)));
-  const std::string ports = CivetwebPorts(address);
-  const std::string threads = std::to_string(worker_threads);
-  const char* options[] = {"listening_ports",
-                           ports.c_str(),
-                           "num_threads",
-                           threads.c_str(),
-                           "request_timeout_ms",
-                           kRequestTimeoutMs,
-                           "max_request_size",
-                           kMaxRequestSize,
-                           "enable_keep_alive",
-                           "no",
-                           nullptr};
-  mg_callbacks callbacks{};
-  // civetweb would print its own errors to stderr; they reach us through mg_error_data instead.
-  callbacks.log_message = [](const mg_connection*, const char*) { return 1; };
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = server.get();
-  init.configuration_options = options;
-  char error_text[256] = {};
-  unsigned error_code = 0;
-  mg_error_data error{};
-  error.code = &error_code;
-  error.text = error_text;
-  error.text_buffer_size = sizeof(error_text);
-  server->context_ = mg_start2(&init, &error);
-  if (server->context_ == nullptr) {
-    const std::string shown = (address.ipv6 ? "[" + address.host + "]" : address.host) + ":" +
-                              std::to_string(address.port);
-    const std::string detail = BindErrorDetail(address);
-    const bool in_use = detail.find("in use") != std::string::npos;
-    return Error(in_use ? StatusCode::kAlreadyExists : StatusCode::kUnavailable,
-                 "cannot listen on " + shown + ": " +
-                     (!detail.empty()         ? detail
-                      : error_text[0] != '\0' ? std::string(error_text)
-                                              : "civetweb failed to start"));
+                                                      HttpLimits limits,
+                                                      SecuritySource security) {
+  auto impl = std::make_shared<Impl>();
+  impl->routes = std::move(routes);
+  impl->logger = std::move(logger);
+  impl->limits = limits;
+  impl->security = std::move(security);
+  impl->cap = EffectiveMaxConnections(limits.max_connections, FdLimit());
+  int port = 0;
+  auto listener = Listen(address, port);
+  if (!listener) return Error(listener.error());
+  impl->listeners.push_back(std::move(*listener));
+  impl->ports.push_back(port);
+  impl->epoll = sys::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  impl->wake = sys::UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!impl->epoll || !impl->wake) {
+    return Error(StatusCode::kUnavailable, std::string("HTTP event loop: ") + strerror(errno));
   }
-  server->wake_ipv6_ = address.ipv6;
-  server->wake_host_ = address.host.empty() ? "127.0.0.1" : address.host;
-  mg_set_request_handler(server->context_, "/", &HttpServer::Handle, server.get());
-  return server;
+  impl->reserve = sys::UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.u64 = kWakeId;
+  epoll_ctl(impl->epoll.get(), EPOLL_CTL_ADD, impl->wake.get(), &wake);
+  for (size_t i = 0; i < impl->listeners.size(); ++i) {
+    epoll_event listen_event{};
+    listen_event.events = EPOLLIN;
+    listen_event.data.u64 = kFirstListenerId + i;
+    epoll_ctl(impl->epoll.get(), EPOLL_CTL_ADD, impl->listeners[i].get(), &listen_event);
+  }
+  impl->next_id = kFirstListenerId + impl->listeners.size();
+  impl->handlers = std::make_unique<WorkerPool>(limits.handler_threads, limits.handler_queue);
+  impl->auth = std::make_unique<WorkerPool>(limits.auth_threads, limits.auth_queue);
+  impl->loop = std::thread([impl] { impl->Run(); });
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-std::vector<int> HttpServer::ports() const {
-  mg_server_port ports[8] = {};
-  int n = mg_get_server_ports(context_, 8, ports);
-  std::vector<int> out;
-  for (int i = 0; i < n; ++i) out.push_back(ports[i].port);
-  return out;
+std::vector<int> HttpServer::ports() const { return impl_->ports; }
+size_t HttpServer::max_connections() const { return impl_->cap; }
+HttpStats HttpServer::stats() const { return impl_->counters.Snapshot(); }
+
+bool HttpServer::Stop(std::chrono::milliseconds budget) {
+  std::lock_guard lock(impl_->stop_mutex);
+  if (impl_->stopped) return impl_->stopped_cleanly;
+  const auto deadline = budget == std::chrono::milliseconds::max()
+                            ? Clock::time_point::max()
+                            : Clock::now() + budget;
+  impl_->stopping = true;
+  impl_->Wake();
+  // The loop never blocks but in epoll_wait (woken just now): it returns at once.
+  impl_->loop.join();
+  const bool handlers = impl_->handlers->Stop(deadline);
+  const bool auth = impl_->auth->Stop(deadline);
+  impl_->stopped = true;
+  impl_->stopped_cleanly = handlers && auth;
+  return impl_->stopped_cleanly;
 }
 
-int HttpServer::Handle(mg_connection* conn, void* self) {
-  return static_cast<HttpServer*>(self)->HandleRequest(conn);
+void HttpServer::Impl::Wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake.get(), &one, sizeof(one));
 }
 
-int HttpServer::HandleRequest(mg_connection* conn) {
-  const mg_request_info* request = mg_get_request_info(conn);
-  const std::string_view method = request->request_method != nullptr ? request->request_method : "";
-  const std::string_view path = request->local_uri != nullptr ? request->local_uri : "";
-  auto route = routes_.find(std::string(path));
-  if (route == routes_.end()) {
-    SendResponse(conn, 404, "text/plain; charset=utf-8", "404 page not found\n", method == "HEAD");
-    return 404;
+void HttpServer::Impl::Complete(Completion completion) {
+  {
+    std::lock_guard lock(completions_mutex);
+    completions.push_back(std::move(completion));
   }
-  const bool head = method == "HEAD";
-  if (request->num_headers >= MG_MAX_HEADERS) {
-    // civetweb stops parsing at MG_MAX_HEADERS and drops the rest without telling us; serving
-    // the request would silently ignore headers the client sent (RFC 6585 §5).
-    SendResponse(conn, 431, "text/plain; charset=utf-8", "431 request header fields too large\n",
-                 head);
-    return 431;
-  }
-  if (method != "GET" && !head) {
-    SendResponse(conn, 405, "text/plain; charset=utf-8", "405 method not allowed\n", false, nullptr,
-                 "GET, HEAD");
-    return 405;
-  }
-  std::string body;
-  std::shared_ptr<const RenderedBody> shared;
-  try {
-    if (route->second.shared_body) {
-      shared = route->second.shared_body();
-    } else {
-      body = route->second.body();
-    }
-  } catch (const std::exception& e) {
-    logger_->error("{}: rendering failed: {}", path, e.what());
-    SendResponse(conn, 500, "text/plain; charset=utf-8", "500 internal server error\n", head);
-    return 500;
-  }
-  const char* accept = mg_get_header(conn, "Accept-Encoding");
-  if (route->second.gzip && accept != nullptr && AcceptsGzip(accept)) {
-    if (shared != nullptr) {
-      if (const std::string* compressed = shared->Gzipped()) {
-        SendResponse(conn, 200, route->second.content_type, *compressed, head, "gzip");
-        return 200;
+  Wake();
+}
+
+void HttpServer::Impl::Run() {
+  epoll_event events[256];
+  Clock::time_point last_tick = Clock::now();
+  while (!stopping) {
+    const int n = epoll_wait(epoll.get(), events, 256, static_cast<int>(kTick.count()));
+    const Clock::time_point now = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = events[i].data.u64;
+      if (id == kWakeId) {
+        uint64_t value = 0;
+        [[maybe_unused]] ssize_t r = ::read(wake.get(), &value, sizeof(value));
+      } else if (id < kFirstListenerId + listeners.size()) {
+        Accept(listeners[id - kFirstListenerId].get(), now);
+      } else {
+        Process(id, now);
       }
-    } else if (auto compressed = Gzip(body)) {
-      SendResponse(conn, 200, route->second.content_type, *compressed, head, "gzip");
-      return 200;
+    }
+    DrainCompletions(now);
+    if (now - last_tick >= kTick) {
+      Tick(now);
+      last_tick = now;
     }
   }
-  SendResponse(conn, 200, route->second.content_type, shared ? shared->text() : body, head);
-  return 200;
+  connections.clear();
+  counters.open = 0;
+  listeners.clear();
+}
+
+void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
+  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+    sys::UniqueFd fd(accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) {
+      const int error = errno;
+      if (error == EINTR || error == ECONNABORTED) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) return;
+      if (error == EMFILE || error == ENFILE) {
+        ++counters.accept_fd_errors;
+        // Make room rather than leave the connection in the backlog (where poll() would report
+        // it again at once: the spin civetweb had).
+        if (Evict(now)) continue;
+        if (reserve) {
+          reserve.Reset();  // this fd serves the next connection; reopened in Tick()
+          continue;
+        }
+      }
+      WarnAcceptFailure(error, now);
+      PauseAccepting(now);
+      return;
+    }
+    if (connections.size() >= cap && !Evict(now)) {
+      ++counters.rejected;
+      continue;  // closed by `fd`
+    }
+    AddConnection(std::move(fd), now);
+  }
+}
+
+void HttpServer::Impl::AddConnection(sys::UniqueFd fd, Clock::time_point now) {
+  std::shared_ptr<const SecurityPolicy> policy = security ? security() : nullptr;
+  std::unique_ptr<SSL, SslDeleter> ssl;
+  if (policy != nullptr && policy->tls_context() != nullptr) {
+    ssl.reset(SSL_new(policy->tls_context()));
+    if (!ssl || SSL_set_fd(ssl.get(), fd.get()) != 1) {
+      ++counters.tls_failures;
+      return;
+    }
+    SSL_set_mode(ssl.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  }
+  const int raw = fd.get();
+  const uint64_t id = next_id++;
+  auto connection =
+      std::make_unique<Connection>(std::move(fd), std::move(ssl), std::move(policy), limits, now);
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  event.data.u64 = id;
+  if (epoll_ctl(epoll.get(), EPOLL_CTL_ADD, raw, &event) != 0) return;
+  connections.emplace(id, std::move(connection));
+  ++counters.accepted;
+  counters.open = connections.size();
+  Process(id, now);
+}
+
+bool HttpServer::Impl::Evict(Clock::time_point /*now*/) {
+  // Oldest first (ids grow with accept order): a connection that never completed a head, then
+  // one waiting for its next head (keep-alive).
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto it = connections.begin(); it != connections.end(); ++it) {
+      const Connection& c = *it->second;
+      const bool candidate = pass == 0 ? c.AwaitingHead() && !c.ever_completed_head()
+                                       : c.AwaitingHead() || c.state() == Connection::State::kIdle;
+      if (!candidate) continue;
+      connections.erase(it);
+      ++counters.evicted;
+      counters.open = connections.size();
+      return true;
+    }
+  }
+  return false;
+}
+
+void HttpServer::Impl::PauseAccepting(Clock::time_point now) {
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    epoll_event event{};
+    event.events = 0;
+    event.data.u64 = kFirstListenerId + i;
+    epoll_ctl(epoll.get(), EPOLL_CTL_MOD, listeners[i].get(), &event);
+  }
+  accept_paused = true;
+  accept_resume = now + kAcceptPause;
+  ++counters.accept_pauses;
+}
+
+void HttpServer::Impl::WarnAcceptFailure(int error, Clock::time_point now) {
+  ++accept_warnings_suppressed;
+  if (last_accept_warning && now - *last_accept_warning < kFdWarningPeriod) return;
+  logger->warn(
+      "accept() failed: {} (open-file limit {}, {} connections open); pausing new connections "
+      "for {} ms; {} such failures since the last warning (at most one warning a minute)",
+      std::strerror(error), FdLimit(), connections.size(), kAcceptPause.count(),
+      accept_warnings_suppressed);
+  accept_warnings_suppressed = 0;
+  last_accept_warning = now;
+}
+
+void HttpServer::Impl::Tick(Clock::time_point now) {
+  if (accept_paused && now >= accept_resume) {
+    for (size_t i = 0; i < listeners.size(); ++i) {
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.u64 = kFirstListenerId + i;
+      epoll_ctl(epoll.get(), EPOLL_CTL_MOD, listeners[i].get(), &event);
+    }
+    accept_paused = false;
+  }
+  if (!reserve) reserve = sys::UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  for (auto it = connections.begin(); it != connections.end();) {
+    const Connection& c = *it->second;
+    const Connection::Timeout kind = c.timeout_kind();
+    if (kind == Connection::Timeout::kNone || now < c.deadline()) {
+      ++it;
+      continue;
+    }
+    if (kind == Connection::Timeout::kHeader) ++counters.header_timeouts;
+    if (kind == Connection::Timeout::kIdle) ++counters.idle_timeouts;
+    if (kind == Connection::Timeout::kWrite) ++counters.write_timeouts;
+    it = connections.erase(it);
+  }
+  counters.open = connections.size();
+}
+
+void HttpServer::Impl::Process(uint64_t id, Clock::time_point now) {
+  auto it = connections.find(id);
+  if (it == connections.end()) return;
+  Connection& c = *it->second;
+  while (true) {
+    switch (c.Drive(now)) {
+      case Connection::Event::kNone:
+        return;
+      case Connection::Event::kClose:
+        if (c.tls_failed()) {
+          ++counters.tls_failures;
+          logger->debug("connection closed: {}", c.close_reason());
+        }
+        connections.erase(it);
+        counters.open = connections.size();
+        return;
+      case Connection::Event::kHeadReady:
+        Dispatch(id, c, now);
+        break;
+      case Connection::Event::kHeadError:
+        logger->debug("refused a request: {}", c.head_error().reason);
+        Answer(c, c.head_error().status, {}, /*close=*/true, now);
+        break;
+    }
+  }
+}
+
+void HttpServer::Impl::DrainCompletions(Clock::time_point now) {
+  std::vector<Completion> done;
+  {
+    std::lock_guard lock(completions_mutex);
+    done.swap(completions);
+  }
+  for (Completion& completion : done) {
+    auto it = connections.find(completion.id);
+    if (it == connections.end()) continue;  // closed meanwhile (Stop)
+    Connection& c = *it->second;
+    if (c.state() != Connection::State::kHandling) continue;
+    switch (completion.kind) {
+      case Completion::Kind::kResponse:
+        ++counters.requests;
+        c.Respond(std::move(completion.response), now);
+        break;
+      case Completion::Kind::kAuthorized:
+        RunRoute(completion.id, c, now);
+        break;
+      case Completion::Kind::kUnauthorized:
+        AnswerUnauthorized(c, now);
+        break;
+    }
+    Process(completion.id, now);
+  }
 }
 
 }  // namespace fabricwatch::exporter

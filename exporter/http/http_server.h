@@ -1,36 +1,51 @@
 #pragma once
-// HttpServer: civetweb serving a fixed set of routes.
+// HttpServer: a small event-driven HTTP/1.1 server (epoll, one event-loop thread) serving a fixed
+// set of routes, with TLS through OpenSSL. Built to stay answerable under abuse (issue 19, README
+// "HTTP server limits"):
 //
-// Every request goes through one router: an exact path match, GET and HEAD only (anything else is
-// 405 with an Allow header), unknown paths 404. civetweb itself answers malformed and oversized
-// requests with 4xx (max_request_size bounds the request head) and keeps serving; a request with
-// more headers than civetweb can hold (MG_MAX_HEADERS, 64) gets 431 instead of being served with
-// the excess silently dropped. Bodies are produced by the route's function at request time and
-// gzip-compressed when the route allows it and the client asks (Accept-Encoding). Keep-alive is
-// off: Prometheus opens a connection per scrape anyway.
+// - The event loop only does I/O, parsing (request_head.h) and the connection state machine
+//   (connection.h); route bodies run on a small worker pool with a bounded queue (503 with
+//   Retry-After when it is full), bcrypt checks on a pool of their own, so a flood of wrong
+//   passwords cannot delay a client whose credentials are cached.
+// - A connection must finish its TLS handshake and request head within the header timeout (in
+//   total, not per byte: slowloris), keep-alive connections are closed after the idle timeout,
+//   and a response must be written within the write timeout.
+// - At most `max_connections` are open (also bounded by the fd limit, see EffectiveMaxConnections).
+//   When full, the oldest connection that has not completed a request head is evicted for the new
+//   one, so idle attackers cannot lock a scraper out.
+// - accept() failing for want of fds (EMFILE/ENFILE) evicts such a connection or uses a reserved
+//   fd, else pauses accepting for 100 ms; it never spins, and it is logged once a minute at most.
 //
-// Stopping: civetweb's workers notice the stop flag only between 2 s poll quanta, so a client
-// that holds a connection open without sending a request delays mg_stop() by up to 2 s.
-// Stop(budget) therefore waits at most `budget`; if civetweb has not finished by then, it keeps
-// stopping on a background thread and the caller (main) exits the process without waiting.
+// Routing: an exact path match; GET and HEAD only, every other method (OPTIONS *, TRACE,
+// CONNECT, unknown ones) is 405 with `Allow: GET, HEAD` and the connection closed; unknown paths
+// 404; a request with a body 400; a head over max_head_bytes or with more than max_header_fields
+// fields 431. Bodies are produced by the route at request time and gzip-compressed when the route
+// allows it and the client asks (Accept-Encoding). Responses carry Cache-Control: no-store.
+// Keep-alive: HTTP/1.1 by default, HTTP/1.0 with "Connection: keep-alive".
 //
-// Thread-safety: route functions are called concurrently from civetweb's worker threads.
+// TLS and basic auth come from a SecurityPolicy, fetched for each accepted connection and kept
+// for its life (a configuration reload never changes a connection midway).
+//
+// The process must ignore SIGPIPE (main does): OpenSSL writes to the socket with write().
+//
+// Thread-safety: route functions are called concurrently from the worker threads.
 
+#include <openssl/ssl.h>
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/status.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/http/render_cache.h"
-
-struct mg_context;
-struct mg_connection;
 
 namespace fabricwatch::exporter {
 
@@ -43,36 +58,90 @@ struct Route {
   std::function<std::shared_ptr<const RenderedBody>()> shared_body;
 };
 
+struct HttpLimits {
+  size_t max_connections = 4096;
+  std::chrono::milliseconds header_timeout{10'000};  // TLS handshake + request head, in total
+  std::chrono::milliseconds idle_timeout{60'000};    // keep-alive, between requests
+  std::chrono::milliseconds write_timeout{30'000};   // one response
+  size_t max_head_bytes = 16384;
+  size_t max_header_fields = 100;
+  size_t handler_threads = 4;
+  size_t handler_queue = 64;
+  size_t auth_threads = 2;  // concurrent bcrypt checks
+  size_t auth_queue = 32;
+};
+
+// The connection cap actually used: `configured`, but at most a quarter of the open-file limit
+// `fd_limit` (the rest is for the collectors' kept-open files, the state file and the hooks,
+// exporter/file_limit.h), and at least 16.
+size_t EffectiveMaxConnections(size_t configured, uint64_t fd_limit);
+
+// What a connection needs from the web configuration (--web.config.file): TLS, client
+// certificate checks, basic auth and extra headers. One immutable generation.
+class SecurityPolicy {
+ public:
+  enum class Auth { kAllowed, kDenied, kNeedsSlowCheck };
+  virtual ~SecurityPolicy() = default;
+  // nullptr: plain HTTP.
+  virtual SSL_CTX* tls_context() const = 0;
+  // After a successful handshake; an error closes the connection.
+  virtual Status CheckClientCertificate(SSL* ssl) const = 0;
+  virtual bool auth_required(std::string_view path) const = 0;
+  // Fast: never runs bcrypt. `authorization` is the Authorization field's value ("" if absent).
+  virtual Auth CheckCached(std::string_view authorization) const = 0;
+  // Slow (bcrypt); run on the auth pool. Thread-safe.
+  virtual bool CheckSlow(std::string_view authorization) const = 0;
+  virtual const std::vector<std::pair<std::string, std::string>>& headers() const = 0;
+};
+// Called on the event loop for each accepted connection: the current generation (nullptr: plain
+// HTTP, no auth). Must be cheap; it may re-check the configuration file (at most once a second).
+using SecuritySource = std::function<std::shared_ptr<const SecurityPolicy>()>;
+
+// Counters since start (and the open connections now), for the agent's self-metrics.
+struct HttpStats {
+  uint64_t connections_open = 0;
+  uint64_t accepted = 0;
+  uint64_t evicted = 0;          // closed to make room for a new one (cap or fds)
+  uint64_t rejected = 0;         // refused at the cap with nothing to evict
+  uint64_t header_timeouts = 0;  // handshake + head not done in time
+  uint64_t idle_timeouts = 0;
+  uint64_t write_timeouts = 0;
+  uint64_t tls_failures = 0;     // handshake or client-certificate check failed
+  uint64_t overloaded = 0;       // 503: a worker queue was full
+  uint64_t accept_fd_errors = 0;  // accept() failed with EMFILE/ENFILE
+  uint64_t accept_pauses = 0;     // times accepting was paused for want of fds
+  uint64_t requests = 0;          // responses sent, any status
+};
+
 class HttpServer {
  public:
-  // Binds and starts serving. Bind failure: kAlreadyExists/kUnavailable naming the address.
+  // Binds and starts serving. Bind failure: kAlreadyExists/kUnavailable naming the address and
+  // the errno's text.
   static Result<std::unique_ptr<HttpServer>> Start(const ListenAddress& address,
                                                    std::map<std::string, Route> routes,
                                                    std::shared_ptr<spdlog::logger> logger,
-                                                   int worker_threads = 8);
+                                                   HttpLimits limits = {},
+                                                   SecuritySource security = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // The ports actually bound (resolves port 0).
   std::vector<int> ports() const;
+  HttpStats stats() const;
+  // The connection cap in force (HttpLimits::max_connections bounded by the fd limit).
+  size_t max_connections() const;
 
-  // Stops accepting and waits up to `budget` for civetweb to finish. True if it finished; false
-  // if a worker is still held by a client, in which case the routes may still be called until
-  // the process exits, and the caller must exit the process rather than destroy what the routes
-  // reference. The destructor calls Stop() with an unbounded budget.
+  // Stops accepting, closes every connection and waits up to `budget` for routes still running.
+  // True if everything finished; false if a route is still running, in which case it may still
+  // be called until the process exits, and the caller must exit the process rather than destroy
+  // what the routes reference. The destructor calls Stop() with an unbounded budget.
   bool Stop(std::chrono::milliseconds budget);
 
  private:
-  HttpServer(std::map<std::string, Route> routes, std::shared_ptr<spdlog::logger> logger);
-  static int Handle(mg_connection* conn, void* self);
-  int HandleRequest(mg_connection* conn);
-
-  std::map<std::string, Route> routes_;
-  std::shared_ptr<spdlog::logger> logger_;
-  mg_context* context_ = nullptr;
-  std::string wake_host_;  // where Stop() connects to wake civetweb's accept loop
-  bool wake_ipv6_ = false;
+  struct Impl;
+  explicit HttpServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace fabricwatch::exporter

@@ -476,7 +476,8 @@ TEST_F(HttpServerTest, SilentClientDoesNotBlockOthers) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (int i = 0; i < 5; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    Response r = Send(port_, "GET /plain HTTP/1.1\r\nHost: x\r\n\r\n", /*timeout_seconds=*/5);
+    Response r = Send(port_, "GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                      /*timeout_seconds=*/5);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - start)
                         .count();
@@ -576,7 +577,8 @@ TEST(HttpServerStandaloneTest, StartStopRepeatedly) {
   for (int i = 0; i < 5; ++i) {
     std::map<std::string, Route> routes;
     routes["/"] = Route{"text/html", [] { return std::string("<html></html>"); }, true};
-    auto server = HttpServer::Start(Loopback(), std::move(routes), NullLogger(), 2);
+    auto server = HttpServer::Start(Loopback(), std::move(routes), NullLogger(),
+                                    HttpLimits{.handler_threads = 2});
     ASSERT_TRUE(server) << server.error().ToString();
     int port = (*server)->ports().at(0);
     Response r = Get(port, "/");
