@@ -163,8 +163,8 @@ Status Agent::Start() {
   metrics_cache_ = MakeMetricsCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
-  auto server =
-      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_), GetLogger("http"));
+  auto server = HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_),
+                                 GetLogger("http"), config_.http);
   if (!server) return server.error();
   server_ = std::move(*server);
   std::string bound;
@@ -180,8 +180,8 @@ Status Agent::Start() {
 
 bool Agent::Stop() {
   // Stop everything at once; the listeners and collectors return within their poll timeouts
-  // (≤ 200 ms). HTTP gets a bounded wait: a client holding an idle connection would otherwise
-  // delay civetweb's stop by up to 2 s (see http_server.h).
+  // (≤ 200 ms). HTTP gets a bounded wait: a route still rendering may outlive it (see
+  // http_server.h).
   const auto stop_start = std::chrono::steady_clock::now();
   std::jthread stop_listeners([this] { events_.Stop(); });
   std::jthread stop_pipeline([this] {

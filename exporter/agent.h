@@ -47,9 +47,9 @@ class Agent {
   // Binds the HTTP server and starts the engine, the scheduler and the hooks.
   Status Start();
 
-  // Stops everything at once. HTTP gets a bounded wait; false when a client still held a
-  // connection at the end of it: civetweb workers may still call the routes, so the caller must
-  // leave without destroying the agent.
+  // Stops everything at once. HTTP gets a bounded wait; false when a route was still rendering
+  // at the end of it: an HTTP worker may still call the routes, so the caller must leave without
+  // destroying the agent.
   bool Stop();
 
  private:

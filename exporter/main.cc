@@ -75,9 +75,9 @@ int Main(int argc, char** argv) {
   sigwait(&stop_signals, &signal_number);
   log->info("received {}, stopping", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   if (!(*agent)->Stop()) {
-    // civetweb workers may still call the routes, which reference the agent: leave without
-    // destroying it. The kernel closes the idle client connections.
-    log->info("stopped (an idle HTTP client connection was dropped)");
+    // An HTTP worker may still call the routes, which reference the agent: leave without
+    // destroying it.
+    log->info("stopped (an HTTP request was still being rendered)");
     spdlog::shutdown();
     std::_Exit(0);
   }

@@ -23,6 +23,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "exporter/http/http_limits.h"
 #include "exporter/remediation/hook_config.h"
 
 namespace fabricwatch::exporter {
@@ -55,6 +56,7 @@ struct Config {
   std::map<std::string, DetectorConfig, std::less<>> detectors;
   std::string state_file;  // empty: detector state is not persisted
   HookConfig hooks;        // default: no hooks, dry run
+  HttpLimits http;         // --web.max-connections, --web.*-timeout, --web.max-request-size
 };
 
 // What the command line asked for besides running.

@@ -45,6 +45,63 @@ struct GlobalFlags {
   CLI::Option* state_file;
 };
 
+// The HTTP server's bounds (README "HTTP server limits"); durations as text until validated.
+struct HttpFlags {
+  std::string header_timeout, idle_timeout, write_timeout;
+  CLI::Option* max_connections = nullptr;
+  CLI::Option* max_request_size = nullptr;
+};
+
+void AddHttpFlags(CLI::App& app, Config& flags, HttpFlags& h) {
+  const HttpLimits defaults;
+  h.max_connections = app.add_option(
+      "--web.max-connections", flags.http.max_connections,
+      "Most HTTP connections open at once (also at most a quarter of the open-file limit); when "
+      "full, the oldest connection still sending its request head is closed for the new one. "
+      "Default " + std::to_string(defaults.max_connections));
+  app.add_option("--web.header-timeout", h.header_timeout,
+                 "Time a connection has for its TLS handshake and request head together "
+                 "(slowloris bound). Default 10s");
+  app.add_option("--web.idle-timeout", h.idle_timeout,
+                 "Time a keep-alive connection may wait for its next request. Default 60s");
+  app.add_option("--web.write-timeout", h.write_timeout,
+                 "Time a client has to read one response. Default 30s");
+  h.max_request_size = app.add_option(
+      "--web.max-request-size", flags.http.max_head_bytes,
+      "Largest request head (request line and header fields) in bytes; larger gets 431. "
+      "Default " + std::to_string(defaults.max_head_bytes));
+}
+
+Status ApplyHttpFlags(const HttpFlags& h, const Config& flags, Config& config) {
+  if (h.max_connections->count() > 0) {
+    if (flags.http.max_connections == 0) {
+      return Status(StatusCode::kInvalidArgument, "--web.max-connections must be at least 1");
+    }
+    config.http.max_connections = flags.http.max_connections;
+  }
+  if (h.max_request_size->count() > 0) {
+    if (flags.http.max_head_bytes < 256) {
+      return Status(StatusCode::kInvalidArgument, "--web.max-request-size must be at least 256");
+    }
+    config.http.max_head_bytes = flags.http.max_head_bytes;
+  }
+  const std::pair<const std::string*, std::chrono::milliseconds*> durations[] = {
+      {&h.header_timeout, &config.http.header_timeout},
+      {&h.idle_timeout, &config.http.idle_timeout},
+      {&h.write_timeout, &config.http.write_timeout}};
+  const char* names[] = {"--web.header-timeout", "--web.idle-timeout", "--web.write-timeout"};
+  for (size_t i = 0; i < 3; ++i) {
+    if (durations[i].first->empty()) continue;
+    auto value = ParseDuration(*durations[i].first);
+    if (!value) return value.error().WithContext(names[i]);
+    if (value->count() <= 0) {
+      return Status(StatusCode::kInvalidArgument, std::string(names[i]) + " must be positive");
+    }
+    *durations[i].second = *value;
+  }
+  return Status::Ok();
+}
+
 GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
   GlobalFlags g{};
   g.listen = app.add_option("--web.listen-address", flags.listen_address,
@@ -187,6 +244,8 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   bool help_registry = false;
   bool detectors_off = false;
   GlobalFlags global = AddGlobalFlags(app, flags, config);
+  HttpFlags http_flags;
+  AddHttpFlags(app, flags, http_flags);
   app.add_flag("--version", version, "Print the version and exit");
   app.add_flag("--help-metrics", help_metrics,
                "Print the metric reference of every collector (Markdown) and exit");
@@ -239,6 +298,7 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   }
   Status applied = ApplyGivenFlags(global, flags, collector_flags, detector_flags, config);
   if (!applied.ok()) return Error(applied);
+  if (Status s = ApplyHttpFlags(http_flags, flags, config); !s.ok()) return Error(s);
   if (Status s = Validate(config); !s.ok()) return Error(s);
   return parsed;
 }

@@ -45,6 +45,7 @@
 
 #include "collectors/core/status.h"
 #include "exporter/config/listen_address.h"
+#include "exporter/http/http_limits.h"
 #include "exporter/http/render_cache.h"
 
 namespace fabricwatch::exporter {
@@ -58,18 +59,6 @@ struct Route {
   std::function<std::shared_ptr<const RenderedBody>()> shared_body;
 };
 
-struct HttpLimits {
-  size_t max_connections = 4096;
-  std::chrono::milliseconds header_timeout{10'000};  // TLS handshake + request head, in total
-  std::chrono::milliseconds idle_timeout{60'000};    // keep-alive, between requests
-  std::chrono::milliseconds write_timeout{30'000};   // one response
-  size_t max_head_bytes = 16384;
-  size_t max_header_fields = 100;
-  size_t handler_threads = 4;
-  size_t handler_queue = 64;
-  size_t auth_threads = 2;  // concurrent bcrypt checks
-  size_t auth_queue = 32;
-};
 
 // The connection cap actually used: `configured`, but at most a quarter of the open-file limit
 // `fd_limit` (the rest is for the collectors' kept-open files, the state file and the hooks,
