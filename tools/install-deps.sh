@@ -14,6 +14,7 @@ build_pkgs=(
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
 )
 test_pkgs=(
   libgtest-dev libgmock-dev
