@@ -15,6 +15,7 @@
 #include "detectors/core/state_file.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/http/routes.h"
+#include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
 #include "exporter/version.h"
 
@@ -152,21 +153,24 @@ int Agent::ConfigCheck() {
   return failed ? 1 : 0;
 }
 
-Status Agent::Start() {
+Status Agent::Start(std::shared_ptr<WebSecurity> security) {
   const RouteSources sources{.config = config_,
                              .store = *store_,
                              .self_metrics = *self_metrics_,
                              .engine = *engine_,
                              .hooks = *hooks_,
                              .link_events = events_.link_log(),
-                             .rdma_events = events_.rdma_log()};
+                             .rdma_events = events_.rdma_log(),
+                             .http_server = &server_for_metrics_};
   metrics_cache_ = MakeMetricsCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
   auto server = HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_),
-                                 GetLogger("http"), config_.http);
+                                 GetLogger("http"), config_.http,
+                                 MakeSecuritySource(std::move(security)));
   if (!server) return server.error();
   server_ = std::move(*server);
+  server_for_metrics_ = server_.get();
   std::string bound;
   for (int port : server_->ports()) bound += (bound.empty() ? "" : ",") + std::to_string(port);
   GetLogger("main")->info(
@@ -196,7 +200,10 @@ bool Agent::Stop() {
                            std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::steady_clock::now() - stop_start)
                                .count());
-  if (http_stopped) server_.reset();
+  if (http_stopped) {
+    server_for_metrics_ = nullptr;  // no route runs any more (Stop returned true)
+    server_.reset();
+  }
   return http_stopped;
 }
 

@@ -12,6 +12,7 @@
 //
 // Thread-safety: Create/Start/Stop from one thread.
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "exporter/config/config.h"
 #include "exporter/http/http_server.h"
 #include "exporter/http/render_cache.h"
+#include "exporter/http/web_security.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/event_sources.h"
 #include "exporter/pipeline/scheduler.h"
@@ -44,8 +46,9 @@ class Agent {
   // Returns the process exit code (0: every collector usable, 1 otherwise).
   int ConfigCheck();
 
-  // Binds the HTTP server and starts the engine, the scheduler and the hooks.
-  Status Start();
+  // Binds the HTTP server and starts the engine, the scheduler and the hooks. `security`: the
+  // --web.config.file settings (TLS, basic auth, headers); WebSecurity::Plain() without one.
+  Status Start(std::shared_ptr<WebSecurity> security = WebSecurity::Plain());
 
   // Stops everything at once. HTTP gets a bounded wait; false when a route was still rendering
   // at the end of it: an HTTP worker may still call the routes, so the caller must leave without
@@ -71,6 +74,7 @@ class Agent {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RenderCache> metrics_cache_;
   std::unique_ptr<HttpServer> server_;
+  std::atomic<const HttpServer*> server_for_metrics_{nullptr};  // what /metrics reports on
 };
 
 }  // namespace fabricwatch::exporter

@@ -9,11 +9,12 @@ set -euo pipefail
 
 build_pkgs=(
   build-essential cmake pkg-config
-  prometheus-cpp-dev libssl-dev zlib1g-dev
+  prometheus-cpp-dev zlib1g-dev
   libspdlog-dev libfmt-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
 )
 test_pkgs=(
   libgtest-dev libgmock-dev

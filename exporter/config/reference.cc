@@ -7,6 +7,7 @@
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/config.h"
+#include "exporter/http/http_metrics.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/remediation/hook_runner.h"
@@ -81,6 +82,7 @@ std::string RegistryTablesMarkdown() {
 
 std::string MetricReferenceMarkdown() {
   std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
+  out += "### The HTTP server (always exported)\n\n" + MetricTable(HttpMetricDescs());
   out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
          MetricTable(HookRunner::MetricDescs());
   for (const CollectorInfo& info : CollectorRegistry()) {

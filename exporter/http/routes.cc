@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "exporter/http/http_metrics.h"
 #include "exporter/http/pages.h"
 #include "exporter/http/render.h"
 
@@ -27,6 +28,9 @@ std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
                    std::make_move_iterator(detected.end()));
         MetricSink hook_sink;
         sources.hooks.Export(hook_sink);
+        if (const HttpServer* server = sources.http_server ? sources.http_server->load() : nullptr) {
+          ExportHttpStats(server->stats(), hook_sink);
+        }
         for (auto& family : hook_sink.TakeFamilies()) own.push_back(std::move(family));
         const std::vector<std::shared_ptr<const Snapshot>> snapshots = sources.store.AllLatest();
         std::vector<const prometheus::MetricFamily*> families;

@@ -3,6 +3,7 @@
 // shared among concurrent scrapers), the landing page, /healthz and the JSON API. The routes
 // read the parts they show through references; those parts must outlive the HTTP server.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +32,8 @@ struct RouteSources {
   const HookRunner& hooks;
   const sys::LinkEventLog* link_events = nullptr;  // null: no listener
   const sys::RdmaPortEventLog* rdma_events = nullptr;
+  // The server whose counters /metrics shows (fabricwatch_http_*); set once it runs.
+  const std::atomic<const HttpServer*>* http_server = nullptr;
 };
 
 // The /metrics render, shared among scrapers (RenderCache). Keep it alive as long as the routes.

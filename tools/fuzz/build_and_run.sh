@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5).
+# Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5) and the HTTP
+# request-head parser (issue 19).
 #
-#   build_and_run.sh smoke                   each target for FUZZ_SMOKE_SECONDS (default 5) s;
-#                                            non-zero exit on any finding (ctest fuzz.optics_smoke)
+#   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
+#                                            (default 5) s; non-zero exit on any finding (ctest
+#                                            fuzz.optics_smoke, fuzz.http_head_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
 #   build_and_run.sh build                   build only
 #
-# Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc). Exit 77 (skip) when clang++
+# Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc), http_head
+# (tools/fuzz/http_head_fuzz.cc). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -19,7 +22,8 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
-ALL_TARGETS=(sff8472 sff8636 cmis image)
+OPTICS_TARGETS=(sff8472 sff8636 cmis image)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" http_head)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
@@ -97,11 +101,18 @@ build() {
       pids+=($!)
     fi
   done
-  for t in "${ALL_TARGETS[@]}"; do
+  for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
       "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -DFUZZ_TARGET_"${t^^}" \
         -c tools/fuzz/optics_fuzz.cc -o "$obj" &
+      pids+=($!)
+    fi
+  done
+  for src in exporter/http/request_head.cc tools/fuzz/http_head_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" exporter/http/request_head.h "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
       pids+=($!)
     fi
   done
@@ -116,7 +127,11 @@ build() {
   [[ $fail == 0 ]] || { echo "fuzz build failed" >&2; exit 1; }
   local objs=()
   for src in "${DECODER_SRCS[@]}"; do objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
-  for t in "${ALL_TARGETS[@]}"; do
+  if stale "$BUILD/bin/http_head_fuzz" "$BUILD/obj/http_head_fuzz.o" "$BUILD/obj/request_head.o"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/http_head_fuzz.o" \
+      "$BUILD/obj/request_head.o" -o "$BUILD/bin/http_head_fuzz"
+  fi
+  for t in "${OPTICS_TARGETS[@]}"; do
     if stale "$BUILD/bin/optics_fuzz_$t" "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}"; then
       "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}" \
         -o "$BUILD/bin/optics_fuzz_$t"
@@ -135,6 +150,18 @@ build() {
   "$BUILD/bin/make_seeds" "$BUILD/seeds.new" ${hex[@]+"${hex[@]}"} >/dev/null
   rm -rf "$BUILD/seeds.old"
   [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
+  # HTTP heads: well-formed, pipelined, and each kind of refusal, as a client sends them (byte 0
+  # selects the limits, see http_head_fuzz.cc).
+  mkdir -p "$BUILD/seeds.new/http_head"
+  local i=0 seed
+  for seed in 'GET /metrics HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n' \
+      'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n' 'GET / HTTP/1.0\nConnection: keep-alive\n\n' \
+      'GET http://h/x?y HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n' \
+      'GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n folded\r\n\r\n' '\x16\x03\x01\x02\x00\x01'; do
+    printf "\\x0f$seed" >"$BUILD/seeds.new/http_head/$i"
+    printf "\\x83$seed" >"$BUILD/seeds.new/http_head/$((i + 100))"
+    i=$((i + 1))
+  done
   mv "$BUILD/seeds.new" "$BUILD/seeds"
   rm -rf "$BUILD/seeds.old"
   echo "fuzz: built ${ALL_TARGETS[*]} in $BUILD/bin; seeds from $((6 + ${#hex[@]})) images"
@@ -148,10 +175,12 @@ run_target() {
   [[ -d "$REPO/tools/fuzz/regressions/$t" ]] && dirs+=("$REPO/tools/fuzz/regressions/$t")
   local before rc=0 start end max_len
   # Longest meaningful input: header + pages (paged targets), selector + CMIS image + slack.
-  case "$t" in sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; *) max_len=1024 ;; esac
+  case "$t" in sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; http_head) max_len=20000 ;; *) max_len=1024 ;; esac
+  local bin="$BUILD/bin/optics_fuzz_$t"
+  [[ "$t" == http_head ]] && bin="$BUILD/bin/http_head_fuzz"
   before=$(find "$BUILD/artifacts" -name "$t-*" | wc -l)
   start=$(date +%s)
-  "$BUILD/bin/optics_fuzz_$t" -max_total_time="$secs" -max_len="$max_len" -timeout=10 \
+  "$bin" -max_total_time="$secs" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -error_exitcode=1 -print_final_stats=1 \
     -artifact_prefix="$BUILD/artifacts/$t-" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   end=$(date +%s)
@@ -185,7 +214,11 @@ build_locked
 
 status=0
 if [[ "$mode" == smoke ]]; then
-  for t in "${ALL_TARGETS[@]}"; do
+  shift
+  targets=("$@")
+  [[ ${#targets[@]} -gt 0 ]] || targets=("${ALL_TARGETS[@]}")
+  for t in "${targets[@]}"; do
+    [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || { echo "unknown target $t" >&2; exit 2; }
     rm -rf "$BUILD/smoke-corpus/$t"
     run_target "$t" "$SMOKE_SECONDS" "$BUILD/smoke-corpus/$t" || status=1
   done
