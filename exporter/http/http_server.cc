@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -201,6 +202,9 @@ void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
       if (error == EINTR || error == ECONNABORTED) continue;
       if (error == EAGAIN || error == EWOULDBLOCK) return;
       if (error == EMFILE || error == ENFILE) {
+        // Linux reserves the new fd before looking at the backlog: EMFILE also comes when
+        // nothing is pending, and then there is nothing to make room for.
+        if (!Pending(listener)) return;
         ++counters.accept_fd_errors;
         // Make room rather than leave the connection in the backlog (where poll() would report
         // it again at once: the spin civetweb had).
@@ -220,6 +224,11 @@ void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
     }
     AddConnection(std::move(fd), now);
   }
+}
+
+bool HttpServer::Impl::Pending(int listener) {
+  pollfd p{.fd = listener, .events = POLLIN, .revents = 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
 }
 
 void HttpServer::Impl::AddConnection(sys::UniqueFd fd, Clock::time_point now) {

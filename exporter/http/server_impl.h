@@ -77,6 +77,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   void Run();
   void Accept(int listener, Clock::time_point now);
+  static bool Pending(int listener);  // a connection waits in the backlog
   void AddConnection(sys::UniqueFd fd, Clock::time_point now);
   bool Evict(Clock::time_point now);
   void PauseAccepting(Clock::time_point now);

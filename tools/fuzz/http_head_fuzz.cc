@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using fabricwatch::exporter::ParseRequestHead;
   if (size == 0) return 0;
   const HeadLimits limits{.max_head_bytes = (data[0] & 0x80) != 0 ? 64u : 16384u,
-                          .max_header_fields = static_cast<size_t>(data[0] & 0x0f)};
+                          .max_fields = static_cast<size_t>(data[0] & 0x0f)};
   const std::string_view buffer(reinterpret_cast<const char*>(data) + 1, size - 1);
   const HeadParse p = ParseRequestHead(buffer, limits);
   switch (p.state) {
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case HeadParse::State::kComplete: {
       Check(p.head_bytes > 0 && p.head_bytes <= buffer.size(), "head_bytes outside the buffer");
       Check(p.head_bytes <= limits.max_head_bytes, "complete head over the size limit");
-      Check(p.head.fields.size() <= limits.max_header_fields, "too many fields accepted");
+      Check(p.head.fields.size() <= limits.max_fields, "too many fields accepted");
       Check(!p.head.method.empty() && !p.head.target.empty(), "empty method or target");
       Check(p.head.path.empty() || p.head.path.front() == '/', "path not absolute");
       const HeadParse again = ParseRequestHead(buffer.substr(0, p.head_bytes), limits);
