@@ -8,7 +8,8 @@
 //   auto agent = Agent::Create(config);   // builds, starts nothing; errors name the part
 //   agent->Start();                        // HTTP server, detector engine, scheduler, hooks
 //   ... wait for a stop signal ...
-//   agent->Stop();                         // false: an HTTP client could not be dropped in time
+//   agent->Stop();                         // false: an HTTP client or a stuck collector could
+//                                          // not be stopped in time
 //
 // Thread-safety: Create/Start/Stop from one thread.
 
@@ -18,6 +19,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/config/config.h"
@@ -47,9 +49,10 @@ class Agent {
   // Binds the HTTP server and starts the engine, the scheduler and the hooks.
   Status Start();
 
-  // Stops everything at once. HTTP gets a bounded wait; false when a client still held a
-  // connection at the end of it: civetweb workers may still call the routes, so the caller must
-  // leave without destroying the agent.
+  // Stops everything at once; the state file is saved in any case. HTTP and the collectors get
+  // a bounded wait; false when a client still held a connection at the end of it, or a
+  // collection was stuck in a read (logged by the scheduler): civetweb workers or a collector
+  // thread may still use the agent, so the caller must leave without destroying it.
   bool Stop();
 
  private:
@@ -59,6 +62,9 @@ class Agent {
   Config config_;
   const SystemClock clock_;
   const sys::RealFileSystem filesystem_;
+  // The counter files the collectors may keep open: what the open-file limit leaves after the
+  // reserve for HTTP and the state file (exporter/file_limit.h).
+  sys::FdBudget fd_budget_;
   const sys::SysFs sysfs_;
   EventSources events_;
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;
