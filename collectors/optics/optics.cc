@@ -222,8 +222,9 @@ void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink
   // before, a read allocates nothing.
   if (Status status = DecodeModuleImage(image_, module.reading); !status.ok()) {
     module.has_reading = false;
-    sink.RecordError(status.WithContext(netdev + " module EEPROM"));
-    transitions_.Failed(netdev + "/decode", status);
+    const Status named = status.WithContext(netdev + " module EEPROM");
+    sink.RecordError(named);
+    transitions_.Failed(netdev + "/decode", named);
     return;
   }
   for (const Status& warning : module.reading.warnings) {
