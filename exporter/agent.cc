@@ -14,6 +14,7 @@
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
 #include "exporter/config/listen_address.h"
+#include "exporter/file_limit.h"
 #include "exporter/http/routes.h"
 #include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
@@ -24,6 +25,9 @@ namespace {
 
 // How long a stop waits for in-flight HTTP requests before giving up on them.
 constexpr std::chrono::milliseconds kHttpStopBudget{400};
+// How long a stop waits for the collector threads: one stuck in a read (a FIFO, a hung device)
+// is left running and main() leaves without it, after the detector engine saved the state.
+constexpr std::chrono::milliseconds kCollectorStopBudget{1000};
 
 // The agent's environment, for the hooks' pass_env (a hook otherwise gets a clean one).
 std::map<std::string, std::string> AgentEnvironment() {
@@ -61,7 +65,10 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
 }  // namespace
 
 Agent::Agent(const Config& config)
-    : config_(config), sysfs_(config_.sysfs_path, filesystem_), events_(config_) {}
+    : config_(config),
+      fd_budget_(KeptOpenFileBudget(OpenFileLimit()), GetLogger("main")),
+      sysfs_(config_.sysfs_path, filesystem_, &fd_budget_),
+      events_(config_) {}
 
 Agent::~Agent() = default;
 
@@ -188,8 +195,11 @@ bool Agent::Stop() {
   // http_server.h).
   const auto stop_start = std::chrono::steady_clock::now();
   std::jthread stop_listeners([this] { events_.Stop(); });
-  std::jthread stop_pipeline([this] {
-    scheduler_->Stop();
+  bool collectors_stopped = true;
+  std::jthread stop_pipeline([this, &collectors_stopped] {
+    // Bounded: a collector stuck in a read is left behind (it is logged), and the state is
+    // saved all the same. A snapshot it publishes later only lands in the stopped engine's queue.
+    collectors_stopped = scheduler_->Stop(kCollectorStopBudget);
     engine_->Stop();  // after the collectors: no more snapshots; saves the state file
     hooks_->Stop();   // waits for a hook already running (bounded by its timeout)
   });
@@ -204,7 +214,7 @@ bool Agent::Stop() {
     server_for_metrics_ = nullptr;  // no route runs any more (Stop returned true)
     server_.reset();
   }
-  return http_stopped;
+  return http_stopped && collectors_stopped;
 }
 
 }  // namespace fabricwatch::exporter

@@ -8,7 +8,8 @@
 //   auto agent = Agent::Create(config);   // builds, starts nothing; errors name the part
 //   agent->Start();                        // HTTP server, detector engine, scheduler, hooks
 //   ... wait for a stop signal ...
-//   agent->Stop();                         // false: an HTTP client could not be dropped in time
+//   agent->Stop();                         // false: an HTTP client or a stuck collector could
+//                                          // not be stopped in time
 //
 // Thread-safety: Create/Start/Stop from one thread.
 
@@ -19,6 +20,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
+#include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/config/config.h"
@@ -50,9 +52,10 @@ class Agent {
   // --web.config.file settings (TLS, basic auth, headers); WebSecurity::Plain() without one.
   Status Start(std::shared_ptr<WebSecurity> security = WebSecurity::Plain());
 
-  // Stops everything at once. HTTP gets a bounded wait; false when a route was still rendering
-  // at the end of it: an HTTP worker may still call the routes, so the caller must leave without
-  // destroying the agent.
+  // Stops everything at once; the state file is saved in any case. HTTP and the collectors get
+  // a bounded wait; false when a route was still rendering at the end of it, or a collection
+  // was stuck in a read (logged by the scheduler): an HTTP worker or a collector thread may
+  // still use the agent, so the caller must leave without destroying it.
   bool Stop();
 
  private:
@@ -62,6 +65,9 @@ class Agent {
   Config config_;
   const SystemClock clock_;
   const sys::RealFileSystem filesystem_;
+  // The counter files the collectors may keep open: what the open-file limit leaves after the
+  // reserve for HTTP and the state file (exporter/file_limit.h).
+  sys::FdBudget fd_budget_;
   const sys::SysFs sysfs_;
   EventSources events_;
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;

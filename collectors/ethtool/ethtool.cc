@@ -506,10 +506,14 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
       NotSupported(netdev, "driver statistics", status);
     } else if (status.code() == StatusCode::kNotFound) {
       logger_->debug("{} vanished: {}", netdev, status.message());
+      plans_.erase(it);
       return;
     } else {
       Fail(sink, netdev + "/statistics", status);
     }
+    // Nothing of the table is used: its memory (a table over kMaxStatisticsPerNetdev may have
+    // been parsed in part) goes back now rather than when the netdev goes away.
+    plans_.erase(it);
   } else {
     const std::vector<sys::EthtoolStat>& stats = plan.read;
     const LabelPair n{"netdev", netdev};

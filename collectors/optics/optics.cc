@@ -222,8 +222,9 @@ void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink
   // before, a read allocates nothing.
   if (Status status = DecodeModuleImage(image_, module.reading); !status.ok()) {
     module.has_reading = false;
-    sink.RecordError(status.WithContext(netdev + " module EEPROM"));
-    transitions_.Failed(netdev + "/decode", status);
+    const Status named = status.WithContext(netdev + " module EEPROM");
+    sink.RecordError(named);
+    transitions_.Failed(netdev + "/decode", named);
     return;
   }
   for (const Status& warning : module.reading.warnings) {
@@ -396,8 +397,17 @@ Status OpticsCollector::Collect(MetricSink& sink) {
                                                               std::chrono::milliseconds(1))));
       const size_t per_run =
           std::max<size_t>(1, (netdevs_.size() + runs_per_interval - 1) / runs_per_interval);
-      for (size_t i = 0; i < due.size() && i < per_run; ++i) Read(due[i], modules_[due[i]], sink);
-      for (const std::string& netdev : netdevs_) Emit(netdev, modules_[netdev], sink);
+      const size_t read = std::min(due.size(), per_run);
+      for (size_t i = 0; i < read; ++i) Read(due[i], modules_[due[i]], sink);
+      for (const std::string& netdev : netdevs_) {
+        // A module not read in this run keeps its failure (if any) until it is read again: a
+        // bad EEPROM is one warning, not a warning and a false "recovered" per module interval.
+        if (std::find(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(read), netdev) ==
+            due.begin() + static_cast<std::ptrdiff_t>(read)) {
+          transitions_.Keep(netdev);
+        }
+        Emit(netdev, modules_[netdev], sink);
+      }
     } else if (status.code() != StatusCode::kNotFound) {
       sink.RecordError(status);
     }

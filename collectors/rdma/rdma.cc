@@ -517,6 +517,10 @@ Status RdmaCollector::Collect(MetricSink& sink) {
     }
     known_names_ = names;
     last_discovery_ = now;
+  } else {
+    // A device whose discovery failed (a symlink loop, ELOOP) is tried again only at the next
+    // rediscovery: until then it is still failing, not recovered.
+    for (const std::string& name : names) transitions_.Keep(name);
   }
   for (Device& device : devices_) CollectDevice(device, sink);
   if (rdma_events_ != nullptr) CollectEvents(sink);

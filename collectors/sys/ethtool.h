@@ -10,6 +10,7 @@
 //
 // Thread-safety: a source is used by one collector thread.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,15 @@
 #include "collectors/core/status.h"
 
 namespace fabricwatch::sys {
+
+// The most driver statistics fabricwatch reads for one netdev, whatever the source: what one
+// netdev may cost in memory is bounded by it (a statistic costs about 150 bytes across the
+// source, the parsed table and the collector's plan, so 32768 is about 5 MB). Real drivers
+// report a few hundred (ice, bnxt_en) to a few thousand (mlx5 with many channels and traffic
+// classes). A netdev that reports more gets an error naming it, and none of its driver
+// statistics are exported (a partial table would be a different table each time the driver
+// reordered it); its other data (FEC, pause, PFC, module) is unaffected. README "ethtool".
+inline constexpr size_t kMaxStatisticsPerNetdev = 32768;
 
 // One driver statistic as ETHTOOL_GSTRINGS(ETH_SS_STATS) names it and ETHTOOL_GSTATS reads it.
 struct EthtoolStat {

@@ -29,9 +29,6 @@ static_assert(offsetof(ethtool_tunable, len) == 12 && offsetof(ethtool_tunable, 
 static_assert(ETH_GSTRING_LEN == 32 && ETH_SS_STATS == 1);
 static_assert(ETHTOOL_PFC_PREVENTION_TOUT == 3 && ETHTOOL_TUNABLE_U16 == 2);
 
-// The kernel's hard limit is S32_MAX / 8 (K net/ethtool/ioctl.c); no NIC comes near this.
-constexpr uint32_t kMaxStats = 1u << 20;
-
 // Room past the count for a driver whose count grows between GSSET_INFO and GSTRINGS/GSTATS:
 // kernels before the 2025 len/n_stats check write the driver's *current* count whatever the caller
 // asked for (K net/ethtool/ioctl.c ethtool_get_strings / ethtool_get_stats), so the buffer must
@@ -203,9 +200,14 @@ Status EthtoolIoctlStatistics::Read(const std::string& netdev, std::vector<Ethto
       stats.clear();
       return Status::Ok();
     }
-    if (*count > kMaxStats) {
-      return Status(StatusCode::kInternal, "netdev " + netdev + ": implausible statistics count " +
-                                               std::to_string(*count));
+    // Bounded before anything is allocated for the table (the kernel's own limit is
+    // S32_MAX / 8, K net/ethtool/ioctl.c).
+    if (*count > kMaxStatisticsPerNetdev) {
+      stats_cache_.erase(netdev);
+      return Status(StatusCode::kInvalidArgument,
+                    "netdev " + netdev + ": the driver reports " + std::to_string(*count) +
+                        " statistics, more than the " + std::to_string(kMaxStatisticsPerNetdev) +
+                        " fabricwatch reads per netdev; its driver statistics are not exported");
     }
     if (cache.names.size() != *count) {
       auto fetched = FetchNames(netdev, *count, cache);
@@ -223,6 +225,8 @@ Status EthtoolIoctlStatistics::Read(const std::string& netdev, std::vector<Ethto
       continue;
     }
     stats.resize(*count);
+    // A table that shrank a lot gives its memory back; one of the same size keeps it.
+    if (stats.capacity() > 2 * stats.size() + 64) stats.shrink_to_fit();
     for (uint32_t i = 0; i < *count; ++i) {
       stats[i].name = cache.names[i];  // copy-assigned: the previous sample's storage is reused
       stats[i].value = cache.values[1 + i];

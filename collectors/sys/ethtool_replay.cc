@@ -8,8 +8,11 @@
 namespace fabricwatch::sys {
 namespace {
 
-// Larger than any real `ethtool -S` output (a 64-queue NIC prints a few hundred KB at most).
-constexpr size_t kMaxStatisticsBytes = 8 << 20;
+// Room for kMaxStatisticsPerNetdev lines of `ethtool -S` (about 35 bytes each for mlx5; a
+// 64-queue NIC prints a few hundred KB at most). A larger file is an error naming it.
+constexpr size_t kMaxStatisticsBytes = 2 << 20;
+// What the read buffer starts at and comes back to: a 1000-stat mlx5 dump is about 40 KB.
+constexpr size_t kStatisticsBuffer = 64 * 1024;
 
 Status Unsupported(std::string_view what, const std::string& netdev) {
   return Status(StatusCode::kUnimplemented,
@@ -28,7 +31,10 @@ Result<std::vector<std::string>> ReplayEthtool::Netdevs() const {
   if (!entries) return Error(entries.error());
   std::vector<std::string> netdevs;
   for (const std::string& entry : *entries) {
-    if (fs_.Open(dir_ + "/" + entry + "/statistics")) netdevs.push_back(entry);
+    // A statistics file that is there but unusable (a FIFO: InvalidArgument) still names a
+    // netdev, so that ReadStatistics() reports it rather than the netdev vanishing quietly.
+    auto file = fs_.Open(dir_ + "/" + entry + "/statistics");
+    if (file || file.error().code() == StatusCode::kInvalidArgument) netdevs.push_back(entry);
   }
   std::sort(netdevs.begin(), netdevs.end());
   return netdevs;
@@ -45,34 +51,51 @@ Status ReplayEthtool::ReadStatistics(const std::string& netdev, std::vector<Etht
   std::string& path = path_.assign(dir_).append("/").append(netdev).append("/statistics");
   auto fd = fs_.Open(path);
   if (!fd) return fd.error();
-  if (buffer_.size() < 64 * 1024) buffer_.resize(64 * 1024);
+  if (buffer_.size() < kStatisticsBuffer) buffer_.resize(kStatisticsBuffer);
   for (;;) {
     auto n = fs_.ReadAt0(*fd, std::span<char>(buffer_.data(), buffer_.size()), path);
     if (!n) return n.error();
-    if (*n < buffer_.size()) {
-      // Parsed into the caller's vector, whose names' storage is reused.
-      ParsedEthtoolStats parsed;
-      parsed.stats.swap(stats);
-      Status status = ParseEthtoolStatsTextInto(std::string_view(buffer_.data(), *n), path, parsed);
-      stats.swap(parsed.stats);
-      if (!status.ok()) return status;
-      for (Status& problem : parsed.problems) warnings_.push_back(std::move(problem));
-      if (parsed.malformed_lines > parsed.problems.size()) {
-        // The parser keeps the first problems only; one summary stands for the rest, so a
-        // hostile file cannot flood the error log.
-        warnings_.push_back(Status(
-            StatusCode::kInvalidArgument,
-            path + ": " + std::to_string(parsed.malformed_lines - parsed.problems.size()) +
-                " more malformed lines (" + std::to_string(parsed.malformed_lines) + " in all)"));
-      }
-      return Status::Ok();
-    }
-    if (buffer_.size() >= kMaxStatisticsBytes) {
+    if (*n > kMaxStatisticsBytes) {
+      ReleaseBuffer();
       return Status(StatusCode::kInvalidArgument,
-                    path + ": larger than " + std::to_string(kMaxStatisticsBytes) + " bytes");
+                    path + ": larger than " + std::to_string(kMaxStatisticsBytes) +
+                        " bytes, more than fabricwatch reads per netdev; its driver statistics "
+                        "are not exported");
     }
-    buffer_.resize(buffer_.size() * 4);  // pread at 0 again with room for the whole file
+    if (*n < buffer_.size()) {
+      Status status = Parse(std::string_view(buffer_.data(), *n), path, stats);
+      // Memory that a huge file took comes back once the file is small again.
+      if (buffer_.size() > kStatisticsBuffer && *n < buffer_.size() / 4) ReleaseBuffer();
+      return status;
+    }
+    // pread at 0 again with room for the whole file, or one byte past the bound to see it.
+    buffer_.resize(std::min(buffer_.size() * 4, kMaxStatisticsBytes + 1));
   }
+}
+
+Status ReplayEthtool::Parse(std::string_view text, const std::string& path,
+                            std::vector<EthtoolStat>& stats) {
+  // Parsed into the caller's vector, whose names' storage is reused.
+  ParsedEthtoolStats parsed;
+  parsed.stats.swap(stats);
+  Status status = ParseEthtoolStatsTextInto(text, path, parsed);
+  stats.swap(parsed.stats);
+  if (!status.ok()) return status;
+  for (Status& problem : parsed.problems) warnings_.push_back(std::move(problem));
+  if (parsed.malformed_lines > parsed.problems.size()) {
+    // The parser keeps the first problems only; one summary stands for the rest, so a
+    // hostile file cannot flood the error log.
+    warnings_.push_back(Status(
+        StatusCode::kInvalidArgument,
+        path + ": " + std::to_string(parsed.malformed_lines - parsed.problems.size()) +
+            " more malformed lines (" + std::to_string(parsed.malformed_lines) + " in all)"));
+  }
+  return Status::Ok();
+}
+
+void ReplayEthtool::ReleaseBuffer() {
+  buffer_.resize(kStatisticsBuffer);
+  buffer_.shrink_to_fit();
 }
 
 Result<PauseStats> ReplayEthtool::Pause(const std::string& netdev) {

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/sys/ethtool.h"
@@ -41,12 +42,17 @@ class ReplayEthtool final : public EthtoolSource {
   std::vector<Status> TakeWarnings() override;
 
  private:
+  // Parses a statistics file into `stats`, keeping its warnings.
+  Status Parse(std::string_view text, const std::string& path, std::vector<EthtoolStat>& stats);
+  // Gives the read buffer back down to its initial size.
+  void ReleaseBuffer();
+
   std::string dir_;
   std::string path_;                             // of the statistics file being read
   std::string module_path_;                      // of the module image being read
   std::vector<std::string> module_dir_entries_;  // of the netdev whose module is read
   const FileSystem& fs_;
-  std::string buffer_;  // reused across reads: a 1000-stat mlx5 dump is about 40 KB
+  std::string buffer_;  // reused across reads; shrunk back after a huge file
   std::vector<Status> warnings_;
 };
 

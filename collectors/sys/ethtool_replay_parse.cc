@@ -89,12 +89,24 @@ Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
                                QuoteForMessage(value_text));
       continue;
     }
+    if (count == kMaxStatisticsPerNetdev) {
+      // The bound of collectors/sys/ethtool.h: nothing of this table is kept.
+      parsed.stats.clear();
+      parsed.stats.shrink_to_fit();
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(what) + ": more than " + std::to_string(kMaxStatisticsPerNetdev) +
+                        " statistics, the most fabricwatch reads per netdev; its driver "
+                        "statistics are not exported");
+    }
     if (count == parsed.stats.size()) parsed.stats.emplace_back();
     parsed.stats[count].name.assign(name);
     parsed.stats[count].value = value;
     ++count;
   }
   parsed.stats.resize(count);
+  // A table that shrank a lot (a file restored after a huge one) gives its memory back; one of
+  // the same size keeps it, so re-parsing allocates nothing.
+  if (parsed.stats.capacity() > 2 * count + 64) parsed.stats.shrink_to_fit();
 
   if (parsed.stats.empty() && parsed.malformed_lines > 0) {
     return Status(StatusCode::kInvalidArgument,

@@ -23,6 +23,8 @@
 // decimal (negative, hex, trailing text, out of range), an empty name, a line without a colon.
 // A malformed line is skipped and reported in `problems`; the good lines around it are kept.
 // Duplicate names are kept as they come (the caller's metric sink rejects duplicate series).
+// More than kMaxStatisticsPerNetdev statistics (collectors/sys/ethtool.h) is an error, and no
+// statistic is returned.
 
 #include <cstddef>
 #include <string_view>

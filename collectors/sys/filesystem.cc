@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,16 +10,41 @@
 #include <string_view>
 
 namespace fabricwatch::sys {
+namespace {
+
+const char* FileTypeName(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a plain file";
+}
+
+}  // namespace
 
 Result<UniqueFd> RealFileSystem::Open(const std::string& path) const {
+  // O_NONBLOCK: opening a FIFO for reading waits for a writer, and a device node may wait for
+  // its hardware (open(2), fifo(7)); a collector must never block there. It changes nothing
+  // for the regular files of sysfs, procfs and a replay root (regular files never block).
   // O_NOATIME: reading a counter must not dirty its inode. sysfs keeps no access times, but a
   // replay root on a disk file system would otherwise have every sample update them
   // (open(2): allowed to the file's owner or with CAP_FOWNER; anyone else gets EPERM and
   // opens it plainly).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error(FromErrno(errno, "open " + path));
-  return UniqueFd(fd);
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  UniqueFd fd(::open(path.c_str(), kFlags | O_NOATIME));
+  if (!fd && errno == EPERM) fd.Reset(::open(path.c_str(), kFlags));
+  if (!fd) return Error(FromErrno(errno, "open " + path));
+  // Every file read through here is a regular file (sysfs attributes, proc files, replay
+  // files). Anything else (a FIFO, a socket, a device node in place of a counter) would block
+  // or misbehave on read: refused, naming the path.
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error(FromErrno(errno, "stat " + path));
+  if (!S_ISREG(st.st_mode)) {
+    return Error(StatusCode::kInvalidArgument,
+                 "open " + path + ": not a regular file (" + FileTypeName(st.st_mode) + ")");
+  }
+  return fd;
 }
 
 Result<size_t> RealFileSystem::ReadAt0(const UniqueFd& fd, std::span<char> buf,

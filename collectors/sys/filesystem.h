@@ -22,7 +22,9 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
-  // open(O_RDONLY|O_CLOEXEC). The fd is kept open by callers that re-read counters.
+  // open(O_RDONLY|O_CLOEXEC|O_NONBLOCK) of a regular file: it never blocks, and anything but a
+  // regular file (a FIFO or a device node in place of a counter) is an InvalidArgument error
+  // naming the path. The fd is kept open by callers that re-read counters.
   virtual Result<UniqueFd> Open(const std::string& path) const = 0;
   // One bounded pread at offset 0 — the way sysfs attributes are meant to be re-read: the
   // kernel regenerates the whole value on every read at offset 0. Returns bytes read.

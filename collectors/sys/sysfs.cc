@@ -30,7 +30,8 @@ Result<std::string_view> ReadInto(const FileSystem& fs, const UniqueFd& fd, std:
 
 }  // namespace
 
-SysFs::SysFs(std::string root, const FileSystem& fs) : root_(std::move(root)), fs_(fs) {
+SysFs::SysFs(std::string root, const FileSystem& fs, FdBudget* fd_budget)
+    : root_(std::move(root)), fs_(fs), fd_budget_(fd_budget) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
@@ -103,7 +104,10 @@ Result<std::string> SysFs::ReadLinkBasename(std::string_view relative) const {
 }
 
 AttributeFile::AttributeFile(const SysFs& sysfs, std::string relative, bool keep_open)
-    : fs_(&sysfs.fs()), path_(sysfs.Path(relative)), keep_open_(keep_open) {}
+    : fs_(&sysfs.fs()),
+      fd_budget_(sysfs.fd_budget()),
+      path_(sysfs.Path(relative)),
+      keep_open_(keep_open) {}
 
 Result<std::string_view> AttributeFile::Read() {
   if (absent_) return Error(*absent_);
@@ -124,8 +128,14 @@ Result<std::string_view> AttributeFile::Read() {
     }
     return ReadInto(*fs_, fd_, overflow_, path_);
   }();
-  // Drop the fd on error (ENODEV after hot-unplug) so the next read reopens the path.
-  if (!value || !keep_open_) fd_.Reset();
+  // Drop the fd on error (ENODEV after hot-unplug) so the next read reopens the path. Keep it
+  // only with a slot of the budget (taken again on every read while there is none).
+  const bool keep =
+      value && keep_open_ && (fd_budget_ == nullptr || slot_ || (slot_ = fd_budget_->Take()));
+  if (!keep) {
+    fd_.Reset();
+    slot_.Reset();
+  }
   return value;
 }
 

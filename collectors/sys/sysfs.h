@@ -17,17 +17,20 @@
 #include <vector>
 
 #include "collectors/core/status.h"
+#include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 
 namespace fabricwatch::sys {
 
 class SysFs {
  public:
-  // `fs` must outlive this object.
-  SysFs(std::string root, const FileSystem& fs);
+  // `fs` (and `fd_budget`, when given) must outlive this object. Without a budget, every
+  // AttributeFile built with keep_open keeps its fd.
+  SysFs(std::string root, const FileSystem& fs, FdBudget* fd_budget = nullptr);
 
   const std::string& root() const { return root_; }
   const FileSystem& fs() const { return fs_; }
+  FdBudget* fd_budget() const { return fd_budget_; }
   std::string Path(std::string_view relative) const;
   // Path() into `path`, reusing its memory.
   void AssignPath(std::string_view relative, std::string& path) const;
@@ -48,12 +51,14 @@ class SysFs {
  private:
   std::string root_;
   const FileSystem& fs_;
+  FdBudget* fd_budget_;
 };
 
 // A sysfs attribute that is read again and again (a counter). With keep_open it holds its fd and
 // re-reads with pread(fd, buf, n, 0) — one syscall per sample (docs/design.md §8); the fd is
 // dropped on any error so the next read reopens it (a device that went away and came back). Without
-// keep_open (when an fd budget is exhausted) each read is open + pread + close.
+// keep_open (a collector's own cap is reached), or while the SysFs's FdBudget has no slot left
+// (fd_budget.h: a low open-file limit), each read is open + pread + close.
 // A file that does not exist (ENOENT: an attribute this kernel or driver lacks) is remembered as
 // absent and not looked up again, so optional files cost no syscall per sample; owners notice
 // new files by rebuilding their AttributeFiles when they rediscover a device.
@@ -81,9 +86,11 @@ class AttributeFile {
   static constexpr size_t kInlineBytes = 48;
 
   const FileSystem* fs_;
+  FdBudget* fd_budget_;
   std::string path_;
   bool keep_open_;
   UniqueFd fd_;
+  FdBudget::Slot slot_;  // held while fd_ is kept open under a budget
   std::array<char, kInlineBytes> inline_{};
   std::string overflow_;          // a page, once a value did not fit inline_; used from then on
   std::optional<Status> absent_;  // the ENOENT of the first open, replayed without a syscall

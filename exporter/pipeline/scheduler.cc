@@ -73,17 +73,51 @@ Scheduler::Scheduler(std::vector<ScheduledCollector> collectors, SnapshotStore& 
 Scheduler::~Scheduler() { Stop(); }
 
 void Scheduler::Start() {
-  for (ScheduledCollector& collector : collectors_) {
-    threads_.emplace_back([this, &collector](std::stop_token stop) { Run(collector, stop); });
+  {
+    std::lock_guard lock(exit_mutex_);
+    ended_.assign(collectors_.size(), false);
+  }
+  for (size_t i = 0; i < collectors_.size(); ++i) {
+    threads_.emplace_back([this, i](std::stop_token stop) {
+      Run(collectors_[i], stop);
+      std::lock_guard lock(exit_mutex_);
+      ended_[i] = true;
+      exited_.notify_all();
+    });
   }
 }
 
-void Scheduler::Stop() {
+bool Scheduler::Stop(std::chrono::milliseconds budget) {
   for (std::jthread& thread : threads_) thread.request_stop();
+  const auto all_ended = [&] {
+    return std::find(ended_.begin(), ended_.end(), false) == ended_.end();
+  };
+  bool ended;
+  {
+    std::unique_lock lock(exit_mutex_);
+    if (budget == std::chrono::milliseconds::max()) {
+      exited_.wait(lock, all_ended);
+    } else {
+      exited_.wait_for(lock, budget, all_ended);
+    }
+    ended = all_ended();
+    if (!ended) {
+      for (size_t i = 0; i < ended_.size(); ++i) {
+        if (ended_[i]) continue;
+        // The thread is blocked where no stop token reaches (a read of a FIFO or a hung
+        // device): joining it could take forever.
+        collectors_[i].logger->warn(
+            "collector did not stop within {} ms: its collection is stuck, left running",
+            budget.count());
+      }
+    }
+  }
+  if (!ended) return false;
   for (std::jthread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
   threads_.clear();
+  return true;
 }
 
 void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
@@ -92,8 +126,10 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
   auto next = std::chrono::steady_clock::now();
   StatusCode last_code = StatusCode::kOk;
   bool first = true;
+  bool overran_stale = false;  // the last collection took more than kStaleIntervals intervals
   CollectionBuffers buffers;
   while (!stop.stop_requested()) {
+    self_metrics_.RecordStart(collector.name, std::chrono::steady_clock::now());
     CollectionOutcome outcome = CollectOnce(collector, clock_, &buffers);
     const Status& status = outcome.run.status;
     // A failed collection publishes nothing new: the previous snapshot would be stale data
@@ -117,6 +153,19 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
 
     next += collector.interval;
     const auto now = std::chrono::steady_clock::now();
+    // Once when a collection is so slow that it was reported stale, once when they are back
+    // on time (the self-metrics showed it while it ran).
+    const bool stale = outcome.run.duration_seconds >
+                       kStaleIntervals * std::chrono::duration<double>(collector.interval).count();
+    if (stale && !std::exchange(overran_stale, true)) {
+      collector.logger->warn(
+          "collection took {:.1f}s, more than {} intervals: it was reported "
+          "stale meanwhile",
+          outcome.run.duration_seconds, kStaleIntervals);
+    } else if (!stale && std::exchange(overran_stale, false)) {
+      collector.logger->info("collection within {} intervals again ({:.3f}s)", kStaleIntervals,
+                             outcome.run.duration_seconds);
+    }
     if (next < now) {
       // Overran its interval: skip the missed ticks instead of running back to back.
       collector.logger->debug("collection took {:.3f}s, longer than the interval",

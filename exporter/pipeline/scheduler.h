@@ -3,13 +3,18 @@
 // snapshot (node_exporter's collector/collector.go execute(), but on a timer: detectors need a
 // steady sub-scrape cadence). It times every collection, classifies OK / no data / error, feeds
 // the self-metrics, publishes the snapshot and logs only the transitions of a collector's state.
-// A slow collector delays only itself. Stop() returns within one poll of the stop token.
+// A slow collector delays only itself; one whose collection runs for more than kStaleIntervals
+// intervals is reported stale by the self-metrics while it runs. Stop() returns within its
+// budget whatever a collector is doing: a thread blocked in a system call is left running and
+// reported, and the caller must then leave without destroying the scheduler.
 
 #include <spdlog/logger.h>
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,7 +74,12 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   void Start();
-  void Stop();
+  // Asks every collector to stop and waits up to `budget` for their threads. True when all of
+  // them ended. False when a collection is still running (stuck in a read or a device): it is
+  // logged with its collector's name, its thread is left running, and a later Stop() (or the
+  // destructor) waits for it without a bound. A caller that got false leaves the process
+  // without destroying the scheduler (main() std::_Exit()s after the state file is saved).
+  bool Stop(std::chrono::milliseconds budget = std::chrono::milliseconds::max());
 
  private:
   void Run(ScheduledCollector& collector, std::stop_token stop);
@@ -78,7 +88,10 @@ class Scheduler {
   SnapshotStore& store_;
   SelfMetrics& self_metrics_;
   const Clock& clock_;
-  std::vector<std::jthread> threads_;
+  std::vector<std::jthread> threads_;  // index-aligned with collectors_ while running
+  std::mutex exit_mutex_;
+  std::condition_variable exited_;
+  std::vector<bool> ended_;  // by collector index, guarded by exit_mutex_
 };
 
 }  // namespace fabricwatch::exporter

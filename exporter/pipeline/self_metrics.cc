@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -21,7 +22,15 @@ constexpr MetricDesc kBuildInfo{
 constexpr MetricDesc kSuccess{
     "fabricwatch_collector_success",
     "1 if the collector's last collection succeeded (possibly with partial errors), 0 if it "
-    "failed, found no data, or has not run yet.",
+    "failed, found no data, has not run yet, or is stale (its current collection has run for "
+    "more than 3 intervals).",
+    MetricKind::kGauge,
+    {"collector"}};
+constexpr MetricDesc kStale{
+    "fabricwatch_collector_stale",
+    "1 while the collector's current collection has run for more than 3 of its intervals (stuck "
+    "in a read or a hung device): success is 0 and the data served is as old as "
+    "last_sample_timestamp says. 0 otherwise.",
     MetricKind::kGauge,
     {"collector"}};
 constexpr MetricDesc kDuration{"fabricwatch_collector_duration_seconds",
@@ -65,9 +74,9 @@ constexpr MetricDesc kStartTime{"process_start_time_seconds",
                                 MetricKind::kGauge,
                                 {}};
 
-constexpr MetricDesc kAllSelfMetrics[] = {kBuildInfo, kSuccess, kDuration, kErrors, kLastSample,
-                                          kInterval,  kSeries,  kCpu,      kRss,    kVirtual,
-                                          kOpenFds,   kMaxFds,  kStartTime};
+constexpr MetricDesc kAllSelfMetrics[] = {kBuildInfo,  kSuccess,  kStale,  kDuration, kErrors,
+                                          kLastSample, kInterval, kSeries, kCpu,      kRss,
+                                          kVirtual,    kOpenFds,  kMaxFds, kStartTime};
 
 double ToSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -79,14 +88,23 @@ std::span<const MetricDesc> SelfMetricDescs() { return kAllSelfMetrics; }
 
 SelfMetrics::SelfMetrics(
     const std::vector<std::pair<std::string, std::chrono::milliseconds>>& collectors) {
-  for (const auto& [name, interval] : collectors) collectors_[name].interval = interval;
+  for (const auto& [name, interval] : collectors) collectors_[name].health.interval = interval;
+}
+
+void SelfMetrics::RecordStart(const std::string& collector,
+                              std::chrono::steady_clock::time_point start) {
+  std::lock_guard lock(mutex_);
+  collectors_[collector].running_since = start;
 }
 
 void SelfMetrics::RecordRun(const std::string& collector, const CollectorRun& run) {
   std::lock_guard lock(mutex_);
-  CollectorHealth& health = collectors_[collector];
+  State& state = collectors_[collector];
+  state.running_since.reset();
+  CollectorHealth& health = state.health;
   health.has_run = true;
   health.success = run.status.ok();
+  health.stale = false;
   health.last_status = run.status;
   health.duration_seconds = run.duration_seconds;
   health.errors_total += run.partial_errors;
@@ -96,8 +114,26 @@ void SelfMetrics::RecordRun(const std::string& collector, const CollectorRun& ru
 }
 
 std::map<std::string, CollectorHealth> SelfMetrics::Collectors() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::map<std::string, CollectorHealth> out;
   std::lock_guard lock(mutex_);
-  return collectors_;
+  for (const auto& [name, state] : collectors_) {
+    CollectorHealth& health = out.emplace(name, state.health).first->second;
+    if (!state.running_since || health.interval.count() <= 0) continue;
+    const auto running = now - *state.running_since;
+    if (running <= kStaleIntervals * health.interval) continue;
+    // Stuck: the collector thread cannot say so itself, so it is told here, from its start.
+    const double seconds = std::chrono::duration<double>(running).count();
+    char text[160];
+    snprintf(text, sizeof(text),
+             "collection running for %.1fs, more than %d intervals of %.3gs: stuck (a blocked "
+             "read or a hung device?); the data served is stale",
+             seconds, kStaleIntervals, std::chrono::duration<double>(health.interval).count());
+    health.stale = true;
+    health.success = false;
+    health.last_status = Status(StatusCode::kDeadlineExceeded, text);
+  }
+  return out;
 }
 
 std::vector<prometheus::MetricFamily> SelfMetrics::Collect() const {
@@ -107,6 +143,7 @@ std::vector<prometheus::MetricFamily> SelfMetrics::Collect() const {
   for (const auto& [name, h] : Collectors()) {
     const LabelPair label{"collector", name};
     sink.Add(kSuccess, {label}, h.success ? 1 : 0);
+    sink.Add(kStale, {label}, h.stale ? 1 : 0);
     sink.Add(kDuration, {label}, h.duration_seconds);
     sink.Add(kErrors, {label}, static_cast<double>(h.errors_total));
     sink.Add(kLastSample, {label}, h.last_sample_timestamp);

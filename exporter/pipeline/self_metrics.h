@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,10 +28,20 @@ struct CollectorRun {
   size_t series = 0;
 };
 
+// A collection still running after this many of its collector's intervals is stuck (a read
+// blocked in the kernel, a hung device): the collector is reported stale and failing until the
+// collection ends. Three intervals, as the FabricwatchCollectorStale alert allows.
+inline constexpr int kStaleIntervals = 3;
+
 struct CollectorHealth {
   std::chrono::milliseconds interval{0};
   bool has_run = false;
+  // False while stale, whatever the last finished collection said.
   bool success = false;
+  // A collection has run for more than kStaleIntervals intervals: the data served is that old.
+  bool stale = false;
+  // The last finished collection's status; while stale, a kDeadlineExceeded status that says
+  // how long the running collection has taken.
   Status last_status;
   double duration_seconds = 0;
   uint64_t errors_total = 0;
@@ -44,14 +55,24 @@ class SelfMetrics {
   explicit SelfMetrics(
       const std::vector<std::pair<std::string, std::chrono::milliseconds>>& collectors);
 
+  // A collection of `collector` starts now (the scheduler calls it before each collection).
+  void RecordStart(const std::string& collector, std::chrono::steady_clock::time_point start);
+  // The collection ended.
   void RecordRun(const std::string& collector, const CollectorRun& run);
+  // Every collector's health as of now: a collection running for more than kStaleIntervals
+  // intervals makes its collector stale and unsuccessful.
   std::map<std::string, CollectorHealth> Collectors() const;
   // fabricwatch_* and process_* families, ready to render.
   std::vector<prometheus::MetricFamily> Collect() const;
 
  private:
+  struct State {
+    CollectorHealth health;
+    // When the running collection started; nullopt between collections.
+    std::optional<std::chrono::steady_clock::time_point> running_since;
+  };
   mutable std::mutex mutex_;
-  std::map<std::string, CollectorHealth> collectors_;
+  std::map<std::string, State> collectors_;
 };
 
 // The descriptors of the agent's own metrics, for the metric reference.

@@ -17,6 +17,8 @@
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/fifo.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::ethtool {
@@ -345,6 +347,86 @@ TEST(EthtoolReplayFactsTest, empty_replay_directory_is_no_data) {
   Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
   EXPECT_EQ(harness.Collect().status.code(), StatusCode::kNoData);
   fs::remove_all(dir);
+}
+
+// `count` statistic lines of `ethtool -S` text.
+std::string StatisticsText(size_t count) {
+  std::string text = "NIC statistics:\n";
+  for (size_t i = 0; i < count; ++i) text += "     rx" + std::to_string(i) + "_packets: 1\n";
+  return text;
+}
+
+// Issue 19: a 100,000-line statistics file took the agent from 13.5 to 28 MB, and it kept
+// 25.8 MB after the file was restored.
+TEST(EthtoolReplayFactsTest, a_netdev_over_the_statistics_bound_is_an_error_naming_it) {
+  testing::TempDir dir("fw-ethtool-bound");
+  fs::create_directories(dir.Path("eth8"));
+  fs::create_directories(dir.Path("eth9"));
+  std::ofstream(dir.Path("eth8/statistics")) << "NIC statistics:\n     rx_discards_phy: 3\n";
+  std::ofstream(dir.Path("eth9/statistics")) << StatisticsText(sys::kMaxStatisticsPerNetdev + 1);
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.str(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  ASSERT_EQ(run.errors, 1u);
+  EXPECT_THAT(run.error_list[0].message(),
+              HasSubstr(dir.Path("eth9/statistics") + ": more than 32768 statistics"));
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"eth9\"")));  // none, not a partial table
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eth8\"} 1"));
+
+  // Exactly the bound is fine.
+  std::ofstream(dir.Path("eth9/statistics"), std::ios::trunc)
+      << StatisticsText(sys::kMaxStatisticsPerNetdev);
+  run = harness.Collect();
+  EXPECT_EQ(run.errors, 0u);
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eth9\"} 32768"));
+
+  // More bytes than the bound allows (long names, few lines): an error too.
+  std::string wide = "NIC statistics:\n";
+  while (wide.size() <= (2u << 20)) wide += "     " + std::string(200, 'x') + ": 1\n";
+  std::ofstream(dir.Path("eth9/statistics"), std::ios::trunc) << wide;
+  run = harness.Collect();
+  ASSERT_EQ(run.errors, 1u);
+  EXPECT_THAT(run.error_list[0].message(), HasSubstr(": larger than 2097152 bytes"));
+  EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"eth9\"")));
+}
+
+TEST(EthtoolReplayFactsTest, a_table_that_shrinks_back_gives_its_memory_back) {
+  testing::TempDir dir("fw-ethtool-shrink");
+  fs::create_directories(dir.Path("eth9"));
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.str(), real);
+  std::vector<sys::EthtoolStat> stats;
+  std::ofstream(dir.Path("eth9/statistics")) << StatisticsText(20000);
+  ASSERT_TRUE(replay.ReadStatistics("eth9", stats).ok());
+  EXPECT_EQ(stats.size(), 20000u);
+  std::ofstream(dir.Path("eth9/statistics"), std::ios::trunc) << StatisticsText(100);
+  ASSERT_TRUE(replay.ReadStatistics("eth9", stats).ok());
+  EXPECT_EQ(stats.size(), 100u);
+  EXPECT_LE(stats.capacity(), 2 * 100u + 64);  // not the 20000 of before
+  // The same table again keeps its storage: a steady state allocates nothing.
+  const sys::EthtoolStat* storage = stats.data();
+  ASSERT_TRUE(replay.ReadStatistics("eth9", stats).ok());
+  EXPECT_EQ(stats.data(), storage);
+}
+
+TEST(EthtoolReplayFactsTest, a_fifo_in_place_of_a_statistics_file_is_an_error_not_a_hang) {
+  testing::TempDir dir("fw-ethtool-fifo");
+  fs::create_directories(dir.Path("eth8"));
+  std::ofstream(dir.Path("eth8/statistics")) << "NIC statistics:\n     rx_discards_phy: 3\n";
+  ASSERT_TRUE(testing::MakeFifo(dir.Path("eth9/statistics")));
+  testing::BlockedOpenGuard guard({dir.Path("eth9/statistics")});
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.str(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  ASSERT_EQ(run.errors, 1u);  // the FIFO's netdev is listed, and its error named
+  EXPECT_EQ(run.error_list[0].message(),
+            "open " + dir.Path("eth9/statistics") + ": not a regular file (a FIFO)");
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eth8\"} 1"));
+  EXPECT_FALSE(guard.fired()) << "an open blocked on the FIFO";
 }
 
 }  // namespace

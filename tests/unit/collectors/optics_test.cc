@@ -8,12 +8,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/fifo.h"
 #include "tests/testing/module_images.h"
 #include "tests/testing/test_paths.h"
 
@@ -72,10 +75,13 @@ struct CollectRun {
 class Harness {
  public:
   Harness(const std::string& sysfs_root, sys::EthtoolSource* source, CollectorOptions options = {},
-          std::chrono::milliseconds interval = std::chrono::seconds(5))
+          std::chrono::milliseconds interval = std::chrono::seconds(5),
+          std::shared_ptr<spdlog::logger> logger = nullptr)
       : sysfs_(sysfs_root, real_), options_(std::move(options)) {
-    auto logger =
-        std::make_shared<spdlog::logger>("optics", std::make_shared<spdlog::sinks::null_sink_mt>());
+    if (logger == nullptr) {
+      logger = std::make_shared<spdlog::logger>("optics",
+                                                std::make_shared<spdlog::sinks::null_sink_mt>());
+    }
     CollectorContext context{.sysfs = sysfs_,
                              .clock = clock,
                              .logger = logger,
@@ -202,6 +208,68 @@ TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
   EXPECT_EQ(run.errors, 1u) << run.error_text;
   EXPECT_THAT(run.text, HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
   EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"enp9s0\"")));
+}
+
+// Counts the lines of `log` that contain every one of `needles`.
+int CountLogLines(const std::string& log, std::initializer_list<std::string_view> needles) {
+  std::istringstream lines(log);
+  int n = 0;
+  for (std::string line; std::getline(lines, line);) {
+    bool all = true;
+    for (std::string_view needle : needles) all &= line.find(needle) != std::string::npos;
+    n += all ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(OpticsCollectorTest, a_bad_eeprom_is_one_warning_while_it_stays_bad_and_one_recovery) {
+  // Issue 19: the module is read every 30 s by a collector that runs every 5 s; the runs that
+  // did not read it logged a false "recovered", and the next read warned again.
+  ReplayDir dir;
+  fs::create_directories(dir.path() + "/enp9s0");
+  std::ofstream(dir.path() + "/enp9s0/statistics") << "NIC statistics:\n";
+  std::ofstream(dir.path() + "/enp9s0/module-eeprom", std::ios::binary) << "";  // empty image
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.path(), real);
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "optics", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(5), logger);
+  size_t errors = 0;
+  for (int run = 0; run < 36; ++run) {  // 3 minutes: six reads of the bad module
+    errors += harness.Collect().errors;
+    harness.clock.now += std::chrono::seconds(5);
+  }
+  logger->flush();
+  EXPECT_EQ(CountLogLines(log.str(), {"enp9s0 module EEPROM", "image is empty"}), 1) << log.str();
+  EXPECT_EQ(CountLogLines(log.str(), {"recovered"}), 0) << log.str();
+  EXPECT_GE(errors, 5u);  // every read (one per 30 s) still counts
+
+  // A good module is plugged: one recovery, at its next read.
+  dir.Add("enp9s0", testing::SfpInternal());
+  for (int run = 0; run < 12; ++run) {
+    harness.Collect();
+    harness.clock.now += std::chrono::seconds(5);
+  }
+  logger->flush();
+  EXPECT_EQ(CountLogLines(log.str(), {"enp9s0/decode: recovered"}), 1) << log.str();
+  EXPECT_EQ(CountLogLines(log.str(), {"image is empty"}), 2) << log.str();  // warn + recovery
+}
+
+TEST(OpticsCollectorTest, a_fifo_in_place_of_a_module_image_is_an_error_not_a_hang) {
+  ReplayDir dir;
+  const std::string fifo = dir.path() + "/enp1s0f0/module-eeprom";
+  ASSERT_TRUE(testing::MakeFifo(fifo));
+  testing::BlockedOpenGuard guard({fifo});
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 1u) << run.error_text;
+  EXPECT_THAT(run.error_text, HasSubstr(fifo + ": not a regular file (a FIFO)"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_optics_module_present{netdev=\"enp2s0f0np0\"} 1"));
+  EXPECT_FALSE(guard.fired()) << "an open blocked on the FIFO";
 }
 
 TEST(OpticsCollectorTest, mlx5_hwmon_sensors_are_mapped_to_the_rdma_device) {

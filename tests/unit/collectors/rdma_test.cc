@@ -737,5 +737,52 @@ TEST(RdmaCollectorTest, port_xmit_wait_saturates_at_32_bits_with_the_extended_ta
                             "counter=\"port_xmit_wait\"} 1"));
 }
 
+// Counts the lines of `log` that contain every one of `needles`.
+int CountLogLines(const std::string& log, std::initializer_list<std::string_view> needles) {
+  std::istringstream lines(log);
+  int n = 0;
+  for (std::string line; std::getline(lines, line);) {
+    bool all = true;
+    for (std::string_view needle : needles) all &= line.find(needle) != std::string::npos;
+    n += all ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(RdmaCollectorTest, a_symlink_loop_device_is_one_warning_not_one_per_retry) {
+  // Issue 19: a device whose discovery fails with ELOOP is retried every 5 s; the runs between
+  // the retries did not check it, and logged it "recovered" each time, then warned again.
+  TreeCopy tree("rdma-mlx5");
+  fs::create_directory_symlink("loop0", tree.Path("class/infiniband/loop0"));
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "rdma", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  sys::RealFileSystem real;
+  Harness harness(tree.sys(), real, {}, logger);
+  size_t errors = 0;
+  for (int second = 0; second < 60; ++second) {
+    Harness::Run run = harness.Collect();
+    ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+    errors += run.errors;
+    EXPECT_THAT(run.text, HasSubstr("device=\"mlx5_0\""));
+    harness.clock().Advance(std::chrono::seconds(1));
+  }
+  logger->flush();
+  // One warning when it starts, no recovery while it lasts; every retry still counts.
+  EXPECT_EQ(CountLogLines(log.str(), {"loop0", "Too many levels of symbolic links"}), 1)
+      << log.str();
+  EXPECT_EQ(CountLogLines(log.str(), {"recovered"}), 0) << log.str();
+  EXPECT_GE(errors, 60u / 5);
+
+  // The loop goes away: one recovery line at the next retry.
+  fs::remove(tree.Path("class/infiniband/loop0"));
+  for (int second = 0; second < 10; ++second) {
+    harness.Collect();
+    harness.clock().Advance(std::chrono::seconds(1));
+  }
+  logger->flush();
+  EXPECT_EQ(CountLogLines(log.str(), {"loop0", "recovered"}), 1) << log.str();
+}
+
 }  // namespace
 }  // namespace fabricwatch::rdma

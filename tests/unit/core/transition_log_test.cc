@@ -1,5 +1,6 @@
 #include "collectors/core/transition_log.h"
 
+#include <cerrno>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -166,6 +167,93 @@ TEST_F(TransitionLogTest, failing_twice_in_one_round_warns_once) {
   EXPECT_EQ(AtLevel(lines, "debug").size(), 1u);
   EXPECT_TRUE(AtLevel(lines, "info").empty());
   EXPECT_TRUE(log.IsFailing("k"));
+}
+
+TEST_F(TransitionLogTest, kept_keys_stay_failing_without_a_line_until_checked_good) {
+  // A module EEPROM read every 30 s by a collector that runs every 5 s (issue 19): the runs that
+  // do not read it keep its state.
+  TransitionLog log(logger_);
+  log.Failed("eth0/module-eeprom", kMtuError);
+  log.Failed("eth0/decode", kMtuError);
+  log.EndCollection();
+  EXPECT_EQ(AtLevel(TakeLines(), "warning").size(), 2u);
+  for (int run = 0; run < 5; ++run) {
+    log.Keep("eth0");
+    log.EndCollection();
+  }
+  EXPECT_TRUE(TakeLines().empty());
+  EXPECT_TRUE(log.IsFailing("eth0/module-eeprom"));
+  EXPECT_TRUE(log.IsFailing("eth0/decode"));
+
+  // Only whole path components match: eth01 and eth0x are other things.
+  log.Failed("eth01/module-eeprom", kMtuError);
+  log.Keep("eth0");
+  log.EndCollection();
+  EXPECT_EQ(AtLevel(TakeLines(), "warning").size(), 1u);
+  log.Keep("eth0");
+  log.EndCollection();
+  const auto info = AtLevel(TakeLines(), "info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_TRUE(info[0].starts_with("info eth01/module-eeprom: recovered")) << info[0];
+
+  // Read again and good: one recovery line each, then nothing.
+  log.EndCollection();
+  EXPECT_EQ(AtLevel(TakeLines(), "info").size(), 2u);
+  log.Keep("eth0");
+  log.EndCollection();
+  EXPECT_TRUE(TakeLines().empty());
+}
+
+TEST_F(TransitionLogTest, file_limit_failures_are_one_state) {
+  TransitionLog log(logger_);
+  for (int round = 0; round < 3; ++round) {
+    for (int file = 0; file < 50; ++file) {
+      log.Failed(
+          "eth" + std::to_string(file) + "/mtu",
+          Status(StatusCode::kUnavailable,
+                 "open /sys/class/net/eth" + std::to_string(file) + "/mtu: Too many open files",
+                 EMFILE));
+    }
+    log.EndCollection();
+  }
+  auto lines = TakeLines();
+  const auto warnings = AtLevel(lines, "warning");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("open-file limit"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(AtLevel(lines, "info").empty());
+  EXPECT_TRUE(log.IsFailing(std::string(TransitionLog::kFileLimitKey)));
+  log.EndCollection();
+  const auto info = AtLevel(TakeLines(), "info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_TRUE(info[0].starts_with("info open-file limit: recovered")) << info[0];
+}
+
+TEST_F(TransitionLogTest, many_new_failures_in_one_collection_are_summed_up) {
+  logger_->set_level(spdlog::level::info);
+  TransitionLog log(logger_);
+  const size_t many = 3 * TransitionLog::kMaxLinesPerCollection;
+  for (size_t i = 0; i < many; ++i) log.Failed("port" + std::to_string(i), kMtuError);
+  log.EndCollection();
+  auto lines = TakeLines();
+  // kMaxLinesPerCollection one by one, and one line for the rest.
+  ASSERT_EQ(AtLevel(lines, "warning").size(), TransitionLog::kMaxLinesPerCollection + 1);
+  EXPECT_NE(lines.back().find(std::to_string(many - TransitionLog::kMaxLinesPerCollection) +
+                              " more failures"),
+            std::string::npos)
+      << lines.back();
+  for (size_t i = 0; i < many; ++i) EXPECT_TRUE(log.IsFailing("port" + std::to_string(i)));
+
+  // Still failing: silent.
+  for (size_t i = 0; i < many; ++i) log.Failed("port" + std::to_string(i), kMtuError);
+  log.EndCollection();
+  EXPECT_TRUE(TakeLines().empty());
+
+  // All recover: a recovery line for each announced start (at most the per-collection number),
+  // none for the ones never announced.
+  log.EndCollection();
+  lines = TakeLines();
+  EXPECT_EQ(AtLevel(lines, "info").size(), TransitionLog::kMaxLinesPerCollection);
+  EXPECT_TRUE(AtLevel(lines, "warning").empty());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <memory>
 #include <mutex>
@@ -41,10 +42,23 @@ struct FakeBehaviour {
   bool throw_exception = false;
   bool throw_non_standard = false;
   std::atomic<int> calls{0};
+  // A collection that blocks until released, like a read of a FIFO: Collect() waits on
+  // `unblocked` while `block` is set, on a mutex of its own.
+  std::mutex block_mutex;
+  std::condition_variable unblocked;
+  bool block = false;
+  std::atomic<bool> blocking{false};
 
   void Set(Status s) {
     std::lock_guard lock(mutex);
     status = std::move(s);
+  }
+  void Release() {
+    {
+      std::lock_guard lock(block_mutex);
+      block = false;
+    }
+    unblocked.notify_all();
   }
 };
 
@@ -55,6 +69,12 @@ class FakeCollector final : public Collector {
 
   Status Collect(MetricSink& sink) override {
     const int call = ++behaviour_->calls;
+    {
+      std::unique_lock block(behaviour_->block_mutex);
+      behaviour_->blocking = behaviour_->block;
+      behaviour_->unblocked.wait(block, [&] { return !behaviour_->block; });
+      behaviour_->blocking = false;
+    }
     std::lock_guard lock(behaviour_->mutex);
     if (behaviour_->throw_exception) throw std::runtime_error("boom");
     if (behaviour_->throw_non_standard) throw 42;
@@ -109,6 +129,8 @@ const prometheus::MetricFamily* FindFamily(const std::vector<prometheus::MetricF
   }
   return nullptr;
 }
+
+double Value(const prometheus::MetricFamily& family, std::string_view collector);
 
 // ---------------------------------------------------------------- CollectOnce
 
@@ -331,6 +353,74 @@ TEST(SchedulerTest, destructor_stops_threads) {
   EXPECT_EQ(behaviour->calls.load(), calls);
 }
 
+TEST(SchedulerTest, stuck_collection_is_reported_stale_and_stop_returns_within_its_budget) {
+  // The collector blocks in its first collection, as one reading a FIFO did before opens were
+  // made non-blocking (issue 19): nothing the scheduler does can wake it.
+  auto behaviour = std::make_shared<FakeBehaviour>();
+  behaviour->block = true;
+  auto other = std::make_shared<FakeBehaviour>();
+  std::vector<ScheduledCollector> collectors;
+  collectors.push_back(MakeScheduled(behaviour, milliseconds(10), "stuck"));
+  // Long enough that a loaded machine never makes its microsecond collection look stuck.
+  collectors.push_back(MakeScheduled(other, milliseconds(60'000), "other"));
+  SnapshotStore store;
+  SelfMetrics self_metrics({{"stuck", milliseconds(10)}, {"other", milliseconds(60'000)}});
+  const FakeClock clock(kT0);
+  Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
+  scheduler.Start();
+
+  // Stale and failing once it has run for more than kStaleIntervals intervals; the other
+  // collector is not.
+  ASSERT_TRUE(WaitFor([&] { return self_metrics.Collectors().at("stuck").stale; }));
+  ASSERT_TRUE(WaitFor([&] { return self_metrics.Collectors().at("other").has_run; }));
+  const CollectorHealth stuck = self_metrics.Collectors().at("stuck");
+  EXPECT_TRUE(behaviour->blocking.load());
+  EXPECT_FALSE(stuck.success);
+  EXPECT_EQ(stuck.last_status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(stuck.last_status.message().find("stale"), std::string::npos)
+      << stuck.last_status.message();
+  const CollectorHealth healthy = self_metrics.Collectors().at("other");
+  EXPECT_FALSE(healthy.stale);
+  EXPECT_TRUE(healthy.success);
+  const auto families = self_metrics.Collect();
+  const auto* stale = FindFamily(families, "fabricwatch_collector_stale");
+  ASSERT_NE(stale, nullptr);
+  EXPECT_EQ(Value(*stale, "stuck"), 1);
+  EXPECT_EQ(Value(*stale, "other"), 0);
+  const auto* success = FindFamily(families, "fabricwatch_collector_success");
+  ASSERT_NE(success, nullptr);
+  EXPECT_EQ(Value(*success, "stuck"), 0);
+
+  // Stop gives up on the stuck thread after its budget (the test would hang, not fail, if it
+  // joined it) and says so; the other collector has stopped.
+  EXPECT_FALSE(scheduler.Stop(milliseconds(50)));
+  const int other_calls = other->calls.load();
+
+  // Released, the collection ends; a second Stop() waits for it, and the collector is fresh.
+  behaviour->Release();
+  EXPECT_TRUE(scheduler.Stop());
+  EXPECT_EQ(other->calls.load(), other_calls);
+  const CollectorHealth after = self_metrics.Collectors().at("stuck");
+  EXPECT_FALSE(after.stale);
+  EXPECT_TRUE(after.success);
+  EXPECT_EQ(behaviour->calls.load(), 1);
+}
+
+TEST(SchedulerTest, stop_within_budget_returns_true) {
+  auto behaviour = std::make_shared<FakeBehaviour>();
+  std::vector<ScheduledCollector> collectors;
+  collectors.push_back(MakeScheduled(behaviour));
+  SnapshotStore store;
+  SelfMetrics self_metrics({{"fake", milliseconds(20)}});
+  const FakeClock clock(kT0);
+  Scheduler scheduler(std::move(collectors), store, self_metrics, clock);
+  scheduler.Start();
+  ASSERT_TRUE(WaitFor([&] { return behaviour->calls.load() >= 1; }));
+  // A generous budget: the threads only wait on their stop token.
+  EXPECT_TRUE(scheduler.Stop(milliseconds(10'000)));
+  EXPECT_TRUE(scheduler.Stop(milliseconds(0)));  // nothing left to stop
+}
+
 // ---------------------------------------------------------------- SelfMetrics
 
 CollectorRun MakeRun(Status status, SysClock::time_point time, size_t partial_errors = 0,
@@ -385,6 +475,34 @@ TEST(SelfMetricsTest, record_run_updates_health) {
                      std::chrono::duration<double>(step.run.time.time_since_epoch()).count());
     EXPECT_EQ(h.interval, milliseconds(1000));  // unchanged by runs
   }
+}
+
+TEST(SelfMetricsTest, a_collection_running_past_its_stale_bound_is_stale_until_it_ends) {
+  SelfMetrics self({{"optics", milliseconds(1000)}});
+  self.RecordRun("optics", MakeRun(Status::Ok(), kT0, 0, 4));
+  // Started kStaleIntervals intervals and more ago, still running.
+  self.RecordStart("optics",
+                   std::chrono::steady_clock::now() - (kStaleIntervals + 1) * milliseconds(1000));
+  CollectorHealth h = self.Collectors().at("optics");
+  EXPECT_TRUE(h.stale);
+  EXPECT_FALSE(h.success);
+  EXPECT_EQ(h.last_status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(h.last_status.message().find("more than 3 intervals"), std::string::npos)
+      << h.last_status.message();
+  EXPECT_EQ(h.series, 4u);  // what is served is still the last snapshot
+  EXPECT_EQ(h.errors_total, 0u);
+
+  // It ends: fresh again.
+  self.RecordRun("optics", MakeRun(Status::Ok(), kT0 + std::chrono::seconds(5), 0, 4));
+  h = self.Collectors().at("optics");
+  EXPECT_FALSE(h.stale);
+  EXPECT_TRUE(h.success);
+
+  // A collection that started just now is running, not stale.
+  self.RecordStart("optics", std::chrono::steady_clock::now());
+  h = self.Collectors().at("optics");
+  EXPECT_FALSE(h.stale);
+  EXPECT_TRUE(h.success);
 }
 
 double Value(const prometheus::MetricFamily& family, std::string_view collector) {

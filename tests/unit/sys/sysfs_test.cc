@@ -8,14 +8,20 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/ostream_sink.h>
 
+#include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 #include "tests/testing/fake_filesystem.h"
+#include "tests/testing/fifo.h"
 
 namespace fabricwatch::sys {
 namespace {
@@ -572,6 +578,124 @@ TEST_F(SysFsTest, attribute_file_is_movable) {
   ASSERT_TRUE(read.has_value()) << read.error().ToString();
   EXPECT_EQ(*read, 9000u);
   EXPECT_EQ(fake.open_calls(), 1);
+}
+
+// ---------------------------------------------------------------- files that are not files
+
+TEST_F(SysFsTest, a_fifo_in_place_of_a_counter_is_an_error_naming_it_not_a_hang) {
+  // Issue 19: open(O_RDONLY) of a FIFO waits for a writer; the collector hung there forever.
+  const std::string fifo = Abs("class/net/eth0/statistics/rx_bytes");
+  ASSERT_TRUE(::fabricwatch::testing::MakeFifo(fifo)) << std::strerror(errno);
+  ::fabricwatch::testing::BlockedOpenGuard guard({fifo});
+
+  auto opened = real_.Open(fifo);
+  ASSERT_FALSE(opened.has_value());
+  EXPECT_EQ(opened.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(opened.error().message(), "open " + fifo + ": not a regular file (a FIFO)");
+
+  SysFs sysfs(root_.string(), real_);
+  auto text = sysfs.ReadString("class/net/eth0/statistics/rx_bytes");
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error().code(), StatusCode::kInvalidArgument);
+
+  AttributeFile file(sysfs, "class/net/eth0/statistics/rx_bytes");
+  for (int read = 0; read < 3; ++read) {
+    auto value = file.ReadUint64();
+    ASSERT_FALSE(value.has_value());
+    EXPECT_NE(value.error().message().find(fifo), std::string::npos) << value.error().message();
+    EXPECT_FALSE(file.is_open());
+    EXPECT_FALSE(file.known_absent());  // checked again: a FIFO may be replaced by the file
+  }
+  EXPECT_FALSE(guard.fired()) << "an open blocked on the FIFO";
+}
+
+TEST_F(SysFsTest, a_directory_or_device_in_place_of_a_file_is_an_error_naming_it) {
+  fs::create_directories(root_ / "class/net/eth0/mtu");
+  auto dir = real_.Open(Abs("class/net/eth0/mtu"));
+  ASSERT_FALSE(dir.has_value());
+  EXPECT_EQ(dir.error().message(),
+            "open " + Abs("class/net/eth0/mtu") + ": not a regular file (a directory)");
+  auto device = real_.Open("/dev/null");
+  ASSERT_FALSE(device.has_value());
+  EXPECT_EQ(device.error().message(), "open /dev/null: not a regular file (a character device)");
+  // Regular files of procfs and sysfs are what the agent reads: they still open.
+  EXPECT_TRUE(real_.Open("/proc/self/stat").has_value());
+}
+
+// ---------------------------------------------------------------- the kept-open budget
+
+TEST(FdBudgetTest, slots_are_taken_up_to_the_limit_and_given_back) {
+  std::ostringstream log_text;
+  auto logger = std::make_shared<spdlog::logger>(
+      "main", std::make_shared<spdlog::sinks::ostream_sink_st>(log_text));
+  FdBudget budget(2, logger);
+  FdBudget::Slot a = budget.Take();
+  FdBudget::Slot b = budget.Take();
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(budget.taken(), 2u);
+  EXPECT_FALSE(budget.ever_exhausted());
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(budget.Take());
+  EXPECT_TRUE(budget.ever_exhausted());
+  // Said once, however often the budget is found spent.
+  const std::string logged = log_text.str();
+  EXPECT_EQ(std::count(logged.begin(), logged.end(), '\n'), 1) << logged;
+  EXPECT_NE(logged.find("the 2 counter files"), std::string::npos) << logged;
+
+  FdBudget::Slot moved = std::move(a);
+  EXPECT_EQ(budget.taken(), 2u);
+  moved.Reset();
+  EXPECT_EQ(budget.taken(), 1u);
+  EXPECT_TRUE(budget.Take());  // a temporary: taken and given back at once
+  EXPECT_EQ(budget.taken(), 1u);
+}
+
+TEST_F(SysFsTest, attribute_files_keep_their_fd_only_within_the_budget) {
+  for (const char* name : {"a", "b", "c"}) Write(name, "1\n");
+  FakeFileSystem fake;
+  FdBudget budget(2);
+  SysFs sysfs(root_.string(), fake, &budget);
+  std::vector<AttributeFile> files;
+  for (const char* name : {"a", "b", "c"}) files.emplace_back(sysfs, name);
+  for (int sample = 0; sample < 3; ++sample) {
+    for (AttributeFile& file : files) ASSERT_TRUE(file.ReadUint64().has_value());
+  }
+  // Two kept open, the third read open/read/close every time: 2 + 3 opens.
+  EXPECT_TRUE(files[0].is_open());
+  EXPECT_TRUE(files[1].is_open());
+  EXPECT_FALSE(files[2].is_open());
+  EXPECT_EQ(fake.open_calls(), 2 + 3);
+  EXPECT_EQ(budget.taken(), 2u);
+
+  // A kept file goes away (its device did): the third takes the free slot at its next read.
+  files.erase(files.begin());
+  EXPECT_EQ(budget.taken(), 1u);
+  ASSERT_TRUE(files[1].ReadUint64().has_value());
+  EXPECT_TRUE(files[1].is_open());
+  EXPECT_EQ(budget.taken(), 2u);
+
+  // A read error drops the fd and its slot.
+  fake.InjectReads(files[0].path(), ENODEV, 1);
+  EXPECT_FALSE(files[0].ReadUint64().has_value());
+  EXPECT_FALSE(files[0].is_open());
+  EXPECT_EQ(budget.taken(), 1u);
+  files.clear();
+  EXPECT_EQ(budget.taken(), 0u);
+}
+
+TEST_F(SysFsTest, a_zero_budget_reads_every_file_open_read_close) {
+  Write("a", "1\n");
+  FakeFileSystem fake;
+  FdBudget budget(0);
+  SysFs sysfs(root_.string(), fake, &budget);
+  AttributeFile file(sysfs, "a");
+  for (int sample = 0; sample < 3; ++sample) {
+    auto value = file.ReadUint64();
+    ASSERT_TRUE(value.has_value()) << value.error().ToString();
+    EXPECT_EQ(*value, 1u);
+    EXPECT_FALSE(file.is_open());
+  }
+  EXPECT_EQ(fake.open_calls(), 3);
 }
 
 }  // namespace
