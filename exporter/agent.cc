@@ -115,7 +115,6 @@ Status Agent::Build() {
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
-  engine_->LoadState();
 
   store_ = std::make_unique<SnapshotStore>();
   store_->SetPublishListener(
@@ -172,10 +171,17 @@ Status Agent::Start() {
   GetLogger("main")->info(
       "fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}", kVersion,
       kRevision, config_.listen_address, bound, config_.telemetry_path, config_.sysfs_path);
+  // Loaded here, not in Create(): on a SIGHUP reload the new agent is created while the old one
+  // still runs, and must read the state the old one saves when it stops (exporter/main.cc).
+  engine_->LoadState();
   engine_->Start();
   scheduler_->Start();
   hooks_->Start();
   return Status::Ok();
+}
+
+std::vector<int> Agent::ports() const {
+  return server_ != nullptr ? server_->ports() : std::vector<int>{};
 }
 
 bool Agent::Stop() {

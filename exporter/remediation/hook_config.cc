@@ -3,6 +3,7 @@
 #include <set>
 
 #include "collectors/core/duration.h"
+#include "exporter/config/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -25,14 +26,6 @@ Result<std::string> Scalar(const YAML::Node& node, const std::string& source,
                            const std::string& key) {
   if (!node.IsScalar()) return Invalid(node, source, key, "must be a scalar");
   return node.Scalar();
-}
-
-Result<bool> Bool(const YAML::Node& node, const std::string& source, const std::string& key) {
-  bool value = false;
-  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-    return Invalid(node, source, key, "expected true or false");
-  }
-  return value;
 }
 
 Result<std::chrono::milliseconds> Duration(const YAML::Node& node, const std::string& source,
@@ -207,13 +200,14 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
   HookConfig config;
   if (!node || node.IsNull()) return config;
   if (!node.IsMap()) return Invalid(node, source, "hooks", "must be a mapping");
+  if (Status s = CheckNoDuplicateKeys(node, source); !s.ok()) return Error(s.WithContext("hooks"));
   try {
     for (const auto& entry : node) {
       const std::string key = entry.first.as<std::string>();
       const YAML::Node& value = entry.second;
       const std::string path = "hooks." + key;
       if (key == "dry_run") {
-        auto v = Bool(value, source, path);
+        auto v = StrictBool(value, source, path);
         if (!v) return Error(v.error());
         config.dry_run = *v;
       } else if (key == "node_name") {

@@ -103,7 +103,7 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
             "max_drains_per_hour, clear_hold_down, timeout, kill_grace, max_output_bytes, "
             "fleet_budget_file, run)");
   EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"),
-            "fw.yml:2:12: hooks.dry_run: expected true or false");
+            "fw.yml:2:12: hooks.dry_run: expected true or false (unquoted), got \"maybe\"");
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),
             std::string::npos);
   EXPECT_EQ(ErrorOf("hooks:\n  max_drains_per_hour: -1\n"),
