@@ -146,7 +146,17 @@ int Agent::ConfigCheck() {
       std::printf("%-12s   partial error: %s\n", "", error.ToString().c_str());
     }
   }
-  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host"
+  // Every hook's executable, for the user it runs as (exporter/remediation/hook_config.h).
+  auto credentials = ResolveHookCredentials(config_.hooks);  // resolved by Validate() already
+  for (const HookSpec& hook : config_.hooks.hooks) {
+    const Status status =
+        credentials ? CheckHookExecutable(hook, *credentials) : credentials.error();
+    failed |= !status.ok();
+    std::printf("%-12s %-10s %s\n", ("hook " + hook.name).c_str(), status.ok() ? "ok" : "FAILED",
+                status.ok() ? hook.command.front().c_str() : status.ToString().c_str());
+  }
+  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host or "
+                               "a hook cannot run"
                              : "config check passed");
   return failed ? 1 : 0;
 }

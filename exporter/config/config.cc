@@ -239,6 +239,10 @@ Status Validate(const Config& config) {
         StatusCode::kInvalidArgument,
         "every collector is disabled; enable at least one (known: " + KnownCollectorNames() + ")");
   }
+  // A hooks.user or hooks.group the system does not know fails now, not at the first drain.
+  if (auto credentials = ResolveHookCredentials(config.hooks); !credentials) {
+    return credentials.error();
+  }
   // Build every enabled detector once: its factory validates the options (names the option).
   for (const auto& [name, d] : config.detectors) {
     if (!d.enabled) continue;
