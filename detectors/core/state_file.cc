@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 
 #include "collectors/core/value_parse.h"
@@ -112,7 +113,10 @@ Result<SavedState> StateFile::Load() const {
     }
     SavedState state;
     state.boot_id = doc.at("boot_id").get<std::string>();
-    state.saved = FromEpochSeconds(doc.at("saved").get<double>());
+    // Only for the log line; an impossible save time (NaN, inf, beyond 2200) reads as 0.
+    const double saved = doc.at("saved").get<double>();
+    state.saved =
+        std::isfinite(saved) && saved >= 0 && saved < 7.2e9 ? FromEpochSeconds(saved) : TimePoint{};
     state.detectors = doc.at("detectors");
     state.anomalies = doc.at("anomalies");
     if (!state.detectors.is_object() || !state.anomalies.is_array()) {
