@@ -123,7 +123,6 @@ Status Agent::Build() {
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
-  engine_->LoadState();
 
   store_ = std::make_unique<SnapshotStore>();
   store_->SetPublishListener(
@@ -155,7 +154,17 @@ int Agent::ConfigCheck() {
       std::printf("%-12s   partial error: %s\n", "", error.ToString().c_str());
     }
   }
-  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host"
+  // Every hook's executable, for the user it runs as (exporter/remediation/hook_config.h).
+  auto credentials = ResolveHookCredentials(config_.hooks);  // resolved by Validate() already
+  for (const HookSpec& hook : config_.hooks.hooks) {
+    const Status status =
+        credentials ? CheckHookExecutable(hook, *credentials) : credentials.error();
+    failed |= !status.ok();
+    std::printf("%-12s %-10s %s\n", ("hook " + hook.name).c_str(), status.ok() ? "ok" : "FAILED",
+                status.ok() ? hook.command.front().c_str() : status.ToString().c_str());
+  }
+  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host or "
+                               "a hook cannot run"
                              : "config check passed");
   return failed ? 1 : 0;
 }
@@ -183,10 +192,17 @@ Status Agent::Start(std::shared_ptr<WebSecurity> security) {
   GetLogger("main")->info(
       "fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}", kVersion,
       kRevision, config_.listen_address, bound, config_.telemetry_path, config_.sysfs_path);
+  // Loaded here, not in Create(): on a SIGHUP reload the new agent is created while the old one
+  // still runs, and must read the state the old one saves when it stops (exporter/main.cc).
+  engine_->LoadState();
   engine_->Start();
   scheduler_->Start();
   hooks_->Start();
   return Status::Ok();
+}
+
+std::vector<int> Agent::ports() const {
+  return server_ != nullptr ? server_->ports() : std::vector<int>{};
 }
 
 bool Agent::Stop() {

@@ -3,10 +3,12 @@
 // registries (collectors/core/registry.h, detectors/core/registry.h): the kernel event
 // listeners the enabled collectors declare, one ethtool source per collector that reads one,
 // the collectors, the detectors and their engine, the drain hooks, the snapshot store, the
-// scheduler and the HTTP routes. main() parses flags, handles signals and runs it.
+// scheduler and the HTTP routes. main() parses flags, handles signals and runs it; a SIGHUP
+// reload creates a new Agent from the new Config, stops the old one and starts the new one.
 //
 //   auto agent = Agent::Create(config);   // builds, starts nothing; errors name the part
-//   agent->Start();                        // HTTP server, detector engine, scheduler, hooks
+//   agent->Start();                        // loads the state file; HTTP server, detector engine,
+//                                          // scheduler, hooks
 //   ... wait for a stop signal ...
 //   agent->Stop();                         // false: an HTTP client or a stuck collector could
 //                                          // not be stopped in time
@@ -51,6 +53,9 @@ class Agent {
   // Binds the HTTP server and starts the engine, the scheduler and the hooks. `security`: the
   // --web.config.file settings (TLS, basic auth, headers); WebSecurity::Plain() without one.
   Status Start(std::shared_ptr<WebSecurity> security = WebSecurity::Plain());
+
+  // The HTTP ports bound by Start() (resolves port 0); empty before.
+  std::vector<int> ports() const;
 
   // Stops everything at once; the state file is saved in any case. HTTP and the collectors get
   // a bounded wait; false when a route was still rendering at the end of it, or a collection

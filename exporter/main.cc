@@ -1,15 +1,32 @@
 // fabricwatch: the agent. The only place in the program that exits. It parses the command line,
-// sets up logging and the process, and runs the Agent (exporter/agent.h) until SIGINT or SIGTERM.
+// sets up logging and the process, takes the state file's lock, and runs the Agent
+// (exporter/agent.h) until a stop signal, reloading it on SIGHUP.
+//
+// Signals (README "Signals"): every signal whose default action would end the process is
+// blocked in every thread and taken here with sigwait(), so none ends the agent without saving
+// its state:
+//   SIGTERM, SIGINT, SIGQUIT: stop (state saved), exit 0;
+//   SIGHUP: re-read the configuration (--config.file, the flags, the web configuration); a
+//     valid one replaces the running agent, an invalid one is logged and the old one kept;
+//   SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGXCPU, SIGXFSZ, SIGSTKFLT and
+//     the real-time signals: logged (warning) and ignored.
+// Fault signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) are crashes and keep
+// their default action: the last periodic save (at most a minute old) is what survives them.
 
 #include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <string.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
+#include "detectors/core/state_file.h"
 #include "exporter/agent.h"
 #include "exporter/config/config.h"
+#include "exporter/config/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/logging.h"
 
@@ -30,18 +47,125 @@ void TuneMalloc() {
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 }
 
-// Blocks the stop signals in every thread started from here on; the main thread waits for them.
-sigset_t BlockStopSignals() {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+bool IsStopSignal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGQUIT; }
+
+// Blocks, in every thread started from here on, each signal whose default action ends the
+// process (signal(7)), except the synchronous fault signals; the main thread sigwait()s for
+// them. SIGPIPE is ignored (a scraper that hangs up must not end the agent).
+sigset_t BlockHandledSignals() {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+                  SIGIO, SIGPWR, SIGXCPU, SIGXFSZ, SIGSTKFLT}) {
+    sigaddset(&handled, sig);
+  }
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) sigaddset(&handled, sig);
+  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  return stop_signals;
+  return handled;
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// Stops the agent (saving its state). False when an HTTP client could not be dropped in time:
+// civetweb workers may still call the routes, which reference the agent, so it is kept alive
+// (released, never destroyed) until the process exits.
+bool StopAgent(std::unique_ptr<Agent>& agent) {
+  const bool stopped = agent->Stop();
+  if (stopped) {
+    agent.reset();
+  } else {
+    (void)agent.release();
+  }
+  return stopped;
+}
+
+// With port 0 ("pick a free one"), a reload keeps the port the running agent got, so scrapers
+// and the operator's notes stay valid.
+void KeepBoundPort(const Agent& running, Config& next) {
+  auto address = ParseListenAddress(next.listen_address);
+  if (!address || address->port != 0 || running.ports().empty()) return;
+  const std::string host = address->ipv6 ? "[" + address->host + "]" : address->host;
+  next.listen_address = host + ":" + std::to_string(running.ports().front());
+}
+
+// SIGHUP: parses the command line again (which re-reads --config.file and the web
+// configuration) and builds a new agent from it. Only when that succeeds is the running agent
+// stopped (saving its state) and the new one started (loading it), on the same listen address.
+// Anything invalid keeps the running agent, and the log says why. Returns false only when
+// neither the new agent nor the old configuration could be started again (exit 1).
+bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& current) {
+  auto log = GetLogger("main");
+  auto parsed = ParseCommandLine(argc, argv);
+  if (!parsed) {
+    log->error("reload failed, keeping the running configuration: {}", parsed.error().message());
+    return true;
+  }
+  Config next = std::move(parsed->config);
+  KeepBoundPort(*agent, next);
+  auto candidate = Agent::Create(next);
+  if (!candidate) {
+    log->error("reload failed, keeping the running configuration: {}", candidate.error().message());
+    return true;
+  }
+  if (!StopAgent(agent)) log->info("an idle HTTP client connection was dropped on reload");
+  if (Status started = (*candidate)->Start(); started.ok()) {
+    agent = std::move(*candidate);
+    current = std::move(next);
+    log->info("configuration reloaded{}{}", current.config_file.empty() ? "" : " from ",
+              current.config_file);
+    return true;
+  } else {
+    log->error("reload failed to start, restarting with the previous configuration: {}",
+               started.message());
+  }
+  auto previous = Agent::Create(current);
+  if (!previous) {
+    log->error("cannot rebuild the previous configuration: {}", previous.error().message());
+    return false;
+  }
+  if (Status started = (*previous)->Start(); !started.ok()) {
+    log->error("cannot restart the previous configuration: {}", started.message());
+    return false;
+  }
+  agent = std::move(*previous);
+  return true;
+}
+
+// Runs until a stop signal; 0 on a normal stop, 1 if a reload left nothing running.
+int Serve(int argc, char** argv, const sigset_t& handled, std::unique_ptr<Agent> agent,
+          Config config) {
+  auto log = GetLogger("main");
+  while (true) {
+    int sig = 0;
+    sigwait(&handled, &sig);
+    if (IsStopSignal(sig)) {
+      log->info("received {}, stopping", SignalName(sig));
+      break;
+    }
+    if (sig == SIGHUP) {
+      log->info("received SIGHUP, reloading the configuration");
+      if (!Reload(argc, argv, agent, config)) return 1;
+      continue;
+    }
+    log->warn("received {}, ignored (SIGTERM, SIGINT or SIGQUIT stop the agent, SIGHUP reloads)",
+              SignalName(sig));
+  }
+  if (!StopAgent(agent)) {
+    log->info("stopped (an idle HTTP client connection was dropped)");
+    spdlog::shutdown();
+    std::_Exit(0);
+  }
+  log->info("stopped");
+  return 0;
 }
 
 int Main(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask.
+  const sigset_t handled = BlockHandledSignals();
   auto parsed = ParseCommandLine(argc, argv);
   if (!parsed) {
     std::fprintf(stderr, "fabricwatch: %s\n", parsed.error().message().c_str());
@@ -51,15 +175,24 @@ int Main(int argc, char** argv) {
     std::fputs(parsed->output.c_str(), stdout);
     return 0;
   }
-  const Config& config = parsed->config;
+  Config config = parsed->config;
   SetupLogging(config.log_level,
                config.log_format == "json" ? LogFormat::kJson : LogFormat::kLogfmt);
   auto log = GetLogger("main");
   // Kept-open counter files cost one fd each; Go exporters get the hard limit for free, we ask.
   RaiseFileLimit(*log);
   TuneMalloc();
-  const sigset_t stop_signals = BlockStopSignals();
 
+  // Held until the process exits, across reloads (--state.file is a flag: a reload keeps it).
+  std::optional<detect::StateFileLock> state_lock;
+  if (!config.config_check && !config.state_file.empty()) {
+    auto lock = detect::StateFileLock::Acquire(config.state_file);
+    if (!lock) {
+      log->error("{}", lock.error().ToString());
+      return 1;
+    }
+    state_lock.emplace(std::move(*lock));
+  }
   auto agent = Agent::Create(config);
   if (!agent) {
     std::fprintf(stderr, "fabricwatch: %s\n", agent.error().message().c_str());
@@ -70,20 +203,7 @@ int Main(int argc, char** argv) {
     log->error("{}", started.message());
     return 1;
   }
-
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  log->info("received {}, stopping", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-  if (!(*agent)->Stop()) {
-    // An HTTP worker may still call the routes, which reference the agent: leave without
-    // destroying it.
-    log->info("stopped (an HTTP request was still being rendered)");
-    spdlog::shutdown();
-    std::_Exit(0);
-  }
-  agent->reset();
-  log->info("stopped");
-  return 0;
+  return Serve(argc, argv, handled, std::move(*agent), std::move(config));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "detectors/core/anomaly_tracker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <tuple>
 
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -257,7 +259,8 @@ nlohmann::json AnomalyTracker::SaveState() const {
   return out;
 }
 
-Status AnomalyTracker::LoadState(const nlohmann::json& state, TimePoint now) {
+Status AnomalyTracker::LoadState(const nlohmann::json& state, StateLoadCheck& check) {
+  const TimePoint now = check.now();
   if (!state.is_array()) {
     return Status(StatusCode::kInvalidArgument, "anomalies: expected an array");
   }
@@ -265,10 +268,16 @@ Status AnomalyTracker::LoadState(const nlohmann::json& state, TimePoint now) {
   for (const auto& entry : state) {
     auto finding = FindingFromJson(entry);
     if (!finding) return finding.error().WithContext("anomalies");
+    if (!std::isfinite(finding->value)) {
+      check.Drop(StateLoadCheck::kOutOfRange);
+      continue;
+    }
     ActiveAnomaly anomaly;
     try {
       anomaly.detector = entry.at("detector").get<std::string>();
-      anomaly.started = FromEpochSeconds(entry.at("started").get<double>());
+      auto started = check.Past(entry.at("started"));
+      if (!started) continue;
+      anomaly.started = *started;
     } catch (const nlohmann::json::exception& e) {
       return Status(StatusCode::kInvalidArgument, std::string("anomalies: ") + e.what());
     }

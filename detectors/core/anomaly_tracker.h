@@ -66,7 +66,9 @@ class AnomalyTracker {
 
   nlohmann::json SaveState() const;
   // `now`: the restore time, from which restore_grace runs.
-  Status LoadState(const nlohmann::json& state, TimePoint now);
+  // An anomaly that started after check.now() (a state file from the future) is dropped and
+  // counted, never restored (detectors/core/state_check.h).
+  Status LoadState(const nlohmann::json& state, StateLoadCheck& check);
 
   static std::span<const MetricDesc> Metrics();
 

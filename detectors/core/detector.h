@@ -39,6 +39,7 @@ struct LinkEvent;
 namespace fabricwatch::detect {
 
 using TimePoint = std::chrono::system_clock::time_point;
+class StateLoadCheck;  // detectors/core/state_check.h
 
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);
@@ -101,7 +102,11 @@ class Detector {
   virtual void Export(MetricSink& /*sink*/) const {}
   // State that must survive a restart (flap penalties, optics baselines keyed by module serial).
   virtual nlohmann::json SaveState() const { return nlohmann::json::object(); }
-  virtual Status LoadState(const nlohmann::json& /*state*/) { return Status::Ok(); }
+  // Values are checked through `check` (detectors/core/state_check.h): a timestamp from the
+  // future or a number out of the detector's bounds drops its entry, counted, never a finding.
+  virtual Status LoadState(const nlohmann::json& /*state*/, StateLoadCheck& /*check*/) {
+    return Status::Ok();
+  }
 };
 
 }  // namespace fabricwatch::detect

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "detectors/core/state_check.h"
+
 namespace fabricwatch::detect {
 
 double Seconds(TimePoint::duration duration) {
@@ -67,9 +69,15 @@ nlohmann::json DecayingPenalty::Save() const {
   return {{"value", value_}, {"at", EpochSeconds(at_)}};
 }
 
-void DecayingPenalty::Load(const nlohmann::json& state) {
-  value_ = std::clamp(state.at("value").get<double>(), 0.0, ceiling_);
-  at_ = FromEpochSeconds(state.at("at").get<double>());
+void DecayingPenalty::Load(const nlohmann::json& state, StateLoadCheck& check) {
+  value_ = 0;
+  at_ = {};
+  // The ceiling is the detector's own bound (docs/detection.md §2.2: reuse × 2^(max/t½)).
+  auto value = check.Number(state.at("value"), 0.0, ceiling_);
+  auto at = check.Past(state.at("at"));
+  if (!value || !at) return;
+  value_ = *value;
+  at_ = *at;
 }
 
 void EventWindow::Add(TimePoint time) {
@@ -103,9 +111,12 @@ nlohmann::json EventWindow::Save() const {
   return out;
 }
 
-void EventWindow::Load(const nlohmann::json& state) {
+void EventWindow::Load(const nlohmann::json& state, StateLoadCheck& check) {
   times_.clear();
-  for (const auto& t : state) Add(FromEpochSeconds(t.get<double>()));
+  if (!state.is_array()) throw nlohmann::json::type_error::create(302, "expected an array", &state);
+  for (const auto& t : state) {
+    if (auto time = check.Past(t)) Add(*time);
+  }
 }
 
 }  // namespace fabricwatch::detect

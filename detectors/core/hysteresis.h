@@ -85,7 +85,8 @@ class DecayingPenalty {
   double At(TimePoint time) const;
 
   nlohmann::json Save() const;
-  void Load(const nlohmann::json& state);
+  // A value outside [0, ceiling] or a time after now() restores no penalty (counted).
+  void Load(const nlohmann::json& state, StateLoadCheck& check);
 
  private:
   double DecayFactor(TimePoint::duration elapsed) const;
@@ -110,7 +111,8 @@ class EventWindow {
   bool empty() const { return times_.empty(); }
 
   nlohmann::json Save() const;
-  void Load(const nlohmann::json& state);
+  // Times after now() are dropped (counted); at most `capacity` are kept.
+  void Load(const nlohmann::json& state, StateLoadCheck& check);
 
  private:
   size_t capacity_;

@@ -1,11 +1,13 @@
 #include "detectors/core/state_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 
 #include "collectors/core/value_parse.h"
@@ -43,6 +45,30 @@ Result<std::string> ReadBootId(const sys::FileSystem& filesystem, const std::str
   std::string_view id = TrimSpace(std::string_view(buf.data(), *n));
   if (id.empty()) return Error(StatusCode::kInvalidArgument, path + ": empty boot id");
   return std::string(id);
+}
+
+Result<StateFileLock> StateFileLock::Acquire(const std::string& state_path) {
+  const std::string path = state_path + ".lock";
+  sys::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return Error(FromErrno(errno, "open state lock file " + path));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err != EWOULDBLOCK) return Error(FromErrno(err, "lock " + path));
+    std::array<char, 32> buf{};
+    const ssize_t n = ::pread(fd.get(), buf.data(), buf.size() - 1, 0);
+    const std::string holder(
+        TrimSpace(std::string_view(buf.data(), n > 0 ? static_cast<size_t>(n) : 0)));
+    return Error(Status(StatusCode::kUnavailable,
+                        "state file " + state_path + " is in use by another fabricwatch (pid " +
+                            (holder.empty() ? std::string("unknown") : holder) +
+                            " holds the lock " + path + ")",
+                        err));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) < 0) {
+    return Error(FromErrno(errno, "write the pid into " + path));
+  }
+  return StateFileLock(path, std::move(fd));
 }
 
 Result<SavedState> StateFile::Load() const {
@@ -87,7 +113,10 @@ Result<SavedState> StateFile::Load() const {
     }
     SavedState state;
     state.boot_id = doc.at("boot_id").get<std::string>();
-    state.saved = FromEpochSeconds(doc.at("saved").get<double>());
+    // Only for the log line; an impossible save time (NaN, inf, beyond 2200) reads as 0.
+    const double saved = doc.at("saved").get<double>();
+    state.saved =
+        std::isfinite(saved) && saved >= 0 && saved < 7.2e9 ? FromEpochSeconds(saved) : TimePoint{};
     state.detectors = doc.at("detectors");
     state.anomalies = doc.at("anomalies");
     if (!state.detectors.is_object() || !state.anomalies.is_array()) {

@@ -23,6 +23,7 @@
 
 #include "collectors/core/status.h"
 #include "collectors/sys/filesystem.h"
+#include "collectors/sys/unique_fd.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {
@@ -38,6 +39,24 @@ struct SavedState {
   TimePoint saved;
   nlohmann::json detectors = nlohmann::json::object();
   nlohmann::json anomalies = nlohmann::json::array();
+};
+
+// The lock that keeps two agents off one state file (issue 19): flock(LOCK_EX | LOCK_NB) on
+// "<state file>.lock" beside it, held for the agent's whole life (a SIGHUP reload keeps it). The
+// holder writes its pid into the lock file, so a second agent can name it. A separate file,
+// not the state file itself: Save() replaces the state file by rename, which would orphan a
+// lock taken on the old inode. The kernel drops the lock when the holder dies, however it dies.
+class StateFileLock {
+ public:
+  // kUnavailable (the message names the lock file and the holder's pid) when another process
+  // holds it; other codes when the lock file cannot be opened.
+  static Result<StateFileLock> Acquire(const std::string& state_path);
+  const std::string& path() const { return path_; }
+
+ private:
+  StateFileLock(std::string path, sys::UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  std::string path_;
+  sys::UniqueFd fd_;
 };
 
 class StateFile {

@@ -8,6 +8,7 @@
 
 #include "collectors/core/duration.h"
 #include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect::link_flap {
 
@@ -229,20 +230,31 @@ nlohmann::json SaveEntity(const Entity& entity) {
 }
 
 // Throws nlohmann::json::exception on a malformed entry (LoadState reports it).
-void LoadEntity(const nlohmann::json& entry, Entity& entity) {
-  entity.hard.Load(entry.at("hard"));
-  entity.slow.Load(entry.at("slow"));
-  entity.penalty.Load(entry.at("penalty"));
+void LoadEntity(const Settings& s, const nlohmann::json& entry, Entity& entity,
+                StateLoadCheck& check) {
+  entity.hard.Load(entry.at("hard"), check);
+  entity.slow.Load(entry.at("slow"), check);
+  entity.penalty.Load(entry.at("penalty"), check);
   entity.hard_active = entry.at("hard_active").get<bool>();
   entity.suppressed = entry.at("suppressed").get<bool>();
   entity.seen_up = entry.at("seen_up").get<bool>();
-  entity.downs_total = entry.at("downs_total").get<uint64_t>();
+  // A negative or non-integer count restarts at 0 (the counter's rate is unaffected).
+  entity.downs_total = check.Count(entry.at("downs_total"), UINT64_MAX).value_or(0);
   for (const auto& outage : entry.at("outages")) {
-    entity.outages.emplace_back(FromEpochSeconds(outage.at(0).get<double>()),
-                                FromEpochSeconds(outage.at(1).get<double>()));
+    auto from = check.Past(outage.at(0));
+    auto to = from ? check.Past(outage.at(1)) : std::nullopt;
+    if (!from || !to) continue;
+    if (*to < *from) {
+      check.Drop(StateLoadCheck::kOutOfRange);
+      continue;
+    }
+    // The same bound as the live path: only the last downtime-window (EvaluateEntity prunes).
+    if (*to > check.now() - s.downtime_window) entity.outages.emplace_back(*from, *to);
   }
+  // A maintenance window ends at most maintenance-window after its start, so never later than
+  // that after now.
   if (entry.contains("maintenance_until")) {
-    entity.maintenance_until = FromEpochSeconds(entry.at("maintenance_until").get<double>());
+    entity.maintenance_until = check.Until(entry.at("maintenance_until"), s.maintenance_window);
   }
 }
 

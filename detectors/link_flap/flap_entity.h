@@ -109,6 +109,9 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
 
 // The persisted part of an entity (its flap history), and back.
 nlohmann::json SaveEntity(const Entity& entity);
-void LoadEntity(const nlohmann::json& entry, Entity& entity);
+// Throws nlohmann::json::exception on a malformed entry; values from the future or out of bounds
+// are dropped through `check` (detectors/core/state_check.h).
+void LoadEntity(const Settings& s, const nlohmann::json& entry, Entity& entity,
+                StateLoadCheck& check);
 
 }  // namespace fabricwatch::detect::link_flap

@@ -16,6 +16,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/core/state_check.h"
 #include "detectors/link_flap/flap_entity.h"
 
 namespace fabricwatch::detect {
@@ -175,7 +176,7 @@ class LinkFlapDetector final : public Detector {
     return {{"ports", ports}, {"ipoib", ipoib_port_}};
   }
 
-  Status LoadState(const nlohmann::json& state) override {
+  Status LoadState(const nlohmann::json& state, StateLoadCheck& check) override {
     std::map<std::string, Entity> loaded;
     std::map<std::string, std::string> ipoib;
     try {
@@ -188,7 +189,7 @@ class LinkFlapDetector final : public Detector {
           labels.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
         }
         Entity entity = NewEntity(s_, labels);
-        LoadEntity(entry, entity);
+        LoadEntity(s_, entry, entity, check);
         loaded.emplace(EntityKey(labels), std::move(entity));
       }
     } catch (const nlohmann::json::exception& e) {

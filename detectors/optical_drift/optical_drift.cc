@@ -14,6 +14,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -310,7 +311,7 @@ class OpticalDriftDetector final : public Detector {
     return {{"version", kStateVersion}, {"modules", modules}};
   }
 
-  Status LoadState(const nlohmann::json& state) override {
+  Status LoadState(const nlohmann::json& state, StateLoadCheck& check) override {
     auto bad = [](const std::string& what) {
       return Status(StatusCode::kInvalidArgument, "detector optical_drift: state: " + what);
     };
@@ -327,6 +328,9 @@ class OpticalDriftDetector final : public Detector {
           !m["lanes"].is_object()) {
         return bad(where + ": malformed");
       }
+      // A module last seen in the future is dropped whole (detectors/core/state_check.h): its
+      // baselines' ages would be negative.
+      if (!check.Past(m["last_seen"])) continue;
       ModuleBaseline b;
       b.netdev = m["netdev"].get<std::string>();
       b.last_seen = m["last_seen"].get<double>();
@@ -336,7 +340,7 @@ class OpticalDriftDetector final : public Detector {
         if (l.contains("rx_dbm")) {
           auto rx = Baseline::FromJson(l["rx_dbm"]);
           if (!rx) return bad(where + " lane " + lane + ": malformed rx_dbm");
-          lb.rx_dbm = *rx;
+          if (Plausible(*rx, check)) lb.rx_dbm = *rx;
         }
         if (l.contains("bias")) {
           if (!l["bias"].is_object()) return bad(where + " lane " + lane + ": malformed bias");
@@ -347,7 +351,7 @@ class OpticalDriftDetector final : public Detector {
             if (!baseline || end == bin.c_str() || *end != '\0') {
               return bad(where + " lane " + lane + ": malformed bias bin " + bin);
             }
-            lb.bias[static_cast<int>(parsed)] = *baseline;
+            if (Plausible(*baseline, check)) lb.bias[static_cast<int>(parsed)] = *baseline;
           }
         }
         b.lanes[lane] = std::move(lb);
@@ -359,6 +363,17 @@ class OpticalDriftDetector final : public Detector {
   }
 
  private:
+  // A baseline whose readings end in the future, or end before they start, is dropped
+  // (counted): its warm-up and ageing would be measured against the wrong clock.
+  static bool Plausible(const Baseline& b, StateLoadCheck& check) {
+    if (!check.Past(b.first) || !check.Past(b.last)) return false;
+    if (b.first > b.last) {
+      check.Drop(StateLoadCheck::kOutOfRange);
+      return false;
+    }
+    return true;
+  }
+
   void ObserveModule(const Families& families, const std::string& netdev, const std::string& serial,
                      TimePoint snapshot_time) {
     TimePoint time = snapshot_time;

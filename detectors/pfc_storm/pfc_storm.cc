@@ -13,6 +13,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -294,19 +295,26 @@ class PfcStormDetector final : public Detector {
     return {{"storms", storms}, {"nic_events", events}};
   }
 
-  Status LoadState(const nlohmann::json& state) override {
+  Status LoadState(const nlohmann::json& state, StateLoadCheck& check) override {
     try {
       for (const auto& storm : state.at("storms")) {
+        // A storm that started in the future is dropped (detectors/core/state_check.h).
+        auto since = check.Past(storm.at("since"));
+        if (!since) continue;
         Priority& p = PriorityFor(storm.at("netdev").get<std::string>(),
                                   storm.at("priority").get<std::string>());
         HoldDown& role = storm.at("role").get<std::string>() == "source" ? p.source : p.victim;
-        role.Restore(true, FromEpochSeconds(storm.at("since").get<double>()));
+        role.Restore(true, *since);
       }
       for (const auto& event : state.at("nic_events")) {
+        // An event holds for event-hold after it was seen: never longer than that from now.
+        auto until = check.Until(event.at("until"), s_.event_hold);
+        auto delta = check.Count(event.at("delta"), UINT64_MAX);
+        if (!until || !delta) continue;
         NicEvents& e = nic_[event.at("netdev").get<std::string>()];
         const int i = event.at("severity").get<std::string>() == "error" ? 1 : 0;
-        e.until[i] = FromEpochSeconds(event.at("until").get<double>());
-        e.last_delta[i] = event.at("delta").get<uint64_t>();
+        e.until[i] = *until;
+        e.last_delta[i] = *delta;
       }
     } catch (const nlohmann::json::exception& e) {
       return Status(StatusCode::kInvalidArgument, std::string("pfc_storm state: ") + e.what());

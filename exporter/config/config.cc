@@ -7,6 +7,7 @@
 #include "collectors/core/registry.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/listen_address.h"
+#include "exporter/config/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -84,12 +85,9 @@ Status ApplyCollectorYaml(const CollectorInfo& info, const YAML::Node& node,
       return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
     }
     if (key == "enabled") {
-      bool enabled;
-      if (!YAML::convert<bool>::decode(value, enabled)) {
-        return Status(StatusCode::kInvalidArgument,
-                      where + ": expected true or false, got \"" + value.Scalar() + "\"");
-      }
-      out.enabled = enabled;
+      auto enabled = StrictBool(value, source, prefix + "." + key);
+      if (!enabled) return enabled.error();
+      out.enabled = *enabled;
     } else if (key == "interval") {
       auto interval = ParseDuration(value.Scalar());
       if (!interval) return interval.error().WithContext(where);
@@ -121,6 +119,7 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
     return Status(StatusCode::kInvalidArgument, source + ": invalid YAML: " + e.what());
   }
   if (root.IsNull()) return Status::Ok();  // an empty file is a valid, empty configuration
+  if (Status s = CheckNoDuplicateKeys(root, source); !s.ok()) return s;
   if (Status s = ExpectMap(root, "the top level", source); !s.ok()) return s;
   try {
     for (const auto& section : root) {
@@ -162,13 +161,9 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
               return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
             }
             if (sub == "enabled") {
-              bool enabled;
-              if (!YAML::convert<bool>::decode(option.second, enabled)) {
-                return Status(
-                    StatusCode::kInvalidArgument,
-                    where + ": expected true or false, got \"" + option.second.Scalar() + "\"");
-              }
-              d.enabled = enabled;
+              auto enabled = StrictBool(option.second, source, prefix + "." + sub);
+              if (!enabled) return enabled.error();
+              d.enabled = *enabled;
               continue;
             }
             bool known = false;
@@ -243,6 +238,10 @@ Status Validate(const Config& config) {
     return Status(
         StatusCode::kInvalidArgument,
         "every collector is disabled; enable at least one (known: " + KnownCollectorNames() + ")");
+  }
+  // A hooks.user or hooks.group the system does not know fails now, not at the first drain.
+  if (auto credentials = ResolveHookCredentials(config.hooks); !credentials) {
+    return credentials.error();
   }
   // Build every enabled detector once: its factory validates the options (names the option).
   for (const auto& [name, d] : config.detectors) {

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <exception>
 
+#include <fmt/format.h>
+
+#include "detectors/core/state_check.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -17,13 +21,22 @@ constexpr MetricDesc kStateErrors{
     "ignored) or save (--state.file) the detector state file.",
     MetricKind::kCounter,
     {"operation"}};
+constexpr MetricDesc kStateDropped{
+    "fabricwatch_state_entries_dropped_total",
+    "Values of the state file dropped at load because they cannot be true: future_timestamp (a "
+    "time after the clock: a clock stepped back or a copied file), invalid_timestamp, "
+    "out_of_range (a penalty above its ceiling, a negative count, inf or NaN). The entry they "
+    "belong to starts fresh.",
+    MetricKind::kCounter,
+    {"reason"}};
 constexpr MetricDesc kDroppedSnapshots{
     "fabricwatch_detector_snapshots_dropped_total",
     "Collector snapshots the detector engine dropped unread because its queue was full (a "
     "detector far slower than the collectors); the detectors then see a gap in that input.",
     MetricKind::kCounter,
     {}};
-constexpr MetricDesc kEngineMetrics[] = {kEvaluationDuration, kStateErrors, kDroppedSnapshots};
+constexpr MetricDesc kEngineMetrics[] = {kEvaluationDuration, kStateErrors, kStateDropped,
+                                         kDroppedSnapshots};
 
 std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detector>>& detectors) {
   std::vector<std::string> names;
@@ -69,12 +82,13 @@ void DetectorEngine::LoadState() {
     return;
   }
   size_t restored = 0;
+  detect::StateLoadCheck check(clock_.Now());
   for (const auto& detector : detectors_) {
     const std::string name(detector->name());
     if (!loaded->detectors.contains(name)) continue;
     Status status = Status::Ok();
     try {
-      status = detector->LoadState(loaded->detectors.at(name));
+      status = detector->LoadState(loaded->detectors.at(name), check);
     } catch (const std::exception& e) {
       status = Status(StatusCode::kInvalidArgument, e.what());
     }
@@ -92,13 +106,26 @@ void DetectorEngine::LoadState() {
         "state file {} is from another boot ({}): detector history restored, active "
         "anomalies re-detected from fresh counters",
         state_file_->path(), loaded->boot_id);
-  } else if (Status s = tracker_.LoadState(loaded->anomalies, clock_.Now()); !s.ok()) {
+  } else if (Status s = tracker_.LoadState(loaded->anomalies, check); !s.ok()) {
     logger_->warn("ignoring the saved anomalies in {}: {}", state_file_->path(), s.ToString());
     std::lock_guard lock(metrics_mutex_);
     ++state_errors_["load"];
   }
   logger_->info("restored state of {} detector(s) and {} active anomaly(ies) from {}", restored,
                 tracker_.Active().size(), state_file_->path());
+  if (check.total_dropped() > 0) {
+    std::string reasons;
+    std::lock_guard lock(metrics_mutex_);
+    for (const auto& [reason, count] : check.dropped()) {
+      state_dropped_[reason] += count;
+      reasons += fmt::format("{}{}={}", reasons.empty() ? "" : " ", reason, count);
+    }
+    logger_->warn(
+        "state file {}: dropped {} value(s) that cannot be true ({}); saved {}s ago by the clock "
+        "(negative: from the future); those entries start fresh",
+        state_file_->path(), check.total_dropped(), reasons,
+        std::chrono::duration_cast<std::chrono::seconds>(check.now() - loaded->saved).count());
+  }
 }
 
 void DetectorEngine::Start() {
@@ -253,6 +280,9 @@ std::vector<prometheus::MetricFamily> DetectorEngine::Collect() const {
     if (state_file_) {
       for (const auto& [operation, count] : state_errors_) {
         sink.Add(kStateErrors, {{"operation", operation}}, static_cast<double>(count));
+      }
+      for (const auto& [reason, count] : state_dropped_) {
+        sink.Add(kStateDropped, {{"reason", reason}}, static_cast<double>(count));
       }
     }
   }

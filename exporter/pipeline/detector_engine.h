@@ -101,6 +101,8 @@ class DetectorEngine {
   std::vector<prometheus::MetricFamily> evidence_;
   std::map<std::string, double> evaluation_seconds_;
   std::map<std::string, uint64_t> state_errors_{{"load", 0}, {"save", 0}};
+  std::map<std::string, uint64_t> state_dropped_{
+      {"future_timestamp", 0}, {"invalid_timestamp", 0}, {"out_of_range", 0}};
   uint64_t dropped_snapshots_ = 0;
 
   std::chrono::steady_clock::time_point last_save_{};

@@ -22,6 +22,7 @@ inline constexpr std::string_view kHookResults[] = {
     "success",                  // exited 0
     "failure",                  // exited non-zero or killed by a signal
     "timeout",                  // killed at the deadline
+    "cancelled",                // killed because the agent stopped (HookRunner::Stop)
     "spawn_error",              // could not be started (missing, not executable)
     "dry_run",                  // ran in dry-run mode and exited 0
     "suppressed_not_eligible",  // the finding may not drain (victim, not node-local)

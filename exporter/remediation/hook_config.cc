@@ -1,8 +1,16 @@
 #include "exporter/remediation/hook_config.h"
 
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <set>
 
 #include "collectors/core/duration.h"
+#include "exporter/config/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -25,14 +33,6 @@ Result<std::string> Scalar(const YAML::Node& node, const std::string& source,
                            const std::string& key) {
   if (!node.IsScalar()) return Invalid(node, source, key, "must be a scalar");
   return node.Scalar();
-}
-
-Result<bool> Bool(const YAML::Node& node, const std::string& source, const std::string& key) {
-  bool value = false;
-  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-    return Invalid(node, source, key, "expected true or false");
-  }
-  return value;
 }
 
 Result<std::chrono::milliseconds> Duration(const YAML::Node& node, const std::string& source,
@@ -207,13 +207,14 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
   HookConfig config;
   if (!node || node.IsNull()) return config;
   if (!node.IsMap()) return Invalid(node, source, "hooks", "must be a mapping");
+  if (Status s = CheckNoDuplicateKeys(node, source); !s.ok()) return Error(s.WithContext("hooks"));
   try {
     for (const auto& entry : node) {
       const std::string key = entry.first.as<std::string>();
       const YAML::Node& value = entry.second;
       const std::string path = "hooks." + key;
       if (key == "dry_run") {
-        auto v = Bool(value, source, path);
+        auto v = StrictBool(value, source, path);
         if (!v) return Error(v.error());
         config.dry_run = *v;
       } else if (key == "node_name") {
@@ -251,6 +252,10 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
           return Invalid(value, source, path, "must be an absolute path (or empty: no file)");
         }
         config.fleet_budget_file = *v;
+      } else if (key == "user" || key == "group") {
+        auto v = Scalar(value, source, path);
+        if (!v) return Error(v.error());
+        (key == "user" ? config.user : config.group) = *v;
       } else if (key == "run") {
         if (value.IsNull()) continue;
         if (!value.IsSequence()) return Invalid(value, source, path, "must be a list of hooks");
@@ -269,13 +274,96 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
         return Invalid(entry.first, source, path,
                        "unknown key (known: dry_run, node_name, cooldown, max_drains_per_hour, "
                        "clear_hold_down, timeout, kill_grace, max_output_bytes, "
-                       "fleet_budget_file, run)");
+                       "fleet_budget_file, user, group, run)");
       }
     }
   } catch (const YAML::Exception& e) {
     return Error(StatusCode::kInvalidArgument, source + ": hooks: " + e.what());
   }
   return config;
+}
+
+namespace {
+
+// A name or a decimal id.
+std::optional<unsigned long> NumericId(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::stoul(text);
+}
+
+}  // namespace
+
+Result<std::optional<Credentials>> ResolveHookCredentials(const HookConfig& config) {
+  if (config.user.empty() || ::geteuid() != 0) return std::optional<Credentials>();
+  std::vector<char> buf(16384);
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  const auto uid = NumericId(config.user);
+  const int rc = uid ? ::getpwuid_r(static_cast<uid_t>(*uid), &pw, buf.data(), buf.size(), &found)
+                     : ::getpwnam_r(config.user.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (found == nullptr) {
+    return Error(rc != 0 ? FromErrno(rc, "hooks.user \"" + config.user + "\"")
+                         : Status(StatusCode::kInvalidArgument,
+                                  "hooks.user \"" + config.user + "\": no such user"));
+  }
+  Credentials credentials{.uid = pw.pw_uid, .gid = pw.pw_gid, .groups = {}};
+  if (!config.group.empty()) {
+    std::vector<char> gbuf(16384);
+    struct group gr {};
+    struct group* gfound = nullptr;
+    const auto gid = NumericId(config.group);
+    const int grc =
+        gid ? ::getgrgid_r(static_cast<gid_t>(*gid), &gr, gbuf.data(), gbuf.size(), &gfound)
+            : ::getgrnam_r(config.group.c_str(), &gr, gbuf.data(), gbuf.size(), &gfound);
+    if (gfound == nullptr) {
+      return Error(grc != 0 ? FromErrno(grc, "hooks.group \"" + config.group + "\"")
+                            : Status(StatusCode::kInvalidArgument,
+                                     "hooks.group \"" + config.group + "\": no such group"));
+    }
+    credentials.gid = gr.gr_gid;
+  }
+  int count = 64;
+  credentials.groups.resize(static_cast<size_t>(count));
+  if (::getgrouplist(pw.pw_name, credentials.gid, credentials.groups.data(), &count) < 0) {
+    credentials.groups.resize(static_cast<size_t>(count));
+    ::getgrouplist(pw.pw_name, credentials.gid, credentials.groups.data(), &count);
+  }
+  credentials.groups.resize(static_cast<size_t>(std::max(count, 0)));
+  return std::optional<Credentials>(std::move(credentials));
+}
+
+Status CheckHookExecutable(const HookSpec& hook, const std::optional<Credentials>& credentials) {
+  const std::string& path = hook.command.front();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return FromErrno(errno, "hook " + hook.name + ": " + path);
+  if (!S_ISREG(st.st_mode)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "hook " + hook.name + ": " + path + " is not a regular file");
+  }
+  if (!credentials) {
+    // The agent's own user: the kernel's answer (AT_EACCESS: the effective ids, as execve uses).
+    if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) != 0) {
+      return FromErrno(errno, "hook " + hook.name + ": " + path + " is not executable");
+    }
+    return Status::Ok();
+  }
+  mode_t bit = S_IXOTH;
+  if (st.st_uid == credentials->uid) {
+    bit = S_IXUSR;
+  } else if (st.st_gid == credentials->gid ||
+             std::find(credentials->groups.begin(), credentials->groups.end(), st.st_gid) !=
+                 credentials->groups.end()) {
+    bit = S_IXGRP;
+  }
+  const bool root = credentials->uid == 0 && (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+  if (!root && (st.st_mode & bit) == 0) {
+    return Status(StatusCode::kPermissionDenied,
+                  "hook " + hook.name + ": " + path + " is not executable by uid " +
+                      std::to_string(credentials->uid) + " gid " +
+                      std::to_string(credentials->gid) + " (hooks.user, hooks.group)",
+                  EACCES);
+  }
+  return Status::Ok();
 }
 
 }  // namespace fabricwatch::exporter

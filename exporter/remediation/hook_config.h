@@ -12,6 +12,8 @@
 //     kill_grace: 5s
 //     max_output_bytes: 16384    # of stdout+stderr kept for the log
 //     fleet_budget_file: /run/fabricwatch/drain-budget-exhausted   # exists: no drain
+//     user: fabricwatch-hooks    # when the agent is root: hooks run as this user (name or uid)
+//     group: fabricwatch-hooks   # and group (name or gid; default: the user's primary group)
 //     run:
 //       - name: slurm
 //         action: drain          # drain (default): raise drains, clear resumes, under the
@@ -31,11 +33,13 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
+#include "exporter/remediation/process_launcher.h"
 
 namespace fabricwatch::exporter {
 
@@ -64,11 +68,23 @@ struct HookConfig {
   std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
   size_t max_output_bytes = 16 * 1024;
   std::string fleet_budget_file = "/run/fabricwatch/drain-budget-exhausted";
+  std::string user;   // empty: the agent's own user
+  std::string group;  // empty: the user's primary group
   std::vector<HookSpec> hooks;
 };
 
 // Parses the value of the `hooks` key. `source` (the file name) prefixes errors, which also name
 // the key and its line: "fw.yml:12:7: hooks.run[0].command: must be a non-empty list".
 Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& source);
+
+// The credentials hooks run with: empty when hooks.user is not set or the agent is not root
+// (then hooks run as the agent's own user). A user or group unknown to the system (NSS) is an
+// error naming it. The supplementary groups are the user's (getgrouplist(3)).
+Result<std::optional<Credentials>> ResolveHookCredentials(const HookConfig& config);
+
+// --config.check: the hook's executable exists, is a regular file and may be executed by the
+// credentials it runs with (the agent's own when empty). Checked from the file's mode, owner and
+// group, as the kernel would for execve (path_resolution(7), without ACLs).
+Status CheckHookExecutable(const HookSpec& hook, const std::optional<Credentials>& credentials);
 
 }  // namespace fabricwatch::exporter

@@ -16,8 +16,9 @@ using std::chrono::milliseconds;
 
 constexpr MetricDesc kRunsTotal{
     "fabricwatch_hook_runs_total",
-    "Hook runs and suppressed runs by result: success, failure, timeout, spawn_error, dry_run, "
-    "suppressed_not_eligible, suppressed_cooldown, suppressed_rate_limit, "
+    "Hook runs and suppressed runs by result: success, failure, timeout, cancelled (killed "
+    "because the agent stopped), spawn_error, dry_run, suppressed_not_eligible, "
+    "suppressed_cooldown, suppressed_rate_limit, "
     "suppressed_fleet_budget.",
     MetricKind::kCounter,
     {"hook", "result"}};
@@ -61,6 +62,9 @@ HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock
       node_name_(config_.node_name.empty() ? ShortHostname() : config_.node_name),
       policy_(config_),
       counts_(config_.hooks.size()) {
+  for (size_t i = 0; i < config_.hooks.size(); ++i) {
+    hook_queues_.push_back(std::make_unique<HookQueue>());
+  }
   // Every (hook, result) series exists from the start, so alerts never meet an absent series.
   for (auto& per_hook : counts_) {
     for (std::string_view result : kHookResults) per_hook[std::string(result)] = 0;
@@ -76,8 +80,22 @@ void HookRunner::Start() {
   if (worker_.joinable() || config_.hooks.empty()) return;
   stop_ = false;
   worker_ = std::thread([this] { WorkerLoop(); });
+  for (size_t i = 0; i < hook_queues_.size(); ++i) {
+    hook_queues_[i]->thread = std::thread([this, i] { HookLoop(i); });
+  }
   log_->info("{} hook(s) configured for node \"{}\"{}", config_.hooks.size(), node_name_,
              config_.dry_run ? " in dry-run mode (set hooks.dry_run: false to act)" : "");
+  if (auto credentials = ResolveHookCredentials(config_); !credentials) {
+    log_->error("{}; every hook run fails until it resolves", credentials.error().ToString());
+  } else if (*credentials) {
+    log_->info("hooks run as uid {} gid {} (hooks.user \"{}\", hooks.group \"{}\")",
+               (*credentials)->uid, (*credentials)->gid, config_.user, config_.group);
+  } else if (::geteuid() == 0) {
+    log_->warn("hooks run as root: set hooks.user (and hooks.group) to run them unprivileged");
+  } else if (!config_.user.empty()) {
+    log_->warn("hooks.user \"{}\" ignored: the agent is not root, hooks run as uid {}",
+               config_.user, ::geteuid());
+  }
 }
 
 void HookRunner::Stop() {
@@ -85,12 +103,20 @@ void HookRunner::Stop() {
     std::lock_guard lock(mutex_);
     if (!worker_.joinable()) return;
     stop_ = true;
-    if (!queue_.empty()) {
-      log_->warn("stopping with {} anomaly transition(s) not yet handed to hooks", queue_.size());
+    size_t runs = 0;
+    for (const auto& q : hook_queues_) runs += q->runs.size();
+    if (!queue_.empty() || runs > 0) {
+      log_->warn("stopping with {} anomaly transition(s) and {} hook run(s) not yet started",
+                 queue_.size(), runs);
     }
   }
+  stop_hooks_.request_stop();  // running hooks are killed now, not at their timeout
   cv_.notify_all();
+  for (const auto& q : hook_queues_) q->cv.notify_all();
   worker_.join();
+  for (const auto& q : hook_queues_) {
+    if (q->thread.joinable()) q->thread.join();
+  }
 }
 
 void HookRunner::OnTransition(const detect::AnomalyTransition& transition) {
@@ -116,7 +142,15 @@ void HookRunner::Wake() {
 
 bool HookRunner::WaitIdle(milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  return idle_cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_ && !wake_; });
+  return idle_cv_.wait_for(lock, timeout, [this] { return IdleLocked(); });
+}
+
+bool HookRunner::IdleLocked() const {
+  if (!queue_.empty() || busy_ || wake_) return false;
+  for (const auto& q : hook_queues_) {
+    if (!q->runs.empty() || q->running) return false;
+  }
+  return true;
 }
 
 bool HookRunner::FleetBudgetExhausted() const {
@@ -168,7 +202,38 @@ void HookRunner::Execute(const HookPlan& plan) {
     log_->warn("hook {}: no drain of node \"{}\" ({}): {}", hook.name, node_name_, s.result, s.why);
     Count(s.hook, s.result);
   }
-  for (const PlannedRun& run : plan.runs) RunOne(run);
+  if (plan.runs.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (const PlannedRun& run : plan.runs) {
+      HookQueue& q = *hook_queues_[run.hook];
+      if (q.runs.size() >= kQueueCapacity) {
+        ++dropped_;
+        continue;
+      }
+      q.runs.push_back(run);
+      q.cv.notify_one();
+    }
+  }
+}
+
+void HookRunner::HookLoop(size_t hook) {
+  HookQueue& q = *hook_queues_[hook];
+  std::unique_lock lock(mutex_);
+  while (true) {
+    q.cv.wait(lock, [&] { return stop_ || !q.runs.empty(); });
+    if (stop_) break;
+    PlannedRun run = std::move(q.runs.front());
+    q.runs.pop_front();
+    q.running = true;
+    lock.unlock();
+    RunOne(run);
+    lock.lock();
+    q.running = false;
+    idle_cv_.notify_all();
+  }
+  q.running = false;
+  idle_cv_.notify_all();
 }
 
 void HookRunner::RunOne(const PlannedRun& run) {
@@ -187,7 +252,13 @@ void HookRunner::RunOne(const PlannedRun& run) {
   log_->info("hook {}: running {} for node \"{}\"{}", hook.name, what, node_name_,
              config_.dry_run ? " (dry run)" : "");
 
-  LaunchResult result = launcher_.Run(spec);
+  LaunchResult result;
+  if (auto credentials = ResolveHookCredentials(config_); credentials) {
+    spec.credentials = *credentials;
+    result = launcher_.Run(spec, stop_hooks_.get_token());
+  } else {
+    result.error = credentials.error();  // a spawn error: never run as root by mistake
+  }
   std::string_view outcome;
   std::string detail;
   switch (result.outcome) {
@@ -202,6 +273,10 @@ void HookRunner::RunOne(const PlannedRun& run) {
     case LaunchResult::Outcome::kTimedOut:
       outcome = "timeout";
       detail = fmt::format("timed out after {}ms, process group killed", spec.timeout.count());
+      break;
+    case LaunchResult::Outcome::kCancelled:
+      outcome = "cancelled";
+      detail = "the agent stopped, process group killed";
       break;
     case LaunchResult::Outcome::kSpawnError:
       outcome = "spawn_error";

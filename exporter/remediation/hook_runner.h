@@ -2,9 +2,13 @@
 // Node-drain hooks: what runs when the anomaly tracker reports a raise or a clear.
 //
 // DrainPolicy decides, as a pure function of the transitions, the time and the fleet-budget
-// toggle, which hooks run and which are suppressed. HookRunner owns a worker thread that applies
-// the policy and runs the hooks through a ProcessLauncher, so a slow scheduler (a hung scontrol,
-// an API server timing out) never delays sampling or detection: OnTransition() only queues.
+// toggle, which hooks run and which are suppressed. HookRunner owns a policy thread that applies
+// the policy and hands each planned run to the queue of its hook; every configured hook has its
+// own thread that runs its queue in order through a ProcessLauncher. So a slow scheduler (a hung
+// scontrol, an API server timing out) never delays sampling or detection (OnTransition() only
+// queues), and one hanging hook never delays another (the notify hook still reports). Stop()
+// kills running hooks (process group, SIGTERM then SIGKILL within kStopGrace) instead of waiting
+// for their timeout.
 //
 // Safety model (README "Remediation: node-drain hooks"):
 //   - dry run by default: hooks run with FABRICWATCH_DRY_RUN=1 and only print what they would do;
@@ -34,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -61,7 +66,8 @@ class HookRunner {
   HookRunner& operator=(const HookRunner&) = delete;
 
   void Start();
-  // Lets a running hook finish (bounded by its timeout), drops queued events, joins.
+  // Kills running hooks (SIGTERM to the process group, SIGKILL after at most kStopGrace; counted
+  // as `cancelled`), drops queued events and runs, joins. Returns within about kStopGrace.
   void Stop();
 
   // Never blocks on a hook: queues the event for the worker. A full queue drops the event and
@@ -84,9 +90,19 @@ class HookRunner {
   static constexpr size_t kQueueCapacity = 1024;
 
  private:
+  // One per configured hook: its queue of planned runs, run in order by its own thread.
+  struct HookQueue {
+    std::deque<PlannedRun> runs;
+    std::condition_variable cv;
+    bool running = false;
+    std::thread thread;
+  };
+
   void WorkerLoop();
+  void HookLoop(size_t hook);
   void Execute(const HookPlan& plan);
   void RunOne(const PlannedRun& run);
+  bool IdleLocked() const;
   bool FleetBudgetExhausted() const;
   void Count(size_t hook, std::string_view result);
 
@@ -108,6 +124,8 @@ class HookRunner {
   bool drain_requested_ = false;  // copy of policy_.drain_requested() for Export()
   uint64_t dropped_ = 0;
   std::vector<std::map<std::string, uint64_t, std::less<>>> counts_;  // per hook
+  std::vector<std::unique_ptr<HookQueue>> hook_queues_;               // per hook
+  std::stop_source stop_hooks_;  // kills the running hooks on Stop()
   std::thread worker_;
 };
 

@@ -10,6 +10,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/options.h"
 #include "detectors/core/registry.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -64,7 +65,8 @@ TEST(EventWindowTest, counts_prunes_and_round_trips) {
   for (int i : {1, 2, 3, 8}) window.Add(kT0 + seconds(i));
   EXPECT_EQ(window.CountAfter(kT0 + seconds(2)), 2u);
   EventWindow copy;
-  copy.Load(window.Save());
+  StateLoadCheck check(kT0 + seconds(8));
+  copy.Load(window.Save(), check);
   EXPECT_EQ(copy.CountAfter(kT0), 4u);
   window.Prune(kT0 + seconds(3));
   EXPECT_EQ(window.times().size(), 1u);
@@ -252,7 +254,8 @@ TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
   const nlohmann::json saved = before.SaveState();
 
   AnomalyTracker after({"a"}, logger, seconds(30));
-  ASSERT_TRUE(after.LoadState(saved, kT0 + seconds(100)).ok());
+  StateLoadCheck check(kT0 + seconds(100));
+  ASSERT_TRUE(after.LoadState(saved, check).ok());
   EXPECT_EQ(after.Active().size(), 2u);
   // eth0 is reported again: no raise; eth1 is not, but within the grace it stays.
   auto t = after.Update("a", kT0 + seconds(101), {MakeFinding(Severity::kCritical, "eth0", 1)});
@@ -262,8 +265,8 @@ TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
   ASSERT_EQ(t.size(), 1u);
   EXPECT_FALSE(t[0].raised);
   EXPECT_EQ(t[0].finding.entity[0].second, "eth1");
-  EXPECT_FALSE(after.LoadState(nlohmann::json::object(), kT0).ok());
-  EXPECT_FALSE(after.LoadState(nlohmann::json::parse(R"([{"severity":"bad"}])"), kT0).ok());
+  EXPECT_FALSE(after.LoadState(nlohmann::json::object(), check).ok());
+  EXPECT_FALSE(after.LoadState(nlohmann::json::parse(R"([{"severity":"bad"}])"), check).ok());
 }
 
 }  // namespace

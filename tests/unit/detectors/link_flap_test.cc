@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/link_events.h"
 #include "tests/testing/families.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -161,7 +165,9 @@ TEST_F(LinkFlapTest, ipoib_netdev_flaps_are_raised_once_on_the_ib_port) {
   // flaps of ib0 are still the port's.
   const nlohmann::json saved = detector->SaveState();
   Make();
-  ASSERT_TRUE(detector->LoadState(saved).ok());
+  StateLoadCheck check(kT0 + milliseconds(6500));
+  ASSERT_TRUE(detector->LoadState(saved, check).ok());
+  EXPECT_EQ(check.total_dropped(), 0u);
   Netdev(kT0 + milliseconds(6500), 1, 5, "ib0");
   const std::vector<Finding> restored = detector->Evaluate(kT0 + milliseconds(6500));
   ASSERT_EQ(restored.size(), 1u) << FindingsText(restored);
@@ -276,11 +282,12 @@ TEST_F(LinkFlapTest, restart_mid_flap_keeps_the_state) {
   ASSERT_EQ(Worst(kT0 + seconds(1))->severity, Severity::kCritical);
   const nlohmann::json saved = detector->SaveState();
   Make({{"half-life", "10s"}});
-  ASSERT_TRUE(detector->LoadState(saved).ok());
+  StateLoadCheck check(kT0 + seconds(5));
+  ASSERT_TRUE(detector->LoadState(saved, check).ok());
   auto worst = Worst(kT0 + seconds(5));
   ASSERT_TRUE(worst) << "restored penalty and history";
   EXPECT_EQ(worst->severity, Severity::kCritical);
-  EXPECT_FALSE(detector->LoadState(nlohmann::json::parse(R"({"ports":{"x":{}}})")).ok());
+  EXPECT_FALSE(detector->LoadState(nlohmann::json::parse(R"({"ports":{"x":{}}})"), check).ok());
 }
 
 TEST_F(LinkFlapTest, options_are_validated) {
@@ -289,6 +296,69 @@ TEST_F(LinkFlapTest, options_are_validated) {
   auto bad = MakeLinkFlapDetector({{"hard-count", "many"}});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("hard-count"), std::string::npos);
+}
+
+// A state file whose flap history lies ahead of the clock: before the check, two real flaps
+// plus the "future" ones in the hard window raised a critical, drain-eligible hard-flapping
+// finding (issue 19). The future times are dropped and counted; two flaps stay below hard-count.
+TEST_F(LinkFlapTest, state_from_the_future_is_dropped) {
+  Make();
+  Netdev(kT0 + seconds(100), 1, 0);
+  for (int i = 0; i < 4; ++i) Event(kT0 + seconds(100) + milliseconds(100 * i), false);
+  const nlohmann::json saved = detector->SaveState();
+
+  Make();
+  StateLoadCheck check(kT0);  // the clock is 100 s behind the file
+  ASSERT_TRUE(detector->LoadState(saved, check).ok());
+  EXPECT_GE(check.dropped().at("future_timestamp"), 4u);
+  Netdev(kT0, 1, 0);
+  Event(kT0 + seconds(1), false);
+  Event(kT0 + seconds(2), false);
+  auto worst = Worst(kT0 + seconds(3));
+  EXPECT_TRUE(!worst || worst->severity != Severity::kCritical) << worst->reason;
+  EXPECT_TRUE(!worst || !worst->drain_eligible);
+}
+
+// Penalties outside [0, ceiling] (inf, NaN, huge, negative) and negative counts are dropped,
+// never restored: "flap penalty inf" on every port before (issue 19). The ceiling is the
+// detector's own: reuse × 2^(max-suppress / half-life) (docs/detection.md §2.2).
+TEST_F(LinkFlapTest, out_of_range_penalties_and_counts_are_dropped) {
+  Make();
+  Netdev(kT0, 1, 0);
+  Event(kT0 + seconds(1), false);
+  const nlohmann::json good = detector->SaveState();
+  ASSERT_EQ(good["ports"].size(), 1u);
+  const std::string key = good["ports"].begin().key();
+  for (const nlohmann::json& bad_value :
+       {nlohmann::json(std::numeric_limits<double>::infinity()),
+        nlohmann::json(std::numeric_limits<double>::quiet_NaN()), nlohmann::json(1e308),
+        nlohmann::json(12001.0), nlohmann::json(-5.0), nlohmann::json("1000")}) {
+    SCOPED_TRACE(bad_value.dump());
+    nlohmann::json saved = good;
+    saved["ports"][key]["penalty"]["value"] = bad_value;
+    saved["ports"][key]["downs_total"] = -3;
+    Make();
+    StateLoadCheck check(kT0 + seconds(2));
+    ASSERT_TRUE(detector->LoadState(saved, check).ok());
+    EXPECT_EQ(check.dropped().at("out_of_range"), 2u) << "the penalty and the count";
+    const nlohmann::json reloaded = detector->SaveState()["ports"][key];
+    EXPECT_EQ(reloaded["penalty"]["value"].get<double>(), 0.0);
+    EXPECT_EQ(reloaded["downs_total"].get<uint64_t>(), 0u);
+    MetricSink sink;
+    detector->Export(sink);
+    for (const auto& family : sink.TakeFamilies()) {
+      for (const auto& metric : family.metric) {
+        EXPECT_TRUE(std::isfinite(metric.gauge.value)) << family.name;
+      }
+    }
+  }
+  // At the ceiling itself: restored.
+  nlohmann::json at_ceiling = good;
+  at_ceiling["ports"][key]["penalty"]["value"] = 12000.0;
+  Make();
+  StateLoadCheck check(kT0 + seconds(2));
+  ASSERT_TRUE(detector->LoadState(at_ceiling, check).ok());
+  EXPECT_EQ(check.total_dropped(), 0u);
 }
 
 }  // namespace

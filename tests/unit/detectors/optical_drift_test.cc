@@ -10,6 +10,7 @@
 #include <random>
 
 #include "tests/unit/detectors/scenario.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -144,7 +145,9 @@ TEST(OpticalDriftTest, BaselinesSurviveRestart) {
   ASSERT_NE(saved.find("SN0001"), std::string::npos);
 
   auto after = Make();
-  ASSERT_TRUE(after->LoadState(nlohmann::json::parse(saved)).ok());
+  StateLoadCheck check(T0() + seconds(30 * i));
+  ASSERT_TRUE(after->LoadState(nlohmann::json::parse(saved), check).ok());
+  EXPECT_EQ(check.total_dropped(), 0u);
   EXPECT_EQ(after->SaveState(), nlohmann::json::parse(saved));  // lossless round trip
   auto fresh = Make();
   FindingLog log_after(*after);
@@ -161,12 +164,13 @@ TEST(OpticalDriftTest, BaselinesSurviveRestart) {
 
 TEST(OpticalDriftTest, LoadStateRejectsMalformedState) {
   auto detector = Make();
-  EXPECT_TRUE(detector->LoadState(nlohmann::json::object()).ok());
+  StateLoadCheck check(T0());
+  EXPECT_TRUE(detector->LoadState(nlohmann::json::object(), check).ok());
   for (const char* text : {R"([1,2])", R"({"version": 99, "modules": {}})", R"({"version": 1})",
                            R"({"version": 1, "modules": {"SN": {"netdev": "eth0"}}})",
                            R"({"version": 1, "modules": {"SN": {"netdev": "eth0", "last_seen": 1,
                                "lanes": {"1": {"rx_dbm": {"mean": "x"}}}}}})"}) {
-    Status status = detector->LoadState(nlohmann::json::parse(text));
+    Status status = detector->LoadState(nlohmann::json::parse(text), check);
     EXPECT_FALSE(status.ok()) << text;
     EXPECT_NE(status.message().find("optical_drift"), std::string::npos);
   }

@@ -7,6 +7,7 @@
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "tests/testing/families.h"
 #include "tests/testing/test_paths.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -176,12 +177,14 @@ TEST_F(PfcStormTest, restart_mid_storm_keeps_it_active) {
   ASSERT_TRUE(Run(t, p, 5, [](Port& p) { p.tx_pause += 1.0; }, "source"));
   const nlohmann::json saved = detector->SaveState();
   Make();
-  ASSERT_TRUE(detector->LoadState(saved).ok());
+  StateLoadCheck check(t + seconds(1));
+  ASSERT_TRUE(detector->LoadState(saved, check).ok());
+  EXPECT_EQ(check.total_dropped(), 0u);
   Feed(t += seconds(1), p);  // first sample after the restart: a new baseline
   EXPECT_EQ(detector->Evaluate(t).size(), 1u);
   Run(t, p, 3, [](Port& p) { p.tx_pause += 1.0; });
   EXPECT_EQ(last.size(), 1u);
-  EXPECT_FALSE(detector->LoadState(nlohmann::json::parse(R"({"storms":[{}]})")).ok());
+  EXPECT_FALSE(detector->LoadState(nlohmann::json::parse(R"({"storms":[{}]})"), check).ok());
 }
 
 TEST_F(PfcStormTest, options_are_validated) {

@@ -310,21 +310,65 @@ TEST(ApplyYamlTest, hooks_section) {
   EXPECT_EQ(bad.message(), "file.yml:4:16: hooks.run[0].command: must be a list");
 }
 
+// Booleans are the YAML 1.2 core schema's plain true and false only (exporter/config/
+// yaml_checks.h): yaml-cpp's convert<bool> also takes yes/no/on/off and quoted strings, and a
+// quoted "no" used to turn hooks.dry_run off (issue 19).
 TEST(ApplyYamlTest, boolean_spellings) {
-  struct Case {
-    std::string_view value;
-    bool enabled;
-  };
-  const Case cases[] = {{"true", true}, {"false", false}, {"yes", true}, {"no", false},
-                        {"on", true},   {"off", false},   {"True", true}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::string(c.value));
+  for (const auto& [value, enabled] :
+       {std::pair{"true", true}, std::pair{"false", false}, std::pair{"!!bool true", true}}) {
+    SCOPED_TRACE(value);
     Config config = DefaultConfig();
-    config.collectors.at("netdev").enabled = !c.enabled;
+    config.collectors.at("netdev").enabled = !enabled;
     const Status status = ApplyYaml(
-        "collectors:\n  netdev:\n    enabled: " + std::string(c.value) + "\n", "f.yml", config);
+        "collectors:\n  netdev:\n    enabled: " + std::string(value) + "\n", "f.yml", config);
     ASSERT_TRUE(status.ok()) << status.ToString();
-    EXPECT_EQ(config.collectors.at("netdev").enabled, c.enabled);
+    EXPECT_EQ(config.collectors.at("netdev").enabled, enabled);
+  }
+  for (const char* value : {"yes", "no", "on", "off", "True", "FALSE", "1", "\"true\"", "'false'",
+                            "\"no\"", "\"off\""}) {
+    SCOPED_TRACE(value);
+    for (const std::string& yaml :
+         {"collectors:\n  netdev:\n    enabled: " + std::string(value) + "\n",
+          "detectors:\n  link_flap:\n    enabled: " + std::string(value) + "\n",
+          "hooks:\n  dry_run: " + std::string(value) + "\n"}) {
+      Config config = DefaultConfig();
+      const Status status = ApplyYaml(yaml, "f.yml", config);
+      ASSERT_FALSE(status.ok()) << yaml;
+      EXPECT_NE(status.message().find("expected true or false (unquoted)"), std::string::npos)
+          << status.message();
+      EXPECT_TRUE(config.hooks.dry_run) << "a rejected value must never arm a drain";
+    }
+  }
+  Config config = DefaultConfig();
+  EXPECT_EQ(ApplyYaml("hooks:\n  dry_run: \"no\"\n", "f.yml", config).message(),
+            "f.yml:2:12: hooks.dry_run: expected true or false (unquoted), got the quoted string "
+            "\"no\"");
+}
+
+// YAML 1.2 requires unique keys; yaml-cpp 0.7 keeps both and the second used to win.
+TEST(ApplyYamlTest, duplicate_keys_are_errors_anywhere) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"hooks:\n  dry_run: true\n  dry_run: false\n",
+       "f.yml:3:3: hooks.dry_run: duplicate key (each key may appear once in a mapping)"},
+      {"collectors: {}\ncollectors: {}\n",
+       "f.yml:2:1: collectors: duplicate key (each key may appear once in a mapping)"},
+      {"detectors:\n  link_flap:\n    hard-count: 5\n    hard-count: 2\n",
+       "f.yml:4:5: detectors.link_flap.hard-count: duplicate key (each key may appear once in a "
+       "mapping)"},
+      {"hooks:\n  run:\n    - name: a\n      command: [/bin/true]\n      name: b\n",
+       "f.yml:5:7: hooks.run[0].name: duplicate key (each key may appear once in a mapping)"},
+      {"hooks:\n  run:\n    - {name: a, command: [/bin/true], env: {A: 1, A: 2}}\n",
+       "f.yml:3:51: hooks.run[0].env.A: duplicate key (each key may appear once in a mapping)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    Config config = DefaultConfig();
+    EXPECT_EQ(ApplyYaml(c.yaml, "f.yml", config).message(), c.message);
+    EXPECT_TRUE(config.hooks.dry_run);
   }
 }
 

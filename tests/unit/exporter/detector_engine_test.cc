@@ -132,5 +132,36 @@ TEST_F(DetectorEngineTest, corrupt_state_file_is_ignored_with_a_warning) {
       << "the next save replaces the corrupt file";
 }
 
+// A state file from the future (the clock stepped back, a file copied from another node): the
+// storm and the anomaly it held are dropped, counted in fabricwatch_state_entries_dropped_total
+// and logged, never restored as active (issue 19).
+TEST_F(DetectorEngineTest, state_from_the_future_is_dropped_and_counted) {
+  auto engine = MakeEngine();
+  Storm(*engine, 5);
+  ASSERT_EQ(engine->tracker().Active().size(), 1u);
+  engine->SaveState();
+  engine.reset();
+
+  clock.now -= std::chrono::hours(1);  // the clock stepped back an hour
+  auto restarted = MakeEngine();
+  restarted->LoadState();
+  logger->flush();
+  EXPECT_TRUE(restarted->tracker().Active().empty()) << "an anomaly that started in the future";
+  const std::string text = Text(*restarted);
+  // The storm's start (pfc_storm) and the anomaly's start (tracker).
+  EXPECT_NE(text.find("fabricwatch_state_entries_dropped_total{reason=\"future_timestamp\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabricwatch_state_entries_dropped_total{reason=\"out_of_range\"} 0"),
+            std::string::npos);
+  EXPECT_NE(log_text.str().find("dropped 2 value(s) that cannot be true (future_timestamp=2)"),
+            std::string::npos)
+      << log_text.str();
+  int raises = 0;
+  restarted->tracker().Subscribe([&](const detect::AnomalyTransition& t) { raises += t.raised; });
+  Storm(*restarted, 1);
+  EXPECT_EQ(raises, 0) << "one sample of pause frames is no storm without the stored one";
+}
+
 }  // namespace
 }  // namespace fabricwatch::exporter

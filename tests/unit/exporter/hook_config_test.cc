@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace fabricwatch::exporter {
@@ -101,9 +107,9 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(ErrorOf("hooks:\n  dryrun: false\n"),
             "fw.yml:2:3: hooks.dryrun: unknown key (known: dry_run, node_name, cooldown, "
             "max_drains_per_hour, clear_hold_down, timeout, kill_grace, max_output_bytes, "
-            "fleet_budget_file, run)");
+            "fleet_budget_file, user, group, run)");
   EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"),
-            "fw.yml:2:12: hooks.dry_run: expected true or false");
+            "fw.yml:2:12: hooks.dry_run: expected true or false (unquoted), got \"maybe\"");
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),
             std::string::npos);
   EXPECT_EQ(ErrorOf("hooks:\n  max_drains_per_hour: -1\n"),
@@ -130,6 +136,64 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(ErrorOf("hooks:\n  fleet_budget_file: budget\n"),
             "fw.yml:2:22: hooks.fleet_budget_file: must be an absolute path (or empty: no file)");
   EXPECT_EQ(ErrorOf("hooks: [1]\n"), "fw.yml:1:8: hooks: must be a mapping");
+}
+
+TEST(HookConfigTest, UserAndGroupResolve) {
+  auto config = Parse("hooks:\n  user: nobody\n  group: \"65534\"\n");
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_EQ(config->user, "nobody");
+  EXPECT_EQ(config->group, "65534");
+  auto credentials = ResolveHookCredentials(*config);
+  ASSERT_TRUE(credentials.has_value()) << credentials.error().ToString();
+  if (::geteuid() != 0) {
+    EXPECT_FALSE(credentials->has_value()) << "not root: hooks run as the agent's own user";
+  } else {
+    ASSERT_TRUE(credentials->has_value());
+    EXPECT_EQ((*credentials)->uid, 65534u);
+    EXPECT_EQ((*credentials)->gid, 65534u);
+  }
+  HookConfig unknown;
+  unknown.user = "no-such-user-fabricwatch";
+  auto bad = ResolveHookCredentials(unknown);
+  if (::geteuid() == 0) {
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_EQ(bad.error().message(), "hooks.user \"no-such-user-fabricwatch\": no such user");
+  }
+}
+
+// --config.check: a missing hook, a directory, a file without x, and (as root) a file only root
+// may execute checked for the user the hooks run as.
+TEST(HookConfigTest, CheckHookExecutable) {
+  std::string dir = (std::filesystem::temp_directory_path() / "fw-hookcheck-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  ::chmod(dir.c_str(), 0755);
+  auto hook = [](const std::string& path) {
+    HookSpec h;
+    h.name = "h";
+    h.command = {path};
+    return h;
+  };
+  const std::string script = dir + "/hook";
+  std::ofstream(script) << "#!/bin/sh\n";
+  ::chmod(script.c_str(), 0755);
+  EXPECT_TRUE(CheckHookExecutable(hook(script), std::nullopt).ok());
+  Status missing = CheckHookExecutable(hook(dir + "/missing"), std::nullopt);
+  EXPECT_EQ(missing.sys_errno(), ENOENT) << missing.ToString();
+  EXPECT_NE(missing.message().find("hook h: " + dir + "/missing"), std::string::npos);
+  EXPECT_NE(CheckHookExecutable(hook(dir), std::nullopt).message().find("not a regular file"),
+            std::string::npos);
+  ::chmod(script.c_str(), 0644);
+  EXPECT_FALSE(CheckHookExecutable(hook(script), std::nullopt).ok());
+  const Credentials nobody{.uid = 65534, .gid = 65534, .groups = {65534}};
+  EXPECT_FALSE(CheckHookExecutable(hook(script), nobody).ok());
+  ::chmod(script.c_str(), 0700);  // owned by the test's user
+  Status owner_only = CheckHookExecutable(hook(script), nobody);
+  EXPECT_EQ(owner_only.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(owner_only.message().find("not executable by uid 65534 gid 65534"), std::string::npos)
+      << owner_only.message();
+  ::chmod(script.c_str(), 0751);
+  EXPECT_TRUE(CheckHookExecutable(hook(script), nobody).ok());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -458,5 +458,31 @@ TEST_F(HookRunnerTest, NoHooksMeansNoThread) {
   EXPECT_TRUE(runner.Counts().empty());
 }
 
+// Each hook has its own queue and thread: a hook that hangs does not delay another one, and
+// Stop() kills the hanging one instead of waiting for its timeout (issue 19).
+TEST_F(HookRunnerTest, HangingHookDoesNotDelayOthersAndStopKillsIt) {
+  HookConfig config = BaseConfig();
+  config.timeout = seconds(60);
+  config.kill_grace = seconds(30);
+  HookSpec hang = Recorder("hang", "trap '' TERM\nwhile :; do sleep 0.05; done\n");
+  hang.action = HookAction::kNotify;
+  HookSpec notify = Recorder("notify");
+  notify.action = HookAction::kNotify;
+  config.hooks = {hang, notify};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"));
+  runner.Start();
+  runner.OnTransition(Storm("victim", true, kT0));
+  runner.OnTransition(Storm("victim", false, kT0));
+  // Both of notify's runs finish while hang's first run is still running.
+  for (int i = 0; i < 2000 && runner.Counts()[{"notify", "dry_run"}] < 2; ++i) ::usleep(10000);
+  EXPECT_EQ((runner.Counts()[{"notify", "dry_run"}]), 2u);
+  EXPECT_FALSE(runner.WaitIdle(milliseconds(0))) << "hang should still be running";
+  runner.Stop();
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"hang", "cancelled"}]), 1u);
+  EXPECT_EQ((counts[{"hang", "timeout"}]), 0u);
+  EXPECT_EQ((counts[{"hang", "dry_run"}]), 0u);
+}
+
 }  // namespace
 }  // namespace fabricwatch::exporter

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fabricwatch::exporter {
@@ -161,6 +162,58 @@ TEST_F(ProcessLauncherTest, OutputIsBoundedAndTheHookIsNotBlockedByIt) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output.size(), 1000u);
   EXPECT_TRUE(r.output_truncated);
+}
+
+// A stop request (the agent shutting down) kills a running hook and its process group at once,
+// with at most kStopGrace before SIGKILL, instead of waiting for the hook's timeout.
+TEST_F(ProcessLauncherTest, StopRequestKillsTheHookAndItsGroup) {
+  const std::string pidfile = (dir_ / "child.pid").string();
+  const std::string script =
+      Script("hang", "trap '' TERM\nsleep 60 &\necho $! > " + pidfile + ".tmp\nmv " + pidfile +
+                         ".tmp " + pidfile + "\nwhile :; do sleep 0.05; done\n");
+  std::stop_source stop;
+  LaunchResult r;
+  std::thread runner([&] {
+    LaunchSpec spec;
+    spec.argv = {script};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.timeout = milliseconds(60000);
+    spec.kill_grace = milliseconds(30000);
+    r = launcher_.Run(spec, stop.get_token());
+  });
+  for (int i = 0; i < 1000 && !fs::exists(pidfile); ++i) ::usleep(10000);
+  ASSERT_TRUE(fs::exists(pidfile)) << "the hook did not start";
+  stop.request_stop();
+  runner.join();
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  // Neither the 60 s timeout nor the 30 s kill_grace was waited for (the hook ignores SIGTERM).
+  EXPECT_LT(r.duration.count(), 20000);
+  std::ifstream in(pidfile);
+  pid_t child = 0;
+  ASSERT_TRUE(in >> child);
+  for (int i = 0; i < 100 && !ProcessGone(child); ++i) ::usleep(10000);
+  EXPECT_TRUE(ProcessGone(child)) << "background child " << child << " survived the stop";
+}
+
+// When the agent is root and hooks.user is set, the hook runs with exactly those ids: uid, gid
+// and supplementary groups (setgroups, setgid, setuid between fork and exec).
+TEST_F(ProcessLauncherTest, RunsWithTheConfiguredUserAndGroups) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the hook's credentials";
+  ::chmod(dir_.c_str(), 0755);  // mkdtemp's 0700 would keep uid 65534 out
+  const std::string script = Script("id", "id -u; id -g; id -G\n");
+  LaunchSpec spec;
+  spec.argv = {script};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.credentials = Credentials{.uid = 65534, .gid = 65534, .groups = {65534, 100}};
+  LaunchResult r = launcher_.Run(spec);
+  ASSERT_EQ(r.outcome, Outcome::kExited) << r.error.ToString() << r.output;
+  EXPECT_EQ(r.output, "65534\n65534\n65534 100\n");
+
+  // An executable the user may not run is a spawn error (EACCES from execve as that user).
+  ::chmod(script.c_str(), 0700);
+  LaunchResult denied = launcher_.Run(spec);
+  EXPECT_EQ(denied.outcome, Outcome::kSpawnError);
+  EXPECT_EQ(denied.error.sys_errno(), EACCES) << denied.error.ToString();
 }
 
 }  // namespace

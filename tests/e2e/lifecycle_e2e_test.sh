@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The agent's lifecycle (issue 19, item 6): SIGHUP reloads a valid configuration and keeps the
+# running one when the new one is invalid; other signals are logged, not fatal; SIGTERM saves
+# the state file; two agents cannot share one state file.
+#
+# Usage: FABRICWATCH_SOURCE_DIR=<repo> bash tests/e2e/lifecycle_e2e_test.sh <fabricwatch binary>
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_init lifecycle_e2e_test "$@"
+
+ROCE="$FABRICWATCH_SOURCE_DIR/tests/fixtures/sysfs/roce-node/sys"
+[[ -d "$ROCE/class/net" ]] || fail "fixture missing: $ROCE"
+CONFIG="$E2E_TMP/fabricwatch.yml"
+STATE="$E2E_TMP/state.json"
+
+# wait_for_log PATTERN TIMEOUT_S: polls the agent's log for an extended regular expression.
+wait_for_log() {
+  local deadline=$(($(now_ms) + $2 * 1000))
+  while (($(now_ms) < deadline)); do
+    grep -Eq "$1" "$AGENT_LOG" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# has_series SERIES: 0 when /metrics has it now.
+has_series() { [[ -n "$(metric_value "$(scrape /metrics)" "$1")" ]]; }
+
+LINK_FLAP='fabricwatch_detector_evaluation_duration_seconds{detector="link_flap"}'
+cat >"$CONFIG" <<'YAML'
+detectors:
+  link_flap:
+    enabled: true
+YAML
+start_agent --path.sysfs="$ROCE" --detector.disable-defaults --config.file="$CONFIG" \
+  --state.file="$STATE"
+wait_for_metric /metrics "$LINK_FLAP" 10 || fail "link_flap not evaluated within 10 s"
+ok "started with link_flap enabled"
+
+# --- Two agents, one state file: the second names the holder and exits 1.
+second_log="$E2E_TMP/second.log"
+"$FABRICWATCH_BIN" --web.listen-address=127.0.0.1:0 --path.sysfs="$ROCE" \
+  --state.file="$STATE" >"$second_log" 2>&1 &
+second=$!
+register_pid "$second"
+wait_exit "$second" 10
+[[ "$WAIT_RC" == 1 ]] || fail "second agent on the same state file: exit $WAIT_RC, want 1; log:
+$(cat "$second_log")"
+grep -q "in use by another fabricwatch (pid $AGENT_PID" "$second_log" ||
+  fail "second agent does not name the holder (pid $AGENT_PID); log:
+$(cat "$second_log")"
+ok "second agent on the same state file: exit 1, names pid $AGENT_PID"
+
+# --- SIGHUP with a valid, changed configuration: link_flap off.
+cat >"$CONFIG" <<'YAML'
+detectors:
+  link_flap:
+    enabled: false
+YAML
+kill -HUP "$AGENT_PID"
+wait_for_log 'msg="?configuration reloaded' 10 || fail "no 'configuration reloaded' log line:
+$(cat "$AGENT_LOG")"
+kill -0 "$AGENT_PID" || fail "agent died on SIGHUP; log:
+$(cat "$AGENT_LOG")"
+wait_for_metric /metrics 'fabricwatch_collector_success{collector="netdev"}' 10 1 ||
+  fail "not serving on port $AGENT_PORT after the reload"
+has_series "$LINK_FLAP" && fail "link_flap still evaluated after the reload disabled it"
+ok "SIGHUP with link_flap disabled: reloaded, same port $AGENT_PORT, link_flap gone"
+
+# --- SIGHUP with invalid configurations: the running one stays, the log names the error.
+reload_bad() {
+  local what="$1" want="$2"
+  local before
+  before="$(grep -c 'reload failed' "$AGENT_LOG" || true)"
+  kill -HUP "$AGENT_PID"
+  local deadline=$(($(now_ms) + 10000))
+  while (($(grep -c 'reload failed' "$AGENT_LOG" || true) <= before)); do
+    (($(now_ms) < deadline)) || fail "$what: no 'reload failed' log line; log:
+$(cat "$AGENT_LOG")"
+    sleep 0.05
+  done
+  grep 'reload failed' "$AGENT_LOG" | tail -n1 | grep -q -- "$want" ||
+    fail "$what: the reload error does not name '$want': $(grep 'reload failed' "$AGENT_LOG" | tail -n1)"
+  kill -0 "$AGENT_PID" || fail "$what: agent died"
+  wait_for_metric /metrics 'fabricwatch_collector_success{collector="netdev"}' 5 1 ||
+    fail "$what: not serving after the failed reload"
+  has_series "$LINK_FLAP" && fail "$what: the old configuration (link_flap off) was not kept"
+  ok "SIGHUP with $what: old configuration kept, still serving, log names '$want'"
+}
+printf 'detectors:\n  link_flap:\n    enabled: true\n  bogus_detector: {}\n' >"$CONFIG"
+reload_bad "an unknown detector" "bogus_detector"
+printf 'detectors:\n  link_flap:\n    enabled: true\n    enabled: true\n' >"$CONFIG"
+reload_bad "a duplicate key" "duplicate key"
+printf 'hooks:\n  dry_run: "no"\n' >"$CONFIG"
+reload_bad 'a quoted dry_run: "no"' "hooks.dry_run"
+printf 'detectors: [\n' >"$CONFIG"
+reload_bad "malformed YAML" "invalid YAML"
+
+# --- Signals that must not end the agent.
+for sig in USR1 USR2 ALRM PWR; do
+  kill "-$sig" "$AGENT_PID"
+  wait_for_log "received SIG$sig, ignored" 5 || fail "no log line for SIG$sig"
+  kill -0 "$AGENT_PID" || fail "agent died on SIG$sig"
+done
+ok "SIGUSR1, SIGUSR2, SIGALRM, SIGPWR: logged and ignored"
+
+# --- SIGTERM saves the state (after the reloads: the reloaded agent owns the file).
+rm -f "$STATE"
+stop_agent "$AGENT_PID"
+[[ "$STOP_RC" == 0 ]] || fail "exit $STOP_RC after SIGTERM, want 0"
+[[ -s "$STATE" ]] || fail "SIGTERM did not save the state file $STATE"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="fabricwatch-state"' \
+  "$STATE" || fail "saved state is not a fabricwatch state file"
+ok "SIGTERM: exit 0 in $STOP_MS ms, state saved"
+
+# --- SIGQUIT and SIGHUP-then-SIGINT also stop with the state saved.
+for sig in QUIT INT; do
+  rm -f "$STATE"
+  start_agent --path.sysfs="$ROCE" --detector.disable-defaults --state.file="$STATE"
+  kill "-$sig" "$AGENT_PID"
+  wait_exit "$AGENT_PID" 5
+  [[ "$WAIT_RC" == 0 ]] || fail "SIG$sig: exit $WAIT_RC, want 0"
+  [[ -s "$STATE" ]] || fail "SIG$sig did not save the state file"
+  ok "SIG$sig: exit 0, state saved"
+done
+
+finish
