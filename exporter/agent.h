@@ -23,6 +23,7 @@
 #include "exporter/config/config.h"
 #include "exporter/http/http_server.h"
 #include "exporter/http/render_cache.h"
+#include "exporter/http/web_security.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/event_sources.h"
 #include "exporter/pipeline/scheduler.h"
@@ -52,6 +53,14 @@ class Agent {
   // leave without destroying the agent.
   bool Stop();
 
+  // Re-reads --web.config.file now (SIGHUP: the Prometheus convention), whether or not a file
+  // changed. On error the previous generation stays and the error is returned (and logged once).
+  // Ok when there is no web config file or the agent has not started.
+  Status ReloadWebConfig();
+
+  // The web security settings the HTTP server enforces; null before Start().
+  std::shared_ptr<WebSecurity> web_security() const { return web_security_; }
+
  private:
   explicit Agent(const Config& config);
   Status Build();
@@ -70,6 +79,7 @@ class Agent {
   std::unique_ptr<SelfMetrics> self_metrics_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RenderCache> metrics_cache_;
+  std::shared_ptr<WebSecurity> web_security_;
   std::unique_ptr<HttpServer> server_;
 };
 
