@@ -132,10 +132,42 @@ Status Agent::Build() {
   return Status::Ok();
 }
 
+namespace {
+
+// --web.config.file: Plain() without one; otherwise the file and everything it names, loaded and
+// checked (an error names the file and the field).
+Result<std::shared_ptr<WebSecurity>> LoadWebSecurity(const Config& config) {
+  if (config.web_config_file.empty()) return WebSecurity::Plain(config.web_healthz_unauthenticated);
+  auto web = WebSecurity::Load(config.web_config_file, config.web_healthz_unauthenticated,
+                               GetLogger("web"));
+  if (!web) return Error(web.error().WithContext("--web.config.file"));
+  return web;
+}
+
+// What --config.check prints about the web configuration.
+void PrintWebSecurity(const WebSecurityState& state) {
+  std::printf("web config %s: TLS %s, basic auth %s, %zu extra response header(s), /healthz %s\n",
+              state.source().c_str(), state.tls_context() != nullptr ? "on" : "off",
+              state.auth_required("/metrics") ? "on" : "off", state.headers().size(),
+              state.auth_required("/healthz") ? "authenticated" : "unauthenticated");
+}
+
+}  // namespace
+
 int Agent::ConfigCheck() {
   std::printf("fabricwatch %s: configuration is valid (sysfs %s, listen %s%s%s)\n", kVersion,
               config_.sysfs_path.c_str(), config_.listen_address.c_str(),
               config_.config_file.empty() ? "" : ", file ", config_.config_file.c_str());
+  bool web_failed = false;
+  if (!config_.web_config_file.empty()) {
+    auto web = LoadWebSecurity(config_);
+    if (web) {
+      PrintWebSecurity(*(*web)->Current());
+    } else {
+      web_failed = true;
+      std::printf("web config FAILED: %s\n", web.error().message().c_str());
+    }
+  }
   std::printf("%-12s %-10s %8s %8s %10s  %s\n", "COLLECTOR", "STATUS", "SERIES", "ERRORS",
               "DURATION", "DETAIL");
   bool failed = false;
@@ -163,13 +195,14 @@ int Agent::ConfigCheck() {
     std::printf("%-12s %-10s %s\n", ("hook " + hook.name).c_str(), status.ok() ? "ok" : "FAILED",
                 status.ok() ? hook.command.front().c_str() : status.ToString().c_str());
   }
-  std::printf("%s\n", failed ? "config check FAILED: a collector cannot collect on this host or "
-                               "a hook cannot run"
-                             : "config check passed");
-  return failed ? 1 : 0;
+  std::printf("%s\n", web_failed ? "config check FAILED: the web config file is invalid"
+                      : failed   ? "config check FAILED: a collector cannot collect on this host or "
+                                   "a hook cannot run"
+                                 : "config check passed");
+  return failed || web_failed ? 1 : 0;
 }
 
-Status Agent::Start(std::shared_ptr<WebSecurity> security) {
+Status Agent::Start() {
   const RouteSources sources{.config = config_,
                              .store = *store_,
                              .self_metrics = *self_metrics_,
@@ -178,12 +211,15 @@ Status Agent::Start(std::shared_ptr<WebSecurity> security) {
                              .link_events = events_.link_log(),
                              .rdma_events = events_.rdma_log(),
                              .http_server = &server_for_metrics_};
+  if (web_security_ == nullptr) {
+    if (Status web = LoadWebConfig(); !web.ok()) return web;
+  }
   metrics_cache_ = MakeMetricsCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
   auto server = HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_),
                                  GetLogger("http"), config_.http,
-                                 MakeSecuritySource(std::move(security)));
+                                 MakeSecuritySource(web_security_));
   if (!server) return server.error();
   server_ = std::move(*server);
   server_for_metrics_ = server_.get();
@@ -203,6 +239,13 @@ Status Agent::Start(std::shared_ptr<WebSecurity> security) {
 
 std::vector<int> Agent::ports() const {
   return server_ != nullptr ? server_->ports() : std::vector<int>{};
+}
+
+Status Agent::LoadWebConfig() {
+  auto web = LoadWebSecurity(config_);
+  if (!web) return web.error();
+  web_security_ = std::move(*web);
+  return Status::Ok();
 }
 
 bool Agent::Stop() {

@@ -50,9 +50,9 @@ class Agent {
   // Returns the process exit code (0: every collector usable, 1 otherwise).
   int ConfigCheck();
 
-  // Binds the HTTP server and starts the engine, the scheduler and the hooks. `security`: the
-  // --web.config.file settings (TLS, basic auth, headers); WebSecurity::Plain() without one.
-  Status Start(std::shared_ptr<WebSecurity> security = WebSecurity::Plain());
+  // Loads the --web.config.file settings (TLS, basic auth, headers; plain HTTP without one),
+  // binds the HTTP server and starts the engine, the scheduler and the hooks.
+  Status Start();
 
   // The HTTP ports bound by Start() (resolves port 0); empty before.
   std::vector<int> ports() const;
@@ -62,6 +62,15 @@ class Agent {
   // was stuck in a read (logged by the scheduler): an HTTP worker or a collector thread may
   // still use the agent, so the caller must leave without destroying it.
   bool Stop();
+
+  // Loads --web.config.file and everything it names (Start() does it when it has not been done).
+  // A SIGHUP reload calls it on the new agent before it stops the running one, so an invalid web
+  // configuration keeps the running agent (exporter/main.cc). While the agent runs, the server
+  // re-reads the files by itself when they change (WebSecurity::MaybeReload).
+  Status LoadWebConfig();
+
+  // The web security settings the HTTP server enforces; null before Start().
+  std::shared_ptr<WebSecurity> web_security() const { return web_security_; }
 
  private:
   explicit Agent(const Config& config);
@@ -84,6 +93,7 @@ class Agent {
   std::unique_ptr<SelfMetrics> self_metrics_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RenderCache> metrics_cache_;
+  std::shared_ptr<WebSecurity> web_security_;
   std::unique_ptr<HttpServer> server_;
   std::atomic<const HttpServer*> server_for_metrics_{nullptr};  // what /metrics reports on
 };

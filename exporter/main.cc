@@ -111,6 +111,10 @@ bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& curren
     log->error("reload failed, keeping the running configuration: {}", candidate.error().message());
     return true;
   }
+  if (Status web = (*candidate)->LoadWebConfig(); !web.ok()) {
+    log->error("reload failed, keeping the running configuration: {}", web.message());
+    return true;
+  }
   if (!StopAgent(agent)) log->info("an idle HTTP client connection was dropped on reload");
   if (Status started = (*candidate)->Start(); started.ok()) {
     agent = std::move(*candidate);

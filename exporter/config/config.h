@@ -43,6 +43,12 @@ struct DetectorConfig {
 
 struct Config {
   std::string listen_address{kDefaultListenAddress};
+  // --web.config.file: exporter-toolkit's web configuration (TLS, client certificates, basic
+  // auth, headers; exporter/http/web_config.h). Empty: plain HTTP, no auth.
+  std::string web_config_file;
+  // --web.healthz-unauthenticated: /healthz answers without basic auth (default: everything is
+  // authenticated, exporter-toolkit's behaviour).
+  bool web_healthz_unauthenticated = false;
   std::string telemetry_path = "/metrics";
   std::string sysfs_path = "/sys";
   std::string ethtool_path;  // empty: ethtool data from the kernel

@@ -116,11 +116,18 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
       "--path.ethtool", flags.ethtool_path,
       "Replay directory for ethtool data (DIR/<netdev>/statistics, DIR/<netdev>/module-eeprom) "
       "instead of the kernel; read by the ethtool and optics collectors");
+  app.add_option("--web.config.file", config.web_config_file,
+                 "exporter-toolkit web configuration file: TLS, client certificates, basic auth, "
+                 "response headers (README \"Security\"). Re-read when it changes. Default: "
+                 "plain HTTP, no auth");
+  app.add_flag("--web.healthz-unauthenticated", config.web_healthz_unauthenticated,
+               "Serve /healthz without basic auth (default: every path needs it when "
+               "basic_auth_users is set)");
   app.add_option("--config.file", config.config_file,
                  "YAML file with collector intervals and options");
   app.add_flag("--config.check", config.config_check,
-               "Validate the configuration, probe every enabled collector once, print a summary "
-               "and exit (0 if all usable, 1 otherwise)");
+               "Validate the configuration and the web configuration file, probe every enabled "
+               "collector once, print a summary and exit (0 if all usable, 1 otherwise)");
   g.level = app.add_option("--log.level", flags.log_level,
                            "Log level: debug, info, warn, error. Default info");
   g.format = app.add_option("--log.format", flags.log_format,

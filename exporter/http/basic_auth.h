@@ -42,6 +42,10 @@ class BasicAuth {
   bool CheckSlow(std::string_view authorization_header) const;
 
   uint64_t bcrypt_runs() const { return bcrypt_runs_.load(); }
+  size_t cached() const {
+    std::lock_guard lock(mutex_);
+    return cache_.size();
+  }
 
   // How many successes the cache keeps; past it, a tenth is dropped (exporter-toolkit: 100).
   static constexpr size_t kCacheSize = 100;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -50,6 +51,10 @@ Result<Pem> ReadPem(const std::string& path, const std::string& inline_text,
                     const std::string& field, const std::string& source) {
   if (path.empty()) return Pem{"tls_server_config." + field + " in " + source, inline_text};
   Pem pem{"tls_server_config." + field + "_file " + path, {}};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error(Invalid(pem.what + ": is a directory, not a PEM file"));
+  }
   std::ifstream in(path);
   if (!in) {
     const int err = errno;

@@ -83,8 +83,8 @@ class Parser {
     if (!mark.is_null()) {
       where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
     }
-    return Status(StatusCode::kInvalidArgument,
-                  where + ": " + std::string(field) + ": " + std::string(what));
+    if (!field.empty()) where += ": " + std::string(field);
+    return Status(StatusCode::kInvalidArgument, where + ": " + std::string(what));
   }
 
   // Calls `each(key, value)` for every entry of a mapping (null: none). Unknown keys (not in
