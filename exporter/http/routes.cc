@@ -27,6 +27,7 @@ std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
                    std::make_move_iterator(detected.end()));
         MetricSink hook_sink;
         sources.hooks.Export(hook_sink);
+        if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);
         for (auto& family : hook_sink.TakeFamilies()) own.push_back(std::move(family));
         const std::vector<std::shared_ptr<const Snapshot>> snapshots = sources.store.AllLatest();
         std::vector<const prometheus::MetricFamily*> families;
