@@ -131,8 +131,8 @@ PrivilegeLog::PrivilegeLog(std::vector<const PrivilegeNeed*> in_use,
     if (held) continue;
     log_->warn(
         "privilege missing: {} ({} collector, feature {}) is not in the effective capability set; "
-        "not exported: {}. Everything else is. Grant it with AmbientCapabilities={} (README "
-        "\"Privileges\")",
+        "not exported: {}. Everything else still is. Grant it with AmbientCapabilities={} "
+        "(README \"Privileges\")",
         need->capability, need->collector, need->feature, need->loses, need->capability);
   }
 }
