@@ -18,6 +18,7 @@
 #include "exporter/http/routes.h"
 #include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
+#include "exporter/privileges.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -41,19 +42,38 @@ std::map<std::string, std::string> AgentEnvironment() {
   return env;
 }
 
-// ethtool data: a replay directory when --path.ethtool is set; else the kernel, but only for
-// the host's own netdevs (a replay sysfs root names netdevs this kernel does not have).
+// True when the ethtool collectors read the kernel (not a replay directory): only the host's own
+// netdevs, since a replay sysfs root names netdevs this kernel does not have.
+bool ReadsKernelEthtool(const Config& config) {
+  return config.ethtool_path.empty() && IsHostSysfs(config.sysfs_path);
+}
+
+// The privileged features this configuration uses: an enabled collector's feature whose source
+// is the kernel (a replay needs no capability).
+std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
+  std::vector<const PrivilegeNeed*> in_use;
+  for (const PrivilegeNeed& need : PrivilegeNeeds()) {
+    auto c = config.collectors.find(std::string(need.collector));
+    if (c == config.collectors.end() || !c->second.enabled) continue;
+    if (need.feature == "module_eeprom" && !ReadsKernelEthtool(config)) continue;
+    in_use.push_back(&need);
+  }
+  return in_use;
+}
+
+// ethtool data: a replay directory when --path.ethtool is set; else the kernel (with its
+// permission errors reported to `privileges`), but only for the host's own netdevs.
 std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
-    const Config& config, const sys::FileSystem& filesystem) {
+    const Config& config, const sys::FileSystem& filesystem, PrivilegeLog& privileges) {
   if (!config.ethtool_path.empty()) {
     return [&config, &filesystem]() -> std::unique_ptr<sys::EthtoolSource> {
       return std::make_unique<sys::ReplayEthtool>(config.ethtool_path, filesystem);
     };
   }
-  if (!IsHostSysfs(config.sysfs_path)) return {};
-  return [warned = false]() mutable -> std::unique_ptr<sys::EthtoolSource> {
+  if (!ReadsKernelEthtool(config)) return {};
+  return [&privileges, warned = false]() mutable -> std::unique_ptr<sys::EthtoolSource> {
     auto kernel = sys::KernelEthtool::Create();
-    if (kernel) return std::move(*kernel);
+    if (kernel) return WatchPermissions(std::move(*kernel), privileges);
     if (!std::exchange(warned, true)) {
       GetLogger("main")->warn("ethtool kernel interface unavailable: {}",
                               kernel.error().ToString());
@@ -79,12 +99,14 @@ Result<std::unique_ptr<Agent>> Agent::Create(const Config& config) {
 }
 
 Status Agent::Build() {
+  privileges_ = std::make_unique<PrivilegeLog>(
+      FeaturesInUse(config_), EffectiveCapabilities(filesystem_), GetLogger("privileges"));
   const CollectorSources sources{
       .sysfs = sysfs_,
       .clock = clock_,
       .link_events = events_.link_log(),
       .rdma_events = events_.rdma_log(),
-      .new_ethtool = EthtoolSourceFactory(config_, filesystem_),
+      .new_ethtool = EthtoolSourceFactory(config_, filesystem_, *privileges_),
       .logger = [](std::string_view name) { return GetLogger(std::string(name)); }};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     const CollectorConfig& c = config_.collectors.at(std::string(info.name));
@@ -208,6 +230,7 @@ Status Agent::Start() {
                              .self_metrics = *self_metrics_,
                              .engine = *engine_,
                              .hooks = *hooks_,
+                             .privileges = privileges_.get(),
                              .link_events = events_.link_log(),
                              .rdma_events = events_.rdma_log(),
                              .http_server = &server_for_metrics_};

@@ -34,6 +34,7 @@
 #include "exporter/pipeline/scheduler.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
+#include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 #include "exporter/remediation/process_launcher.h"
 
@@ -84,6 +85,8 @@ class Agent {
   sys::FdBudget fd_budget_;
   const sys::SysFs sysfs_;
   EventSources events_;
+  // Before the ethtool sources, which report to it.
+  std::unique_ptr<PrivilegeLog> privileges_;
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;
   std::vector<ScheduledCollector> collectors_;
   PosixProcessLauncher hook_launcher_;

@@ -29,6 +29,8 @@ test_pkgs=(
   # A one-node Slurm cluster for e2e.slurm_drain_test (it runs its own daemons, key and config in
   # a temp dir; Debian's postinst may start the packaged services, which stay idle unconfigured).
   munge slurmctld slurmd slurm-client
+  util-linux mount  # setpriv, unshare, mount: e2e.privileges_e2e_test (an unprivileged agent, a read-only root)
+  systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
 )
 
 mode="${1:-build}"

@@ -67,7 +67,25 @@ void AssignSanitizedUtf8(std::string_view value, std::string& out) {
   }
 }
 
+// AssignSanitizedUtf8, then cut to kMaxLabelValueBytes at a character boundary with the marker
+// (docs/design.md §5.6). Only a value longer than the bound pays for the cut.
+void AssignLabelValue(std::string_view value, std::string& out) {
+  AssignSanitizedUtf8(value, out);
+  if (out.size() <= kMaxLabelValueBytes) return;
+  size_t cut = kMaxLabelValueBytes - kTruncationMarker.size();
+  // Back to the first byte of a character: continuation bytes are 10xxxxxx (RFC 3629 §3).
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  out.resize(cut);
+  out += kTruncationMarker;
+}
+
 }  // namespace
+
+std::string BoundLabelValue(std::string_view value) {
+  std::string out;
+  AssignLabelValue(value, out);
+  return out;
+}
 
 std::string SanitizeUtf8(std::string_view value) {
   std::string out;
@@ -363,7 +381,7 @@ void MetricSink::Add(const MetricDesc& desc, std::span<const LabelPair> labels, 
   metric.label.resize(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     metric.label[i].name.assign(labels[i].name);
-    AssignSanitizedUtf8(labels[i].value, metric.label[i].value);
+    AssignLabelValue(labels[i].value, metric.label[i].value);
   }
   const uint64_t hash = HashValues(metric.label);
   const SeriesSlot* earlier = series_.FindOrInsert(

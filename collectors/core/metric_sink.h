@@ -8,7 +8,8 @@
 //   - valid metric and label names; no `type` label; no duplicate label names;
 //   - `_total` exactly on counters; `_info` metrics are gauges of value 1;
 //   - one HELP and kind per family; no two samples with the same label set in a family;
-//   - label values are valid UTF-8 (invalid bytes, e.g. from a hostile ifalias, become U+FFFD).
+//   - label values are valid UTF-8 (invalid bytes, e.g. from a hostile ifalias, become U+FFFD)
+//     and at most kMaxLabelValueBytes long (longer ones are cut, ending in kTruncationMarker).
 // A sample that breaks the contract is dropped and counted as an error with a message naming it;
 // it never throws. Partial failures of the collector itself (one unreadable port) are recorded
 // with RecordError() so the scheduler can count them while the rest is still exported.
@@ -93,6 +94,17 @@ Status ValidateDesc(const MetricDesc& desc);
 
 // Returns `value` with every invalid UTF-8 sequence replaced by U+FFFD.
 std::string SanitizeUtf8(std::string_view value);
+
+// The longest label value the sink stores, in bytes (docs/design.md §5.6). Strings a collector
+// reads (node descriptions, firmware and module strings, netdev names) come from devices and
+// drivers; a 10 KB or hostile one must not become a 10 KB series in every scrape. 1024 holds any
+// real value (the longest, a local_cpulist of a few hundred interleaved CPUs, stays below it).
+inline constexpr size_t kMaxLabelValueBytes = 1024;
+// What ends a value cut to the bound: U+2026 HORIZONTAL ELLIPSIS, then "[truncated]".
+inline constexpr std::string_view kTruncationMarker = "\xe2\x80\xa6[truncated]";
+// SanitizeUtf8(value), cut at a UTF-8 character boundary so that, with kTruncationMarker
+// appended, it is at most kMaxLabelValueBytes long: what the sink stores as a label value.
+std::string BoundLabelValue(std::string_view value);
 
 // Open addressing with linear probing over a power-of-two table kept at most half full. Unlike a
 // node-based map it allocates nothing per entry, and Clear() keeps its memory for the next

@@ -48,7 +48,7 @@ prometheus::ClientMetric Sample(const ActiveAnomaly& anomaly, double value) {
   metric.label.push_back({"detector", anomaly.detector});
   metric.label.push_back({"severity", std::string(SeverityName(anomaly.finding.severity))});
   for (const auto& [name, label_value] : anomaly.finding.entity) {
-    metric.label.push_back({name, SanitizeUtf8(label_value)});
+    metric.label.push_back({name, BoundLabelValue(label_value)});
   }
   metric.gauge.value = value;
   return metric;

@@ -10,6 +10,7 @@
 #include "exporter/http/http_metrics.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
+#include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 
 namespace fabricwatch::exporter {
@@ -85,6 +86,8 @@ std::string MetricReferenceMarkdown() {
   out += "### The HTTP server (always exported)\n\n" + MetricTable(HttpMetricDescs());
   out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
          MetricTable(HookRunner::MetricDescs());
+  out += "### Privileges (one series per privileged feature in use: README \"Privileges\")\n\n" +
+         MetricTable(PrivilegeLog::Metrics());
   for (const CollectorInfo& info : CollectorRegistry()) {
     out += "### Collector `" + std::string(info.name) + "`\n\n" + MetricTable(info.metrics);
   }

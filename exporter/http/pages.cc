@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/core/duration.h"
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/registry.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/verbs_events.h"
@@ -11,8 +12,11 @@
 
 namespace fabricwatch::exporter {
 
-std::string HtmlEscape(std::string_view text) {
+std::string HtmlEscape(std::string_view raw) {
+  // The page says charset=utf-8: invalid bytes (a hostile node description) become U+FFFD first.
+  const std::string text = SanitizeUtf8(raw);
   std::string out;
+  out.reserve(text.size());
   for (char c : text) {
     switch (c) {
       case '&':
@@ -103,7 +107,9 @@ std::string LandingPage(const Config& config, const std::map<std::string, Collec
       continue;
     }
     const CollectorHealth& s = h->second;
-    std::string status = !s.has_run ? "not run yet" : s.last_status.ToString();
+    // A status quotes what the collector read (a file's content, a device string): bounded as
+    // a label value is (docs/design.md §5.6).
+    std::string status = !s.has_run ? "not run yet" : BoundLabelValue(s.last_status.ToString());
     char age[32] = "";
     if (s.has_run) snprintf(age, sizeof(age), "%.1fs", now - s.last_sample_timestamp);
     html += "<td>" + FormatDuration(s.interval) + "</td><td>" + HtmlEscape(status) + "</td><td>" +
@@ -123,7 +129,7 @@ std::string LandingPage(const Config& config, const std::map<std::string, Collec
               HtmlEscape(detect::EntityText(a.finding.entity)) + "</td><td>" +
               HtmlEscape(Rfc3339(a.started)) + "</td><td>" +
               (a.finding.drain_eligible ? "yes" : "no") + "</td><td>" +
-              HtmlEscape(a.finding.reason) + "</td></tr>\n";
+              HtmlEscape(BoundLabelValue(a.finding.reason)) + "</td></tr>\n";
     }
     html += "</table>\n";
   }

@@ -31,6 +31,7 @@ std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
         if (const HttpServer* server = sources.http_server ? sources.http_server->load() : nullptr) {
           ExportHttpStats(server->stats(), hook_sink);
         }
+        if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);
         for (auto& family : hook_sink.TakeFamilies()) own.push_back(std::move(family));
         const std::vector<std::shared_ptr<const Snapshot>> snapshots = sources.store.AllLatest();
         std::vector<const prometheus::MetricFamily*> families;

@@ -14,6 +14,7 @@
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
+#include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 
 namespace fabricwatch::sys {
@@ -30,6 +31,7 @@ struct RouteSources {
   const SelfMetrics& self_metrics;
   DetectorEngine& engine;
   const HookRunner& hooks;
+  const PrivilegeLog* privileges = nullptr;        // null: not reported (tests)
   const sys::LinkEventLog* link_events = nullptr;  // null: no listener
   const sys::RdmaPortEventLog* rdma_events = nullptr;
   // The server whose counters /metrics shows (fabricwatch_http_*); set once it runs.

@@ -1,0 +1,94 @@
+#pragma once
+// Least privilege: which capability each feature of the agent needs, whether this process holds
+// it, and what the kernel answered (README "Privileges", docs/design.md §10).
+//
+// Detection is up front, from the effective set in /proc/self/status (proc(5), `CapEff`), and
+// is confirmed at the first refusal: a capability in CapEff can still be refused (a user
+// namespace that does not own the network namespace, an LSM), and a refused feature is reported
+// missing whatever CapEff said. Each missing privilege gets ONE log line (at start, or at the
+// first refusal when CapEff claimed it) and the gauge
+// fabricwatch_privilege_missing{capability,feature}; everything else keeps working.
+//
+//   PrivilegeLog log(FeaturesInUse(...), EffectiveCapabilities(filesystem), logger);
+//   auto source = WatchPermissions(std::move(kernel_ethtool), log);  // reports EPERM
+//   log.Export(sink);                                                 // in /metrics
+//
+// Thread-safety: PrivilegeLog is internally synchronised (collector threads report refusals,
+// HTTP threads export).
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "collectors/core/metric_sink.h"
+#include "collectors/core/status.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/filesystem.h"
+
+namespace fabricwatch::exporter {
+
+// One capability a feature needs (linux/capability.h numbers).
+struct PrivilegeNeed {
+  std::string_view capability;  // "CAP_NET_ADMIN"
+  int number;                   // its bit in the capability sets
+  std::string_view feature;     // the `feature` label: "module_eeprom"
+  std::string_view collector;   // the collector whose feature it is
+  std::string_view loses;       // what is not exported without it (for the log line)
+};
+
+// Every capability a feature of this build needs. Features that are not built yet and will need
+// one (the kernel log: CAP_SYSLOG for /dev/kmsg under kernel.dmesg_restrict; passive LLDP:
+// CAP_NET_RAW; PCI config space past 64 bytes: CAP_SYS_ADMIN) are listed in the README and are
+// added here with their code.
+std::span<const PrivilegeNeed> PrivilegeNeeds();
+
+// The effective capability set (`CapEff:`, hexadecimal) of a /proc/<pid>/status text.
+Result<uint64_t> ParseEffectiveCapabilities(std::string_view proc_status);
+// ParseEffectiveCapabilities of /proc/self/status.
+Result<uint64_t> EffectiveCapabilities(const sys::FileSystem& filesystem);
+
+class PrivilegeLog {
+ public:
+  // `in_use`: the needs of the features this agent runs (entries of PrivilegeNeeds()).
+  // `effective`: the effective set, or an error when it could not be read (then a feature is
+  // reported missing only once it is refused). Logs one line per capability missing from it.
+  PrivilegeLog(std::vector<const PrivilegeNeed*> in_use, const Result<uint64_t>& effective,
+               std::shared_ptr<spdlog::logger> logger);
+  PrivilegeLog(const PrivilegeLog&) = delete;
+  PrivilegeLog& operator=(const PrivilegeLog&) = delete;
+
+  // A read of `feature` was refused with `status` (kPermissionDenied): the feature is missing
+  // its capability from now on; logged once unless the start already said so.
+  void Refused(std::string_view feature, const Status& status);
+  // True when `feature` is in use and lacks its capability (up front or refused).
+  bool Missing(std::string_view feature) const;
+  // fabricwatch_privilege_missing for every feature in use.
+  void Export(MetricSink& sink) const;
+
+  static std::span<const MetricDesc> Metrics();
+
+ private:
+  struct Entry {
+    const PrivilegeNeed* need;
+    bool held;     // in the effective set at start (true when the set was unreadable)
+    bool refused;  // a read was refused since
+    bool logged;   // its one line is written
+  };
+  mutable std::mutex mutex_;
+  std::vector<Entry> entries_;
+  std::shared_ptr<spdlog::logger> log_;
+  const bool effective_known_;
+};
+
+// `source` with every module EEPROM read that the kernel refuses (kPermissionDenied) reported to
+// `log` as a refusal of "module_eeprom". `log` must outlive the result.
+std::unique_ptr<sys::EthtoolSource> WatchPermissions(std::unique_ptr<sys::EthtoolSource> source,
+                                                     PrivilegeLog& log);
+
+}  // namespace fabricwatch::exporter
