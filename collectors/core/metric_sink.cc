@@ -102,6 +102,12 @@ Status ValidateDesc(const MetricDesc& desc) {
     return Status(StatusCode::kInvalidArgument, std::move(message));
   };
   const std::string_view name = desc.name;
+  if (name.size() > kMaxMetricNameBytes) {
+    // A passthrough name made from what a replay file or driver calls a statistic (the kernel's
+    // own are at most ETH_GSTRING_LEN, 32 bytes).
+    return error("metric name longer than " + std::to_string(kMaxMetricNameBytes) + " bytes: \"" +
+                 SanitizeUtf8(name.substr(0, 64)) + "...\"");
+  }
   if (!prometheus::CheckMetricName(scratch.assign(name))) {
     return error("invalid metric name \"" + std::string(name) + "\"");
   }
@@ -326,7 +332,9 @@ uint32_t MetricSink::AddFamily(const MetricDesc& desc, uint64_t name_hash) {
   const bool storage_has_label_names = family.name == desc.name && !family.metric.empty() &&
                                        HasLabelNames(family.metric.front().label, desc.labels);
   family.name.assign(desc.name);
-  family.help.assign(desc.help);
+  // HELP may quote a device's string (a passthrough statistic's raw name): valid and bounded as
+  // a label value is. The common ASCII HELP is copied as it is, into the storage's capacity.
+  AssignLabelValue(desc.help, family.help);
   family.type = desc.kind == MetricKind::kCounter   ? prometheus::MetricType::Counter
                 : desc.kind == MetricKind::kUntyped ? prometheus::MetricType::Untyped
                                                     : prometheus::MetricType::Gauge;

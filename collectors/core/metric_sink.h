@@ -9,7 +9,8 @@
 //   - `_total` exactly on counters; `_info` metrics are gauges of value 1;
 //   - one HELP and kind per family; no two samples with the same label set in a family;
 //   - label values are valid UTF-8 (invalid bytes, e.g. from a hostile ifalias, become U+FFFD)
-//     and at most kMaxLabelValueBytes long (longer ones are cut, ending in kTruncationMarker).
+//     and at most kMaxLabelValueBytes long (longer ones are cut, ending in kTruncationMarker);
+//     so is HELP text; metric names are at most kMaxMetricNameBytes.
 // A sample that breaks the contract is dropped and counted as an error with a message naming it;
 // it never throws. Partial failures of the collector itself (one unreadable port) are recorded
 // with RecordError() so the scheduler can count them while the rest is still exported.
@@ -102,6 +103,9 @@ std::string SanitizeUtf8(std::string_view value);
 inline constexpr size_t kMaxLabelValueBytes = 1024;
 // What ends a value cut to the bound: U+2026 HORIZONTAL ELLIPSIS, then "[truncated]".
 inline constexpr std::string_view kTruncationMarker = "\xe2\x80\xa6[truncated]";
+// The longest metric name the sink accepts; a longer descriptor is rejected like an invalid name.
+// The agent's own names stay under 64 bytes.
+inline constexpr size_t kMaxMetricNameBytes = 200;
 // SanitizeUtf8(value), cut at a UTF-8 character boundary so that, with kTruncationMarker
 // appended, it is at most kMaxLabelValueBytes long: what the sink stores as a label value.
 std::string BoundLabelValue(std::string_view value);

@@ -105,6 +105,38 @@ TEST(MetricSinkBoundTest, exposition_of_hostile_labels_parses_line_by_line) {
   EXPECT_NE(text.find(R"(say \"hi\" back\\slash)"), std::string::npos) << text;
 }
 
+TEST(MetricSinkBoundTest, help_text_is_valid_and_bounded) {
+  // A passthrough statistic's HELP quotes the driver's (or a replay file's) raw name.
+  const std::string help = "Driver statistic \"" + kInvalidUtf8 + kLong + "\"";
+  const MetricDesc desc{"test_passthrough", help, MetricKind::kUntyped, {"netdev"}};
+  MetricSink sink;
+  sink.Add(desc, {{"netdev", "eth0"}}, 1);
+  auto families = sink.TakeFamilies();
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_TRUE(ValidUtf8(families[0].help));
+  EXPECT_LE(families[0].help.size(), kMaxLabelValueBytes);
+  EXPECT_TRUE(families[0].help.ends_with(kTruncationMarker));
+  const std::string text = RenderText(families);
+  EXPECT_TRUE(ValidUtf8(text));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << "HELP, TYPE, one sample";
+}
+
+TEST(MetricSinkBoundTest, overlong_metric_names_are_rejected_and_counted) {
+  const std::string name = "fabric_ethtool_" + std::string(10 * 1024, 'x');
+  const MetricDesc desc{name, "A statistic with a 10 KB name.", MetricKind::kUntyped, {"netdev"}};
+  EXPECT_FALSE(ValidateDesc(desc).ok());
+  const std::string fits = "fabric_ethtool_" + std::string(kMaxMetricNameBytes - 15, 'x');
+  EXPECT_TRUE(ValidateDesc({fits, "Fits.", MetricKind::kUntyped, {"netdev"}}).ok());
+  MetricSink sink;
+  sink.Add(desc, {{"netdev", "eth0"}}, 1);
+  sink.Add(desc, {{"netdev", "eth1"}}, 1);
+  EXPECT_EQ(sink.sample_count(), 0u);
+  EXPECT_EQ(sink.error_count(), 2u);
+  ASSERT_FALSE(sink.errors().empty());
+  EXPECT_LE(sink.errors()[0].message().size(), 200u) << "the error does not quote 10 KB";
+  EXPECT_TRUE(sink.TakeFamilies().empty());
+}
+
 TEST(HtmlEscapeTest, table) {
   EXPECT_EQ(HtmlEscape(kScript), "&lt;script&gt;alert(1)&lt;/script&gt;");
   EXPECT_EQ(HtmlEscape("a & b \"c\" 'd'"), "a &amp; b &quot;c&quot; &#39;d&#39;");
