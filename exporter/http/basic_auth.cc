@@ -65,7 +65,9 @@ std::optional<BasicCredentials> ParseBasicAuthorization(std::string_view header)
 
 BasicAuth::BasicAuth(std::map<std::string, std::string, std::less<>> users)
     : users_(std::move(users)) {
-  int cost = 10;  // exporter-toolkit's dummy hash is cost 10
+  // The highest configured cost, so an unknown user costs what the dearest known one does
+  // (exporter-toolkit's dummy hash is always cost 10).
+  int cost = 4;
   for (const auto& [user, hash] : users_) cost = std::max(cost, BcryptCost(hash));
   // A fixed salt: the dummy result is never compared with anything, only its cost matters.
   dummy_setting_ =

@@ -232,7 +232,9 @@ Status Parser::ParseTlsField(const std::string& key, const YAML::Node& value,
   if (key == "cipher_suites") {
     auto items = List(value, field);
     if (!items) return items.error();
-    for (auto& [name, node] : *items) {
+    for (const auto& item : *items) {
+      const std::string& name = item.first;
+      const YAML::Node& node = item.second;
       auto known = std::find_if(kGoCipherSuites.begin(), kGoCipherSuites.end(),
                                 [&](const KnownCipher& c) { return c.name == name; });
       if (known == kGoCipherSuites.end()) {
@@ -246,7 +248,9 @@ Status Parser::ParseTlsField(const std::string& key, const YAML::Node& value,
   // curve_preferences (the list of known keys admits nothing else).
   auto items = List(value, field);
   if (!items) return items.error();
-  for (auto& [name, node] : *items) {
+  for (const auto& item : *items) {
+    const std::string& name = item.first;
+    const YAML::Node& node = item.second;
     auto known = std::find_if(kGoCurves.begin(), kGoCurves.end(),
                               [&](const auto& c) { return c.first == name; });
     if (known == kGoCurves.end()) {

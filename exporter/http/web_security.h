@@ -1,7 +1,7 @@
 #pragma once
 // WebSecurity: the --web.config.file settings (TLS, client certificates, basic auth, extra
 // response headers) as the HTTP server uses them. The file format is exporter-toolkit's
-// (docs/security.md); parsing is in web_config.h, the SSL_CTX in tls_context.h and the bcrypt
+// (README "Security"); parsing is in web_config.h, the SSL_CTX in tls_context.h and the bcrypt
 // check in basic_auth.h.
 //
 // A WebSecurityState is one immutable generation of the file. The server takes a shared_ptr to

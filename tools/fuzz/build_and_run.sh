@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5) and the HTTP
-# request-head parser (issue 19).
+# Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5), the
+# --web.config.file parser and the HTTP request-head parser (issue 19).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
-#                                            fuzz.optics_smoke, fuzz.http_head_smoke)
+#                                            fuzz.optics_smoke, fuzz.web_config_smoke,
+#                                            fuzz.http_head_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
 #   build_and_run.sh build                   build only
 #
-# Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc), http_head
-# (tools/fuzz/http_head_fuzz.cc). Exit 77 (skip) when clang++
+# Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc), web_config
+# (tools/fuzz/web_config_fuzz.cc, seeds in tools/fuzz/seeds/web_config/, links Debian's yaml-cpp),
+# http_head (tools/fuzz/http_head_fuzz.cc). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -23,12 +25,12 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
-ALL_TARGETS=("${OPTICS_TARGETS[@]}" http_head)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
 usage() {
-  sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -76,6 +78,16 @@ DECODER_SRCS=(
   collectors/core/status.cc
 )
 HEADERS=(collectors/optics/*.h collectors/core/status.h)
+WEB_SRCS=(exporter/http/web_config.cc)  # + status.o from DECODER_SRCS
+WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h)
+
+# The binary of a target.
+bin_of() {
+  case "$1" in
+    web_config | http_head) echo "$BUILD/bin/$1_fuzz" ;;
+    *) echo "$BUILD/bin/optics_fuzz_$1" ;;
+  esac
+}
 
 # True when $1 is missing or older than any of the remaining files.
 stale() {
@@ -101,18 +113,25 @@ build() {
       pids+=($!)
     fi
   done
+  for src in exporter/http/request_head.cc tools/fuzz/http_head_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" exporter/http/request_head.h "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
+  for src in "${WEB_SRCS[@]}" tools/fuzz/web_config_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${WEB_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
       "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -DFUZZ_TARGET_"${t^^}" \
         -c tools/fuzz/optics_fuzz.cc -o "$obj" &
-      pids+=($!)
-    fi
-  done
-  for src in exporter/http/request_head.cc tools/fuzz/http_head_fuzz.cc; do
-    obj="$BUILD/obj/$(basename "${src%.cc}").o"
-    if stale "$obj" "$src" exporter/http/request_head.h "$flags_file"; then
-      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
       pids+=($!)
     fi
   done
@@ -127,16 +146,21 @@ build() {
   [[ $fail == 0 ]] || { echo "fuzz build failed" >&2; exit 1; }
   local objs=()
   for src in "${DECODER_SRCS[@]}"; do objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
-  if stale "$BUILD/bin/http_head_fuzz" "$BUILD/obj/http_head_fuzz.o" "$BUILD/obj/request_head.o"; then
-    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/http_head_fuzz.o" \
-      "$BUILD/obj/request_head.o" -o "$BUILD/bin/http_head_fuzz"
-  fi
   for t in "${OPTICS_TARGETS[@]}"; do
     if stale "$BUILD/bin/optics_fuzz_$t" "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}"; then
       "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/optics_fuzz_$t.o" "${objs[@]}" \
         -o "$BUILD/bin/optics_fuzz_$t"
     fi
   done
+  if stale "$BUILD/bin/http_head_fuzz" "$BUILD/obj/http_head_fuzz.o" "$BUILD/obj/request_head.o"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/http_head_fuzz.o" \
+      "$BUILD/obj/request_head.o" -o "$BUILD/bin/http_head_fuzz"
+  fi
+  local web_objs=("$BUILD/obj/web_config_fuzz.o" "$BUILD/obj/web_config.o" "$BUILD/obj/status.o")
+  if stale "$BUILD/bin/web_config_fuzz" "${web_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${web_objs[@]}" -lyaml-cpp \
+      -o "$BUILD/bin/web_config_fuzz"
+  fi
 
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
   local hex=()
@@ -148,6 +172,7 @@ build() {
   # Into a fresh directory, then swapped in: a fuzzer of a concurrent run may be reading them.
   rm -rf "$BUILD/seeds.new"
   "$BUILD/bin/make_seeds" "$BUILD/seeds.new" ${hex[@]+"${hex[@]}"} >/dev/null
+  cp -r "$REPO/tools/fuzz/seeds/web_config" "$BUILD/seeds.new/web_config"
   rm -rf "$BUILD/seeds.old"
   [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
   # HTTP heads: well-formed, pipelined, and each kind of refusal, as a client sends them (byte 0
@@ -175,12 +200,14 @@ run_target() {
   [[ -d "$REPO/tools/fuzz/regressions/$t" ]] && dirs+=("$REPO/tools/fuzz/regressions/$t")
   local before rc=0 start end max_len
   # Longest meaningful input: header + pages (paged targets), selector + CMIS image + slack.
-  case "$t" in sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; http_head) max_len=20000 ;; *) max_len=1024 ;; esac
-  local bin="$BUILD/bin/optics_fuzz_$t"
-  [[ "$t" == http_head ]] && bin="$BUILD/bin/http_head_fuzz"
+  case "$t" in
+    sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; web_config) max_len=4096 ;;
+    http_head) max_len=20000 ;;
+    *) max_len=1024 ;;
+  esac
   before=$(find "$BUILD/artifacts" -name "$t-*" | wc -l)
   start=$(date +%s)
-  "$bin" -max_total_time="$secs" -max_len="$max_len" -timeout=10 \
+  "$(bin_of "$t")" -max_total_time="$secs" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -error_exitcode=1 -print_final_stats=1 \
     -artifact_prefix="$BUILD/artifacts/$t-" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   end=$(date +%s)

@@ -70,6 +70,23 @@ TEST(ParseCommandLineTest, defaults) {
   EXPECT_FALSE(netdev.options.contains("device-include"));  // no default: unset
 }
 
+// --web.config.file is read by the agent at Start and by --config.check (web_security_test.cc),
+// not by the command-line parser; the exemption of /healthz is off unless asked for.
+TEST(ParseCommandLineTest, web_config_flags) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->config.web_config_file, "");
+  EXPECT_FALSE(parsed->config.web_healthz_unauthenticated);
+  parsed = Parse({"--web.config.file=/etc/fabricwatch/web.yml", "--web.healthz-unauthenticated"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->config.web_config_file, "/etc/fabricwatch/web.yml");
+  EXPECT_TRUE(parsed->config.web_healthz_unauthenticated);
+  auto help = Parse({"--help"});
+  ASSERT_TRUE(help.has_value());
+  EXPECT_NE(help->output.find("--web.config.file"), std::string::npos);
+  EXPECT_NE(help->output.find("--web.healthz-unauthenticated"), std::string::npos);
+}
+
 TEST(ParseCommandLineTest, help) {
   for (const char* flag : {"--help", "-h"}) {
     SCOPED_TRACE(flag);
