@@ -507,7 +507,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   const Status status = source_->ReadStatistics(netdev, plan.read);
   for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/statistics", warning);
   // A table that shrank by thousands (or went) freed thousands of small names scattered through
-  // the heap, which glibc keeps until told. Measured (README "ethtool"): RSS stayed 1.6-1.9 MB
+  // the heap, which glibc keeps until told. Measured (README "Collectors"): RSS stayed 1.6-1.9 MB
   // above its start after a 32,000-statistic table shrank back without the trim, 0.7-1.0 with.
   const bool shrank = planned > (status.ok() ? plan.read.size() : 0) + kTrimAfterShrink;
   if (!status.ok()) {
