@@ -1,5 +1,7 @@
 #include "collectors/ethtool/ethtool.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -29,6 +31,8 @@ namespace {
 // A request a netdev answered "not supported" is asked again after this long (hot-swap, driver
 // reload).
 constexpr std::chrono::seconds kUnsupportedRetry{60};
+// A table that shrinks by more statistics than this hands the freed heap back (malloc_trim).
+constexpr size_t kTrimAfterShrink = 4096;
 // How often the choice of netdevs is made again when no listing changed.
 constexpr std::chrono::seconds kReselect{60};
 constexpr std::array<std::string_view, 8> kPriorities = {"0", "1", "2", "3", "4", "5", "6", "7"};
@@ -499,8 +503,13 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   auto it = plans_.find(netdev);
   if (it == plans_.end()) it = plans_.emplace(netdev, TablePlan{}).first;
   TablePlan& plan = it->second;
+  const size_t planned = plan.count;  // the size of the table read last time
   const Status status = source_->ReadStatistics(netdev, plan.read);
   for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/statistics", warning);
+  // A table that shrank by thousands (or went) freed thousands of small names scattered through
+  // the heap, which glibc keeps until told. Measured (README "Collectors"): RSS stayed 1.6-1.9 MB
+  // above its start after a 32,000-statistic table shrank back without the trim, 0.7-1.0 with.
+  const bool shrank = planned > (status.ok() ? plan.read.size() : 0) + kTrimAfterShrink;
   if (!status.ok()) {
     if (Quiet(status)) {
       NotSupported(netdev, "driver statistics", status);
@@ -511,9 +520,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
     } else {
       Fail(sink, netdev + "/statistics", status);
     }
-    // Nothing of the table is used: its memory (a table over kMaxStatisticsPerNetdev may have
-    // been parsed in part) goes back now rather than when the netdev goes away.
-    plans_.erase(it);
+    plans_.erase(it);  // nothing of the table is used: its memory goes now
   } else {
     const std::vector<sys::EthtoolStat>& stats = plan.read;
     const LabelPair n{"netdev", netdev};
@@ -537,6 +544,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
       }
     }
   }
+  if (shrank) malloc_trim(0);
   if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
   CollectEcn(netdev, sink);
 }

@@ -27,7 +27,7 @@ namespace fabricwatch::sys {
 // report a few hundred (ice, bnxt_en) to a few thousand (mlx5 with many channels and traffic
 // classes). A netdev that reports more gets an error naming it, and none of its driver
 // statistics are exported (a partial table would be a different table each time the driver
-// reordered it); its other data (FEC, pause, PFC, module) is unaffected. README "ethtool".
+// reordered it); its other data (FEC, pause, PFC, module) is unaffected. README "Collectors".
 inline constexpr size_t kMaxStatisticsPerNetdev = 32768;
 
 // One driver statistic as ETHTOOL_GSTRINGS(ETH_SS_STATS) names it and ETHTOOL_GSTATS reads it.

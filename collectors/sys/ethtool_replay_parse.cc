@@ -30,6 +30,20 @@ bool IsHeader(std::string_view line) {
   return line.starts_with("Standard stats for ") && line.ends_with(":");
 }
 
+// Lines that may be statistics: those with a colon that are not a header or a comment (a
+// malformed line with a colon counts too). Allocates nothing.
+size_t CountStatisticLines(std::string_view text) {
+  size_t count = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    const std::string_view line = TrimSpace(text.substr(0, eol));
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    if (line.empty() || line.front() == '#' || IsHeader(line)) continue;
+    count += line.find(':') != std::string_view::npos ? 1 : 0;
+  }
+  return count;
+}
+
 }  // namespace
 
 Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::string_view what) {
@@ -44,6 +58,16 @@ Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
                                  ParsedEthtoolStats& parsed) {
   parsed.problems.clear();
   parsed.malformed_lines = 0;
+  // The bound of collectors/sys/ethtool.h, checked before anything is stored: a table over it
+  // would allocate its names only to drop them.
+  if (CountStatisticLines(text) > kMaxStatisticsPerNetdev) {
+    parsed.stats.clear();
+    parsed.stats.shrink_to_fit();
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": more than " + std::to_string(kMaxStatisticsPerNetdev) +
+                      " statistics, the most fabricwatch reads per netdev; its driver "
+                      "statistics are not exported");
+  }
   size_t count = 0;  // statistics parsed so far; parsed.stats[count..] are left from last time
   auto problem = [&](size_t line_number, std::string reason) {
     ++parsed.malformed_lines;
@@ -88,15 +112,6 @@ Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
                                              : ": value is not an unsigned decimal integer: ") +
                                QuoteForMessage(value_text));
       continue;
-    }
-    if (count == kMaxStatisticsPerNetdev) {
-      // The bound of collectors/sys/ethtool.h: nothing of this table is kept.
-      parsed.stats.clear();
-      parsed.stats.shrink_to_fit();
-      return Status(StatusCode::kInvalidArgument,
-                    std::string(what) + ": more than " + std::to_string(kMaxStatisticsPerNetdev) +
-                        " statistics, the most fabricwatch reads per netdev; its driver "
-                        "statistics are not exported");
     }
     if (count == parsed.stats.size()) parsed.stats.emplace_back();
     parsed.stats[count].name.assign(name);

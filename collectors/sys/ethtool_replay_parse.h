@@ -23,7 +23,8 @@
 // decimal (negative, hex, trailing text, out of range), an empty name, a line without a colon.
 // A malformed line is skipped and reported in `problems`; the good lines around it are kept.
 // Duplicate names are kept as they come (the caller's metric sink rejects duplicate series).
-// More than kMaxStatisticsPerNetdev statistics (collectors/sys/ethtool.h) is an error, and no
+// More than kMaxStatisticsPerNetdev lines that look like statistics (a colon, not a header or a
+// comment; collectors/sys/ethtool.h) is an error, found before anything is stored, and no
 // statistic is returned.
 
 #include <cstddef>
