@@ -114,7 +114,39 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=
   "$STATE" || fail "saved state is not a fabricwatch state file"
 ok "SIGTERM: exit 0 in $STOP_MS ms, state saved"
 
-# --- SIGQUIT and SIGHUP-then-SIGINT also stop with the state saved.
+# --- --config.check checks every hook's executable, for the user the hooks run as.
+HOOK="$E2E_TMP/hooks/notify"
+mkdir -p "$(dirname "$HOOK")"
+chmod 0755 "$E2E_TMP" "$(dirname "$HOOK")"
+printf '#!/bin/sh\nexit 0\n' >"$HOOK"
+chmod 0700 "$HOOK"
+check_config() {
+  printf 'hooks:\n%s  run:\n    - {name: %s, action: notify, command: [%s]}\n' "$1" "$2" "$3" >"$CONFIG"
+  set +e
+  check_out="$("$FABRICWATCH_BIN" --config.check --path.sysfs="$ROCE" --config.file="$CONFIG" 2>&1)"
+  check_rc=$?
+  set -e
+}
+check_config "" page "$E2E_TMP/hooks/missing"
+[[ $check_rc == 1 ]] || fail "--config.check with a missing hook: exit $check_rc, want 1"
+grep -Eq "^hook page +FAILED .*hooks/missing" <<<"$check_out" ||
+  fail "--config.check does not name the missing hook: $check_out"
+check_config "" page "$HOOK"
+[[ $check_rc == 0 ]] || fail "--config.check with an executable hook: exit $check_rc: $check_out"
+grep -Eq "^hook page +ok " <<<"$check_out" || fail "--config.check: hook not ok: $check_out"
+ok "--config.check: a missing hook fails (exit 1) naming it; an executable one passes"
+if [[ $(id -u) == 0 ]]; then
+  check_config "  user: nobody
+" page "$HOOK"
+  [[ $check_rc == 1 ]] || fail "--config.check, hook mode 0700 root, user nobody: exit $check_rc"
+  grep -q "not executable by uid 65534" <<<"$check_out" ||
+    fail "--config.check does not say the hook is not executable by nobody: $check_out"
+  ok "--config.check as root with hooks.user nobody: a root-only hook fails"
+else
+  log "not root: the hooks.user part of the --config.check test needs root"
+fi
+
+# --- SIGQUIT and SIGINT also stop with the state saved.
 for sig in QUIT INT; do
   rm -f "$STATE"
   start_agent --path.sysfs="$ROCE" --detector.disable-defaults --state.file="$STATE"
