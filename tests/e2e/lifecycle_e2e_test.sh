@@ -157,4 +157,51 @@ for sig in QUIT INT; do
   ok "SIG$sig: exit 0, state saved"
 done
 
+# --- A hook that hangs: the notify hook still runs, and SIGTERM ends the agent within 2 s
+# (before: the stop waited for the hook's whole 20 s timeout, and the hooks ran one after
+# another). The simulator's PFC storm raises the finding.
+FABRICSIM="${FABRICSIM_BIN:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
+if [[ ! -x "$FABRICSIM" ]]; then
+  log "the simulator is not built ($FABRICSIM): the hanging-hook part did not run"
+  finish
+fi
+printf '#!/bin/sh\ntrap "" TERM\necho started > "$MARK.hang"\nsleep 20\n' >"$E2E_TMP/hooks/hang"
+printf '#!/bin/sh\necho ran > "$MARK.notify"\n' >"$E2E_TMP/hooks/notify"
+chmod 0755 "$E2E_TMP/hooks/hang" "$E2E_TMP/hooks/notify"
+cat >"$E2E_TMP/storm.yml" <<'YAML'
+preset: roce-small
+duration: 120s
+events:
+  - at: 1s
+    fault: pfc_storm_source
+    device: mlx5_0
+    priority: 3
+    duration: 100s
+YAML
+cat >"$CONFIG" <<YAML
+hooks:
+  timeout: 20s
+  run:
+    - {name: hang, action: notify, command: [$E2E_TMP/hooks/hang], env: {MARK: $E2E_TMP/mark}}
+    - {name: page, action: notify, command: [$E2E_TMP/hooks/notify], env: {MARK: $E2E_TMP/mark}}
+YAML
+"$FABRICSIM" build --preset roce-small --root "$E2E_TMP/sim" >/dev/null 2>&1 || fail "fabricsim build"
+"$FABRICSIM" run --root "$E2E_TMP/sim" --scenario "$E2E_TMP/storm.yml" >"$E2E_TMP/sim.out" 2>&1 &
+register_pid $!
+start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
+  --config.file="$CONFIG" --detector.disable-defaults --detector.pfc_storm
+deadline=$(($(now_ms) + 60000))
+until [[ -e "$E2E_TMP/mark.hang" && -e "$E2E_TMP/mark.notify" ]]; do
+  (($(now_ms) < deadline)) || fail "the hooks did not both run within 60 s; log:
+$(grep -i hook "$AGENT_LOG" | tail -n 20)"
+  sleep 0.1
+done
+ok "a hanging hook does not delay the notify hook (both started)"
+stop_agent "$AGENT_PID"
+[[ "$STOP_RC" == 0 ]] || fail "exit $STOP_RC after SIGTERM with a hanging hook"
+((STOP_MS < 2000)) || fail "SIGTERM with a hook running took $STOP_MS ms, want < 2000"
+grep -q 'hook hang: .* cancelled' "$AGENT_LOG" || fail "no 'cancelled' log line for the hook:
+$(grep -i hook "$AGENT_LOG" | tail -n 10)"
+ok "SIGTERM with a 20 s hook running: exit 0 in $STOP_MS ms, the hook cancelled"
+
 finish
