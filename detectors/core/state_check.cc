@@ -54,7 +54,10 @@ std::optional<double> StateLoadCheck::Number(const nlohmann::json& value, double
 }
 
 std::optional<uint64_t> StateLoadCheck::Count(const nlohmann::json& value, uint64_t max) {
-  if (!value.is_number_unsigned() || value.get<uint64_t>() > max) {
+  // A parsed non-negative integer is number_unsigned, one built from an int number_integer.
+  const bool non_negative =
+      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!non_negative || value.get<uint64_t>() > max) {
     Drop(kOutOfRange);
     return std::nullopt;
   }

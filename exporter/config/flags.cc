@@ -127,7 +127,8 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
                  "YAML file with collector intervals and options");
   app.add_flag("--config.check", config.config_check,
                "Validate the configuration and the web configuration file, probe every enabled "
-               "collector once, print a summary and exit (0 if all usable, 1 otherwise)");
+               "collector once, check that every hook is executable by the user it runs as, print "
+               "a summary and exit (0 if all usable, 1 otherwise)");
   g.level = app.add_option("--log.level", flags.log_level,
                            "Log level: debug, info, warn, error. Default info");
   g.format = app.add_option("--log.format", flags.log_format,
@@ -267,10 +268,15 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   global.state_file = app.add_option(
       "--state.file", flags.state_file,
       "File where detector state (flap history, baselines, active anomalies) survives restarts; "
-      "written atomically. Empty (default): not persisted");
+      "written atomically; locked against a second agent (FILE.lock holds the owner's pid). "
+      "Empty (default): not persisted");
   app.footer(
       "Collectors sample on their own cadence into an in-memory snapshot; a scrape renders the "
-      "latest snapshot and never touches a device. See README.md for the metric reference.");
+      "latest snapshot and never touches a device. See README.md for the metric reference.\n"
+      "Signals: SIGTERM, SIGINT, SIGQUIT stop (hooks killed, state saved); SIGHUP reloads "
+      "--config.file and the web configuration (a new agent replaces the running one on the same "
+      "address; an invalid configuration is logged and the running one kept); SIGUSR1, SIGUSR2 "
+      "and other terminating signals are logged and ignored.");
 
   try {
     app.parse(argc, argv);

@@ -114,7 +114,39 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=
   "$STATE" || fail "saved state is not a fabricwatch state file"
 ok "SIGTERM: exit 0 in $STOP_MS ms, state saved"
 
-# --- SIGQUIT and SIGHUP-then-SIGINT also stop with the state saved.
+# --- --config.check checks every hook's executable, for the user the hooks run as.
+HOOK="$E2E_TMP/hooks/notify"
+mkdir -p "$(dirname "$HOOK")"
+chmod 0755 "$E2E_TMP" "$(dirname "$HOOK")"
+printf '#!/bin/sh\nexit 0\n' >"$HOOK"
+chmod 0700 "$HOOK"
+check_config() {
+  printf 'hooks:\n%s  run:\n    - {name: %s, action: notify, command: [%s]}\n' "$1" "$2" "$3" >"$CONFIG"
+  set +e
+  check_out="$("$FABRICWATCH_BIN" --config.check --path.sysfs="$ROCE" --config.file="$CONFIG" 2>&1)"
+  check_rc=$?
+  set -e
+}
+check_config "" page "$E2E_TMP/hooks/missing"
+[[ $check_rc == 1 ]] || fail "--config.check with a missing hook: exit $check_rc, want 1"
+grep -Eq "^hook page +FAILED .*hooks/missing" <<<"$check_out" ||
+  fail "--config.check does not name the missing hook: $check_out"
+check_config "" page "$HOOK"
+[[ $check_rc == 0 ]] || fail "--config.check with an executable hook: exit $check_rc: $check_out"
+grep -Eq "^hook page +ok " <<<"$check_out" || fail "--config.check: hook not ok: $check_out"
+ok "--config.check: a missing hook fails (exit 1) naming it; an executable one passes"
+if [[ $(id -u) == 0 ]]; then
+  check_config "  user: nobody
+" page "$HOOK"
+  [[ $check_rc == 1 ]] || fail "--config.check, hook mode 0700 root, user nobody: exit $check_rc"
+  grep -q "not executable by uid 65534" <<<"$check_out" ||
+    fail "--config.check does not say the hook is not executable by nobody: $check_out"
+  ok "--config.check as root with hooks.user nobody: a root-only hook fails"
+else
+  log "not root: the hooks.user part of the --config.check test needs root"
+fi
+
+# --- SIGQUIT and SIGINT also stop with the state saved.
 for sig in QUIT INT; do
   rm -f "$STATE"
   start_agent --path.sysfs="$ROCE" --detector.disable-defaults --state.file="$STATE"
@@ -124,5 +156,52 @@ for sig in QUIT INT; do
   [[ -s "$STATE" ]] || fail "SIG$sig did not save the state file"
   ok "SIG$sig: exit 0, state saved"
 done
+
+# --- A hook that hangs: the notify hook still runs, and SIGTERM ends the agent within 2 s
+# (before: the stop waited for the hook's whole 20 s timeout, and the hooks ran one after
+# another). The simulator's PFC storm raises the finding.
+FABRICSIM="${FABRICSIM_BIN:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
+if [[ ! -x "$FABRICSIM" ]]; then
+  log "the simulator is not built ($FABRICSIM): the hanging-hook part did not run"
+  finish
+fi
+printf '#!/bin/sh\ntrap "" TERM\necho started > "$MARK.hang"\nsleep 20\n' >"$E2E_TMP/hooks/hang"
+printf '#!/bin/sh\necho ran > "$MARK.notify"\n' >"$E2E_TMP/hooks/notify"
+chmod 0755 "$E2E_TMP/hooks/hang" "$E2E_TMP/hooks/notify"
+cat >"$E2E_TMP/storm.yml" <<'YAML'
+preset: roce-small
+duration: 120s
+events:
+  - at: 1s
+    fault: pfc_storm_source
+    device: mlx5_0
+    priority: 3
+    duration: 100s
+YAML
+cat >"$CONFIG" <<YAML
+hooks:
+  timeout: 20s
+  run:
+    - {name: hang, action: notify, command: [$E2E_TMP/hooks/hang], env: {MARK: $E2E_TMP/mark}}
+    - {name: page, action: notify, command: [$E2E_TMP/hooks/notify], env: {MARK: $E2E_TMP/mark}}
+YAML
+"$FABRICSIM" build --preset roce-small --root "$E2E_TMP/sim" >/dev/null 2>&1 || fail "fabricsim build"
+"$FABRICSIM" run --root "$E2E_TMP/sim" --scenario "$E2E_TMP/storm.yml" >"$E2E_TMP/sim.out" 2>&1 &
+register_pid $!
+start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
+  --config.file="$CONFIG" --detector.disable-defaults --detector.pfc_storm
+deadline=$(($(now_ms) + 60000))
+until [[ -e "$E2E_TMP/mark.hang" && -e "$E2E_TMP/mark.notify" ]]; do
+  (($(now_ms) < deadline)) || fail "the hooks did not both run within 60 s; log:
+$(grep -i hook "$AGENT_LOG" | tail -n 20)"
+  sleep 0.1
+done
+ok "a hanging hook does not delay the notify hook (both started)"
+stop_agent "$AGENT_PID"
+[[ "$STOP_RC" == 0 ]] || fail "exit $STOP_RC after SIGTERM with a hanging hook"
+((STOP_MS < 2000)) || fail "SIGTERM with a hook running took $STOP_MS ms, want < 2000"
+grep -q 'hook hang: .* cancelled' "$AGENT_LOG" || fail "no 'cancelled' log line for the hook:
+$(grep -i hook "$AGENT_LOG" | tail -n 10)"
+ok "SIGTERM with a 20 s hook running: exit 0 in $STOP_MS ms, the hook cancelled"
 
 finish

@@ -1,5 +1,7 @@
 // Hysteresis helpers, option parsing, the registry and the anomaly tracker.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <prometheus/text_serializer.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -267,6 +269,48 @@ TEST_F(TrackerTest, restored_anomalies_keep_start_time_and_get_a_grace_period) {
   EXPECT_EQ(t[0].finding.entity[0].second, "eth1");
   EXPECT_FALSE(after.LoadState(nlohmann::json::object(), check).ok());
   EXPECT_FALSE(after.LoadState(nlohmann::json::parse(R"([{"severity":"bad"}])"), check).ok());
+}
+
+// An anomaly that started after the clock's now (a state file from the future) is dropped and
+// counted; one with a non-finite value too (issue 19).
+TEST_F(TrackerTest, restored_anomalies_from_the_future_are_dropped) {
+  AnomalyTracker before({"a"}, logger);
+  before.Update("a", kT0 + seconds(100), {MakeFinding(Severity::kCritical, "eth0", 1)});
+  before.Update(
+      "a", kT0,
+      {MakeFinding(Severity::kCritical, "eth0", 1), MakeFinding(Severity::kWarning, "eth1", 1)});
+  nlohmann::json saved = before.SaveState();
+  ASSERT_EQ(saved.size(), 2u);
+  saved[0]["started"] = EpochSeconds(kT0 + seconds(100));  // ahead of the clock below
+  saved[1]["value"] = std::numeric_limits<double>::infinity();
+  AnomalyTracker after({"a"}, logger);
+  StateLoadCheck check(kT0 + seconds(10));
+  ASSERT_TRUE(after.LoadState(saved, check).ok());
+  EXPECT_TRUE(after.Active().empty());
+  EXPECT_EQ(check.dropped().at("future_timestamp"), 1u);
+  EXPECT_EQ(check.dropped().at("out_of_range"), 1u);
+}
+
+TEST(StateLoadCheckTest, bounds) {
+  StateLoadCheck check(kT0);
+  EXPECT_EQ(check.Past(EpochSeconds(kT0)), kT0);
+  EXPECT_FALSE(check.Past(EpochSeconds(kT0) + 1));
+  EXPECT_FALSE(check.Past(std::numeric_limits<double>::quiet_NaN()));
+  EXPECT_FALSE(check.Past(1e300));
+  EXPECT_FALSE(check.Past(-1));
+  EXPECT_FALSE(check.Past("1800000000"));
+  EXPECT_EQ(check.Until(EpochSeconds(kT0) + 5, seconds(10)), kT0 + seconds(5));
+  EXPECT_FALSE(check.Until(EpochSeconds(kT0) + 11, seconds(10)));
+  EXPECT_EQ(check.Number(12000.0, 0, 12000), 12000.0);
+  EXPECT_FALSE(check.Number(std::numeric_limits<double>::infinity(), 0, 12000));
+  EXPECT_FALSE(check.Number(-1.0, 0, 12000));
+  EXPECT_EQ(check.Count(3, 10), 3u);
+  EXPECT_FALSE(check.Count(-3, 10));
+  EXPECT_FALSE(check.Count(2.5, 10));
+  EXPECT_EQ(check.dropped().at("future_timestamp"), 2u);
+  EXPECT_EQ(check.dropped().at("invalid_timestamp"), 4u);
+  EXPECT_EQ(check.dropped().at("out_of_range"), 4u);
+  EXPECT_EQ(check.total_dropped(), 10u);
 }
 
 }  // namespace

@@ -223,5 +223,22 @@ TEST(OpticalDriftTest, OptionsAreValidated) {
   }
 }
 
+// Baselines of a module last seen in the future (a clock stepped back, a copied state file) are
+// dropped and counted, not restored (detectors/core/state_check.h).
+TEST(OpticalDriftTest, StateFromTheFutureIsDropped) {
+  const std::string text = R"({"version": 1, "modules": {
+      "SN1": {"netdev": "eth0", "last_seen": 2000000000, "lanes": {}},
+      "SN2": {"netdev": "eth1", "last_seen": 100, "lanes": {"1": {"rx_dbm":
+          {"mean": -3.0, "samples": 5, "first": 100, "last": 2000000000}}}}}})";
+  auto detector = Make();
+  StateLoadCheck check(TimePoint(std::chrono::seconds(1'000'000'000)));
+  ASSERT_TRUE(detector->LoadState(nlohmann::json::parse(text), check).ok());
+  EXPECT_EQ(check.dropped().at("future_timestamp"), 2u) << "SN1 whole, SN2's rx baseline";
+  const nlohmann::json kept = detector->SaveState()["modules"];
+  EXPECT_FALSE(kept.contains("SN1"));
+  ASSERT_TRUE(kept.contains("SN2"));
+  EXPECT_FALSE(kept["SN2"]["lanes"]["1"].contains("rx_dbm"));
+}
+
 }  // namespace
 }  // namespace fabricwatch::detect

@@ -86,5 +86,24 @@ TEST(BootIdTest, read_through_the_filesystem_seam) {
   EXPECT_FALSE(ReadBootId(filesystem));
 }
 
+// Two agents on one state file (issue 19): the second lock fails and names the holder's pid.
+// flock locks belong to the open file description, so a second open in this process conflicts
+// exactly as a second agent would.
+TEST_F(StateFileTest, lock_is_exclusive_and_names_the_holder) {
+  auto first = StateFileLock::Acquire(Path());
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  EXPECT_EQ(first->path(), Path() + ".lock");
+  auto second = StateFileLock::Acquire(Path());
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(second.error().message(),
+            "state file " + Path() + " is in use by another fabricwatch (pid " +
+                std::to_string(::getpid()) + " holds the lock " + Path() + ".lock)");
+  {
+    auto moved = std::move(*first);  // the lock goes with the object
+  }
+  EXPECT_TRUE(StateFileLock::Acquire(Path()).has_value()) << "released with its owner";
+}
+
 }  // namespace
 }  // namespace fabricwatch::detect
