@@ -256,15 +256,30 @@ void HttpServer::Impl::AddConnection(sys::UniqueFd fd, Clock::time_point now) {
   Process(id, now);
 }
 
-bool HttpServer::Impl::Evict(Clock::time_point /*now*/) {
+bool HttpServer::Impl::Evict(Clock::time_point now) {
   // Oldest first (ids grow with accept order): a connection that never completed a head, then
-  // one waiting for its next head (keep-alive).
+  // one waiting for its next head (keep-alive). A candidate is read first: a scraper whose
+  // request arrived since the last event is then no longer one (under a flood of new
+  // connections, the accepts of one wake-up come before the reads).
+  int reads_left = 8;
   for (int pass = 0; pass < 2; ++pass) {
-    for (auto it = connections.begin(); it != connections.end(); ++it) {
-      const Connection& c = *it->second;
-      const bool candidate = pass == 0 ? c.AwaitingHead() && !c.ever_completed_head()
-                                       : c.AwaitingHead() || c.state() == Connection::State::kIdle;
-      if (!candidate) continue;
+    uint64_t after = 0;
+    while (true) {
+      auto it = connections.upper_bound(after);
+      const auto is_candidate = [pass](const Connection& c) {
+        return pass == 0 ? c.AwaitingHead() && !c.ever_completed_head()
+                         : c.AwaitingHead() || c.state() == Connection::State::kIdle;
+      };
+      while (it != connections.end() && !is_candidate(*it->second)) ++it;
+      if (it == connections.end()) break;
+      const uint64_t id = it->first;
+      after = id;
+      if (reads_left-- > 0) {
+        Process(id, now);
+        it = connections.find(id);
+        if (it == connections.end()) return true;  // it closed by itself: room made
+        if (!is_candidate(*it->second)) continue;
+      }
       connections.erase(it);
       ++counters.evicted;
       counters.open = connections.size();

@@ -25,9 +25,12 @@ for mode in idle partial tls; do
     fail "$mode: the abuse run failed: $out"
   scraped="$(json_get "$out" 'd["ok"]')"
   held="$(json_get "$out" 'd["hostile_open"]')"
-  ((held >= 900)) || fail "$mode: only $held of 1000 hostile connections were open: $out"
+  # On this plain-HTTP agent the ClientHello bytes are refused at once (400) and the attacker
+  # reconnects: a connection flood rather than held connections.
+  [[ "$mode" == tls ]] || ((held >= 900)) ||
+    fail "$mode: only $held of 1000 hostile connections were open: $out"
   [[ "$scraped" == 20 ]] || fail "$mode: $scraped of 20 scrapes succeeded with 1000 hostile connections: $out"
-  ok "$mode: 20 of 20 scrapes of /metrics succeeded with $held hostile connections open"
+  ok "$mode: 20 of 20 scrapes of /metrics succeeded with 1000 hostile clients ($held open)"
 done
 
 # A scrape with curl and the body still holds the agent's own series.
@@ -37,13 +40,25 @@ ok "curl scrape after the abuse runs"
 stop_agent
 [[ "$STOP_RC" == 0 ]] || fail_later "agent exited $STOP_RC after the abuse runs"
 
-# With the cap at 64, 1000 idle connections cannot lock the scraper out: the oldest that never
-# sent a request head is closed for each new connection.
+# With the cap at 64, 1000 idle connections cannot lock a scraper out: the oldest that never
+# sent a request head is closed for each new connection (and reconnects: a flood of connects).
+# curl, a client of its own, scrapes meanwhile.
 start_agent --path.sysfs="$ROCE" --web.max-connections=64
-out="$(timeout 120 python3 "$ABUSE" --port "$AGENT_PORT" --hostile 1000 --mode idle \
-  --scrapes 20 --settle 3 --timeout 10 --json --require-success)" ||
-  fail "capped: the abuse run failed: $out"
-[[ "$(json_get "$out" 'd["ok"]')" == 20 ]] ||
-  fail "capped at 64: not every scrape succeeded with 1000 idle connections: $out"
-ok "capped at 64 connections: 20 of 20 scrapes succeeded with 1000 idle attackers"
+python3 "$ABUSE" --port "$AGENT_PORT" --hostile 1000 --mode idle --scrapes 0 --settle 2 \
+  --hold 60 >/dev/null 2>&1 &
+register_pid $!
+# Wait (bounded) until the cap is reached and evicting, then scrape under it.
+deadline=$(($(now_ms) + 15000))
+until [[ "$(metric_value "$(curl -s --max-time 5 "$(url /metrics)" || true)" \
+  fabricwatch_http_connections_evicted_total)" =~ ^[1-9] ]]; do
+  (($(now_ms) < deadline)) || fail "capped: the 1000 attackers never filled the 64 connections"
+  sleep 0.1
+done
+evicted=0
+for i in $(seq 1 20); do
+  body="$(curl -sS --fail --max-time 10 "$(url /metrics)")" || fail "capped: scrape $i failed"
+  evicted="$(metric_value "$body" fabricwatch_http_connections_evicted_total)"
+done
+[[ "${evicted%.*}" -gt 0 ]] || fail "capped: no connection was evicted (evicted_total $evicted)"
+ok "capped at 64 connections: 20 of 20 curl scrapes succeeded under 1000 idle attackers ($evicted evicted)"
 finish

@@ -12,7 +12,8 @@ would, so evicting one only makes room for a moment):
   partial  send a request line and one header, then trickle one more header byte every
            --trickle seconds and never finish the head (slowloris);
   tls      send the first bytes of a TLS ClientHello record and nothing more.
-The scraper opens a new connection per scrape (Connection: close), GETs --path, reads the whole
+--hold S keeps the hostile connections for S seconds before scraping (with --scrapes 0, to
+let another client scrape meanwhile). The scraper opens a new connection per scrape (Connection: close), GETs --path, reads the whole
 response and records the latency from connect to the last byte; a scrape fails when it takes
 longer than --timeout, the connection is refused or reset, or the status is not 200.
 
@@ -150,6 +151,8 @@ async def main_async(args):
     while hostiles.open < args.hostile and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     open_at_start = hostiles.open
+    if args.hold > 0:
+        await asyncio.sleep(args.hold)  # only hold: another client scrapes meanwhile
     latencies, errors = [], {}
     for _ in range(args.scrapes):
         ms, err = await scrape_once(args, ssl_context)
@@ -191,6 +194,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=10.0, help="per-scrape timeout, s")
     parser.add_argument("--trickle", type=float, default=1.0, help="partial: s between bytes")
     parser.add_argument("--settle", type=float, default=10.0, help="max s to open the hostiles")
+    parser.add_argument("--hold", type=float, default=0, help="hold the hostiles this many s before scraping")
     parser.add_argument("--tls", action="store_true", help="the scraper speaks TLS")
     parser.add_argument("--cacert")
     parser.add_argument("--cert")
