@@ -70,9 +70,9 @@ std::string SignalName(int sig) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-// Stops the agent (saving its state). False when an HTTP client could not be dropped in time:
-// civetweb workers may still call the routes, which reference the agent, so it is kept alive
-// (released, never destroyed) until the process exits.
+// Stops the agent (saving its state). False when a route was still rendering or a collection
+// was stuck in a read at the end of the bounded wait (Agent::Stop): that thread may still use the
+// agent, so it is kept alive (released, never destroyed) until the process exits.
 bool StopAgent(std::unique_ptr<Agent>& agent) {
   const bool stopped = agent->Stop();
   if (stopped) {
@@ -115,7 +115,7 @@ bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& curren
     log->error("reload failed, keeping the running configuration: {}", web.message());
     return true;
   }
-  if (!StopAgent(agent)) log->info("an idle HTTP client connection was dropped on reload");
+  if (!StopAgent(agent)) log->warn("a route or a stuck collection still used the old agent; it is left behind");
   if (Status started = (*candidate)->Start(); started.ok()) {
     agent = std::move(*candidate);
     current = std::move(next);
@@ -159,7 +159,7 @@ int Serve(int argc, char** argv, const sigset_t& handled, std::unique_ptr<Agent>
               SignalName(sig));
   }
   if (!StopAgent(agent)) {
-    log->info("stopped (an idle HTTP client connection was dropped)");
+    log->info("stopped (a route or a stuck collection was still running; see above)");
     spdlog::shutdown();
     std::_Exit(0);
   }
