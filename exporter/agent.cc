@@ -165,9 +165,9 @@ Status Agent::Start(std::shared_ptr<WebSecurity> security) {
   metrics_cache_ = MakeMetricsCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
-  auto server = HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_),
-                                 GetLogger("http"), config_.http,
-                                 MakeSecuritySource(std::move(security)));
+  auto server =
+      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_), GetLogger("http"),
+                        config_.http, MakeSecuritySource(std::move(security)));
   if (!server) return server.error();
   server_ = std::move(*server);
   server_for_metrics_ = server_.get();
