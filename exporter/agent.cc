@@ -218,9 +218,9 @@ int Agent::ConfigCheck() {
                 status.ok() ? hook.command.front().c_str() : status.ToString().c_str());
   }
   std::printf("%s\n", web_failed ? "config check FAILED: the web config file is invalid"
-                      : failed   ? "config check FAILED: a collector cannot collect on this host or "
-                                   "a hook cannot run"
-                                 : "config check passed");
+                      : failed ? "config check FAILED: a collector cannot collect on this host or "
+                                 "a hook cannot run"
+                               : "config check passed");
   return failed || web_failed ? 1 : 0;
 }
 
@@ -240,9 +240,9 @@ Status Agent::Start() {
   metrics_cache_ = MakeMetricsCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
-  auto server = HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_),
-                                 GetLogger("http"), config_.http,
-                                 MakeSecuritySource(web_security_));
+  auto server =
+      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_), GetLogger("http"),
+                        config_.http, MakeSecuritySource(web_security_));
   if (!server) return server.error();
   server_ = std::move(*server);
   server_for_metrics_ = server_.get();

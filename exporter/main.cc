@@ -115,7 +115,8 @@ bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& curren
     log->error("reload failed, keeping the running configuration: {}", web.message());
     return true;
   }
-  if (!StopAgent(agent)) log->warn("a route or a stuck collection still used the old agent; it is left behind");
+  if (!StopAgent(agent))
+    log->warn("a route or a stuck collection still used the old agent; it is left behind");
   if (Status started = (*candidate)->Start(); started.ok()) {
     agent = std::move(*candidate);
     current = std::move(next);

@@ -58,7 +58,8 @@ void AddHttpFlags(CLI::App& app, Config& flags, HttpFlags& h) {
       "--web.max-connections", flags.http.max_connections,
       "Most HTTP connections open at once (also at most a quarter of the open-file limit); when "
       "full, the oldest connection still sending its request head is closed for the new one. "
-      "Default " + std::to_string(defaults.max_connections));
+      "Default " +
+          std::to_string(defaults.max_connections));
   app.add_option("--web.header-timeout", h.header_timeout,
                  "Time a connection has for its TLS handshake and request head together "
                  "(slowloris bound). Default 10s");
@@ -69,7 +70,8 @@ void AddHttpFlags(CLI::App& app, Config& flags, HttpFlags& h) {
   h.max_request_size = app.add_option(
       "--web.max-request-size", flags.http.max_head_bytes,
       "Largest request head (request line and header fields) in bytes; larger gets 431. "
-      "Default " + std::to_string(defaults.max_head_bytes));
+      "Default " +
+          std::to_string(defaults.max_head_bytes));
 }
 
 Status ApplyHttpFlags(const HttpFlags& h, const Config& flags, Config& config) {

@@ -33,10 +33,10 @@ using Clock = std::chrono::steady_clock;
 // A response ready to write: the serialized head and a body owned by `owner` (or by `text`).
 struct PendingResponse {
   std::string head;
-  std::string text;                    // the body when `owner` is null
-  std::shared_ptr<const void> owner;   // keeps `body` alive (a shared render)
-  std::string_view body;               // points into `text` or into what `owner` holds
-  bool close = false;                  // close the connection after it
+  std::string text;                   // the body when `owner` is null
+  std::shared_ptr<const void> owner;  // keeps `body` alive (a shared render)
+  std::string_view body;              // points into `text` or into what `owner` holds
+  bool close = false;                 // close the connection after it
 };
 
 struct SslDeleter {

@@ -3,10 +3,8 @@
 namespace fabricwatch::exporter {
 namespace {
 
-constexpr MetricDesc kOpen{"fabricwatch_http_connections",
-                           "HTTP connections open now.",
-                           MetricKind::kGauge,
-                           {}};
+constexpr MetricDesc kOpen{
+    "fabricwatch_http_connections", "HTTP connections open now.", MetricKind::kGauge, {}};
 constexpr MetricDesc kAccepted{"fabricwatch_http_connections_accepted_total",
                                "HTTP connections accepted.",
                                MetricKind::kCounter,

@@ -52,10 +52,10 @@ std::pair<sockaddr_storage, socklen_t> SocketAddress(const std::string& host, bo
 }
 
 Result<sys::UniqueFd> Listen(const ListenAddress& address, int& port) {
-  const std::string shown = (address.ipv6 ? "[" + address.host + "]" : address.host) + ":" +
-                            std::to_string(address.port);
-  sys::UniqueFd fd(::socket(address.ipv6 ? AF_INET6 : AF_INET,
-                            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  const std::string shown =
+      (address.ipv6 ? "[" + address.host + "]" : address.host) + ":" + std::to_string(address.port);
+  sys::UniqueFd fd(
+      ::socket(address.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) {
     return Error(StatusCode::kUnavailable, "cannot listen on " + shown + ": " + strerror(errno));
   }
@@ -96,8 +96,7 @@ HttpServer::~HttpServer() { Stop(std::chrono::milliseconds::max()); }
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& address,
                                                       std::map<std::string, Route> routes,
                                                       std::shared_ptr<spdlog::logger> logger,
-                                                      HttpLimits limits,
-                                                      SecuritySource security) {
+                                                      HttpLimits limits, SecuritySource security) {
   auto impl = std::make_shared<Impl>();
   impl->routes = std::move(routes);
   impl->logger = std::move(logger);
@@ -139,9 +138,8 @@ HttpStats HttpServer::stats() const { return impl_->counters.Snapshot(); }
 bool HttpServer::Stop(std::chrono::milliseconds budget) {
   std::lock_guard lock(impl_->stop_mutex);
   if (impl_->stopped) return impl_->stopped_cleanly;
-  const auto deadline = budget == std::chrono::milliseconds::max()
-                            ? Clock::time_point::max()
-                            : Clock::now() + budget;
+  const auto deadline =
+      budget == std::chrono::milliseconds::max() ? Clock::time_point::max() : Clock::now() + budget;
   impl_->stopping = true;
   impl_->Wake();
   // The loop never blocks but in epoll_wait (woken just now): it returns at once.

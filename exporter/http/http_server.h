@@ -59,7 +59,6 @@ struct Route {
   std::function<std::shared_ptr<const RenderedBody>()> shared_body;
 };
 
-
 // The connection cap actually used: `configured`, but at most a quarter of the open-file limit
 // `fd_limit` (the rest is for the collectors' kept-open files, the state file and the hooks,
 // exporter/file_limit.h), and at least 16.
@@ -95,8 +94,8 @@ struct HttpStats {
   uint64_t header_timeouts = 0;  // handshake + head not done in time
   uint64_t idle_timeouts = 0;
   uint64_t write_timeouts = 0;
-  uint64_t tls_failures = 0;     // handshake or client-certificate check failed
-  uint64_t overloaded = 0;       // 503: a worker queue was full
+  uint64_t tls_failures = 0;      // handshake or client-certificate check failed
+  uint64_t overloaded = 0;        // 503: a worker queue was full
   uint64_t accept_fd_errors = 0;  // accept() failed with EMFILE/ENFILE
   uint64_t accept_pauses = 0;     // times accepting was paused for want of fds
   uint64_t requests = 0;          // responses sent, any status

@@ -65,13 +65,11 @@ void HttpServer::Impl::Dispatch(uint64_t id, Connection& c, Clock::time_point no
       case SecurityPolicy::Auth::kNeedsSlowCheck: {
         // bcrypt (~50 ms) on a pool of its own: wrong passwords queue behind each other, not
         // in front of requests with cached credentials or of the routes.
-        const bool posted =
-            auth->TryPost([self = shared_from_this(), id, policy, authorization] {
-              const bool ok = policy->CheckSlow(authorization);
-              self->Complete({id,
-                              ok ? Completion::Kind::kAuthorized : Completion::Kind::kUnauthorized,
-                              {}});
-            });
+        const bool posted = auth->TryPost([self = shared_from_this(), id, policy, authorization] {
+          const bool ok = policy->CheckSlow(authorization);
+          self->Complete(
+              {id, ok ? Completion::Kind::kAuthorized : Completion::Kind::kUnauthorized, {}});
+        });
         if (!posted) {
           ++counters.overloaded;
           Answer(c, 503, {{"Retry-After", "1"}}, /*close=*/true, now);

@@ -9,8 +9,21 @@ namespace {
 bool IsTokenChar(unsigned char c) {
   if (std::isalnum(c) != 0) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':  // NOLINT
-    case '-': case '.': case '^': case '_': case '`': case '|': case '~':           // NOLINT
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':  // NOLINT
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':  // NOLINT
       return true;
     default:
       return false;

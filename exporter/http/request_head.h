@@ -25,9 +25,9 @@ struct HeadLimits {
 };
 
 struct RequestHead {
-  std::string method;  // case-sensitive (RFC 9110 §9.1)
-  std::string target;  // as sent: origin-form, "*", or absolute/authority form
-  std::string path;    // target without the query; empty for "*" and authority-form
+  std::string method;     // case-sensitive (RFC 9110 §9.1)
+  std::string target;     // as sent: origin-form, "*", or absolute/authority form
+  std::string path;       // target without the query; empty for "*" and authority-form
   int version_minor = 1;  // HTTP/1.x
   std::vector<std::pair<std::string, std::string>> fields;  // names as sent, values trimmed
 

@@ -6,18 +6,30 @@ namespace fabricwatch::exporter {
 
 std::string_view ReasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -51,15 +63,24 @@ std::string ResponseHead(int status, std::string_view content_type, size_t conte
 
 std::string ErrorBody(int status) {
   switch (status) {
-    case 400: return "400 bad request\n";
-    case 401: return "401 unauthorized\n";
-    case 404: return "404 page not found\n";
-    case 405: return "405 method not allowed\n";
-    case 431: return "431 request header fields too large\n";
-    case 500: return "500 internal server error\n";
-    case 503: return "503 service unavailable\n";
-    case 505: return "505 HTTP version not supported\n";
-    default: return std::to_string(status) + "\n";
+    case 400:
+      return "400 bad request\n";
+    case 401:
+      return "401 unauthorized\n";
+    case 404:
+      return "404 page not found\n";
+    case 405:
+      return "405 method not allowed\n";
+    case 431:
+      return "431 request header fields too large\n";
+    case 500:
+      return "500 internal server error\n";
+    case 503:
+      return "503 service unavailable\n";
+    case 505:
+      return "505 HTTP version not supported\n";
+    default:
+      return std::to_string(status) + "\n";
   }
 }
 

@@ -28,7 +28,8 @@ std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
                    std::make_move_iterator(detected.end()));
         MetricSink hook_sink;
         sources.hooks.Export(hook_sink);
-        if (const HttpServer* server = sources.http_server ? sources.http_server->load() : nullptr) {
+        if (const HttpServer* server =
+                sources.http_server ? sources.http_server->load() : nullptr) {
           ExportHttpStats(server->stats(), hook_sink);
         }
         if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);

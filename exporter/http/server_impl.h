@@ -31,10 +31,18 @@ struct HttpCounters {
       idle_timeouts{0}, write_timeouts{0}, tls_failures{0}, overloaded{0}, accept_fd_errors{0},
       accept_pauses{0}, requests{0};
   HttpStats Snapshot() const {
-    return HttpStats{open.load(),          accepted.load(),       evicted.load(),
-                     rejected.load(),      header_timeouts.load(), idle_timeouts.load(),
-                     write_timeouts.load(), tls_failures.load(),   overloaded.load(),
-                     accept_fd_errors.load(), accept_pauses.load(), requests.load()};
+    return HttpStats{open.load(),
+                     accepted.load(),
+                     evicted.load(),
+                     rejected.load(),
+                     header_timeouts.load(),
+                     idle_timeouts.load(),
+                     write_timeouts.load(),
+                     tls_failures.load(),
+                     overloaded.load(),
+                     accept_fd_errors.load(),
+                     accept_pauses.load(),
+                     requests.load()};
   }
 };
 

@@ -45,8 +45,8 @@ SecuritySource MakeSecuritySource(std::shared_ptr<WebSecurity> security) {
     std::mutex mutex;
     std::shared_ptr<const StatePolicy> policy;
   };
-  return [security = std::move(security), cache = std::make_shared<Cache>()]()
-             -> std::shared_ptr<const SecurityPolicy> {
+  return [security = std::move(security),
+          cache = std::make_shared<Cache>()]() -> std::shared_ptr<const SecurityPolicy> {
     // Errors are logged by WebSecurity, which keeps the current generation.
     [[maybe_unused]] const Status reloaded = security->MaybeReload(false);
     std::shared_ptr<const WebSecurityState> current = security->Current();

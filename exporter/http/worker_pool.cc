@@ -19,7 +19,8 @@ struct WorkerPool::Shared {
   std::vector<std::thread> threads;
 };
 
-WorkerPool::WorkerPool(size_t threads, size_t queue_capacity) : shared_(std::make_shared<Shared>()) {
+WorkerPool::WorkerPool(size_t threads, size_t queue_capacity)
+    : shared_(std::make_shared<Shared>()) {
   shared_->capacity = queue_capacity;
   shared_->running_threads = threads;
   for (size_t i = 0; i < threads; ++i) {

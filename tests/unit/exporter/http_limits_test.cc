@@ -119,9 +119,10 @@ std::string Get(int port, const std::string& path = "/plain") {
 TEST(HttpLimitsTest, EveryOtherMethodIs405WithAllowAndClose) {
   auto server = StartServer();
   const int port = server->ports()[0];
-  for (const char* line : {"OPTIONS * HTTP/1.1", "OPTIONS /plain HTTP/1.1", "TRACE / HTTP/1.1",
-                           "CONNECT example.com:443 HTTP/1.1", "FOO /plain HTTP/1.1",
-                           "PROPFIND /plain HTTP/1.1", "POST /nope HTTP/1.1", "get /plain HTTP/1.1"}) {
+  for (const char* line :
+       {"OPTIONS * HTTP/1.1", "OPTIONS /plain HTTP/1.1", "TRACE / HTTP/1.1",
+        "CONNECT example.com:443 HTTP/1.1", "FOO /plain HTTP/1.1", "PROPFIND /plain HTTP/1.1",
+        "POST /nope HTTP/1.1", "get /plain HTTP/1.1"}) {
     UniqueFd s = Connect(port);
     SendAll(s.get(), std::string(line) + "\r\nHost: x\r\n\r\n");  // keep-alive asked (HTTP/1.1)
     const std::string response = ReadResponse(s.get());
@@ -247,10 +248,13 @@ struct OpenAtExit {
 TEST(HttpLimitsTest, FullWorkerQueueIs503WithRetryAfter) {
   Gate gate;
   auto routes = PlainRoutes();
-  routes["/slow"] = Route{"text/plain", [&] {
+  routes["/slow"] = Route{"text/plain",
+                          [&] {
                             gate.Wait();
                             return std::string("slow\n");
-                          }, false, {}};
+                          },
+                          false,
+                          {}};
   HttpLimits limits;
   limits.handler_threads = 1;
   limits.handler_queue = 1;
@@ -353,10 +357,13 @@ TEST(HttpLimitsTest, OutOfFdsKeepsAnsweringWithoutSpinning) {
       "http", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
   Gate gate;
   auto routes = PlainRoutes();
-  routes["/slow"] = Route{"text/plain", [&] {
+  routes["/slow"] = Route{"text/plain",
+                          [&] {
                             gate.Wait();
                             return std::string("slow\n");
-                          }, false, {}};
+                          },
+                          false,
+                          {}};
   auto server = StartServer({}, std::move(routes), nullptr, logger);
   OpenAtExit open_at_exit{gate};
   sockaddr_in addr{};

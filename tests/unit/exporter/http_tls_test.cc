@@ -223,7 +223,8 @@ TEST_F(HttpTlsTest, UnfinishedHandshakeHitsTheHeaderTimeout) {
   limits.header_timeout = std::chrono::milliseconds(300);
   Start(std::make_shared<TlsPolicy>(server_ctx_.get()), limits);
   UniqueFd s = Connect();
-  const char partial_hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, static_cast<char>(0xfc)};
+  const char partial_hello[] = {
+      0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, static_cast<char>(0xfc)};
   ::send(s.get(), partial_hello, sizeof(partial_hello), MSG_NOSIGNAL);
   char buf[64];
   ssize_t n = 0;

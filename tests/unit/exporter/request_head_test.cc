@@ -113,11 +113,10 @@ TEST(RequestHeadTest, BinaryBeforeTheFirstLineEndIsRefusedAtOnce) {
 TEST(RequestHeadTest, SizeAndFieldCountLimitsAre431) {
   const HeadLimits limits{.max_head_bytes = 100, .max_fields = 3};
   EXPECT_EQ(Parse("GET /" + std::string(200, 'a'), limits).status, 431) << "incomplete, too big";
-  EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(100, 'v') + "\r\n\r\n", limits)
-                .status,
-            431);
-  EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits).status,
-            431);
+  EXPECT_EQ(
+      Parse("GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(100, 'v') + "\r\n\r\n", limits).status,
+      431);
+  EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits).status, 431);
   EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\n\r\n", limits).state,
             State::kComplete);
 }
