@@ -17,6 +17,7 @@
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/fifo.h"
+#include "tests/testing/log_lines.h"
 #include "tests/testing/module_images.h"
 #include "tests/testing/test_paths.h"
 
@@ -26,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using fabricwatch::testing::CountLogLines;
 
 class SteppingClock final : public Clock {
  public:
@@ -208,18 +210,6 @@ TEST(OpticsCollectorTest, a_corrupt_image_is_counted_and_the_others_emitted) {
   EXPECT_EQ(run.errors, 1u) << run.error_text;
   EXPECT_THAT(run.text, HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
   EXPECT_THAT(run.text, Not(HasSubstr("netdev=\"enp9s0\"")));
-}
-
-// Counts the lines of `log` that contain every one of `needles`.
-int CountLogLines(const std::string& log, std::initializer_list<std::string_view> needles) {
-  std::istringstream lines(log);
-  int n = 0;
-  for (std::string line; std::getline(lines, line);) {
-    bool all = true;
-    for (std::string_view needle : needles) all &= line.find(needle) != std::string::npos;
-    n += all ? 1 : 0;
-  }
-  return n;
 }
 
 TEST(OpticsCollectorTest, a_bad_eeprom_is_one_warning_while_it_stays_bad_and_one_recovery) {

@@ -22,6 +22,7 @@
 
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/fake_filesystem.h"
+#include "tests/testing/log_lines.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::rdma {
@@ -32,6 +33,7 @@ using testing::FakeFileSystem;
 using testing::FixturePath;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using fabricwatch::testing::CountLogLines;
 
 // A clock tests can move forward (rediscovery-interval); starts at a fixed instant.
 class ManualClock final : public Clock {
@@ -735,18 +737,6 @@ TEST(RdmaCollectorTest, port_xmit_wait_saturates_at_32_bits_with_the_extended_ta
   const std::string text = harness.Collect().text;
   EXPECT_THAT(text, HasLine("fabric_rdma_port_saturated{device=\"mlx5_0\",port=\"1\","
                             "counter=\"port_xmit_wait\"} 1"));
-}
-
-// Counts the lines of `log` that contain every one of `needles`.
-int CountLogLines(const std::string& log, std::initializer_list<std::string_view> needles) {
-  std::istringstream lines(log);
-  int n = 0;
-  for (std::string line; std::getline(lines, line);) {
-    bool all = true;
-    for (std::string_view needle : needles) all &= line.find(needle) != std::string::npos;
-    n += all ? 1 : 0;
-  }
-  return n;
 }
 
 TEST(RdmaCollectorTest, a_symlink_loop_device_is_one_warning_not_one_per_retry) {
