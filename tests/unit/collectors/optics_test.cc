@@ -25,9 +25,9 @@ namespace fabricwatch::optics {
 namespace {
 
 namespace fs = std::filesystem;
+using fabricwatch::testing::CountLogLines;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using fabricwatch::testing::CountLogLines;
 
 class SteppingClock final : public Clock {
  public:

@@ -29,11 +29,11 @@ namespace fabricwatch::rdma {
 namespace {
 
 namespace fs = std::filesystem;
+using fabricwatch::testing::CountLogLines;
 using testing::FakeFileSystem;
 using testing::FixturePath;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using fabricwatch::testing::CountLogLines;
 
 // A clock tests can move forward (rediscovery-interval); starts at a fixed instant.
 class ManualClock final : public Clock {
