@@ -69,4 +69,33 @@ inline constexpr MetricDesc kFecCorrectedBits{
     "Bits corrected by FEC, whole port (ETHTOOL_A_FEC_STAT_CORR_BITS[0]).",
     MetricKind::kCounter,
     {"netdev"}};
+
+// Link settings (ethtool netlink LINKMODES_GET and LINKINFO_GET, the ETHTOOL_GLINKSETTINGS ioctl
+// as fallback, or the replay file DIR/<netdev>/link with the text of `ethtool <netdev>`). The
+// link_degraded detector reads them (README "Fabric shape"). Each is absent when the source does
+// not report it ("Speed: Unknown!", "Lanes:" missing, link modes "Not reported").
+inline constexpr MetricDesc kLinkSpeed{
+    "fabric_ethtool_link_speed_bytes_per_second",
+    "Current link speed as ethtool reports it (ETHTOOL_A_LINKMODES_SPEED, Mb/s, converted to "
+    "bytes per second); absent while the speed is unknown (link down).",
+    MetricKind::kGauge, kNetdev};
+inline constexpr MetricDesc kLinkLanes{
+    "fabric_ethtool_link_lanes",
+    "Lanes of the current link mode (ETHTOOL_A_LINKMODES_LANES, kernel 5.11+); absent when the "
+    "driver does not report it.",
+    MetricKind::kGauge, kNetdev};
+inline constexpr MetricDesc kLinkSupportedMaxSpeed{
+    "fabric_ethtool_link_supported_max_speed_bytes_per_second",
+    "The fastest link mode the port supports (ETHTOOL_A_LINKMODES_OURS mask), in bytes per "
+    "second; absent when the driver reports no link modes.",
+    MetricKind::kGauge, kNetdev};
+inline constexpr MetricDesc kLinkAdvertisedMaxSpeed{
+    "fabric_ethtool_link_advertised_max_speed_bytes_per_second",
+    "The fastest link mode the port advertises (ETHTOOL_A_LINKMODES_OURS value), in bytes per "
+    "second; absent when the driver reports no advertised modes.",
+    MetricKind::kGauge, kNetdev};
+inline constexpr MetricDesc kLinkAutoneg{
+    "fabric_ethtool_link_autoneg",
+    "1 if auto-negotiation is on (ETHTOOL_A_LINKMODES_AUTONEG), 0 if off.",
+    MetricKind::kGauge, kNetdev};
 }  // namespace fabricwatch::ethtool
