@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@
 #include "collectors/sys/ethtool_kernel.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
+#include "detectors/link_degraded/port_shape.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/http/routes.h"
@@ -222,6 +224,39 @@ int Agent::ConfigCheck() {
                                  "a hook cannot run"
                                : "config check passed");
   return failed || web_failed ? 1 : 0;
+}
+
+int Agent::PrintShape() {
+  // The collectors the shape reads (detectors/link_degraded/port_shape.h), collected once.
+  std::map<std::string, std::shared_ptr<Snapshot>> snapshots;
+  for (ScheduledCollector& collector : collectors_) {
+    const std::vector<std::string> inputs = detect::InputCollectors(detect::shape::ShapeInputs());
+    if (std::find(inputs.begin(), inputs.end(), collector.name) == inputs.end()) continue;
+    CollectionOutcome outcome = CollectOnce(collector, clock_);
+    if (!outcome.run.status.ok() && !outcome.run.status.no_data()) {
+      std::fprintf(stderr, "fabricwatch: collector %s: %s\n", collector.name.c_str(),
+                   outcome.run.status.message().c_str());
+    }
+    if (outcome.snapshot) snapshots[collector.name] = std::move(outcome.snapshot);
+  }
+  auto families = [&](const char* name) -> const detect::Families* {
+    auto it = snapshots.find(name);
+    return it == snapshots.end() ? nullptr : &it->second->families;
+  };
+  if (families("rdma") == nullptr) {
+    std::fprintf(stderr, "fabricwatch: --shape.print needs the rdma collector\n");
+    return 1;
+  }
+  const detect::shape::NodeShape shape = detect::shape::BuildShape(
+      {families("rdma"), families("netdev"), families("ethtool"), families("topology")});
+  char hostname[256] = {};
+  if (gethostname(hostname, sizeof(hostname) - 1) != 0) std::snprintf(hostname, 8, "unknown");
+  std::fputs(detect::shape::ShapeToYaml(shape, hostname).c_str(), stdout);
+  if (shape.ports.empty()) {
+    std::fprintf(stderr, "fabricwatch: no RDMA port found under %s/class/infiniband\n",
+                 config_.sysfs_path.c_str());
+  }
+  return 0;
 }
 
 Status Agent::Start() {

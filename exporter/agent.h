@@ -51,6 +51,10 @@ class Agent {
   // Returns the process exit code (0: every collector usable, 1 otherwise).
   int ConfigCheck();
 
+  // --shape.print: collects the collectors the fabric shape reads once and prints the shape as
+  // YAML (detectors/link_degraded/port_shape.h). Returns the exit code (1 without rdma).
+  int PrintShape();
+
   // Loads the --web.config.file settings (TLS, basic auth, headers; plain HTTP without one),
   // binds the HTTP server and starts the engine, the scheduler and the hooks.
   Status Start();

@@ -190,7 +190,7 @@ int Main(int argc, char** argv) {
 
   // Held until the process exits, across reloads (--state.file is a flag: a reload keeps it).
   std::optional<detect::StateFileLock> state_lock;
-  if (!config.config_check && !config.state_file.empty()) {
+  if (!config.config_check && !config.shape_print && !config.state_file.empty()) {
     auto lock = detect::StateFileLock::Acquire(config.state_file);
     if (!lock) {
       log->error("{}", lock.error().ToString());
@@ -204,6 +204,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (config.config_check) return (*agent)->ConfigCheck();
+  if (config.shape_print) return (*agent)->PrintShape();
   if (Status started = (*agent)->Start(); !started.ok()) {
     log->error("{}", started.message());
     return 1;

@@ -51,14 +51,6 @@ constexpr MetricDesc kCarrierUp{
     "Carrier up transitions counted by the kernel (carrier_up_count, 32-bit, kernel 4.16+).",
     MetricKind::kCounter,
     {"netdev"}};
-constexpr MetricDesc kMtu{"fabric_netdev_mtu_bytes", "Maximum transmission unit (mtu).",
-                          MetricKind::kGauge, {"netdev"}};
-constexpr MetricDesc kSpeed{
-    "fabric_netdev_speed_bytes_per_second",
-    "Negotiated link speed (speed, Mbit/s, converted to bytes per second); absent when the "
-    "driver reports it unknown (-1) or the link is down.",
-    MetricKind::kGauge,
-    {"netdev"}};
 constexpr MetricDesc kRxBytes{"fabric_netdev_receive_bytes_total",
                               "Bytes received (statistics/rx_bytes).", MetricKind::kCounter,
                               {"netdev"}};

@@ -24,4 +24,12 @@ inline constexpr MetricDesc kCarrierDown{
     MetricKind::kCounter,
     {"netdev"},
     {CounterOverflow::kWraps, 32}};
+inline constexpr MetricDesc kMtu{
+    "fabric_netdev_mtu_bytes", "Maximum transmission unit (mtu).", MetricKind::kGauge, {"netdev"}};
+inline constexpr MetricDesc kSpeed{
+    "fabric_netdev_speed_bytes_per_second",
+    "Negotiated link speed (speed, Mbit/s, converted to bytes per second); absent when the "
+    "driver reports it unknown (-1) or the link is down.",
+    MetricKind::kGauge,
+    {"netdev"}};
 }  // namespace fabricwatch::netdev

@@ -36,34 +36,15 @@ constexpr int kLinkUpPhysState = 5;  // LinkUp
 
 constexpr LabelNames kPortCounterLabels{"device", "port", "counter"};
 
-constexpr MetricDesc kDeviceInfo{
-    "fabric_rdma_device_info",
-    "RDMA device facts from /sys/class/infiniband/<device>: node type, firmware version, node and "
-    "system image GUIDs, HCA type (mlx5: PCI device ID as MT<decimal>), board id (PSID), node "
-    "description, PCI function and the netdevs of that function (comma-separated). Constant 1.",
-    MetricKind::kInfo,
-    {"device", "node_type", "fw_ver", "node_guid", "sys_image_guid", "hca_type", "board_id",
-     "node_desc", "pci_address", "netdevs"}};
-constexpr MetricDesc kPortPhysState{
-    "fabric_rdma_port_phys_state",
-    "Physical port state (phys_state): 1 Sleep, 2 Polling, 3 Disabled, "
-    "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test.",
-    MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kPortActive{"fabric_rdma_port_active",
                                  "1 if the logical port state is ACTIVE (4), else 0.",
                                  MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kPortLinkUp{"fabric_rdma_port_physical_link_up",
                                  "1 if the physical port state is LinkUp (5), else 0.",
                                  MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kPortLanes{"fabric_rdma_port_lanes",
-                                "Active link width in lanes (the NX of rate).",
-                                MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kPortLid{"fabric_rdma_port_lid",
                               "Local identifier of an InfiniBand port (lid); 0 without an SM.",
                               MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kPortSmLid{"fabric_rdma_port_sm_lid",
-                                "LID of the subnet manager an InfiniBand port is managed by.",
-                                MetricKind::kGauge, kPortLabels};
 constexpr MetricDesc kSaturated{
     "fabric_rdma_port_saturated",
     "1 if an IBA port counter sits at its maximum (all ones) and stopped counting: its rate "
@@ -92,9 +73,9 @@ constexpr CollectorOptionSpec kOptions[] = {
 };
 
 std::vector<MetricDesc> AllMetrics() {
-  std::vector<MetricDesc> all = {kDeviceInfo, kPortInfo,  kPortState, kPortPhysState,
-                                 kPortActive, kPortLinkUp, kPortRate, kPortLanes,
-                                 kPortLid,    kPortSmLid, kSaturated};
+  std::vector<MetricDesc> all = {kDeviceInfo,    kPortInfo,   kPortState, kPortPhysState,
+                                 kPortActive,    kPortLinkUp, kPortRate,  kPortLanes,
+                                 kPortLaneSpeed, kPortLid,    kPortSmLid, kSaturated};
   for (const MetricDesc* desc : CuratedCounterMetrics()) all.push_back(*desc);
   all.push_back(kPmaOther);
   all.push_back(kHwOther);
@@ -435,6 +416,7 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
       if (auto rate = ParseRate(*text, port.rate.path())) {
         sink.Add(kPortRate, {d, p}, rate->bytes_per_second);
         if (rate->lanes > 0) sink.Add(kPortLanes, {d, p}, rate->lanes);
+        if (rate->lane_gbps > 0) sink.Add(kPortLaneSpeed, {d, p}, rate->lane_gbps * 1e9 / 8.0);
         speed = rate->speed;
       } else {
         Fail(sink, port.rate.path(), rate.error());

@@ -4,6 +4,10 @@
 // PortCounters among them carry their saturation width (CounterRange), which the collector's
 // counter table and the detectors' CounterTracker both read from here.
 
+#include <optional>
+#include <string_view>
+#include <utility>
+
 #include "collectors/core/metric_sink.h"
 
 namespace fabricwatch::rdma {
@@ -61,4 +65,45 @@ inline constexpr MetricDesc kExcessiveBufferOverrun{
     MetricKind::kCounter,
     kPortLabels,
     {CounterOverflow::kSaturates, 4}};
+inline constexpr MetricDesc kDeviceInfo{
+    "fabric_rdma_device_info",
+    "RDMA device facts from /sys/class/infiniband/<device>: node type, firmware version, node and "
+    "system image GUIDs, HCA type (mlx5: PCI device ID as MT<decimal>), board id (PSID), node "
+    "description, PCI function and the netdevs of that function (comma-separated). Constant 1.",
+    MetricKind::kInfo,
+    {"device", "node_type", "fw_ver", "node_guid", "sys_image_guid", "hca_type", "board_id",
+     "node_desc", "pci_address", "netdevs"}};
+inline constexpr MetricDesc kPortPhysState{
+    "fabric_rdma_port_phys_state",
+    "Physical port state (phys_state): 1 Sleep, 2 Polling, 3 Disabled, "
+    "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test.",
+    MetricKind::kGauge, kPortLabels};
+inline constexpr MetricDesc kPortLanes{"fabric_rdma_port_lanes",
+                                       "Active link width in lanes (the NX of rate).",
+                                       MetricKind::kGauge, kPortLabels};
+inline constexpr MetricDesc kPortSmLid{
+    "fabric_rdma_port_sm_lid", "LID of the subnet manager an InfiniBand port is managed by.",
+    MetricKind::kGauge, kPortLabels};
+inline constexpr MetricDesc kPortLaneSpeed{
+    "fabric_rdma_port_lane_speed_bytes_per_second",
+    "Per-lane signalling rate of the port from rate: the IBTA speed generation's nominal lane "
+    "rate (SDR 2.5, DDR 5, QDR and FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s) "
+    "where rate names it, else the rate divided by its width; converted to bytes per second. "
+    "Synthetic on RoCE. Stale while the port is down.",
+    MetricKind::kGauge, kPortLabels};
+
+// The nominal per-lane rate in Gb/s of an IBTA speed generation as rate_show names it: the
+// meaning of kPortLaneSpeed and of a shape manifest's lane_speed. rate_show prints "%d%s" of the
+// per-lane deci-Gb/s × width / 10 (docs/reference.md §1.3, kernel drivers/infiniband/core/
+// sysfs.c), so FDR's 14.0625 Gb/s lane is 140 deci-Gb/s: "56 Gb/sec (4X FDR)". nullopt for any
+// other name.
+inline std::optional<double> IbLaneGbps(std::string_view speed) {
+  constexpr std::pair<std::string_view, double> kGenerations[] = {
+      {"SDR", 2.5}, {"DDR", 5},  {"QDR", 10},  {"FDR10", 10}, {"FDR", 14},
+      {"EDR", 25},  {"HDR", 50}, {"NDR", 100}, {"XDR", 200}};
+  for (const auto& [name, gbps] : kGenerations) {
+    if (name == speed) return gbps;
+  }
+  return std::nullopt;
+}
 }  // namespace fabricwatch::rdma

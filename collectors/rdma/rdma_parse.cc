@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "collectors/core/value_parse.h"
 
@@ -57,6 +58,10 @@ Result<PortRate> ParseRate(std::string_view text, std::string_view what) {
   rate.speed = speed.empty() ? "SDR" : std::string(speed);
   for (char c : rate.speed) {
     if (!std::isalnum(static_cast<unsigned char>(c))) return bad();
+  }
+  if (gbits > 0) {
+    std::optional<double> lane = IbLaneGbps(rate.speed);
+    rate.lane_gbps = lane ? *lane : gbits / lanes;
   }
   return rate;
 }

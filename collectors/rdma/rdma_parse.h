@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "collectors/core/status.h"
+#include "collectors/rdma/rdma_metrics.h"  // IbLaneGbps
 
 namespace fabricwatch::rdma {
 
@@ -26,6 +27,9 @@ struct PortRate {
   double bytes_per_second = 0;
   int lanes = 0;      // 0 when the string carries no width
   std::string speed;  // "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR", "" (none)
+  // Per-lane rate in Gb/s: the generation's nominal lane rate when `speed` names a known one,
+  // else the rate divided by the width; 0 when neither is known (no width, or a rate of 0).
+  double lane_gbps = 0;
 };
 Result<PortRate> ParseRate(std::string_view text, std::string_view what);
 

@@ -17,7 +17,6 @@
 namespace fabricwatch::topology {
 namespace {
 
-constexpr LabelNames kPairLabels{"gpu", "nic", "rdma_device"};
 
 constexpr MetricDesc kGpuInfo{
     "fabric_topology_gpu_info",
@@ -43,11 +42,6 @@ constexpr MetricDesc kPairInfo{
     "SYS (across NUMA nodes). Derived from sysfs alone. Constant 1.",
     MetricKind::kInfo,
     {"gpu", "nic", "rdma_device", "level"}};
-constexpr MetricDesc kPairDistance{
-    "fabric_topology_gpu_nic_distance",
-    "NVML topology level of the GPU-NIC path: 10 PIX, 20 PXB, 30 PHB, 40 NODE, 50 SYS "
-    "(nvmlGpuTopologyLevel_t). Lower is closer; GPUDirect RDMA pays off at 10-20.",
-    MetricKind::kGauge, kPairLabels};
 constexpr MetricDesc kNearest{
     "fabric_topology_gpu_nearest_nic_info",
     "The NICs closest to a GPU (every NIC at the smallest distance; only RDMA-capable NICs "

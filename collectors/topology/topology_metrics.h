@@ -30,4 +30,10 @@ inline constexpr MetricDesc kAer{
     "(correctable, nonfatal, fatal), from the TOTAL_ERR_* line of aer_dev_<severity>.",
     MetricKind::kCounter,
     {"device", "role", "severity"}};
+inline constexpr LabelNames kPairLabels{"gpu", "nic", "rdma_device"};
+inline constexpr MetricDesc kPairDistance{
+    "fabric_topology_gpu_nic_distance",
+    "NVML topology level of the GPU-NIC path: 10 PIX, 20 PXB, 30 PHB, 40 NODE, 50 SYS "
+    "(nvmlGpuTopologyLevel_t). Lower is closer; GPUDirect RDMA pays off at 10-20.",
+    MetricKind::kGauge, kPairLabels};
 }  // namespace fabricwatch::topology

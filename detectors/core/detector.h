@@ -107,6 +107,10 @@ class Detector {
   virtual Status LoadState(const nlohmann::json& /*state*/, StateLoadCheck& /*check*/) {
     return Status::Ok();
   }
+  // Lines for the agent's log at info that are not findings (link_degraded: "the node was
+  // reconfigured, the expected shape is learned again"); the engine takes them after each
+  // Evaluate() and logs them with the detector's name.
+  virtual std::vector<std::string> TakeInfoLines() { return {}; }
 };
 
 }  // namespace fabricwatch::detect

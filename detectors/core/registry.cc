@@ -1,6 +1,7 @@
 #include "detectors/core/registry.h"
 
 #include "detectors/ber_growth/ber_growth.h"
+#include "detectors/link_degraded/link_degraded.h"
 #include "detectors/link_flap/link_flap.h"
 #include "detectors/optical_drift/optical_drift.h"
 #include "detectors/pcie_degraded/pcie_degraded.h"
@@ -41,6 +42,12 @@ const DetectorInfo kDetectors[] = {
      "GPU and NIC PCIe links trained below their maximum width or speed, and AER error growth",
      true, PcieDegradedDetectorOptions(), PcieDegradedDetectorMetrics(),
      PcieDegradedDetectorInputs(), MakePcieDegradedDetector},
+    {"link_degraded",
+     "Fabric ports below the node's shape: width loss (4X -> 1X), speed loss (NDR -> HDR, "
+     "400G -> 200G), ports stuck in INIT, down or missing when they should be there, firmware "
+     "drift; the expectation comes from --shape.file or is learned from siblings and history",
+     true, LinkDegradedDetectorOptions(), LinkDegradedDetectorMetrics(),
+     LinkDegradedDetectorInputs(), MakeLinkDegradedDetector},
 };
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include "collectors/core/registry.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/listen_address.h"
-#include "exporter/config/yaml_checks.h"
+#include "collectors/core/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {

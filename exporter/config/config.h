@@ -54,6 +54,8 @@ struct Config {
   std::string ethtool_path;  // empty: ethtool data from the kernel
   std::string config_file;
   bool config_check = false;
+  bool shape_print = false;  // --shape.print: print the fabric shape as YAML and exit
+  std::string shape_file;    // --shape.file (applied as detectors.link_degraded.shape-file)
   std::string log_level = "info";
   std::string log_format = "logfmt";
   // Every registered collector has an entry, enabled or not.

@@ -43,6 +43,7 @@ struct GlobalFlags {
   CLI::Option* level;
   CLI::Option* format;
   CLI::Option* state_file;
+  CLI::Option* shape_file;
 };
 
 // The HTTP server's bounds (README "HTTP server limits"); durations as text until validated.
@@ -131,6 +132,10 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
                "Validate the configuration and the web configuration file, probe every enabled "
                "collector once, check that every hook is executable by the user it runs as, print "
                "a summary and exit (0 if all usable, 1 otherwise)");
+  app.add_flag("--shape.print", config.shape_print,
+               "Collect once, print this node's fabric shape (every RDMA port: rate, width, lane "
+               "speed, state, firmware, PCIe link, nearest GPU) as YAML and exit; the output is a "
+               "valid --shape.file (README \"Fabric shape\")");
   g.level = app.add_option("--log.level", flags.log_level,
                            "Log level: debug, info, warn, error. Default info");
   g.format = app.add_option("--log.format", flags.log_format,
@@ -233,6 +238,10 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
     }
   }
   if (g.state_file->count() > 0) config.state_file = flags.state_file;
+  // --shape.file is the link_degraded detector's shape-file option (it loads and checks it).
+  if (g.shape_file->count() > 0) {
+    config.detectors["link_degraded"].options["shape-file"] = flags.shape_file;
+  }
   return Status::Ok();
 }
 
@@ -267,6 +276,11 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
                "Disable every detector that the configuration does not enable by name "
                "(--detector.<name> or detectors.<name>.enabled); the agent then only exports");
   auto detector_flags = AddDetectorFlags(app);
+  global.shape_file = app.add_option(
+      "--shape.file", flags.shape_file,
+      "Shape manifest: what this node's fabric ports should be (a port list or counts such as "
+      "\"8 InfiniBand ports at >= 400 Gb/s 4X\"), checked by link_degraded; --shape.print "
+      "writes one. Empty (default): the expected shape is learned from siblings and history");
   global.state_file = app.add_option(
       "--state.file", flags.state_file,
       "File where detector state (flap history, baselines, active anomalies) survives restarts; "

@@ -229,6 +229,9 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
       const auto now = clock_.Now();
       std::vector<detect::Finding> findings = detector->Evaluate(now);
       if (!tracker_.Update(name, now, std::move(findings)).empty()) dirty_ = true;
+      for (const std::string& line : detector->TakeInfoLines()) {
+        logger_->info("detector {}: {}", name, line);
+      }
       MetricSink sink;
       detector->Export(sink);
       for (const Status& error : sink.errors()) {

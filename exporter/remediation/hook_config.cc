@@ -10,7 +10,7 @@
 #include <set>
 
 #include "collectors/core/duration.h"
-#include "exporter/config/yaml_checks.h"
+#include "collectors/core/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {

@@ -39,27 +39,41 @@ TEST(RdmaParseTest, numbered_name_errors_name_the_file) {
 }
 
 TEST(RdmaParseTest, rates_convert_to_bytes_per_second_with_width_and_speed) {
+  // Every IBTA generation from SDR to XDR and every width rate_show prints (1X, 2X, 4X, 8X, 12X);
+  // the lane rate is the generation's nominal one (docs/reference.md §1.3), not rate / width
+  // (FDR: 56 / 4 = 14, FDR10: 40 / 4 = 10).
   struct Case {
     const char* text;
     double bytes_per_second;
     int lanes;
     const char* speed;
+    double lane_gbps;
   };
   const Case cases[] = {
-      {"400 Gb/sec (4X NDR)\n", 5e10, 4, "NDR"},
-      {"2.5 Gb/sec (1X)\n", 312500000, 1, "SDR"},  // SDR prints no suffix
-      {"10 Gb/sec (4X)", 1.25e9, 4, "SDR"},
-      {"5 Gb/sec (1X DDR)", 625e6, 1, "DDR"},
-      {"40 Gb/sec (4X QDR)", 5e9, 4, "QDR"},
-      {"40 Gb/sec (4X FDR10)", 5e9, 4, "FDR10"},
-      {"56 Gb/sec (4X FDR)", 7e9, 4, "FDR"},
-      {"25 Gb/sec (1X EDR)", 3.125e9, 1, "EDR"},
-      {"100 Gb/sec (4X EDR)", 1.25e10, 4, "EDR"},
-      {"200 Gb/sec (4X HDR)", 2.5e10, 4, "HDR"},
-      {"300 Gb/sec (12X EDR)", 3.75e10, 12, "EDR"},
-      {"800 Gb/sec (8X XDR)", 1e11, 8, "XDR"},
-      {"800 Gb/sec (4X XDR)", 1e11, 4, "XDR"},
-      {"0 GB/sec\n", 0, 0, ""},  // a down port on some drivers: no width
+      {"400 Gb/sec (4X NDR)\n", 5e10, 4, "NDR", 100},
+      {"2.5 Gb/sec (1X)\n", 312500000, 1, "SDR", 2.5},  // SDR prints no suffix
+      {"10 Gb/sec (4X)", 1.25e9, 4, "SDR", 2.5},
+      {"30 Gb/sec (12X)", 3.75e9, 12, "SDR", 2.5},
+      {"5 Gb/sec (1X DDR)", 625e6, 1, "DDR", 5},
+      {"10 Gb/sec (2X DDR)", 1.25e9, 2, "DDR", 5},
+      {"40 Gb/sec (4X QDR)", 5e9, 4, "QDR", 10},
+      {"40 Gb/sec (4X FDR10)", 5e9, 4, "FDR10", 10},
+      {"56 Gb/sec (4X FDR)", 7e9, 4, "FDR", 14},
+      {"14 Gb/sec (1X FDR)", 1.75e9, 1, "FDR", 14},
+      {"25 Gb/sec (1X EDR)", 3.125e9, 1, "EDR", 25},
+      {"100 Gb/sec (4X EDR)", 1.25e10, 4, "EDR", 25},
+      {"200 Gb/sec (4X HDR)", 2.5e10, 4, "HDR", 50},
+      {"100 Gb/sec (2X HDR)", 1.25e10, 2, "HDR", 50},
+      {"600 Gb/sec (12X HDR)", 7.5e10, 12, "HDR", 50},
+      {"300 Gb/sec (12X EDR)", 3.75e10, 12, "EDR", 25},
+      {"100 Gb/sec (1X NDR)", 1.25e10, 1, "NDR", 100},
+      {"800 Gb/sec (8X NDR)", 1e11, 8, "NDR", 100},
+      {"800 Gb/sec (8X XDR)", 1e11, 8, "XDR", 200},
+      {"800 Gb/sec (4X XDR)", 1e11, 4, "XDR", 200},
+      {"1600 Gb/sec (8X XDR)", 2e11, 8, "XDR", 200},
+      // A generation this parser does not know: the lane rate is what the numbers say.
+      {"1600 Gb/sec (4X GDR)", 2e11, 4, "GDR", 400},
+      {"0 GB/sec\n", 0, 0, "", 0},  // a down port on some drivers: no width, no lane rate
   };
   for (const Case& c : cases) {
     auto rate = ParseRate(c.text, "rate");
@@ -67,13 +81,15 @@ TEST(RdmaParseTest, rates_convert_to_bytes_per_second_with_width_and_speed) {
     EXPECT_DOUBLE_EQ(rate->bytes_per_second, c.bytes_per_second) << c.text;
     EXPECT_EQ(rate->lanes, c.lanes) << c.text;
     EXPECT_EQ(rate->speed, c.speed) << c.text;
+    EXPECT_DOUBLE_EQ(rate->lane_gbps, c.lane_gbps) << c.text;
   }
 }
 
 TEST(RdmaParseTest, rate_errors_name_the_file) {
-  for (const char* text : {"fast", "", "10 Mb/sec", "10 Gb/sec (4 EDR)", "10 Gb/sec (0X)",
-                           "10 Gb/sec 4X", "10 Gb/sec (4X", "-10 Gb/sec (4X)", "10 Gb/sec (X EDR)",
-                           "10 Gb/sec (4X E-DR)", "ten Gb/sec (4X)", "10 Gb/sec (64X)"}) {
+  for (const char* text :
+       {"fast", "", "10 Mb/sec", "10 Gb/sec (4 EDR)", "10 Gb/sec (0X)", "10 Gb/sec 4X",
+        "10 Gb/sec (4X", "-10 Gb/sec (4X)", "10 Gb/sec (X EDR)", "10 Gb/sec (4X E-DR)",
+        "ten Gb/sec (4X)", "10 Gb/sec (64X)", "Unknown", "unknown rate", "100 Gbps (4X EDR)"}) {
     auto rate = ParseRate(text, "/sys/class/infiniband/mlx5_0/ports/1/rate");
     ASSERT_FALSE(rate) << '"' << text << '"';
     EXPECT_EQ(rate.error().code(), StatusCode::kInvalidArgument) << text;

@@ -16,7 +16,7 @@
 
 #include "collectors/core/status.h"
 
-namespace fabricwatch::exporter {
+namespace fabricwatch {
 
 // "source:line:column" of a node, or `source` when the node has no mark.
 std::string YamlWhere(const YAML::Node& node, const std::string& source);
@@ -27,4 +27,4 @@ Status CheckNoDuplicateKeys(const YAML::Node& root, const std::string& source);
 // The value of a boolean key. `key` is the dotted path for the error message.
 Result<bool> StrictBool(const YAML::Node& node, const std::string& source, const std::string& key);
 
-}  // namespace fabricwatch::exporter
+}  // namespace fabricwatch

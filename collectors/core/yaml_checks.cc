@@ -1,8 +1,8 @@
-#include "exporter/config/yaml_checks.h"
+#include "collectors/core/yaml_checks.h"
 
 #include <set>
 
-namespace fabricwatch::exporter {
+namespace fabricwatch {
 namespace {
 
 constexpr std::string_view kBoolTag = "tag:yaml.org,2002:bool";
@@ -67,4 +67,4 @@ Result<bool> StrictBool(const YAML::Node& node, const std::string& source, const
                                                  ": expected true or false (unquoted), got " + got);
 }
 
-}  // namespace fabricwatch::exporter
+}  // namespace fabricwatch
