@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tools/fabricsim/link_rate.h"
+
 namespace fabricwatch::sim {
 namespace {
 
@@ -30,23 +32,11 @@ struct CardModel {
 };
 
 CardModel CardFor(const HcaSpec& hca) {
-  if (hca.rate_gbps >= 400) return {0x1021, "MT4129", "MT_0000000838", "28.39.1002", 32.0, 16};
-  if (hca.rate_gbps >= 200) return {0x101b, "MT4123", "MT_0000000223", "20.38.1002", 16.0, 16};
-  if (hca.rate_gbps >= 100) return {0x101d, "MT4125", "MT_0000000359", "22.36.1010", 16.0, 16};
+  const int gbps = std::max(hca.card_gbps, hca.rate_gbps);
+  if (gbps >= 400) return {0x1021, "MT4129", "MT_0000000838", "28.39.1002", 32.0, 16};
+  if (gbps >= 200) return {0x101b, "MT4123", "MT_0000000223", "20.38.1002", 16.0, 16};
+  if (gbps >= 100) return {0x101d, "MT4125", "MT_0000000359", "22.36.1010", 16.0, 16};
   return {0x101f, "MT4127", "MT_0000000531", "26.36.1010", 16.0, 8};
-}
-
-// ports/<n>/rate as ib_query_port's active width and speed print it (core/sysfs.c rate_show).
-std::pair<int, std::string> LanesAndRate(int gbps) {
-  switch (gbps) {
-    case 800: return {8, "800 Gb/sec (8X NDR)"};
-    case 400: return {4, "400 Gb/sec (4X NDR)"};
-    case 200: return {4, "200 Gb/sec (4X HDR)"};
-    case 100: return {4, "100 Gb/sec (4X EDR)"};
-    case 50: return {2, "50 Gb/sec (2X HDR)"};
-    case 25: return {1, "25 Gb/sec (1X EDR)"};
-    default: return {4, std::to_string(gbps) + " Gb/sec (4X)"};
-  }
 }
 
 PciFunction Bridge(const std::string& parent, int bus, int dev, int numa, double gts, int width,
@@ -110,7 +100,11 @@ class Builder {
       p.rdma_device = "mlx5_" + std::to_string(p.index);
       p.link_layer = hca.link_layer;
       p.rate_gbps = hca.rate_gbps;
-      std::tie(p.lanes, p.rate_text) = LanesAndRate(hca.rate_gbps);
+      p.card_gbps = std::max(hca.card_gbps, hca.rate_gbps);
+      const Trained trained = *TrainedFor(hca.rate_gbps);  // checked by Build()
+      p.lanes = trained.width;
+      p.lane_speed = trained.speed;
+      p.rate_text = RateText(trained);
       const std::string bus_dec = std::to_string(bus);
       if (hca.link_layer == LinkLayer::kEthernet) {
         p.netdev = "enp" + bus_dec + "s0f" + std::to_string(fn) + "np" + std::to_string(fn);
@@ -145,6 +139,10 @@ class Builder {
         return Error(StatusCode::kInvalidArgument, "HCA ports must be 1..8");
       if (h.kind != "mlx5")
         return Error(StatusCode::kInvalidArgument, "device kind '" + h.kind + "' not modelled");
+      if (!TrainedFor(h.rate_gbps))
+        return Error(StatusCode::kInvalidArgument,
+                     "HCA rate " + std::to_string(h.rate_gbps) +
+                         " Gb/s not modelled (800, 400, 200, 100, 50, 40, 25, 10)");
       total_ports += h.ports;
     }
     if (spec.hgx_switches) {
@@ -251,12 +249,17 @@ std::vector<std::string> Node::Netdevs() const {
   return out;
 }
 
-std::vector<std::string> PresetNames() { return {"roce-small", "hgx-ib", "hgx-roce", "stress-64"}; }
+std::vector<std::string> PresetNames() {
+  return {"roce-small", "hgx-ib", "hgx-ib-hdr", "hgx-roce", "stress-64"};
+}
 
 std::string_view PresetDescription(std::string_view name) {
   if (name == "roce-small")
     return "1 GPU; ConnectX-6 Dx 2x100G RoCE (QSFP28) and ConnectX-6 Lx 1x25G RoCE (SFP28)";
   if (name == "hgx-ib") return "HGX H100-like: 8 GPUs, 8x ConnectX-7 400G InfiniBand (NDR)";
+  if (name == "hgx-ib-hdr")
+    return "HGX H100-like on an HDR fabric: 8 GPUs, 8x ConnectX-7 InfiniBand, every port "
+           "200 Gb/s 4X HDR";
   if (name == "hgx-roce")
     return "HGX H100-like: 8 GPUs, 8x ConnectX-7 400G RoCE (OSFP and QSFP-DD CMIS modules)";
   if (name == "stress-64") return "benchmark: 8 GPUs, 32x dual-port 200G RoCE = 64 HCA ports";
@@ -272,13 +275,15 @@ Result<NodeSpec> PresetSpec(std::string_view name) {
                  {.ports = 1, .rate_gbps = 25, .module = ModuleType::kSfp, .channels = 4}};
     spec.gpus = 1;
     spec.numa_nodes = 1;
-  } else if (name == "hgx-ib" || name == "hgx-roce") {
+  } else if (name == "hgx-ib" || name == "hgx-ib-hdr" || name == "hgx-roce") {
     spec.hostname = std::string("sim-") + std::string(name);
-    const bool ib = name == "hgx-ib";
+    const bool ib = name != "hgx-roce";
     for (int i = 0; i < 8; ++i) {
+      // hgx-ib-hdr: the same ConnectX-7 cards, cabled to HDR switches (every port at HDR).
       spec.hcas.push_back({.ports = 1,
                            .link_layer = ib ? LinkLayer::kInfiniBand : LinkLayer::kEthernet,
-                           .rate_gbps = 400,
+                           .rate_gbps = name == "hgx-ib-hdr" ? 200 : 400,
+                           .card_gbps = 400,
                            // Two cages of the RoCE node hold QSFP-DD, the rest OSFP (both CMIS).
                            .module = i % 4 == 3 ? ModuleType::kQsfpDd : ModuleType::kOsfp,
                            .channels = 12});

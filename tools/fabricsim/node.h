@@ -26,7 +26,8 @@ std::string_view ModuleTypeName(ModuleType type);
 struct HcaSpec {
   int ports = 1;  // PCI functions of the card
   LinkLayer link_layer = LinkLayer::kEthernet;
-  int rate_gbps = 400;
+  int rate_gbps = 400;        // the rate its links train at: 800, 400, 200, 100, 50, 40, 25 or 10
+  int card_gbps = 0;          // the card's fastest rate, which picks the model (0: rate_gbps)
   std::string kind = "mlx5";  // device kind: the driver (only mlx5 is modelled)
   ModuleType module = ModuleType::kOsfp;
   int channels = 12;  // mlx5 channels (queue pairs) per netdev: the per-channel ethtool families
@@ -66,7 +67,9 @@ struct Port {
   int port_num = 1;
   LinkLayer link_layer = LinkLayer::kEthernet;
   int rate_gbps = 400;
+  int card_gbps = 400;      // the card's fastest rate (a ConnectX-7 is 400 even at HDR)
   int lanes = 4;            // electrical/optical lanes of the link (and of the module)
+  int lane_speed = 0;       // index into LaneSpeeds() (link_rate.h): NDR for 400G
   std::string rate_text;    // "400 Gb/sec (4X NDR)" as ports/<n>/rate prints it
   std::string netdev;       // RoCE netdev or IPoIB netdev
   int ifindex = 0;
@@ -96,7 +99,7 @@ struct Node {
   std::vector<std::string> Netdevs() const;
 };
 
-// The presets: roce-small, hgx-ib, hgx-roce, stress-64.
+// The presets: roce-small, hgx-ib, hgx-ib-hdr, hgx-roce, stress-64.
 std::vector<std::string> PresetNames();
 std::string_view PresetDescription(std::string_view name);
 Result<NodeSpec> PresetSpec(std::string_view name);

@@ -5,16 +5,19 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include "collectors/core/duration.h"
 #include "collectors/core/value_parse.h"
+#include "tools/fabricsim/link_rate.h"
 
 namespace fabricwatch::sim {
 namespace {
 
-constexpr std::array<FaultInfo, 13> kFaults = {{
+constexpr std::array<FaultInfo, 20> kFaults = {{
     {"congestion",
      "heavy but flowing PFC on a priority: pause both ways with XON transitions, ECN marks and "
      "CNPs, throughput down but moving",
@@ -44,13 +47,49 @@ constexpr std::array<FaultInfo, 13> kFaults = {{
     {"counter_wrap32",
      "the netdev's byte and packet counters are 32-bit and wrap (sysfs statistics and ethtool)",
      false, 60, ""},
-    {"hot_unplug", "the PCI function disappears (device, netdev, RDMA device) and comes back "
-                   "with fresh counters after `duration`",
+    {"hot_unplug",
+     "the PCI function disappears (device, netdev, RDMA device) and comes back "
+     "with fresh counters after `duration`",
      false, 30, ""},
     {"module_swap",
      "the transceiver is pulled and another one (new serial) inserted after `duration`; the link "
      "is down meanwhile",
      false, 5, ""},
+    // Faults that sit still: the link trains short of what the port can do, or a part of the
+    // node is not what it should be. A downgrade starts and ends without a link event (as if
+    // the port had trained that way); link_retrain is the training itself.
+    {"ib_speed_downgrade",
+     "the InfiniBand port trains at a slower lane speed on all its lanes (400 Gb/sec (4X NDR) -> "
+     "200 Gb/sec (4X HDR)): ports/<n>/rate, the IPoIB netdev's speed and ethtool link file",
+     false, 300, "speed=(one generation lower: NDR->HDR)"},
+    {"ib_width_downgrade",
+     "the InfiniBand port trains on fewer lanes (400 Gb/sec (4X NDR) -> 100 Gb/sec (1X NDR)); "
+     "`speed` slows its lanes too and `phys_state` is what phys_state shows (the field's "
+     "5 Gb/sec (1X DDR) with 0: <unknown> and 4: ACTIVE is width=1 speed=DDR phys_state=0)",
+     false, 300, "width=1 (1 or 2) speed=(the port's) phys_state=5"},
+    {"eth_speed_downgrade",
+     "the Ethernet port links at a lower speed on the same lanes (400G -> 200GBASE-CR4): "
+     "net speed, the ethtool link file's Speed and the RoCE rate (200 Gb/sec (4X HDR))",
+     false, 300, "speed_gbps=(the next lower lane speed: 200 on a 400G port)"},
+    {"port_stuck_init",
+     "the InfiniBand port's physical link is up (5: LinkUp) but no subnet manager answers: "
+     "state 2: INIT, lid and sm_lid 0x0, the IPoIB carrier off, no traffic",
+     false, 120, ""},
+    {"hca_missing",
+     "a reboot that does not find the card: every PCI function of the HCA (its RDMA devices, "
+     "netdevs and ethtool entries) is absent for `duration`, then comes back as after a reseat "
+     "(new ifindex, counters from 0)",
+     false, 120, ""},
+    {"fw_mismatch",
+     "the card runs another firmware (fw_ver of every function of the HCA), as after a reboot "
+     "with a different image flashed; the original comes back at the end",
+     false, 300, "fw_ver=(one minor release older: 28.39.1002 -> 28.38.1002)"},
+    {"link_retrain",
+     "the link goes down for `down` s, then runs at a lower rate for `degraded` s while it "
+     "trains (InfiniBand: `width` lanes at `speed`; Ethernet: `speed_gbps`), then at full rate",
+     false, 0,
+     "down=1 degraded=3 width=1 speed=(the port's) speed_gbps=(half) (duration: "
+     "down+degraded)"},
 }};
 
 std::string Where(std::string_view source, const YAML::Node& node) {
@@ -101,7 +140,25 @@ Result<int> Integer(std::string_view source, const YAML::Node& node, const std::
 }
 
 const std::set<std::string, std::less<>> kNumericParams = {
-    "rate", "count", "ber", "target_celsius", "target_dbm", "target_ma"};
+    "rate", "count", "ber", "target_celsius", "target_dbm", "target_ma", "speed_gbps"};
+// Integer parameters and their range.
+const std::map<std::string, std::pair<int, int>, std::less<>> kIntegerParams = {
+    {"width", {1, 2}}, {"phys_state", {0, 7}}};
+
+// `speed:` (an IBTA lane speed) and `fw_ver:` (major.minor.subminor, as fw_ver prints it).
+Status CheckText(std::string_view source, const YAML::Node& value, const std::string& key) {
+  const std::string& text = value.Scalar();
+  if (key == "speed" && FindLaneSpeed(text) < 0) {
+    std::string known;
+    for (const LaneSpeed& s : LaneSpeeds())
+      known += (known.empty() ? "" : ", ") + std::string(s.name);
+    return Bad(source, value, "speed: unknown lane speed \"" + text + "\" (known: " + known + ")");
+  }
+  if (key == "fw_ver" && !std::regex_match(text, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) {
+    return Bad(source, value, "fw_ver: expected major.minor.subminor, got \"" + text + "\"");
+  }
+  return Status::Ok();
+}
 
 Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node) {
   if (!node.IsMap()) return Error(Bad(source, node, "an event must be a mapping (at:, fault:)"));
@@ -149,7 +206,7 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       auto l = Integer(source, value, key, 1, 8);
       if (!l) return Error(l.error());
       ev.lane = *l;
-    } else if (key == "period" || key == "down") {
+    } else if (key == "period" || key == "down" || key == "degraded") {
       auto s = Seconds(source, value, key.c_str());
       if (!s) return Error(s.error());
       if (key == "period" && *s <= 0) return Error(Bad(source, value, "period must be positive"));
@@ -157,10 +214,18 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
     } else if (kNumericParams.contains(key)) {
       auto v = Number(source, value, key);
       if (!v) return Error(v.error());
-      if ((key == "rate" || key == "count" || key == "ber") && *v <= 0) {
+      if ((key == "rate" || key == "count" || key == "ber" || key == "speed_gbps") && *v <= 0) {
         return Error(Bad(source, value, key + " must be positive"));
       }
       ev.params[key] = *v;
+    } else if (auto range = kIntegerParams.find(key); range != kIntegerParams.end()) {
+      auto v = Integer(source, value, key, range->second.first, range->second.second);
+      if (!v) return Error(v.error());
+      ev.params[key] = *v;
+    } else if (key == "speed" || key == "fw_ver") {
+      if (!value.IsScalar()) return Error(Bad(source, value, key + ": expected text"));
+      if (Status s = CheckText(source, value, key); !s.ok()) return Error(s);
+      ev.text[key] = value.Scalar();
     } else {
       return Error(Bad(source, kv.first, "unknown key \"" + key + "\" in event"));
     }
@@ -175,6 +240,11 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
     const double count = ev.params.contains("count") ? ev.params["count"] : 3;
     const double period = ev.params.contains("period") ? ev.params["period"] : 10;
     if (!has_duration) ev.duration_s = count * period;
+  }
+  if (ev.fault == "link_retrain" && !has_duration) {
+    const double down = ev.params.contains("down") ? ev.params["down"] : 1;
+    const double degraded = ev.params.contains("degraded") ? ev.params["degraded"] : 3;
+    ev.duration_s = down + degraded;
   }
   if (!info->instant && ev.duration_s <= 0) {
     return Error(Bad(source, node, ev.fault + " needs a positive duration"));

@@ -11,7 +11,8 @@
 //       netdev: enp24s0f0np0  #   the netdev
 //       priority: 3           # PFC faults
 //       lane: 2               # optics and BER faults, counted from 1
-//       rate: ...             # per-fault parameters (see FaultNames() / `fabricsim faults`)
+//       rate: ...             # per-fault parameters (see Faults() / `fabricsim faults`)
+//       speed: HDR            # text parameters: an IB lane speed, a firmware version
 //
 // Parsing checks the syntax and each value (durations are Prometheus-style, collectors/core/
 // duration.h); whether the named device exists is checked against the node when the Simulator
@@ -50,6 +51,7 @@ struct ScenarioEvent {
   std::optional<int> priority;
   std::optional<int> lane;
   std::map<std::string, double> params;  // rate, period, count, target_celsius, ...
+  std::map<std::string, std::string> text;  // speed ("HDR"), fw_ver ("28.38.1002")
 };
 
 struct Scenario {

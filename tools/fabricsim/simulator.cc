@@ -135,6 +135,9 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
                        " has no module readable through ethtool (InfiniBand port)");
     }
   }
+  if (Status s = CheckShapeFault(ev, *port); !s.ok()) {
+    return Error(StatusCode::kInvalidArgument, where + s.message());
+  }
   if (ev.lane) {
     const int lanes = port->module == ModuleType::kSfp ? 1 : port->lanes;
     if (*ev.lane > lanes) {
@@ -179,6 +182,9 @@ Status Simulator::Init() {
     ps->module.temperature_c = 42.0 + 0.7 * (p.index % 6);
     ps->module_base = ps->module;
     ps->utilization = 0.45 + 0.1 * std::uniform_real_distribution<double>(0, 1)(rng_);
+    ps->trained = {p.lanes, p.lane_speed};
+    ps->gbps = RateGbps(ps->trained);
+    ps->fw_ver = p.fw_ver;
     ports_.push_back(std::move(ps));
   }
   // A node up for a while: the counters start where 3 days of this traffic left them.
@@ -255,6 +261,8 @@ void Simulator::StartFault(const ScenarioEvent& ev, int port, std::vector<Inject
   } else if (ev.fault == "module_swap") {
     ps.module_present = false;
     ps.Add("module_unplug", 1);
+  } else {
+    StartShapeFault(ev, ps);
   }
   if (!info->instant) {
     active_.push_back({&ev, port, now_, now_ + static_cast<int64_t>(std::llround(ev.duration_s))});
@@ -270,10 +278,7 @@ void Simulator::EndFault(size_t i, std::vector<Injection>& out) {
   if (fault == "counter_wrap32") {
     ps.wrap32 = false;
   } else if (fault == "hot_unplug") {
-    // Re-plug: a new device instance with fresh counters.
-    ps.present = true;
-    ResetCounters(ps);
-    ps.link_up = true;
+    Replug(ps);
   } else if (fault == "module_swap") {
     ps.module_present = true;
     const Port& p = *ps.port;
@@ -289,6 +294,8 @@ void Simulator::EndFault(size_t i, std::vector<Injection>& out) {
     ps.module.rx_power_mw = ps.module_base.rx_power_mw;
   } else if (fault == "laser_bias_creep") {
     ps.module.bias_ma = ps.module_base.bias_ma;
+  } else {
+    EndShapeFault(*af.event, ps);
   }
 }
 

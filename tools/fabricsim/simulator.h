@@ -3,8 +3,9 @@
 // root (docs/design.md §5) the way the kernel updates sysfs.
 //
 //   <root>/sys      sysfs replay root: --path.sysfs=<root>/sys
-//   <root>/ethtool  ethtool replay dir: <netdev>/statistics (`ethtool -S` text) and
-//                   <netdev>/module-eeprom (flat module image): --path.ethtool=<root>/ethtool
+//   <root>/ethtool  ethtool replay dir: <netdev>/statistics (`ethtool -S` text),
+//                   <netdev>/module-eeprom (flat module image) and <netdev>/link (`ethtool
+//                   <netdev>` text): --path.ethtool=<root>/ethtool
 //
 // Time is simulated: one tick per simulated second. Nothing here sleeps or reads a clock, so
 // tests drive it deterministically:
@@ -150,7 +151,8 @@ class Simulator {
   void StepPfc(PortState& ps, std::normal_distribution<double>& noise);
   void StepPhy(PortState& ps, std::normal_distribution<double>& noise);
   void StepTemperatures(PortState& ps, double util, std::normal_distribution<double>& noise);
-  void SetLink(PortState& ps, bool up);
+  // The physical link and, on IB, the logical state; counts the link-down and carrier events.
+  void SetLink(PortState& ps, bool up, bool logical_active = true);
   void ResetCounters(PortState& ps);
   Status WriteStatic(const PortState& ps);
   Status WriteGlobal();
@@ -158,6 +160,24 @@ class Simulator {
   Status WritePciAttributes(const PciFunction& f);
   Status WritePort(PortState& ps);
   Status Unplug(PortState& ps);
+  // The fabric's shape (simulator_link.cc): faults that train a link short of its port, hold an
+  // IB port in INIT, take a card away or change its firmware, and the files that show them.
+  static Status CheckShapeFault(const ScenarioEvent& ev, const Port& port);
+  void StartShapeFault(const ScenarioEvent& ev, PortState& ps);
+  void EndShapeFault(const ScenarioEvent& ev, PortState& ps);
+  // This second of a shape fault on `ps`: its training, `down` while a retrain has the link
+  // down, `logical_active` false while the port is held in INIT.
+  void ApplyShapeFault(PortState& ps, const ActiveFault& af, bool& down,
+                       bool& logical_active) const;
+  // Every port of the card `ps` is on (a card's functions share its presence and firmware).
+  std::vector<PortState*> CardPorts(const PortState& ps);
+  // Back after a hot-unplug or a missing card: a new device instance with fresh counters.
+  void Replug(PortState& ps);
+  // ports/<n>/{rate,state,phys_state,lid,sm_lid}, fw_ver, the netdev's speed and duplex and
+  // ethtool/<netdev>/link.
+  Status WriteLinkFiles(const PortState& ps);
+  // `ethtool <netdev>` as ethtool 6.x prints it over netlink for this port now.
+  std::string LinkText(const PortState& ps) const;
   std::string EthtoolText(const PortState& ps) const;
   uint64_t Printed(const PortState& ps, int stat_index) const;
   uint64_t PrintedNet(const PortState& ps, int stat) const;

@@ -1,6 +1,7 @@
 // Simulator, the replay root's files (simulator_port.h): the sysfs tree of the node's PCI
 // functions, RDMA devices, netdevs and hwmon sensors, rewritten in place each second, and the
-// ethtool replay directory (`ethtool -S` text and module EEPROM images).
+// ethtool replay directory (`ethtool -S` text and module EEPROM images). What shows how a link
+// trained (rate, state, speed, ethtool link, fw_ver) is written by simulator_link.cc.
 
 #include <cmath>
 #include <cstdio>
@@ -14,12 +15,6 @@
 
 namespace fabricwatch::sim {
 namespace {
-
-std::string Hex16(unsigned v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%x", v);
-  return buf;
-}
 
 std::string PcieSpeed(double gts) {
   char buf[32];
@@ -67,11 +62,6 @@ std::string Simulator::EthtoolText(const PortState& ps) const {
   }
   return text;
 }
-
-#define FW_TRY(expr)                             \
-  do {                                           \
-    if (Status s_ = (expr); !s_.ok()) return s_; \
-  } while (0)
 
 Status Simulator::WritePciAttributes(const PciFunction& f) {
   TreeWriter& w = writer_;
@@ -139,7 +129,6 @@ Status Simulator::WriteStatic(const PortState& ps) {
   // RDMA device (drivers/infiniband/core/sysfs.c).
   const std::string dev = "sys/" + ps.dev_dir;
   FW_TRY(w.Write(dev + "/node_type", "1: CA\n"));
-  FW_TRY(w.Write(dev + "/fw_ver", p.fw_ver + "\n"));
   FW_TRY(w.Write(dev + "/node_guid", p.node_guid + "\n"));
   FW_TRY(w.Write(dev + "/sys_image_guid", p.node_guid + "\n"));
   FW_TRY(w.Write(dev + "/hca_type", p.part + "\n"));
@@ -151,9 +140,6 @@ Status Simulator::WriteStatic(const PortState& ps) {
   const std::string port = dev + "/ports/" + std::to_string(p.port_num);
   const bool ethernet = p.link_layer == LinkLayer::kEthernet;
   FW_TRY(w.Write(port + "/link_layer", std::string(LinkLayerName(p.link_layer)) + "\n"));
-  FW_TRY(w.Write(port + "/rate", p.rate_text + "\n"));
-  FW_TRY(w.Write(port + "/lid", Hex16(p.lid) + "\n"));
-  FW_TRY(w.Write(port + "/sm_lid", Hex16(ethernet ? 0 : 1) + "\n"));
   FW_TRY(w.Write(port + "/lid_mask_count", "0\n"));
   FW_TRY(w.Write(port + "/sm_sl", "0\n"));
   FW_TRY(w.Write(port + "/cap_mask", ethernet ? "0x04010000\n" : "0xa751e848\n"));
@@ -217,10 +203,9 @@ Status Simulator::WritePort(PortState& ps) {
   if (!on_disk) FW_TRY(WriteStatic(ps));
   FW_TRY(w.Write("sys/" + ps.net_dir + "/ifindex",
                  std::to_string(p.ifindex + 100 * ps.generation) + "\n"));
+  FW_TRY(WriteLinkFiles(ps));
   const std::string port = "sys/" + ps.dev_dir + "/ports/" + std::to_string(p.port_num);
   const bool ethernet = p.link_layer == LinkLayer::kEthernet;
-  FW_TRY(w.Write(port + "/state", ps.link_up ? "4: ACTIVE\n" : "1: DOWN\n"));
-  FW_TRY(w.Write(port + "/phys_state", ps.link_up ? "5: LinkUp\n" : "2: Polling\n"));
   for (int c = 0; c < kPmaCount; ++c) {
     FW_TRY(w.WriteU64(port + "/counters/" + PmaName(c), PmaPrinted(c, ps.pma[c])));
   }
@@ -228,10 +213,8 @@ Status Simulator::WritePort(PortState& ps) {
     FW_TRY(w.WriteU64(port + "/hw_counters/" + kHwCounters[c], ps.hw[c]));
   }
   const std::string net = "sys/" + ps.net_dir;
-  FW_TRY(w.Write(net + "/carrier", ps.link_up ? "1\n" : "0\n"));
-  FW_TRY(w.Write(net + "/operstate", ps.link_up ? "up\n" : "down\n"));
-  FW_TRY(w.Write(net + "/speed", ps.link_up ? std::to_string(p.rate_gbps * 1000) + "\n" : "-1\n"));
-  FW_TRY(w.Write(net + "/duplex", ps.link_up ? "full\n" : "unknown\n"));
+  FW_TRY(w.Write(net + "/carrier", ps.Carrier() ? "1\n" : "0\n"));
+  FW_TRY(w.Write(net + "/operstate", ps.Carrier() ? "up\n" : "down\n"));
   FW_TRY(w.WriteU64(net + "/carrier_changes", ps.carrier_changes));
   FW_TRY(w.WriteU64(net + "/carrier_up_count", ps.carrier_up));
   FW_TRY(w.WriteU64(net + "/carrier_down_count", ps.carrier_down));

@@ -2,7 +2,9 @@
 // Internals of Simulator shared by its source files, not for other users:
 //   simulator.cc        the scenario timeline: faults start and end, injections, time;
 //   simulator_step.cc   one simulated second of a port: faults, traffic, the counters it moves;
-//   simulator_files.cc  the replay root's files (sysfs tree and ethtool directory).
+//   simulator_files.cc  the replay root's files (sysfs tree and ethtool directory);
+//   simulator_link.cc   the fabric's shape: how each link trained, the card's presence and
+//                       firmware, and the files that show them (rate, state, ethtool link).
 
 #include <array>
 #include <cstdint>
@@ -11,11 +13,23 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/fabricsim/link_rate.h"
 #include "tools/fabricsim/simulator.h"
 
 namespace fabricwatch::sim {
 
 inline constexpr uint64_t kMask32 = 0xffffffffULL;
+
+#define FW_TRY(expr)                             \
+  do {                                           \
+    if (Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+// A numeric parameter of the event, or `fallback` when the scenario does not set it.
+inline double EventParam(const ScenarioEvent& ev, const char* key, double fallback) {
+  auto it = ev.params.find(key);
+  return it == ev.params.end() ? fallback : it->second;
+}
 
 // Traffic sources the ethtool statistics follow (see StatRule).
 // clang-format off
@@ -80,6 +94,18 @@ struct Simulator::PortState {
   int64_t storm_started = -1;
   double ber = 0;
   int ber_lane = -1;
+  // How the link trained this second (simulator_link.cc): lanes and lane speed, the data rate
+  // the traffic runs at, whether an IB port is logically up (false: stuck in INIT, no SM) and
+  // what phys_state shows while the link is up. fw_ver is the card's running firmware.
+  Trained trained;
+  double gbps = 0;
+  bool logical_active = true;
+  int phys_state_up = 5;  // 5: LinkUp
+  std::string fw_ver;
+
+  // The netdev's carrier: the link is up and, on IB, the port is ACTIVE (IPoIB turns the
+  // carrier on only then).
+  bool Carrier() const { return link_up && logical_active; }
 
   int Idx(const std::string& name) const {
     auto it = stat_index.find(name);

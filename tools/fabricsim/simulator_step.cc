@@ -17,11 +17,6 @@
 namespace fabricwatch::sim {
 namespace {
 
-double Param(const ScenarioEvent& ev, const char* key, double fallback) {
-  auto it = ev.params.find(key);
-  return it == ev.params.end() ? fallback : it->second;
-}
-
 double DbmToMw(double dbm) { return std::pow(10.0, dbm / 10.0); }
 
 }  // namespace
@@ -104,16 +99,17 @@ void Simulator::SetStatRules(PortState& ps, const std::vector<double>& channel_w
   }
 }
 
-void Simulator::SetLink(PortState& ps, bool up) {
-  if (ps.link_up == up) return;
-  ps.link_up = up;
-  ++ps.carrier_changes;
-  if (up) {
-    ++ps.carrier_up;
-  } else {
-    ++ps.carrier_down;
+void Simulator::SetLink(PortState& ps, bool up, bool logical_active) {
+  const bool carrier = ps.Carrier();
+  if (ps.link_up != up && !up) {
     ps.Add("link_down_events_phy", 1);
     ++ps.pma[kLinkDowned];
+  }
+  ps.link_up = up;
+  ps.logical_active = logical_active;
+  if (ps.Carrier() != carrier) {
+    ++ps.carrier_changes;
+    ++(ps.Carrier() ? ps.carrier_up : ps.carrier_down);
   }
 }
 
@@ -150,6 +146,9 @@ void Simulator::ApplyFaults(PortState& ps) {
   ps.storm_source_prio = ps.storm_victim_prio = ps.congestion_prio = -1;
   ps.ber = 0;
   ps.ber_lane = -1;
+  ps.trained = {ps.port->lanes, ps.port->lane_speed};
+  ps.phys_state_up = 5;
+  bool logical_active = true;
   bool down = !ps.present || !ps.module_present;
   int flaps_now = 0;  // zero-length flaps: down and up inside this second
   for (const ActiveFault& af : active_) {
@@ -161,8 +160,8 @@ void Simulator::ApplyFaults(PortState& ps) {
     if (ev.fault == "link_down") {
       down = true;
     } else if (ev.fault == "link_flap") {
-      const double period = Param(ev, "period", 10), count = Param(ev, "count", 3);
-      const double down_s = Param(ev, "down", 1);
+      const double period = EventParam(ev, "period", 10), count = EventParam(ev, "count", 3);
+      const double down_s = EventParam(ev, "down", 1);
       const double flap = std::floor(elapsed / period);
       const double into = elapsed - flap * period;
       if (flap < count) {
@@ -179,42 +178,45 @@ void Simulator::ApplyFaults(PortState& ps) {
       ps.storm_victim_prio = ev.priority.value_or(3);
     } else if (ev.fault == "congestion") {
       ps.congestion_prio = ev.priority.value_or(3);
-      ps.congestion_rate = Param(ev, "rate", 60000);
+      ps.congestion_rate = EventParam(ev, "rate", 60000);
     } else if (ev.fault == "ber_growth") {
       // log-linear from a healthy 1e-9 to the target.
-      const double target = Param(ev, "ber", 1e-5);
+      const double target = EventParam(ev, "ber", 1e-5);
       ps.ber = std::pow(10.0, std::log10(1e-9) + progress * (std::log10(target) + 9.0));
       ps.ber_lane = ev.lane ? *ev.lane - 1 : -1;
     } else if (ev.fault == "module_temp_ramp") {
-      const double target = Param(ev, "target_celsius", ps.module.temperature.high_alarm + 3);
+      const double target = EventParam(ev, "target_celsius", ps.module.temperature.high_alarm + 3);
       ps.module.temperature_c =
           ps.module_base.temperature_c + progress * (target - ps.module_base.temperature_c);
     } else if (ev.fault == "rx_power_decay") {
       const int lane = ev.lane.value_or(1) - 1;
       const double from = ps.module_base.rx_power_mw[lane];
-      const double to = DbmToMw(Param(ev, "target_dbm", -13));
+      const double to = DbmToMw(EventParam(ev, "target_dbm", -13));
       // Exponential in mW = linear in dBm.
       ps.module.rx_power_mw[lane] = from * std::pow(to / from, progress);
     } else if (ev.fault == "laser_bias_creep") {
       const int lane = ev.lane.value_or(1) - 1;
       const double from = ps.module_base.bias_ma[lane];
-      const double to = Param(ev, "target_ma", ps.module.bias.high_warning + 1.0);
+      const double to = EventParam(ev, "target_ma", ps.module.bias.high_warning + 1.0);
       ps.module.bias_ma[lane] = from + progress * (to - from);
+    } else {
+      ApplyShapeFault(ps, af, down, logical_active);
     }
   }
   if (ps.storm_source_prio < 0) ps.storm_started = -1;
+  ps.gbps = RateGbps(ps.trained);
   for (int i = 0; i < flaps_now && ps.link_up; ++i) {
-    SetLink(ps, false);
-    SetLink(ps, true);
+    SetLink(ps, false, ps.logical_active);
+    SetLink(ps, true, ps.logical_active);
   }
-  SetLink(ps, !down);
+  SetLink(ps, !down, logical_active);
 }
 
 double Simulator::StepTraffic(PortState& ps, std::normal_distribution<double>& noise) {
   const Port& p = *ps.port;
   // Traffic of this second (bytes, packets) with noise.
   const bool ethernet = p.link_layer == LinkLayer::kEthernet;
-  const double line_bytes = p.rate_gbps * 1e9 / 8;
+  const double line_bytes = ps.gbps * 1e9 / 8;
   double util = std::clamp(ps.utilization + 0.05 * noise(rng_), 0.05, 0.95);
   double rx_factor = 1, tx_factor = 1;
   if (ps.congestion_prio >= 0) {
@@ -223,7 +225,7 @@ double Simulator::StepTraffic(PortState& ps, std::normal_distribution<double>& n
   }
   if (ps.storm_source_prio >= 0) rx_factor = 0;      // the receive pipeline is stuck
   if (ps.storm_victim_prio >= 0) tx_factor = 0.002;  // paused: only other priorities move
-  if (!ps.link_up) rx_factor = tx_factor = 0;
+  if (!ps.Carrier()) rx_factor = tx_factor = 0;      // an IB port in INIT carries no data
   const double wire_rx = line_bytes * util * rx_factor;
   const double wire_tx = line_bytes * util * tx_factor * 0.97;
   const double pkt = 4150;                          // RoCE/IB 4096 MTU payload plus headers
@@ -323,7 +325,7 @@ void Simulator::StepPfc(PortState& ps, std::normal_distribution<double>& noise) 
       }
       if (prio == ps.storm_source_prio) {
         // Continuous pause: refreshed every half quantum time (65535 quanta x 512 bit times).
-        const double quantum_s = 65535.0 * 512 / (p.rate_gbps * 1e9);
+        const double quantum_s = 65535.0 * 512 / (ps.gbps * 1e9);
         tx_pause = static_cast<uint64_t>(2.0 / quantum_s);
         tx_dur = 1000000;
         // Past the warning watermark the NIC counts a storm warning (mlx5 pause storm
@@ -331,7 +333,7 @@ void Simulator::StepPfc(PortState& ps, std::normal_distribution<double>& noise) 
         if (now_ - ps.storm_started == 3) ps.Add("tx_pause_storm_warning_events", 1);
       }
       if (prio == ps.storm_victim_prio) {
-        const double quantum_s = 65535.0 * 512 / (p.rate_gbps * 1e9);
+        const double quantum_s = 65535.0 * 512 / (ps.gbps * 1e9);
         rx_pause = static_cast<uint64_t>(2.0 / quantum_s);
         rx_dur = 1000000;
         rx_transitions = 0;  // never released
@@ -356,7 +358,7 @@ void Simulator::StepPhy(PortState& ps, std::normal_distribution<double>& noise) 
   const Port& p = *ps.port;
   // PHY: bits received at line rate while up; FEC-corrected errors at the BER.
   if (ps.link_up) {
-    const double bits = p.rate_gbps * 1e9 * (1 + 1e-6 * noise(rng_));
+    const double bits = ps.gbps * 1e9 * (1 + 1e-6 * noise(rng_));
     const double ber = ps.ber > 0 ? ps.ber : 2e-9 * (1 + 0.3 * noise(rng_));
     const double corrected = std::max(0.0, bits * ber);
     ps.Add("rx_bits_phy", static_cast<uint64_t>(bits));
