@@ -212,9 +212,9 @@ std::map<PortKey, PortExpectation> ExpectationModel::Expect(const NodeShape& sha
         ++others;
         if (sibling->up()) ++up;
       }
-      if (h != history_.end() && h->second.seen_up) {
-        e.should_be_up = true, e.up_source = "history";
-      } else if (others >= 2 && 2 * up > others) {
+      // A port seen up before needs no expectation to be missed when it is down: link_flap
+      // reports it (link_signals.cc). This is for ports that have never been up.
+      if (others >= 2 && 2 * up > others) {
         e.should_be_up = true, e.up_source = "siblings";
       }
     }

@@ -194,16 +194,13 @@ class LinkDegradedDetector final : public Detector {
     };
     shape_ = shape::BuildShape(
         {families("rdma"), families("netdev"), families("ethtool"), families("topology")});
-    for (const shape::PortShape& port : shape_.ports) {
-      if (port.up()) seen_up_this_run_.insert(port.key);
-    }
     for (std::string& line : model_.Learn(shape_, time, options_.degraded_for)) {
       info_lines_.push_back(std::move(line));
     }
     const shape::Manifest* manifest = manifest_ ? &*manifest_ : nullptr;
     expected_ = model_.Expect(shape_, manifest);
     std::vector<shape::Condition> conditions =
-        shape::Assess({shape_, expected_, model_.history(), manifest, seen_up_this_run_});
+        shape::Assess({shape_, expected_, model_.history(), manifest});
     std::set<std::string> mentioned;
     for (shape::Condition& c : conditions) {
       mentioned.insert(c.id);
@@ -229,7 +226,6 @@ class LinkDegradedDetector final : public Detector {
   shape::ExpectationModel model_;
   shape::NodeShape shape_;
   std::map<shape::PortKey, shape::PortExpectation> expected_;
-  std::set<shape::PortKey> seen_up_this_run_;
   std::map<std::string, Check> checks_;
   std::vector<std::string> info_lines_;
 };

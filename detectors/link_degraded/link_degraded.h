@@ -13,11 +13,10 @@
 //   warning   speed loss: a lower lane speed than expected (NDR -> HDR), or for an Ethernet port
 //             without a lane count a lower speed than expected, for degraded-for; an Ethernet
 //             port with no siblings is also held to its fastest supported link mode;
-//   critical  stuck: an InfiniBand port with its physical link up (LinkUp) but logically INIT or
-//             ARMED (sm_lid 0: no subnet manager), for stuck-for;
-//   critical  down: a port that should be up (manifest state ACTIVE, seen up in the state file's
-//             history, or up on most same-model siblings with its port number) but is not, for
-//             down-for;
+//   critical  stuck: an InfiniBand port never seen up, its physical link up (LinkUp) but logically
+//             INIT or ARMED (sm_lid 0: no subnet manager), for stuck-for;
+//   critical  down: a port never seen up that should be up (manifest state ACTIVE, or up on most
+//             same-model siblings with its port number on other cards), for down-for;
 //   critical  missing: an HCA port that the manifest lists or the state file has seen, absent,
 //             for missing-for; fewer ports than a manifest group's count;
 //   warning   netdev missing: a port whose netdev was seen before has none, for missing-for;
@@ -26,9 +25,11 @@
 //   critical / warning  a NIC's PCIe link width / speed below the manifest, while the link runs
 //             at the function's own maximum (below its maximum, pcie_degraded reports it: one
 //             fault, one finding).
-// Coordination with link_flap: an outage of a port that this agent saw up is link_flap's
-// (sustained down, flapping). link_degraded raises down and stuck only for a port it has not
-// seen up since it started — down at boot, stuck after a reboot — so one fault makes one finding.
+// Coordination with link_flap: every outage of a port that has ever been up (the state file's
+// history included) is link_flap's (sustained down, flapping, downtime budget; it keeps its own
+// seen-up state across restarts). link_degraded raises down and stuck only for a port never seen
+// up — a cable missing since the node was built, a port stuck in INIT since boot — and link_flap
+// counts no downtime for such a port: one fault, one finding.
 // A port trains for a few seconds through lower rates: every finding needs its condition to
 // hold for its hold time, and clears after clear-for of health. Severity critical is
 // drain-eligible by default (drain-severity).

@@ -27,7 +27,6 @@ std::string SourceText(const std::string& source) {
 
 std::string UpSourceText(const std::string& source) {
   if (source == "manifest") return "the manifest says ACTIVE";
-  if (source == "history") return "it was up before: its own past best, state file";
   if (source == "siblings") return "most same-model siblings with its port number are up";
   return source;
 }
@@ -116,7 +115,10 @@ void AssessLink(const PortShape& p, const PortExpectation& e, std::vector<Condit
   out.push_back(std::move(speed));
 }
 
-void AssessState(const PortShape& p, const PortExpectation& e, bool seen_up_this_run,
+// Only for a port never seen up (the state file's history included): the outages of a port
+// seen up are link_flap's (sustained down, flapping, downtime), which keeps its own seen-up
+// state across restarts too. One fault, one finding.
+void AssessState(const PortShape& p, const PortExpectation& e, bool ever_up,
                  std::vector<Condition>& out) {
   const std::string key = p.key.Text();
   const EntityLabels entity = PortEntity(p.device, p.key.port, p.netdev, p.link_layer);
@@ -128,7 +130,7 @@ void AssessState(const PortShape& p, const PortExpectation& e, bool seen_up_this
   if (p.state) evidence.push_back({"port_state", static_cast<double>(*p.state)});
   if (p.phys_state) evidence.push_back({"phys_state", static_cast<double>(*p.phys_state)});
   if (p.sm_lid) evidence.push_back({"sm_lid", static_cast<double>(*p.sm_lid)});
-  if (stuck_now && !seen_up_this_run) {
+  if (stuck_now && !ever_up) {
     stuck.verdict = Verdict::kRaise;
     stuck.finding = {Severity::kCritical, entity, static_cast<double>(*p.state), evidence,
                      PortName(p) + " has its physical link up but is stuck in " +
@@ -136,7 +138,7 @@ void AssessState(const PortShape& p, const PortExpectation& e, bool seen_up_this
                          (p.sm_lid.value_or(0) == 0 ? " with no subnet manager (sm_lid 0)"
                                                     : " (the subnet manager did not activate it)")};
   }
-  if (!p.up() && !stuck_now && p.state && e.should_be_up && !seen_up_this_run) {
+  if (!p.up() && !stuck_now && p.state && e.should_be_up && !ever_up) {
     std::string phys = p.phys_state ? std::string(PhysStateName(*p.phys_state)) : "";
     down.verdict = Verdict::kRaise;
     down.finding = {Severity::kCritical, entity, static_cast<double>(*p.state), evidence,
@@ -303,7 +305,8 @@ std::vector<Condition> Assess(const AssessInput& in) {
     auto it = in.expected.find(p.key);
     const PortExpectation& e = it == in.expected.end() ? kNone : it->second;
     AssessLink(p, e, out);
-    AssessState(p, e, in.seen_up_this_run.contains(p.key), out);
+    auto h = in.history.find(p.key);
+    AssessState(p, e, h != in.history.end() && h->second.seen_up, out);
     AssessCard(p, e, devices_done, out);
     AssessPcie(p, e, functions_done, out);
   }

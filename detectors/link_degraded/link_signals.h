@@ -38,8 +38,6 @@ struct AssessInput {
   const std::map<PortKey, PortExpectation>& expected;
   const History& history;
   const Manifest* manifest = nullptr;
-  // Ports this agent has seen up since it started: their outages are link_flap's.
-  const std::set<PortKey>& seen_up_this_run;
 };
 
 std::vector<Condition> Assess(const AssessInput& input);

@@ -57,9 +57,12 @@ void StateUp(const Settings& s, Entity& entity, TimePoint time) {
   if (time < entity.state_time) return;
   entity.state_time = time;
   entity.state_known = true;
+  // A port that was never up (down or stuck since boot) had no outage: no job used it. Such a
+  // port is link_degraded's (detectors/link_degraded/link_degraded.h), not a flap or downtime.
+  const bool was_up = entity.seen_up;
   entity.seen_up = true;
   if (entity.down_since) {
-    if (!InMaintenance(s, entity, *entity.down_since)) {
+    if (was_up && !InMaintenance(s, entity, *entity.down_since)) {
       entity.outages.emplace_back(*entity.down_since, time);
     }
     entity.down_since.reset();
@@ -114,7 +117,7 @@ double Downtime(const Settings& s, const Entity& entity, TimePoint now) {
     if (end <= from) continue;
     total += Seconds(end - std::max(start, from));
   }
-  if (entity.down_since && now > *entity.down_since &&
+  if (entity.seen_up && entity.down_since && now > *entity.down_since &&
       !InMaintenance(s, entity, *entity.down_since)) {
     total += Seconds(now - std::max(*entity.down_since, from));
   }

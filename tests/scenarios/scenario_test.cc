@@ -133,7 +133,9 @@ TEST_P(FaultScenarioTest, is_detected_with_the_expected_finding_within_the_bound
   std::optional<double> temperature_at_raise;
   // 1 s steps: the first matching raise is found at the step it happens, so the simulator's
   // state at that instant can be compared (module_temp_ramp).
-  const std::string fault_name = c.scenario.starts_with("link_flap") ? "link_flap" : c.scenario;
+  // A scenario is named after its fault, or after the fault and a variant ("_field").
+  std::string fault_name = c.scenario.starts_with("link_flap") ? "link_flap" : c.scenario;
+  if (fault_name.ends_with("_field")) fault_name.resize(fault_name.size() - 6);
   while (p->now() < c.run_s && !raise) {
     ASSERT_TRUE(p->Step(p->now() + 1).ok());
     const sim::Injection* in = FirstStart(*p, fault_name);
@@ -310,6 +312,89 @@ const FaultCase kFaultCases[] = {
      "while the 35 min creep is still under way",
      2400,
      nullptr},
+    // link_degraded (issue 20): faults that move no counter. The expectation is learned with no
+    // configuration: the majority of the same-model siblings (hgx-ib: 8 ConnectX-7 at 4X NDR).
+    // Speed loss NDR -> HDR: a warning after degraded-for (30 s), + one rdma interval + 1 s.
+    {"ib_speed_downgrade",
+     "link_degraded",
+     Severity::kWarning,
+     {{"device", "$device"}, {"port", "1"}},
+     false,
+     30 + 1 + 1,
+     "degraded-for 30 s + one sample interval + 1 s",
+     180,
+     nullptr,
+     true},
+    // Width loss 4X -> 1X: critical and drain-eligible after degraded-for.
+    {"ib_width_downgrade",
+     "link_degraded",
+     Severity::kCritical,
+     {{"device", "$device"}, {"port", "1"}},
+     true,
+     30 + 1 + 1,
+     "degraded-for 30 s + one sample interval + 1 s",
+     180,
+     nullptr,
+     true},
+    // The field capture: "5 Gb/sec (1X DDR)", phys_state 0 <unknown>, state 4 ACTIVE. Width and
+    // speed are both lost: one critical finding (the warning rides on the same entity).
+    {"ib_width_downgrade_field",
+     "link_degraded",
+     Severity::kCritical,
+     {{"device", "$device"}, {"port", "1"}},
+     true,
+     30 + 1 + 1,
+     "degraded-for 30 s + one sample interval + 1 s",
+     180,
+     nullptr,
+     true},
+    // RoCE 400G port at 200G: a warning on the netdev (Ethernet ports are their netdev's).
+    {"eth_speed_downgrade",
+     "link_degraded",
+     Severity::kWarning,
+     {{"netdev", "$netdev"}},
+     false,
+     30 + 1 + 1,
+     "degraded-for 30 s + one sample interval + 1 s",
+     180,
+     nullptr,
+     true},
+    // Stuck in INIT from boot (no SM): critical after stuck-for (1 min). link_flap never saw
+    // the port up, so it stays quiet: one fault, one finding.
+    {"port_stuck_init",
+     "link_degraded",
+     Severity::kCritical,
+     {{"device", "$device"}, {"port", "1"}},
+     true,
+     60 + 1 + 1,
+     "stuck-for 60 s + one sample interval + 1 s",
+     300,
+     nullptr,
+     true},
+    // An HCA absent after a "reboot": critical after missing-for (2 min), longer than any
+    // hot-unplug or driver reload.
+    {"hca_missing",
+     "link_degraded",
+     Severity::kCritical,
+     {{"device", "$device"}, {"port", "1"}},
+     true,
+     120 + 1 + 1,
+     "missing-for 120 s + one sample interval + 1 s",
+     300,
+     nullptr,
+     true},
+    // Firmware drift: the rdma collector reads fw_ver at discovery (rediscovery-interval 60 s),
+    // then degraded-for (30 s).
+    {"fw_mismatch",
+     "link_degraded",
+     Severity::kWarning,
+     {{"device", "$device"}},
+     false,
+     60 + 30 + 1 + 1,
+     "rediscovery 60 s + degraded-for 30 s + one sample interval + 1 s",
+     300,
+     nullptr,
+     true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shipped, FaultScenarioTest, ::testing::ValuesIn(kFaultCases),
@@ -368,6 +453,7 @@ INSTANTIATE_TEST_SUITE_P(Shipped, QuietScenarioTest,
                                            QuietCase{"counter_reset", std::nullopt},
                                            QuietCase{"counter_wrap32", std::nullopt},
                                            QuietCase{"hot_unplug", std::nullopt},
+                                           QuietCase{"link_retrain", std::nullopt},
                                            QuietCase{"module_swap", Severity::kInfo}),
                          [](const auto& info) {
                            return info.param.scenario.empty() ? std::string("healthy")

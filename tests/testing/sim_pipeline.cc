@@ -15,10 +15,18 @@
 
 namespace fabricwatch::testing {
 
-std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors() {
-  // Every registered detector enabled by default, with its defaults, as the agent builds them;
-  // a detector whose defaults do not build is a bug the scenario tests must show.
-  auto detectors = detect::BuildDetectors(detect::DefaultDetectorSelection);
+std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors(
+    const std::map<std::string, detect::DetectorOptions>& options) {
+  // Every registered detector enabled by default, with its defaults (or `options`), as the
+  // agent builds them; a detector whose defaults do not build is a bug the scenario tests must
+  // show.
+  auto detectors = detect::BuildDetectors(
+      [&](const detect::DetectorInfo& info) -> std::optional<detect::DetectorOptions> {
+        auto selected = detect::DefaultDetectorSelection(info);
+        auto given = options.find(std::string(info.name));
+        if (selected && given != options.end()) return given->second;
+        return selected;
+      });
   if (!detectors) throw std::runtime_error("default detectors: " + detectors.error().ToString());
   return std::move(*detectors);
 }
@@ -95,9 +103,9 @@ Status SimPipeline::BuildCollectors() {
 void SimPipeline::BuildEngine() {
   std::optional<detect::StateFile> state;
   if (!options_.state_file.empty()) state.emplace(options_.state_file, options_.boot_id);
-  engine_ =
-      std::make_unique<exporter::DetectorEngine>(DefaultDetectors(), clock_,
-                                                 /*link_log=*/nullptr, std::move(state), logger_);
+  engine_ = std::make_unique<exporter::DetectorEngine>(
+      DefaultDetectors(options_.detector_options), clock_,
+      /*link_log=*/nullptr, std::move(state), logger_);
   engine_->tracker().Subscribe(
       [this](const detect::AnomalyTransition& t) { transitions_.push_back(t); });
   engine_->LoadState();

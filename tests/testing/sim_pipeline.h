@@ -20,6 +20,7 @@
 // Thread-safety: none (the engine is never Start()ed; RunOnce() runs on the caller's thread).
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -46,13 +47,17 @@ class SimClock final : public Clock {
 
 // The detectors the agent runs by default, built through the detector registry with their
 // default options (throws if one does not build).
-std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors();
+std::vector<std::unique_ptr<detect::Detector>> DefaultDetectors(
+    const std::map<std::string, detect::DetectorOptions>& options = {});
 
 struct PipelineOptions {
   std::string preset;  // empty: the scenario's preset
   uint64_t seed = 7;
   std::string state_file;  // empty: no state file (Restart() then loses everything)
   std::string boot_id = "00000000-0000-0000-0000-000000000001";
+  // Options of the default detectors, by detector name (e.g. link_degraded's shape-file); the
+  // rest keep their defaults.
+  std::map<std::string, detect::DetectorOptions> detector_options;
   // Unix time of simulated second 0.
   std::chrono::system_clock::time_point epoch =
       std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));

@@ -315,7 +315,10 @@ void Simulator::Tick(std::vector<Injection>& out) {
   }
   for (size_t e = 0; e < scenario_.events.size(); ++e) {
     const ScenarioEvent& ev = scenario_.events[e];
-    if (std::llround(ev.at_s) == local) StartFault(ev, event_port_[e], out);
+    // Simulated time starts at 0 and the first tick is 1: a fault `at: 0s` starts with it, so a
+    // node can be faulty from the first sample (a port stuck since boot).
+    const int64_t at = std::llround(ev.at_s);
+    if (at == local || (at == 0 && now_ == 1)) StartFault(ev, event_port_[e], out);
   }
   if (!options_.loop && now_ >= duration) {
     while (!active_.empty()) EndFault(0, out);

@@ -268,7 +268,7 @@ TEST(LinkDegradedTest, an_outage_of_a_port_seen_up_is_left_to_link_flap) {
   EXPECT_TRUE(log.raises().empty());
 }
 
-TEST(LinkDegradedTest, history_survives_a_restart_and_finds_a_port_down_or_missing_after_reboot) {
+TEST(LinkDegradedTest, history_survives_a_restart_and_finds_an_hca_missing_after_reboot) {
   nlohmann::json saved;
   {
     auto detector = Make();
@@ -283,18 +283,36 @@ TEST(LinkDegradedTest, history_survives_a_restart_and_finds_a_port_down_or_missi
   FindingLog log(*detector);
   std::vector<Port> node = IbNode();
   node[6].present = false;  // the HCA did not come back after the reboot
-  node[4].state = 1;        // down at boot, Polling
+  node[4].state = 1;        // down at boot, Polling: it was up before, so it is link_flap's
   node[4].phys_state = 2;
   RunFor(log, 100, 300, node);
   const std::string missing = "critical{device=mlx5_6,port=1}";
   ASSERT_TRUE(log.FirstRaise(missing));
   EXPECT_EQ(*log.FirstRaise(missing) - T0(), seconds(220));  // missing-for 2m
   EXPECT_NE(log.LastRaised(missing)->reason.find("missing"), std::string::npos);
+  EXPECT_EQ(log.raises().size(), 1u);
+}
+
+TEST(LinkDegradedTest, a_port_never_up_while_its_siblings_are_is_down_when_it_should_be_up) {
+  auto detector = Make();
+  FindingLog log(*detector);
+  std::vector<Port> node = IbNode();
+  node[4].state = 1;  // a cable missing since the node was built: Polling
+  node[4].phys_state = 2;
+  RunFor(log, 0, 120, node);
   const std::string down = "critical{device=mlx5_4,port=1}";
   ASSERT_TRUE(log.FirstRaise(down));
-  EXPECT_EQ(*log.FirstRaise(down) - T0(), seconds(160));  // down-for 1m
-  EXPECT_NE(log.LastRaised(down)->reason.find("past best"), std::string::npos);
-  EXPECT_EQ(log.raises().size(), 2u);
+  EXPECT_EQ(*log.FirstRaise(down) - T0(), seconds(60));  // down-for 1m
+  EXPECT_NE(log.LastRaised(down)->reason.find("siblings"), std::string::npos);
+  EXPECT_NE(log.LastRaised(down)->reason.find("Polling"), std::string::npos);
+  EXPECT_EQ(log.raises().size(), 1u);
+  // Port 2 of dual-port cards unused on every card: nobody expects it up.
+  auto quiet = Make();
+  FindingLog quiet_log(*quiet);
+  std::vector<Port> one_port_used = IbNode(4);
+  for (Port& p : one_port_used) p.state = 1, p.phys_state = 3;  // Disabled everywhere
+  RunFor(quiet_log, 0, 300, one_port_used);
+  EXPECT_TRUE(quiet_log.raises().empty());
 }
 
 TEST(LinkDegradedTest, a_speed_loss_below_the_ports_own_best_is_found_on_a_single_port_node) {
