@@ -84,7 +84,8 @@ class EthtoolCollector final : public Collector {
  public:
   EthtoolCollector(const CollectorContext& context, DeviceFilter devices, bool explicit_include,
                    std::optional<std::regex> metrics_include,
-                   std::optional<std::regex> metrics_exclude, std::chrono::milliseconds link_interval)
+                   std::optional<std::regex> metrics_exclude,
+                   std::chrono::milliseconds link_interval)
       : sysfs_(context.sysfs),
         clock_(context.clock),
         source_(context.ethtool),
@@ -530,9 +531,9 @@ Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& c
   if (!exclude) return Error(exclude.error());
   auto link_interval = options.Duration("link-settings-interval");
   if (!link_interval) return Error(link_interval.error());
-  return std::unique_ptr<Collector>(new EthtoolCollector(
-      context, std::move(*devices), options.IsSet("device-include"), std::move(*include),
-      std::move(*exclude), *link_interval));
+  return std::unique_ptr<Collector>(
+      new EthtoolCollector(context, std::move(*devices), options.IsSet("device-include"),
+                           std::move(*include), std::move(*exclude), *link_interval));
 }
 
 }  // namespace fabricwatch::ethtool

@@ -17,8 +17,9 @@ constexpr MetricDesc kLinkInfo{
     MetricKind::kInfo,
     {"netdev", "duplex", "port"}};
 
-constexpr std::array<MetricDesc, 6> kMetrics = {kLinkSpeed, kLinkLanes, kLinkSupportedMaxSpeed,
-                                                kLinkAdvertisedMaxSpeed, kLinkAutoneg, kLinkInfo};
+constexpr std::array<MetricDesc, 6> kMetrics = {
+    kLinkSpeed,   kLinkLanes, kLinkSupportedMaxSpeed, kLinkAdvertisedMaxSpeed,
+    kLinkAutoneg, kLinkInfo};
 
 // Mb/s → bytes per second.
 double BytesPerSecond(uint32_t mbps) { return static_cast<double>(mbps) * 1e6 / 8; }
@@ -44,9 +45,9 @@ void EmitLinkSettings(const std::string& netdev, const sys::LinkSettings& settin
   }
 }
 
-Result<const sys::LinkSettings*> LinkSettingsCache::Get(
-    const std::string& netdev, sys::EthtoolSource& source,
-    std::chrono::system_clock::time_point now) {
+Result<const sys::LinkSettings*> LinkSettingsCache::Get(const std::string& netdev,
+                                                        sys::EthtoolSource& source,
+                                                        std::chrono::system_clock::time_point now) {
   auto it = entries_.find(netdev);
   // A clock that stepped back also reads again.
   if (it != entries_.end() && now >= it->second.read_at && now - it->second.read_at < interval_) {

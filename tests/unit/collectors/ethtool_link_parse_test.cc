@@ -76,10 +76,10 @@ TEST(EthtoolLinkParseTest, WrappedListsLanesAndAllFields) {
   EXPECT_EQ(s.autoneg, std::optional<bool>(true));
   EXPECT_EQ(s.link_detected, std::optional<bool>(true));
   EXPECT_EQ(s.port, "Direct Attach Copper");
-  EXPECT_THAT(s.supported_modes,
-              ElementsAre("1000baseKX/Full", "10000baseKR/Full", "25000baseCR/Full",
-                          "100000baseCR4/Full", "200000baseCR4/Full", "400000baseCR4/Full",
-                          "400000baseDR4/Full"));
+  EXPECT_THAT(
+      s.supported_modes,
+      ElementsAre("1000baseKX/Full", "10000baseKR/Full", "25000baseCR/Full", "100000baseCR4/Full",
+                  "200000baseCR4/Full", "400000baseCR4/Full", "400000baseDR4/Full"));
   EXPECT_THAT(s.advertised_modes, ElementsAre("100000baseCR4/Full", "200000baseCR4/Full"));
   EXPECT_EQ(s.max_supported_speed_mbps, std::optional<uint32_t>(400000));
   EXPECT_EQ(s.max_advertised_speed_mbps, std::optional<uint32_t>(200000));

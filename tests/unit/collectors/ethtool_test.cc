@@ -473,8 +473,9 @@ TEST(EthtoolLinkSettingsTest, families_in_bytes_per_second_and_unknowns_omitted)
   CollectRun run = harness.Collect();
   ASSERT_TRUE(run.status.ok());
   EXPECT_EQ(run.errors, 0u);
-  EXPECT_THAT(run.text,
-              HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eno1\"} 25000000000\n"));
+  EXPECT_THAT(
+      run.text,
+      HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eno1\"} 25000000000\n"));
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_lanes{netdev=\"eno1\"} 4\n"));
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_supported_max_speed_bytes_per_second{"
                                   "netdev=\"eno1\"} 50000000000\n"));
@@ -532,8 +533,7 @@ TEST(EthtoolLinkSettingsTest, invalid_interval_names_the_flag) {
   context.ethtool = &source;
   auto collector = NewEthtoolCollector(context);
   ASSERT_FALSE(collector);
-  EXPECT_THAT(collector.error().message(),
-              HasSubstr("--collector.ethtool.link-settings-interval"));
+  EXPECT_THAT(collector.error().message(), HasSubstr("--collector.ethtool.link-settings-interval"));
 }
 
 // The replay source: DIR/<netdev>/link parsed, malformed lines counted as errors with the good
@@ -574,8 +574,9 @@ TEST(EthtoolLinkSettingsTest, replay_link_files) {
   ASSERT_TRUE(run.status.ok());
   EXPECT_EQ(run.errors, 2u);  // eth1's bad speed line, eth3's size
   EXPECT_THAT(run.error_list[0].message(), HasSubstr("eth1/link:2: Speed: cannot parse"));
-  EXPECT_THAT(run.text,
-              HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eth0\"} 3125000000\n"));
+  EXPECT_THAT(
+      run.text,
+      HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eth0\"} 3125000000\n"));
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_info{netdev=\"eth0\",duplex=\"full\","
                                   "port=\"FIBRE\"} 1\n"));
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_lanes{netdev=\"eth1\"} 2\n"));
