@@ -96,6 +96,6 @@ inline constexpr MetricDesc kLinkAdvertisedMaxSpeed{
     MetricKind::kGauge, kNetdev};
 inline constexpr MetricDesc kLinkAutoneg{
     "fabric_ethtool_link_autoneg",
-    "1 if auto-negotiation is on (ETHTOOL_A_LINKMODES_AUTONEG), 0 if off.",
-    MetricKind::kGauge, kNetdev};
+    "1 if auto-negotiation is on (ETHTOOL_A_LINKMODES_AUTONEG), 0 if off.", MetricKind::kGauge,
+    kNetdev};
 }  // namespace fabricwatch::ethtool
