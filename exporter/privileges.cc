@@ -61,6 +61,9 @@ class PermissionWatchingEthtool final : public sys::EthtoolSource {
   Result<std::vector<sys::StandardStat>> StandardStats(const std::string& netdev) override {
     return inner_->StandardStats(netdev);
   }
+  Result<sys::LinkSettings> LinkSettingsOf(const std::string& netdev) override {
+    return inner_->LinkSettingsOf(netdev);
+  }
   Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override {
     Status status = inner_->ReadModuleEeprom(netdev, image);
     if (status.code() == StatusCode::kPermissionDenied) log_.Refused("module_eeprom", status);

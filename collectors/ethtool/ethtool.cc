@@ -19,6 +19,8 @@
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
+#include "collectors/ethtool/ethtool_families.h"
+#include "collectors/ethtool/ethtool_link.h"
 #include "collectors/ethtool/ethtool_names.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/listing_watch.h"
@@ -38,96 +40,6 @@ constexpr std::chrono::seconds kReselect{60};
 constexpr std::array<std::string_view, 8> kPriorities = {"0", "1", "2", "3", "4", "5", "6", "7"};
 constexpr std::array<std::string_view, 9> kLanes = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
 
-constexpr MetricDesc kDriverStats{
-    "fabric_ethtool_driver_stats",
-    "Number of driver statistics the netdev reports (ETHTOOL_GSSET_INFO ETH_SS_STATS count). It "
-    "changes when the driver adds counters, e.g. mlx5 adds per-priority PFC counters when PFC is "
-    "enabled.",
-    MetricKind::kGauge, {"netdev"}};
-constexpr MetricDesc kMacPauseFrames{
-    "fabric_ethtool_mac_pause_frames_total",
-    "IEEE 802.3 MAC control PAUSE frames (aPAUSEMACCtrlFramesTransmitted/Received) from the "
-    "kernel's standard pause statistics (ETHTOOL_MSG_PAUSE_GET), by direction. Global 802.3x "
-    "pause only, not PFC.",
-    MetricKind::kCounter, {"netdev", "direction"}};
-constexpr MetricDesc kFecInfo{
-    "fabric_ethtool_fec_info",
-    "Active forward error correction mode (ETHTOOL_MSG_FEC_GET): none, rs, baser or llrs. "
-    "Constant 1.",
-    MetricKind::kInfo, {"netdev", "mode"}};
-constexpr MetricDesc kFecCorrected{
-    "fabric_ethtool_fec_corrected_blocks_total",
-    "FEC blocks with errors that were corrected, whole port (ETHTOOL_A_FEC_STAT_CORRECTED[0]).",
-    MetricKind::kCounter, {"netdev"}};
-constexpr MetricDesc kFecUncorrectable{
-    "fabric_ethtool_fec_uncorrectable_blocks_total",
-    "FEC blocks with errors that could not be corrected, whole port "
-    "(ETHTOOL_A_FEC_STAT_UNCORR[0]): these are lost frames.",
-    MetricKind::kCounter,
-    {"netdev"}};
-constexpr MetricDesc kFecLaneCorrected{
-    "fabric_ethtool_fec_lane_corrected_blocks_total",
-    "FEC corrected blocks per lane (ETHTOOL_A_FEC_STAT_CORRECTED[1..n]).",
-    MetricKind::kCounter, {"netdev", "lane"}};
-constexpr MetricDesc kFecLaneUncorrectable{
-    "fabric_ethtool_fec_lane_uncorrectable_blocks_total",
-    "FEC uncorrectable blocks per lane (ETHTOOL_A_FEC_STAT_UNCORR[1..n]).",
-    MetricKind::kCounter, {"netdev", "lane"}};
-constexpr MetricDesc kFecLaneCorrectedBits{
-    "fabric_ethtool_fec_lane_corrected_bit_errors_total",
-    "Bits corrected by FEC per lane (ETHTOOL_A_FEC_STAT_CORR_BITS[1..n]).",
-    MetricKind::kCounter, {"netdev", "lane"}};
-constexpr MetricDesc kLinkExtDown{
-    "fabric_ethtool_link_ext_down_events_total",
-    "Link-down events counted by the NIC (ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT, kernel 6.2+; mlx5 and "
-    "ice). It also counts flaps the netdev never saw, e.g. while administratively down.",
-    MetricKind::kCounter, {"netdev"}};
-constexpr MetricDesc kLinkExtState{
-    "fabric_ethtool_link_ext_state",
-    "Why the link is down, while it is down (ETHTOOL_A_LINKSTATE_EXT_STATE): 0 autoneg, 1 link "
-    "training failure, 2 logical mismatch, 3 bad signal integrity, 4 no cable, 5 cable issue, "
-    "6 EEPROM issue, 7 calibration failure, 8 power budget exceeded, 9 overheat, 10 module.",
-    MetricKind::kGauge, {"netdev"}};
-constexpr MetricDesc kPfcEnabled{
-    "fabric_pfc_enabled",
-    "1 if priority flow control is enabled on the priority (DCB IEEE PFC pfc_en bit), 0 if not. "
-    "RoCE needs it on the RoCE priority (commonly 3).",
-    MetricKind::kGauge, {"netdev", "priority"}};
-constexpr MetricDesc kPfcCap{
-    "fabric_pfc_capable_traffic_classes",
-    "Traffic classes that can be PFC-enabled at once (DCB IEEE PFC pfc_cap).", MetricKind::kGauge,
-    {"netdev"}};
-constexpr MetricDesc kPfcDcbFrames{
-    "fabric_pfc_dcb_frames_total",
-    "PFC frames per priority from DCB (struct ieee_pfc: requests = sent, tx; indications = "
-    "received, rx). Vendor-neutral where the driver fills them (mlx5 does).",
-    MetricKind::kCounter, {"netdev", "priority", "direction"}};
-constexpr MetricDesc kPfcStormTimeout{
-    "fabric_pfc_storm_prevention_timeout_seconds",
-    "PFC storm prevention timeout (ETHTOOL_PFC_PREVENTION_TOUT tunable, mlx5): how long the NIC "
-    "may keep pausing before it stops honouring PFC; 0 means prevention is off.",
-    MetricKind::kGauge, {"netdev"}};
-constexpr MetricDesc kEcnEnabled{
-    "fabric_roce_ecn_enabled",
-    "1 if RoCE ECN is enabled on the priority for the role: np = notification point (sends CNPs "
-    "for CE-marked packets), rp = reaction point (slows down on CNPs). From "
-    "class/net/<netdev>/ecn/roce_{np,rp}/enable/<priority>, which only MLNX_OFED provides.",
-    MetricKind::kGauge, {"netdev", "priority", "role"}};
-
-constexpr MetricDesc kStandardStat{
-    "fabric_ethtool_standard_stat_total",
-    "Standard statistics the driver reports through ETHTOOL_MSG_STATS_GET (kernel 5.13+), by "
-    "group (eth-phy, eth-mac, eth-ctrl, rmon) and IEEE 802.3 / RFC 2819 name, e.g. "
-    "group=\"eth-mac\",stat=\"FrameCheckSequenceErrors\". Vendor-neutral.",
-    MetricKind::kCounter, {"netdev", "group", "stat"}};
-
-constexpr MetricDesc kOwnMetrics[] = {
-    kDriverStats,      kMacPauseFrames,    kFecInfo,           kFecCorrected,
-    kFecUncorrectable, kFecCorrectedBits,  kFecLaneCorrected,  kFecLaneUncorrectable,
-    kFecLaneCorrectedBits, kLinkExtDown,   kLinkExtState,      kPfcEnabled,
-    kPfcCap,           kPfcDcbFrames,      kPfcStormTimeout,   kEcnEnabled,
-    kStandardStat};
-
 constexpr CollectorOptionSpec kOptions[] = {
     {"device-include",
      "Regular expression of netdevs to read. Default: every netdev with a PCI parent or an RDMA "
@@ -140,11 +52,16 @@ constexpr CollectorOptionSpec kOptions[] = {
      "empty, so a 64-queue NIC does not add thousands of series).",
      ""},
     {"metrics-exclude", "Regular expression of raw statistic names the passthrough skips.", ""},
+    {"link-settings-interval",
+     "How often each netdev's link settings (speed, lanes, link modes, autoneg) are read again: "
+     "two netlink requests per netdev; the values read last are exported in between.",
+     "10s"},
 };
 
 std::vector<MetricDesc> AllMetrics() {
   std::vector<MetricDesc> all(std::begin(kOwnMetrics), std::end(kOwnMetrics));
   for (const MetricDesc* desc : NormalizedMetrics()) all.push_back(*desc);
+  all.insert(all.end(), LinkMetrics().begin(), LinkMetrics().end());
   return all;
 }
 
@@ -167,7 +84,8 @@ class EthtoolCollector final : public Collector {
  public:
   EthtoolCollector(const CollectorContext& context, DeviceFilter devices, bool explicit_include,
                    std::optional<std::regex> metrics_include,
-                   std::optional<std::regex> metrics_exclude)
+                   std::optional<std::regex> metrics_exclude,
+                   std::chrono::milliseconds link_interval)
       : sysfs_(context.sysfs),
         clock_(context.clock),
         source_(context.ethtool),
@@ -176,7 +94,8 @@ class EthtoolCollector final : public Collector {
         devices_(std::move(devices)),
         explicit_include_(explicit_include),
         metrics_include_(std::move(metrics_include)),
-        metrics_exclude_(std::move(metrics_exclude)) {}
+        metrics_exclude_(std::move(metrics_exclude)),
+        links_(link_interval) {}
 
   Status Collect(MetricSink& sink) override;
 
@@ -222,6 +141,17 @@ class EthtoolCollector final : public Collector {
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
+  void CollectLink(const std::string& netdev, MetricSink& sink);
+  // A request that failed: "not supported" is NotSupported(), a vanished netdev is nothing, the
+  // rest is counted.
+  void Unanswered(const std::string& netdev, std::string_view what, const Status& error,
+                  MetricSink& sink) {
+    if (Quiet(error)) {
+      NotSupported(netdev, what, error);
+    } else if (error.code() != StatusCode::kNotFound) {
+      Fail(sink, netdev + "/" + std::string(what), error);
+    }
+  }
   // The passthrough family of a raw statistic name, or null when it is not exported.
   const MetricDesc* PassthroughFor(const std::string& netdev, const std::string& stat,
                                    MetricSink& sink);
@@ -263,6 +193,7 @@ class EthtoolCollector final : public Collector {
   std::map<std::string, Passthrough, std::less<>> passthrough_;
   std::set<std::string> collisions_reported_;
   std::map<std::string, TablePlan, std::less<>> plans_;  // by netdev
+  LinkSettingsCache links_;
 
   // class/net and class/infiniband (or the replay directory), which the selection is made from.
   sys::ListingWatch listings_{2, kReselect};
@@ -369,13 +300,8 @@ void EthtoolCollector::UpdatePlan(const std::string& netdev, TablePlan& plan, Me
 void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& sink) {
   const LabelPair n{"netdev", netdev};
   auto handle = [&](const auto& result, std::string_view what) -> bool {
-    if (result) return true;
-    if (Quiet(result.error())) {
-      NotSupported(netdev, what, result.error());
-    } else if (result.error().code() != StatusCode::kNotFound) {
-      Fail(sink, netdev + "/" + std::string(what), result.error());
-    }
-    return false;
+    if (!result) Unanswered(netdev, what, result.error(), sink);
+    return result.has_value();
   };
   const auto ask = [&](std::string_view what) { return !SkipUnsupported(netdev, what); };
   if (!ask("pause statistics")) {
@@ -457,6 +383,15 @@ void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
   }
 }
 
+void EthtoolCollector::CollectLink(const std::string& netdev, MetricSink& sink) {
+  // Asked of every source: replay directories have a form for it (DIR/<netdev>/link).
+  if (SkipUnsupported(netdev, "link settings")) return;
+  auto settings = links_.Get(netdev, *source_, clock_.Now());
+  for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/link", warning);
+  if (!settings) return Unanswered(netdev, "link settings", settings.error(), sink);
+  EmitLinkSettings(netdev, **settings, sink);
+}
+
 Status EthtoolCollector::RefreshSelection() {
   if (Status status = sys::ListNetdevSources(sysfs_, source_, listings_); !status.ok()) {
     return status;
@@ -475,6 +410,7 @@ Status EthtoolCollector::RefreshSelection() {
     return std::find(selected_.begin(), selected_.end(), entry.first) == selected_.end();
   };
   std::erase_if(plans_, unselected);
+  links_.Retain(selected_);
   ecn_.clear();
   for (const std::string& netdev : selected_) {
     for (std::string_view role : {"np", "rp"}) {
@@ -497,6 +433,7 @@ Status EthtoolCollector::RefreshSelection() {
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
   if (SkipUnsupported(netdev, "driver statistics")) {
     if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+    CollectLink(netdev, sink);
     CollectEcn(netdev, sink);
     return;
   }
@@ -546,6 +483,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   }
   if (shrank) malloc_trim(0);
   if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+  CollectLink(netdev, sink);
   CollectEcn(netdev, sink);
 }
 
@@ -591,9 +529,11 @@ Result<std::unique_ptr<Collector>> NewEthtoolCollector(const CollectorContext& c
   if (!include) return Error(include.error());
   auto exclude = compile(options.Value("metrics-exclude"), "collector.ethtool.metrics-exclude");
   if (!exclude) return Error(exclude.error());
-  return std::unique_ptr<Collector>(new EthtoolCollector(context, std::move(*devices),
-                                                         options.IsSet("device-include"),
-                                                         std::move(*include), std::move(*exclude)));
+  auto link_interval = options.Duration("link-settings-interval");
+  if (!link_interval) return Error(link_interval.error());
+  return std::unique_ptr<Collector>(
+      new EthtoolCollector(context, std::move(*devices), options.IsSet("device-include"),
+                           std::move(*include), std::move(*exclude), *link_interval));
 }
 
 }  // namespace fabricwatch::ethtool

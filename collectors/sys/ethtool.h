@@ -57,6 +57,34 @@ struct LinkState {
   std::optional<uint8_t> ext_state;        // why the link is down, while it is down
 };
 
+// The link settings of a netdev, as `ethtool <netdev>` shows them: ETHTOOL_MSG_LINKMODES_GET and
+// ETHTOOL_MSG_LINKINFO_GET (the ETHTOOL_GLINKSETTINGS ioctl where the kernel has no ethtool
+// netlink family), or the replay file DIR/<netdev>/link. Each optional is empty, and each string
+// or list empty, when the source does not say.
+struct LinkSettings {
+  // Current speed in Mb/s; empty while unknown (link down: the kernel's SPEED_UNKNOWN, 0, and
+  // 65535, which ethtool also prints as "Unknown!").
+  std::optional<uint32_t> speed_mbps;
+  // Lanes of the current mode (ETHTOOL_A_LINKMODES_LANES, kernel 5.11+; not in the ioctl).
+  std::optional<uint32_t> lanes;
+  std::string duplex;  // "full", "half", "" when unknown
+  std::optional<bool> autoneg;
+  // Whether the link is up ("Link detected:"). Only the replay source fills it: the kernel
+  // source's two requests do not carry it (LinkStateOf() has it).
+  std::optional<bool> link_detected;
+  // The connector as ethtool names it: "Twisted Pair", "AUI", "BNC", "MII", "FIBRE",
+  // "Direct Attach Copper", "None", "Other"; "" when unknown.
+  std::string port;
+  // Link-mode names (collectors/sys/link_modes.h), in bit order (kernel) or file order (replay):
+  // what the port supports and what it advertises.
+  std::vector<std::string> supported_modes;
+  std::vector<std::string> advertised_modes;
+  // The fastest of those modes in Mb/s, from the link-mode table (the name parsed only for a
+  // mode the table does not know); empty when no mode with a known speed is listed.
+  std::optional<uint32_t> max_supported_speed_mbps;
+  std::optional<uint32_t> max_advertised_speed_mbps;
+};
+
 // DCB (RTM_GETDCB, DCB_CMD_IEEE_GET): IEEE PFC configuration and per-priority PFC counters.
 struct PfcConfig {
   uint8_t pfc_cap = 0;     // traffic classes that can be PFC-enabled
@@ -95,7 +123,8 @@ class EthtoolSource {
   }
   // False for a source that has no form for Pause(), Fec(), LinkStateOf(), Pfc(),
   // PfcStormTimeoutMs() and StandardStats() (a replay directory): they would all answer
-  // kUnimplemented, so collectors do not ask.
+  // kUnimplemented, so collectors do not ask. LinkSettingsOf() and ReadModuleEeprom() are asked
+  // of every source.
   virtual bool HasLinkQueries() const { return true; }
 
   // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode), into
@@ -122,6 +151,13 @@ class EthtoolSource {
     return tl::unexpected<Status>(Status(StatusCode::kUnimplemented,
                                          "standard statistics of " + netdev + ": not available"));
   }
+  // The link settings of `netdev` (unprivileged). kUnimplemented where the source has no such
+  // data (the default; a driver without get_link_ksettings), kNoData where a replay directory
+  // has no link file for the netdev, kNotFound for a netdev that does not exist.
+  virtual Result<LinkSettings> LinkSettingsOf(const std::string& netdev) {
+    return tl::unexpected<Status>(
+        Status(StatusCode::kUnimplemented, "link settings of " + netdev + ": not available"));
+  }
   // The plugged transceiver module's memory as the flat image of docs/design.md §5 (what
   // optics::DecodeModuleImage reads): SFF-8472 A0h then A2h (≤ 512 bytes); SFF-8636/8436 lower page
   // then upper pages 00h, 01h, 02h, 03h (≤ 640; a page the module does not advertise is zeros when
@@ -144,8 +180,9 @@ class EthtoolSource {
     if (Status status = ReadModuleEeprom(netdev, image); !status.ok()) return Error(status);
     return image;
   }
-  // Problems the last Statistics() call survived without failing (a malformed line in a replay
-  // file): the good stats were returned, these are counted as errors by the collector.
+  // Problems the last Statistics() or LinkSettingsOf() call survived without failing (a malformed
+  // line in a replay file): what parsed was returned, these are counted as errors by the
+  // collector.
   virtual std::vector<Status> TakeWarnings() { return {}; }
 };
 

@@ -10,9 +10,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 #include "collectors/sys/ethtool_module_pages.h"
+#include "collectors/sys/link_modes.h"
 
 namespace fabricwatch::sys {
 namespace {
@@ -48,6 +50,14 @@ static_assert(offsetof(ethtool_modinfo, type) == 4 && offsetof(ethtool_modinfo, 
               sizeof(ethtool_modinfo) == 44);
 static_assert(offsetof(ethtool_eeprom, offset) == 8 && offsetof(ethtool_eeprom, len) == 12 &&
               sizeof(ethtool_eeprom) == 16);
+
+// struct ethtool_link_settings: the fixed part (48 bytes) then three masks of
+// link_mode_masks_nwords u32 each (supported, advertising, lp_advertising); nwords is an s8.
+static_assert(offsetof(ethtool_link_settings, speed) == 4 &&
+              offsetof(ethtool_link_settings, link_mode_masks_nwords) == 15 &&
+              offsetof(ethtool_link_settings, link_mode_masks) == 48 &&
+              sizeof(ethtool_link_settings) == 48);
+constexpr size_t kMaxLinkModeWords = 127;
 
 }  // namespace
 
@@ -269,6 +279,52 @@ Result<uint32_t> ReadPfcStormTimeoutMs(EthtoolIoctl& ioctl, const std::string& n
   // 0 = PFC_STORM_PREVENTION_DISABLE; mlx5 reports the resolved timeout, never
   // PFC_STORM_PREVENTION_AUTO (0xffff), which is a value to set (UAPI linux/ethtool.h).
   return uint32_t{value};
+}
+
+Result<LinkSettings> ReadLinkSettingsIoctl(EthtoolIoctl& ioctl, const std::string& netdev) {
+  constexpr size_t kFixedWords = sizeof(ethtool_link_settings) / sizeof(uint32_t);
+  std::array<uint32_t, kFixedWords + 3 * kMaxLinkModeWords> buffer{};
+  ethtool_link_settings fixed{};
+  fixed.cmd = ETHTOOL_GLINKSETTINGS;  // nwords 0: the handshake (K net/ethtool/ioctl.c)
+  std::memcpy(buffer.data(), &fixed, sizeof(fixed));
+  if (int rc = ioctl.Call(netdev, buffer.data()); rc != 0) {
+    return Error(IoctlStatus(rc, "ETHTOOL_GLINKSETTINGS", netdev));
+  }
+  std::memcpy(&fixed, buffer.data(), sizeof(fixed));
+  const int nwords = -fixed.link_mode_masks_nwords;
+  if (fixed.cmd != ETHTOOL_GLINKSETTINGS || nwords <= 0) {
+    return Error(StatusCode::kInternal, "netdev " + netdev +
+                                            ": ioctl SIOCETHTOOL ETHTOOL_GLINKSETTINGS: no "
+                                            "handshake answer (link_mode_masks_nwords " +
+                                            std::to_string(fixed.link_mode_masks_nwords) + ")");
+  }
+  buffer.fill(0);
+  fixed = ethtool_link_settings{};
+  fixed.cmd = ETHTOOL_GLINKSETTINGS;
+  fixed.link_mode_masks_nwords = static_cast<int8_t>(nwords);
+  std::memcpy(buffer.data(), &fixed, sizeof(fixed));
+  if (int rc = ioctl.Call(netdev, buffer.data()); rc != 0) {
+    return Error(IoctlStatus(rc, "ETHTOOL_GLINKSETTINGS", netdev));
+  }
+  std::memcpy(&fixed, buffer.data(), sizeof(fixed));
+  if (fixed.link_mode_masks_nwords != nwords) {
+    return Error(StatusCode::kInternal, "netdev " + netdev +
+                                            ": ioctl SIOCETHTOOL ETHTOOL_GLINKSETTINGS: "
+                                            "link_mode_masks_nwords changed to " +
+                                            std::to_string(fixed.link_mode_masks_nwords));
+  }
+  LinkSettings out;
+  out.speed_mbps = KnownLinkSpeed(fixed.speed);
+  out.duplex = std::string(LinkDuplexName(fixed.duplex));
+  out.port = std::string(LinkPortName(fixed.port));
+  out.autoneg = fixed.autoneg != AUTONEG_DISABLE;
+  const auto words = static_cast<size_t>(nwords);
+  const std::span<const uint32_t> masks(buffer.data() + kFixedWords, 2 * words);
+  AddLinkModeBits(masks.subspan(0, words), static_cast<uint32_t>(words * 32), out.supported_modes,
+                  out.max_supported_speed_mbps);
+  AddLinkModeBits(masks.subspan(words, words), static_cast<uint32_t>(words * 32),
+                  out.advertised_modes, out.max_advertised_speed_mbps);
+  return out;
 }
 
 Status ModuleEepromFailure(EthtoolIoctl& ioctl, const Status& error, const std::string& netdev,

@@ -88,6 +88,13 @@ class EthtoolIoctlStatistics {
 // kUnimplemented.
 Result<uint32_t> ReadPfcStormTimeoutMs(EthtoolIoctl& ioctl, const std::string& netdev);
 
+// The link settings of a ValidNetdevName() through ETHTOOL_GLINKSETTINGS (kernel 4.6+), for
+// kernels without the ethtool netlink family: the handshake call (0 mask words; the kernel answers
+// with minus the number it uses), then the real one. Speed, duplex, port, autoneg and the
+// supported and advertised modes; no lanes (not in struct ethtool_link_settings). EOPNOTSUPP (no
+// get_link_ksettings) is kUnimplemented.
+Result<LinkSettings> ReadLinkSettingsIoctl(EthtoolIoctl& ioctl, const std::string& netdev);
+
 // The module's linear image of a ValidNetdevName(): ETHTOOL_GMODULEINFO, then
 // ETHTOOL_GMODULEEEPROM for all of it in one call. For SFF-8079/8472 (256/512 bytes) and
 // SFF-8636/8436 (256/640) that already is the flat image (docs/reference.md §3.1); any other type

@@ -63,6 +63,28 @@ Result<LinkState> KernelEthtool::LinkStateOf(const std::string& netdev) {
   return parsed;
 }
 
+Result<LinkSettings> KernelEthtool::LinkSettingsOf(const std::string& netdev) {
+  if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
+  auto modes =
+      netlink_->EthtoolGetWithFlags(netdev, kMsgLinkmodesGet, "LINKMODES_GET", kFlagCompactBitsets);
+  if (!modes) {
+    if (netlink_->family_missing()) return ReadLinkSettingsIoctl(*ioctl_, netdev);
+    return Error(modes.error());
+  }
+  // Parsed before the next request reuses the receive buffer.
+  auto settings = ParseLinkModesReply(*modes);
+  if (!settings) return Error(settings.error().WithContext("netdev " + netdev));
+  auto info = netlink_->EthtoolGetWithFlags(netdev, kMsgLinkinfoGet, "LINKINFO_GET", 0);
+  if (!info) {
+    if (info.error().code() == StatusCode::kUnimplemented) return settings;  // port unknown
+    return Error(info.error());
+  }
+  if (Status s = ParseLinkInfoReply(*info, *settings); !s.ok()) {
+    return Error(s.WithContext("netdev " + netdev));
+  }
+  return settings;
+}
+
 Result<PfcConfig> KernelEthtool::Pfc(const std::string& netdev) {
   if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
   const std::string context = "netdev " + netdev + ": rtnetlink RTM_GETDCB DCB_CMD_IEEE_GET";

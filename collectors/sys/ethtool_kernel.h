@@ -12,6 +12,11 @@
 // - StandardStats(): the same family, STATS_GET (5.13+; header nest is attribute 2) for the groups
 //   eth-phy, eth-mac, eth-ctrl and rmon as a compact bitset, without ETHTOOL_FLAG_STATS (the
 //   message's header policy does not take it) (K net/ethtool/stats.c).
+// - LinkSettingsOf(): the same family, LINKMODES_GET with ETHTOOL_FLAG_COMPACT_BITSETS (speed,
+//   lanes, duplex, autoneg, supported and advertised modes) then LINKINFO_GET (port), without
+//   ETHTOOL_FLAG_STATS (their header policy does not take it; K net/ethtool/linkmodes.c,
+//   linkinfo.c). Two round trips, unprivileged. When the family is absent, ETHTOOL_GLINKSETTINGS
+//   instead (no lanes).
 // - Pfc(): rtnetlink RTM_GETDCB / DCB_CMD_IEEE_GET, struct ieee_pfc (K net/dcb/dcbnl.c).
 // - PfcStormTimeoutMs(): ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (u16 ms; mlx5).
 // - ModuleEeprom(): the same family, MODULE_EEPROM_GET (5.13+; needs CAP_NET_ADMIN), one half page
@@ -40,6 +45,9 @@
 //   virtio_net). Otherwise the counters in reply order (group by group); a counter the driver
 //   does not fill is absent, and one this build has no name for is skipped and counted in
 //   standard_stats_skipped().
+// - LinkSettingsOf(): EOPNOTSUPP (no get_link_ksettings) from LINKMODES_GET, or from the ioctl
+//   where the family is absent. A LINKINFO_GET that fails that way leaves the port unknown.
+//   link_detected is never set (LinkStateOf() has it).
 // - Pfc(): EOPNOTSUPP (no dcbnl_ops: veth), or a reply without DCB_ATTR_IEEE_PFC.
 //   requests/indications are set whenever the kernel sends the whole struct ieee_pfc; drivers
 //   that do not count PFC frames leave them 0 (dcbnl zeroes the struct first).
@@ -97,6 +105,7 @@ class KernelEthtool final : public EthtoolSource {
   Result<PauseStats> Pause(const std::string& netdev) override;
   Result<FecStats> Fec(const std::string& netdev) override;
   Result<LinkState> LinkStateOf(const std::string& netdev) override;
+  Result<LinkSettings> LinkSettingsOf(const std::string& netdev) override;
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) override;

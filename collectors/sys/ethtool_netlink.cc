@@ -28,6 +28,22 @@ std::string NlError(int err, std::string_view what) {
 
 }  // namespace
 
+NlMessage BuildEthtoolGetRequest(uint16_t family, uint8_t cmd, const std::string& netdev,
+                                 uint32_t flags) {
+  NlMessage msg(nlmsg_alloc(), &nlmsg_free);
+  nlattr* header = nullptr;
+  if (!msg ||
+      genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST, cmd,
+                  kEthtoolGenlVersion) == nullptr ||
+      (header = nla_nest_start(msg.get(), kHeaderNest)) == nullptr ||
+      nla_put_string(msg.get(), kHeaderDevName, netdev.c_str()) < 0 ||
+      (flags != 0 && nla_put_u32(msg.get(), kHeaderFlags, flags) < 0) ||
+      nla_nest_end(msg.get(), header) < 0) {
+    return NlMessage(nullptr, &nlmsg_free);
+  }
+  return msg;
+}
+
 NlMessage BuildStandardStatsRequest(uint16_t family, const std::string& netdev) {
   NlMessage msg(nlmsg_alloc(), &nlmsg_free);
   if (!msg || genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST,
@@ -216,17 +232,8 @@ Result<const nlmsghdr*> EthtoolNetlink::EthtoolGet(const std::string& netdev, ui
   if (Status s = EnsureFamily(); !s.ok()) return Error(s.WithContext(context));
   bool with_stats = !stats_flag_rejected_[cmd];
   for (;;) {
-    NlMessage msg(nlmsg_alloc(), &nlmsg_free);
-    nlattr* header = nullptr;
-    if (!msg ||
-        genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, NLM_F_REQUEST, cmd,
-                    kEthtoolGenlVersion) == nullptr ||
-        (header = nla_nest_start(msg.get(), kHeaderNest)) == nullptr ||
-        nla_put_string(msg.get(), kHeaderDevName, netdev.c_str()) < 0 ||
-        (with_stats && nla_put_u32(msg.get(), kHeaderFlags, kFlagStats) < 0)) {
-      return Error(StatusCode::kInternal, context + ": cannot build the request");
-    }
-    nla_nest_end(msg.get(), header);
+    NlMessage msg = BuildEthtoolGetRequest(family_, cmd, netdev, with_stats ? kFlagStats : 0);
+    if (!msg) return Error(StatusCode::kInternal, context + ": cannot build the request");
     auto reply = Transact(genl_.get(), msg.get(), context);
     if (!reply && with_stats && reply.error().sys_errno() == EINVAL) {
       with_stats = false;
@@ -236,6 +243,15 @@ Result<const nlmsghdr*> EthtoolNetlink::EthtoolGet(const std::string& netdev, ui
     if (sent_stats != nullptr) *sent_stats = with_stats;
     return reply;
   }
+}
+
+Result<const nlmsghdr*> EthtoolNetlink::EthtoolGetWithFlags(const std::string& netdev, uint8_t cmd,
+                                                            std::string_view name, uint32_t flags) {
+  const std::string context = "netdev " + netdev + ": ethtool netlink " + std::string(name);
+  if (Status s = EnsureFamily(); !s.ok()) return Error(s.WithContext(context));
+  NlMessage msg = BuildEthtoolGetRequest(family_, cmd, netdev, flags);
+  if (!msg) return Error(StatusCode::kInternal, context + ": cannot build the request");
+  return Transact(genl_.get(), msg.get(), context);
 }
 
 }  // namespace fabricwatch::sys

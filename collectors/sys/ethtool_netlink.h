@@ -27,6 +27,12 @@ namespace fabricwatch::sys {
 // A libnl message, ready for nl_send_auto(); null when it could not be built.
 using NlMessage = std::unique_ptr<nl_msg, void (*)(nl_msg*)>;
 
+// An ethtool GET request of command `cmd` for `netdev`: the request header nest (attribute 1) with
+// ETHTOOL_A_HEADER_DEV_NAME, and ETHTOOL_A_HEADER_FLAGS when `flags` is not 0. Null when libnl
+// cannot allocate.
+NlMessage BuildEthtoolGetRequest(uint16_t family, uint8_t cmd, const std::string& netdev,
+                                 uint32_t flags);
+
 // An ETHTOOL_MSG_STATS_GET request of generic netlink family `family` for `netdev`, ready for
 // nl_send_auto(): ETHTOOL_A_STATS_HEADER (2) nest with ETHTOOL_A_HEADER_DEV_NAME, then
 // ETHTOOL_A_STATS_GROUPS (3) as a compact bitset nest: NOMASK, SIZE 4, VALUE u32 0xf (groups 0-3).
@@ -61,6 +67,10 @@ class EthtoolNetlink {
   // the answered request carried the flag. kUnimplemented when the kernel has no "ethtool" family.
   Result<const nlmsghdr*> EthtoolGet(const std::string& netdev, uint8_t cmd, std::string_view name,
                                      bool* sent_stats = nullptr);
+  // An ethtool GET request of command `cmd` with exactly the header flags `flags` (no stats-flag
+  // retry): for messages whose header policy has no ETHTOOL_FLAG_STATS (LINKMODES, LINKINFO).
+  Result<const nlmsghdr*> EthtoolGetWithFlags(const std::string& netdev, uint8_t cmd,
+                                              std::string_view name, uint32_t flags);
   // ETHTOOL_MSG_STATS_GET for one netdev (no ETHTOOL_FLAG_STATS: not in its header policy).
   Result<const nlmsghdr*> StandardStatsGet(const std::string& netdev);
   // One ETHTOOL_MSG_MODULE_EEPROM_GET read (its header policy takes no flags); `context` names it
@@ -69,6 +79,10 @@ class EthtoolNetlink {
                                           const std::string& context);
   // `msg` on the rtnetlink socket, which EnsureRouteSocket() opened.
   Result<const nlmsghdr*> RouteTransact(nl_msg* msg, const std::string& context);
+
+  // True once the kernel said it has no "ethtool" family: every ethtool request is then
+  // kUnimplemented, and callers with an ioctl fallback use it.
+  bool family_missing() const { return family_missing_; }
 
   // Requests sent so far, on both sockets.
   uint64_t requests() const { return requests_; }

@@ -12,12 +12,16 @@
 #include <utility>
 
 #include "collectors/sys/ethtool_netlink_uapi.h"
+#include "collectors/sys/link_modes.h"
 
 namespace fabricwatch::sys {
 namespace {
 
 // Total + ETHTOOL_MAX_LANES (8) today; a generous bound against a corrupt length.
 constexpr size_t kMaxFecArray = 64;
+// Link-mode bitsets are __ETHTOOL_LINK_MODE_MASK_NBITS long (125 today); a bound against a
+// corrupt SIZE well above any kernel's.
+constexpr uint32_t kMaxBitsetBits = 4096;
 
 // Group names: the kernel's stats_std_names (string set ETH_SS_STATS_STD), by group id.
 constexpr std::array<std::string_view, kStatsGroupBits> kStatsGroupNames = {"eth-phy", "eth-mac",
@@ -145,6 +149,69 @@ Status ReadU64Array(const nlattr* attr, std::vector<uint64_t>& out, std::string_
   }
   out.resize(static_cast<size_t>(len) / 8);
   if (len > 0) std::memcpy(out.data(), nla_data(attr), static_cast<size_t>(len));
+  return Status::Ok();
+}
+
+// A compact bitset's VALUE or MASK: `nbits` bits as u32 words (K net/ethtool/bitset.c).
+Status ReadBitsetWords(const nlattr* attr, uint32_t nbits, std::vector<uint32_t>& words,
+                       std::string_view what) {
+  const size_t count = (size_t{nbits} + 31) / 32;
+  if (attr == nullptr || static_cast<size_t>(nla_len(attr)) < count * sizeof(uint32_t)) {
+    return MalformedReply(what,
+                          "compact bitset shorter than its " + std::to_string(nbits) + " bits");
+  }
+  words.resize(count);
+  if (count > 0) std::memcpy(words.data(), nla_data(attr), count * sizeof(uint32_t));
+  return Status::Ok();
+}
+
+// One ETHTOOL_A_BITSET_BITS_BIT nest of a verbose bitset: supported (a bit of the mask) and
+// advertised (its VALUE flag, or every listed bit of a NOMASK bitset).
+Status DecodeVerboseBit(nlattr* bit, bool nomask, LinkSettings& out, std::string_view what) {
+  std::array<nlattr*, kBitsetBitMax + 1> tb{};
+  if (Status s = ParseNested(bit, tb.data(), kBitsetBitMax, what); !s.ok()) return s;
+  std::optional<uint32_t> index;
+  if (!Read(tb[kBitsetBitIndex], index) || !index) {
+    return MalformedReply(what, "a bitset bit without ETHTOOL_A_BITSET_BIT_INDEX");
+  }
+  std::string_view name;
+  if (const nlattr* attr = tb[kBitsetBitName]; attr != nullptr && nla_len(attr) > 0) {
+    const auto* data = static_cast<const char*>(nla_data(attr));
+    name = std::string_view(data, strnlen(data, static_cast<size_t>(nla_len(attr))));
+  }
+  if (!nomask) AddLinkModeBit(*index, name, out.supported_modes, out.max_supported_speed_mbps);
+  if (nomask || tb[kBitsetBitValue] != nullptr) {
+    AddLinkModeBit(*index, name, out.advertised_modes, out.max_advertised_speed_mbps);
+  }
+  return Status::Ok();
+}
+
+// ETHTOOL_A_LINKMODES_OURS: mask = supported, value = advertised, compact or verbose.
+Status DecodeOurModes(const nlattr* bitset, LinkSettings& out, std::string_view what) {
+  std::array<nlattr*, kBitsetMax + 1> tb{};
+  if (Status s = ParseNested(bitset, tb.data(), kBitsetMax, what); !s.ok()) return s;
+  std::optional<uint32_t> size;
+  if (!Read(tb[kBitsetSize], size) || !size) {
+    return MalformedReply(what, "a bitset without ETHTOOL_A_BITSET_SIZE");
+  }
+  if (*size > kMaxBitsetBits) {
+    return MalformedReply(what, "a bitset of " + std::to_string(*size) + " bits");
+  }
+  const bool nomask = tb[kBitsetNomask] != nullptr;
+  if (nlattr* bits = tb[kBitsetBits]; bits != nullptr) {
+    return ForEachAttribute(static_cast<nlattr*>(nla_data(bits)), nla_len(bits), what,
+                            [&](nlattr* bit) {
+                              if (nla_type(bit) != kBitsetBitsBit) return Status::Ok();
+                              return DecodeVerboseBit(bit, nomask, out, what);
+                            });
+  }
+  std::vector<uint32_t> words;
+  if (!nomask) {
+    if (Status s = ReadBitsetWords(tb[kBitsetMask], *size, words, what); !s.ok()) return s;
+    AddLinkModeBits(words, *size, out.supported_modes, out.max_supported_speed_mbps);
+  }
+  if (Status s = ReadBitsetWords(tb[kBitsetValue], *size, words, what); !s.ok()) return s;
+  AddLinkModeBits(words, *size, out.advertised_modes, out.max_advertised_speed_mbps);
   return Status::Ok();
 }
 
@@ -280,6 +347,43 @@ Result<LinkState> ParseLinkStateReply(const nlmsghdr* msg) {
   }
   if (link) out.link = *link != 0;
   return out;
+}
+
+Result<LinkSettings> ParseLinkModesReply(const nlmsghdr* msg) {
+  constexpr std::string_view kWhat = "ethtool LINKMODES_GET reply";
+  std::array<nlattr*, kLinkmodesMax + 1> tb{};
+  if (Status s = ParseGenl(msg, kMsgLinkmodesGetReply, tb.data(), kLinkmodesMax, kWhat); !s.ok()) {
+    return Error(s);
+  }
+  LinkSettings out;
+  std::optional<uint32_t> speed;
+  std::optional<uint32_t> lanes;
+  std::optional<uint8_t> duplex;
+  std::optional<uint8_t> autoneg;
+  if (!Read(tb[kLinkmodesSpeed], speed) || !Read(tb[kLinkmodesLanes], lanes) ||
+      !Read(tb[kLinkmodesDuplex], duplex) || !Read(tb[kLinkmodesAutoneg], autoneg)) {
+    return Error(MalformedReply(kWhat, "short attribute"));
+  }
+  if (speed) out.speed_mbps = KnownLinkSpeed(*speed);
+  if (lanes && *lanes != 0) out.lanes = lanes;
+  if (duplex) out.duplex = std::string(LinkDuplexName(*duplex));
+  if (autoneg) out.autoneg = *autoneg != AUTONEG_DISABLE;  // as ethtool prints "on"/"off"
+  if (tb[kLinkmodesOurs] != nullptr) {
+    if (Status s = DecodeOurModes(tb[kLinkmodesOurs], out, kWhat); !s.ok()) return Error(s);
+  }
+  return out;
+}
+
+Status ParseLinkInfoReply(const nlmsghdr* msg, LinkSettings& settings) {
+  constexpr std::string_view kWhat = "ethtool LINKINFO_GET reply";
+  std::array<nlattr*, kLinkinfoMax + 1> tb{};
+  if (Status s = ParseGenl(msg, kMsgLinkinfoGetReply, tb.data(), kLinkinfoMax, kWhat); !s.ok()) {
+    return s;
+  }
+  std::optional<uint8_t> port;
+  if (!Read(tb[kLinkinfoPort], port)) return MalformedReply(kWhat, "short ETHTOOL_A_LINKINFO_PORT");
+  if (port) settings.port = std::string(LinkPortName(*port));
+  return Status::Ok();
 }
 
 std::string_view StandardStatsGroupName(uint32_t group_id) {

@@ -43,6 +43,19 @@ Result<FecStats> ParseFecReply(const nlmsghdr* msg);
 // ETHTOOL_MSG_LINKSTATE_GET_REPLY.
 Result<LinkState> ParseLinkStateReply(const nlmsghdr* msg);
 
+// ETHTOOL_MSG_LINKMODES_GET_REPLY → speed (nullopt when unknown), lanes, duplex, autoneg, and the
+// link modes of ETHTOOL_A_LINKMODES_OURS: its mask is what the port supports, its value what it
+// advertises (K net/ethtool/linkmodes.c linkmodes_fill_reply). The bitset may be compact (SIZE,
+// VALUE, MASK words: the reply to ETHTOOL_FLAG_COMPACT_BITSETS) or verbose (one BITS_BIT nest per
+// bit of the mask, VALUE flag when set); a NOMASK bitset holds the value only, and the supported
+// modes are then unknown. Non-mode bits (Autoneg, port, pause, FEC) are left out of the lists.
+// kInvalidArgument when malformed (a short attribute, a bitset without SIZE or with fewer words
+// than SIZE needs, a bit without INDEX, a truncated nest). port and link_detected stay unset.
+Result<LinkSettings> ParseLinkModesReply(const nlmsghdr* msg);
+// ETHTOOL_MSG_LINKINFO_GET_REPLY → settings.port (ETHTOOL_A_LINKINFO_PORT; unchanged when
+// absent). kInvalidArgument when malformed.
+Status ParseLinkInfoReply(const nlmsghdr* msg, LinkSettings& settings);
+
 // Link-mode bit index of an ETHTOOL_A_FEC_ACTIVE value → "none", "rs", "baser", "llrs", or "".
 std::string_view FecModeName(uint32_t link_mode_bit);
 

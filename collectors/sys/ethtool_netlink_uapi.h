@@ -74,6 +74,53 @@ static_assert(kFecActive == ETHTOOL_A_FEC_ACTIVE && kFecStats == ETHTOOL_A_FEC_S
               kFecStatUncorr == ETHTOOL_A_FEC_STAT_UNCORR &&
               kFecStatCorrBits == ETHTOOL_A_FEC_STAT_CORR_BITS);
 
+// LINKINFO_GET and LINKMODES_GET (kernel 5.6+, K net/ethtool/linkinfo.c, linkmodes.c): plain
+// ethnl_header_policy, so no ETHTOOL_FLAG_STATS; unprivileged.
+constexpr uint8_t kMsgLinkinfoGet = 2;
+constexpr uint8_t kMsgLinkinfoGetReply = 2;
+constexpr uint8_t kMsgLinkmodesGet = 4;
+constexpr uint8_t kMsgLinkmodesGetReply = 4;
+static_assert(kMsgLinkinfoGet == ETHTOOL_MSG_LINKINFO_GET &&
+              kMsgLinkinfoGetReply == ETHTOOL_MSG_LINKINFO_GET_REPLY &&
+              kMsgLinkmodesGet == ETHTOOL_MSG_LINKMODES_GET &&
+              kMsgLinkmodesGetReply == ETHTOOL_MSG_LINKMODES_GET_REPLY);
+static_assert(kHeaderNest == ETHTOOL_A_LINKINFO_HEADER &&
+              kHeaderNest == ETHTOOL_A_LINKMODES_HEADER);
+constexpr uint32_t kFlagCompactBitsets = 1u << 0;  // ETHTOOL_FLAG_COMPACT_BITSETS
+static_assert(kFlagCompactBitsets == ETHTOOL_FLAG_COMPACT_BITSETS);
+// LINKINFO_GET reply (enum ETHTOOL_A_LINKINFO_*).
+constexpr int kLinkinfoPort = 2;  // u8: PORT_*
+constexpr int kLinkinfoMax = 6;
+static_assert(kLinkinfoPort == ETHTOOL_A_LINKINFO_PORT);
+// LINKMODES_GET reply (enum ETHTOOL_A_LINKMODES_*). OURS: value = advertised, mask = supported.
+constexpr int kLinkmodesAutoneg = 2;  // u8: AUTONEG_*
+constexpr int kLinkmodesOurs = 3;     // bitset
+constexpr int kLinkmodesSpeed = 5;    // u32, Mb/s
+constexpr int kLinkmodesDuplex = 6;   // u8: DUPLEX_*
+constexpr int kLinkmodesLanes = 9;    // u32, kernel 5.11+
+constexpr int kLinkmodesMax = 10;     // RATE_MATCHING (6.2)
+static_assert(kLinkmodesAutoneg == ETHTOOL_A_LINKMODES_AUTONEG &&
+              kLinkmodesOurs == ETHTOOL_A_LINKMODES_OURS &&
+              kLinkmodesSpeed == ETHTOOL_A_LINKMODES_SPEED &&
+              kLinkmodesDuplex == ETHTOOL_A_LINKMODES_DUPLEX &&
+              kLinkmodesLanes == ETHTOOL_A_LINKMODES_LANES);
+// Bitsets (enum ETHTOOL_A_BITSET_*, K net/ethtool/bitset.c ethnl_put_bitset): compact (SIZE, VALUE
+// and MASK as u32 words) or verbose (SIZE, BITS: one BITS_BIT nest per bit of the mask, with
+// INDEX, NAME and the VALUE flag when the bit is set in the value). NOMASK: no mask was sent.
+constexpr int kBitsetBits = 3;  // nest
+constexpr int kBitsetMask = 5;  // binary
+constexpr int kBitsetMax = 5;
+constexpr int kBitsetBitsBit = 1;   // nest (ETHTOOL_A_BITSET_BITS_BIT)
+constexpr int kBitsetBitIndex = 1;  // u32
+constexpr int kBitsetBitName = 2;   // string
+constexpr int kBitsetBitValue = 3;  // flag
+constexpr int kBitsetBitMax = 3;
+static_assert(kBitsetBits == ETHTOOL_A_BITSET_BITS && kBitsetMask == ETHTOOL_A_BITSET_MASK &&
+              kBitsetBitsBit == ETHTOOL_A_BITSET_BITS_BIT &&
+              kBitsetBitIndex == ETHTOOL_A_BITSET_BIT_INDEX &&
+              kBitsetBitName == ETHTOOL_A_BITSET_BIT_NAME &&
+              kBitsetBitValue == ETHTOOL_A_BITSET_BIT_VALUE);
+
 // STATS_GET (kernel 5.13+, K net/ethtool/stats.c). Its request header nest is attribute 2, and its
 // header policy is the plain ethnl_header_policy: ETHTOOL_FLAG_STATS would be EINVAL.
 constexpr uint8_t kMsgStatsGet = 32;

@@ -81,16 +81,28 @@ Status ReplayEthtool::Parse(std::string_view text, const std::string& path,
   Status status = ParseEthtoolStatsTextInto(text, path, parsed);
   stats.swap(parsed.stats);
   if (!status.ok()) return status;
-  for (Status& problem : parsed.problems) warnings_.push_back(std::move(problem));
-  if (parsed.malformed_lines > parsed.problems.size()) {
+  AddWarnings(parsed.problems, parsed.malformed_lines, path);
+  return Status::Ok();
+}
+
+void ReplayEthtool::AddWarnings(std::vector<Status>& problems, size_t malformed_lines,
+                                const std::string& path) {
+  for (Status& problem : problems) warnings_.push_back(std::move(problem));
+  if (malformed_lines > problems.size()) {
     // The parser keeps the first problems only; one summary stands for the rest, so a
     // hostile file cannot flood the error log.
-    warnings_.push_back(Status(
-        StatusCode::kInvalidArgument,
-        path + ": " + std::to_string(parsed.malformed_lines - parsed.problems.size()) +
-            " more malformed lines (" + std::to_string(parsed.malformed_lines) + " in all)"));
+    warnings_.push_back(Status(StatusCode::kInvalidArgument,
+                               path + ": " + std::to_string(malformed_lines - problems.size()) +
+                                   " more malformed lines (" + std::to_string(malformed_lines) +
+                                   " in all)"));
   }
-  return Status::Ok();
+}
+
+bool ReplayEthtool::ListedWithout(const std::string& netdev, std::string_view file) {
+  netdev_path_.assign(dir_).append("/").append(netdev);
+  return fs_.ListDirInto(netdev_path_, netdev_dir_entries_).ok() &&
+         std::find(netdev_dir_entries_.begin(), netdev_dir_entries_.end(), file) ==
+             netdev_dir_entries_.end();
 }
 
 void ReplayEthtool::ReleaseBuffer() {
@@ -124,13 +136,8 @@ Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<ui
   // told from the netdev directory's listing (kept: no allocation) rather than from a failed
   // open, whose error message would be built on every probe. The short message fits a string
   // without allocating; the collector names the netdev.
-  module_path_.assign(dir_).append("/").append(netdev);
-  if (fs_.ListDirInto(module_path_, module_dir_entries_).ok() &&
-      std::find(module_dir_entries_.begin(), module_dir_entries_.end(), kImageFile) ==
-          module_dir_entries_.end()) {
-    return Status(StatusCode::kNoData, "no image file");
-  }
-  const std::string& path = module_path_.append("/").append(kImageFile);
+  if (ListedWithout(netdev, kImageFile)) return Status(StatusCode::kNoData, "no image file");
+  const std::string& path = netdev_path_.append("/").append(kImageFile);
   auto fd = fs_.Open(path);
   if (!fd) {
     if (fd.error().sys_errno() == ENOENT) {
@@ -153,6 +160,34 @@ Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<ui
   }
   image.resize(*n);
   return Status::Ok();
+}
+
+Result<LinkSettings> ReplayEthtool::LinkSettingsOf(const std::string& netdev) {
+  constexpr std::string_view kLinkFile = "link";
+  // As for module images: a netdev without the file is told from its directory's listing, which
+  // the collector asks about every link-settings interval.
+  if (ListedWithout(netdev, kLinkFile)) return Error(Status(StatusCode::kNoData, "no link file"));
+  const std::string path = netdev_path_ + "/" + std::string(kLinkFile);
+  auto fd = fs_.Open(path);
+  if (!fd) {
+    if (fd.error().sys_errno() == ENOENT) {
+      return Error(Status(StatusCode::kNoData,
+                          "link settings of " + netdev + ": " + path + " does not exist"));
+    }
+    return Error(fd.error());
+  }
+  std::string text(kMaxLinkBytes + 1, '\0');
+  auto n = fs_.ReadAt0(*fd, std::span<char>(text.data(), text.size()), path);
+  if (!n) return Error(n.error());
+  if (*n > kMaxLinkBytes) {
+    return Error(StatusCode::kInvalidArgument,
+                 path + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
+  }
+  text.resize(*n);
+  auto parsed = ParseEthtoolLinkText(text, path);
+  if (!parsed) return Error(parsed.error());
+  AddWarnings(parsed->problems, parsed->malformed_lines, path);
+  return std::move(parsed->settings);
 }
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }

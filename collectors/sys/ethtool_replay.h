@@ -2,8 +2,9 @@
 // ReplayEthtool: ethtool data from a replay directory (--path.ethtool=DIR, docs/design.md §5):
 //   DIR/<netdev>/statistics   text exactly as `ethtool -S <netdev>` prints it.
 //   DIR/<netdev>/module-eeprom  the transceiver's memory as a flat image (docs/design.md §5); a
-//   netdev
-//                               without the file has an empty cage (kNoData).
+//                               netdev without the file has an empty cage (kNoData).
+//   DIR/<netdev>/link         text exactly as `ethtool <netdev>` prints it (ParseEthtoolLinkText);
+//                               a netdev without the file has no link settings (kNoData).
 // Pause, FEC, link-state, PFC and tunable queries have no replay form and answer kUnimplemented.
 
 #include <map>
@@ -39,18 +40,30 @@ class ReplayEthtool final : public EthtoolSource {
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override;
+  // DIR/<netdev>/link, at most kMaxLinkBytes. Malformed lines become warnings (TakeWarnings) and
+  // the settings of the other lines are returned; text that is not ethtool output at all, or a
+  // larger file, is an error naming the file.
+  Result<LinkSettings> LinkSettingsOf(const std::string& netdev) override;
   std::vector<Status> TakeWarnings() override;
+
+  // `ethtool <netdev>` prints about 1.5 KB even for a NIC with every link mode.
+  static constexpr size_t kMaxLinkBytes = 64 * 1024;
 
  private:
   // Parses a statistics file into `stats`, keeping its warnings.
   Status Parse(std::string_view text, const std::string& path, std::vector<EthtoolStat>& stats);
+  // Adds a parser's problems to the warnings, and one summary line for those it did not keep.
+  void AddWarnings(std::vector<Status>& problems, size_t malformed_lines, const std::string& path);
+  // True when DIR/<netdev> lists no `file` (its path is left in netdev_path_): an absent file told
+  // without building an error message.
+  bool ListedWithout(const std::string& netdev, std::string_view file);
   // Gives the read buffer back down to its initial size.
   void ReleaseBuffer();
 
   std::string dir_;
   std::string path_;                             // of the statistics file being read
-  std::string module_path_;                      // of the module image being read
-  std::vector<std::string> module_dir_entries_;  // of the netdev whose module is read
+  std::string netdev_path_;                      // DIR/<netdev> of the module or link read
+  std::vector<std::string> netdev_dir_entries_;  // its listing
   const FileSystem& fs_;
   std::string buffer_;  // reused across reads; shrunk back after a huge file
   std::vector<Status> warnings_;

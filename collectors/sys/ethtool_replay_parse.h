@@ -1,5 +1,8 @@
 #pragma once
-// Pure parser for `ethtool -S <netdev>` text, the replay format of --path.ethtool
+// Pure parsers of the text replay formats of --path.ethtool (docs/design.md §5): `ethtool -S`
+// (DIR/<netdev>/statistics) and `ethtool <netdev>` (DIR/<netdev>/link, ParseEthtoolLinkText below).
+//
+// Parser for `ethtool -S <netdev>` text, the replay format of --path.ethtool
 // (docs/design.md §5: DIR/<netdev>/statistics holds the text exactly as the tool prints it).
 //
 // ethtool prints the ETHTOOL_GSTRINGS(ETH_SS_STATS) names and ETHTOOL_GSTATS values
@@ -56,5 +59,43 @@ Result<ParsedEthtoolStats> ParseEthtoolStatsText(std::string_view text, std::str
 // reused, so parsing the same table again (a replay source, every sample) allocates nothing.
 Status ParseEthtoolStatsTextInto(std::string_view text, std::string_view what,
                                  ParsedEthtoolStats& parsed);
+
+// Parser for `ethtool <netdev>` text, the replay format of DIR/<netdev>/link: the link settings
+// (ethtool netlink/settings.c, or ethtool.c dump_ecmd for the ioctl-era tool). The lines read:
+//     Settings for <netdev>:
+//     	Supported link modes:   <mode> [<mode>...]       (continued on indented lines)
+//     	Advertised link modes:  <mode>...                (or "Not reported")
+//     	Speed: <n>Mb/s | Unknown!
+//     	Lanes: <n>                                       (ethtool 5.11+, absent otherwise)
+//     	Duplex: Full | Half | Unknown! (<n>)
+//     	Auto-negotiation: on | off
+//     	Port: FIBRE | Direct Attach Copper | Twisted Pair | Other | ... | Unknown! (<n>)
+//     	Link detected: yes | no [(<reason>)]
+// Quirks of real output accepted here: link-mode lists wrapped over indented continuation lines
+// with no key, two modes on one line ("10baseT/Half 10baseT/Full"), "Not reported" lists,
+// "Speed: Unknown!" and "Duplex: Unknown! (255)" while the link is down, a missing "Lanes:",
+// "Current message level:" with its flag names on an indented second line, tabs or spaces, CRLF,
+// no newline at the end, blank lines and '#' comment lines, and keys this parser does not use
+// (PHYAD, Transceiver, MDI-X, Wake-on, FEC and pause lines, link-partner lists; `ethtool -i`
+// lines before the header). Link modes are named as collectors/sys/link_modes.h names them; a
+// name the table lacks is parsed ("3200000baseCR16/Full"), and "BIT<n>" is bit n.
+//
+// Malformed lines: a line without "key:" that does not continue a list, a value of a known key
+// that does not parse ("Speed: ZeroGb/s", "Duplex: maybe"), a token of a link-mode list that is no
+// link-mode name, a list of more than kMaxLinkModes names. Each is skipped and reported in
+// `problems` ("<what>:<line>: <reason>"); what the other lines say is kept.
+struct ParsedEthtoolLink {
+  LinkSettings settings;
+  std::vector<Status> problems;  // at most kMaxProblems; malformed_lines is the exact count
+  size_t malformed_lines = 0;
+
+  static constexpr size_t kMaxProblems = 16;
+  static constexpr size_t kMaxLinkModes = 256;  // per list; the kernel has 125 bits
+};
+
+// Parses `text`; `what` names the source (a path) for messages. Fails (kInvalidArgument) only when
+// the text has malformed lines and not a single line this parser knows (the header or a link
+// key): it is not `ethtool <netdev>` output at all. Empty text is a valid answer with nothing set.
+Result<ParsedEthtoolLink> ParseEthtoolLinkText(std::string_view text, std::string_view what);
 
 }  // namespace fabricwatch::sys

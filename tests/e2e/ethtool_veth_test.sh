@@ -118,6 +118,22 @@ promtool_out="$(promtool check metrics <<<"$metrics" 2>&1)" || true
 [[ -z "$promtool_out" ]] || fail "promtool check metrics: $promtool_out"
 ok "promtool check metrics clean with the passthrough on"
 
+# Link settings through ethtool netlink LINKMODES_GET + LINKINFO_GET: veth reports 10000 Mb/s,
+# full duplex, twisted pair, autoneg off and no link modes (K drivers/net/veth.c).
+speed="$(metric_value "$metrics" 'fabric_ethtool_link_speed_bytes_per_second{netdev="fwe0"}')"
+[[ "$speed" == 1.25e+09 || "$speed" == 1250000000 ]] ||
+  fail "fabric_ethtool_link_speed_bytes_per_second{netdev=\"fwe0\"} is '$speed', want 1.25e9; log:
+$(grep 'link settings' "$AGENT_LOG")"
+[[ "$(metric_value "$metrics" 'fabric_ethtool_link_autoneg{netdev="fwe0"}')" == 0 ]] ||
+  fail "fabric_ethtool_link_autoneg for fwe0 is not 0"
+grep -qxF 'fabric_ethtool_link_info{netdev="fwe0",duplex="full",port="Twisted Pair"} 1' \
+  <<<"$metrics" ||
+  fail "no fabric_ethtool_link_info{duplex=\"full\",port=\"Twisted Pair\"} for fwe0"
+if grep -q 'fabric_ethtool_link_supported_max_speed_bytes_per_second{netdev="fwe0"}' <<<"$metrics"; then
+  fail "a fastest supported mode for veth, which reports none"
+fi
+ok "veth link settings: 10000 Mb/s, full duplex, twisted pair, autoneg off, no link modes"
+
 # veth answers "not supported" to pause/FEC/DCB/tunables (and link state gives nothing to export):
 # no error, one debug line per capability, not one per collection.
 sleep 1

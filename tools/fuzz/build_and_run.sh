@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5), the
-# --web.config.file parser and the HTTP request-head parser (issue 19).
+# --web.config.file parser and the HTTP request-head parser (issue 19), and the `ethtool <netdev>`
+# text parser of the link replay file (issue 20).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
 #                                            fuzz.optics_smoke, fuzz.web_config_smoke,
-#                                            fuzz.http_head_smoke)
+#                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
@@ -13,7 +14,8 @@
 #
 # Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc), web_config
 # (tools/fuzz/web_config_fuzz.cc, seeds in tools/fuzz/seeds/web_config/, links Debian's yaml-cpp),
-# http_head (tools/fuzz/http_head_fuzz.cc). Exit 77 (skip) when clang++
+# http_head (tools/fuzz/http_head_fuzz.cc), ethtool_link (tools/fuzz/ethtool_link_fuzz.cc, seeds:
+# tests/fixtures/ethtool/*/*/link). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -25,7 +27,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
-ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
@@ -80,11 +82,16 @@ DECODER_SRCS=(
 HEADERS=(collectors/optics/*.h collectors/core/status.h)
 WEB_SRCS=(exporter/http/web_config.cc)  # + status.o from DECODER_SRCS
 WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h)
+# The link text parser and what it uses (+ status.o from DECODER_SRCS).
+LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
+  collectors/core/value_parse.cc)
+LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
+  collectors/sys/ethtool.h collectors/core/value_parse.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
   case "$1" in
-    web_config | http_head) echo "$BUILD/bin/$1_fuzz" ;;
+    web_config | http_head | ethtool_link) echo "$BUILD/bin/$1_fuzz" ;;
     *) echo "$BUILD/bin/optics_fuzz_$1" ;;
   esac
 }
@@ -127,6 +134,13 @@ build() {
       pids+=($!)
     fi
   done
+  for src in "${LINK_SRCS[@]}" tools/fuzz/ethtool_link_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${LINK_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
@@ -162,6 +176,12 @@ build() {
       -o "$BUILD/bin/web_config_fuzz"
   fi
 
+  local link_objs=("$BUILD/obj/ethtool_link_fuzz.o" "$BUILD/obj/status.o")
+  for src in "${LINK_SRCS[@]}"; do link_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
+  if stale "$BUILD/bin/ethtool_link_fuzz" "${link_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${link_objs[@]}" -o "$BUILD/bin/ethtool_link_fuzz"
+  fi
+
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
   local hex=()
   if [[ -d "$EXTERNAL_HEX_DIR" ]]; then
@@ -185,6 +205,14 @@ build() {
       'GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n folded\r\n\r\n' '\x16\x03\x01\x02\x00\x01'; do
     printf "\\x0f$seed" >"$BUILD/seeds.new/http_head/$i"
     printf "\\x83$seed" >"$BUILD/seeds.new/http_head/$((i + 100))"
+    i=$((i + 1))
+  done
+  # `ethtool <netdev>` texts: the link files of the replay fixtures.
+  mkdir -p "$BUILD/seeds.new/ethtool_link"
+  i=0
+  for seed in "$REPO"/tests/fixtures/ethtool/*/*/link; do
+    [[ -f "$seed" ]] || continue
+    cp "$seed" "$BUILD/seeds.new/ethtool_link/$i"
     i=$((i + 1))
   done
   mv "$BUILD/seeds.new" "$BUILD/seeds"

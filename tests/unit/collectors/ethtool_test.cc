@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "collectors/sys/ethtool.h"
@@ -31,8 +32,9 @@ using ::testing::Not;
 class FixedClock final : public Clock {
  public:
   std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000)) + offset;
   }
+  std::chrono::milliseconds offset{0};  // tests move time on by hand
 };
 
 Status NotSupported() { return Status(StatusCode::kUnimplemented, "Operation not supported"); }
@@ -48,7 +50,10 @@ class FakeSource final : public sys::EthtoolSource {
   std::map<std::string, uint32_t> storm_timeout_ms;
   std::map<std::string, Status> stats_error;
   std::map<std::string, std::vector<sys::StandardStat>> standard;
+  std::map<std::string, sys::LinkSettings> link_settings;
+  std::map<std::string, Status> link_settings_error;
   int calls = 0;
+  int link_settings_calls = 0;
 
   template <typename T>
   Result<T> Answer(const std::map<std::string, T>& table, const std::string& netdev) {
@@ -77,6 +82,14 @@ class FakeSource final : public sys::EthtoolSource {
   }
   Result<std::vector<sys::StandardStat>> StandardStats(const std::string& netdev) override {
     return Answer(standard, netdev);
+  }
+  Result<sys::LinkSettings> LinkSettingsOf(const std::string& netdev) override {
+    ++link_settings_calls;
+    if (auto it = link_settings_error.find(netdev); it != link_settings_error.end()) {
+      ++calls;
+      return Error(it->second);
+    }
+    return Answer(link_settings, netdev);
   }
 };
 
@@ -112,6 +125,7 @@ class Harness {
     return run;
   }
   std::string log() const { return log_stream_->str(); }
+  FixedClock& clock() { return clock_; }
 
  private:
   sys::RealFileSystem real_;
@@ -202,13 +216,13 @@ TEST(EthtoolCollectorTest, not_supported_is_quiet_and_logged_once) {
     EXPECT_EQ(run.errors, 0u);
   }
   const std::string log = harness.log();
-  // Seven capabilities, each logged once at debug over five collections, never warned.
+  // Eight capabilities, each logged once at debug over five collections, never warned.
   size_t lines = 0;
   for (size_t at = 0; (at = log.find("[debug] eno1:", at)) != std::string::npos; ++at) ++lines;
-  EXPECT_EQ(lines, 7u) << log;
+  EXPECT_EQ(lines, 8u) << log;
   EXPECT_THAT(log, Not(HasSubstr("[warning]")));
   // Each request was asked once: the answer is remembered (for a minute, by the fixed clock).
-  EXPECT_EQ(source.calls, 7);
+  EXPECT_EQ(source.calls, 8);
 }
 
 TEST(EthtoolCollectorTest, a_failing_netdev_is_counted_and_the_others_emitted) {
@@ -427,6 +441,147 @@ TEST(EthtoolReplayFactsTest, a_fifo_in_place_of_a_statistics_file_is_an_error_no
             "open " + dir.Path("eth9/statistics") + ": not a regular file (a FIFO)");
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_driver_stats{netdev=\"eth8\"} 1"));
   EXPECT_FALSE(guard.fired()) << "an open blocked on the FIFO";
+}
+
+}  // namespace
+}  // namespace fabricwatch::ethtool
+
+namespace fabricwatch::ethtool {
+namespace {
+
+sys::LinkSettings Cx7Link() {
+  sys::LinkSettings s;
+  s.speed_mbps = 200000;
+  s.lanes = 4;
+  s.duplex = "full";
+  s.autoneg = true;
+  s.port = "Direct Attach Copper";
+  s.supported_modes = {"100000baseCR4/Full", "400000baseCR4/Full"};
+  s.advertised_modes = {"100000baseCR4/Full"};
+  s.max_supported_speed_mbps = 400000;
+  s.max_advertised_speed_mbps = 100000;
+  return s;
+}
+
+TEST(EthtoolLinkSettingsTest, families_in_bytes_per_second_and_unknowns_omitted) {
+  FakeSource source;
+  source.link_settings["eno1"] = Cx7Link();
+  sys::LinkSettings down;  // link down: nothing known but autoneg
+  down.autoneg = false;
+  source.link_settings["ib0"] = down;
+  Harness harness(kRoceNode, &source, {{"device-include", "^(eno1|ib0)$"}});
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 0u);
+  EXPECT_THAT(
+      run.text,
+      HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eno1\"} 25000000000\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_lanes{netdev=\"eno1\"} 4\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_supported_max_speed_bytes_per_second{"
+                                  "netdev=\"eno1\"} 50000000000\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_advertised_max_speed_bytes_per_second{"
+                                  "netdev=\"eno1\"} 12500000000\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_autoneg{netdev=\"eno1\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_info{netdev=\"eno1\",duplex=\"full\","
+                                  "port=\"Direct Attach Copper\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_autoneg{netdev=\"ib0\"} 0\n"));
+  EXPECT_THAT(run.text, Not(HasSubstr("speed_bytes_per_second{netdev=\"ib0\"}")));
+  EXPECT_THAT(run.text, Not(HasSubstr("fabric_ethtool_link_lanes{netdev=\"ib0\"}")));
+  EXPECT_THAT(run.text, Not(HasSubstr("fabric_ethtool_link_info{netdev=\"ib0\"")));
+}
+
+TEST(EthtoolLinkSettingsTest, read_once_per_interval_and_reexported_in_between) {
+  FakeSource source;
+  source.link_settings["eno1"] = Cx7Link();
+  Harness harness(kRoceNode, &source,
+                  {{"device-include", "^eno1$"}, {"link-settings-interval", "10s"}});
+  for (int second = 0; second < 25; ++second) {
+    harness.clock().offset = std::chrono::seconds(second);
+    if (second == 12) source.link_settings["eno1"].speed_mbps = 100000;  // retrained
+    CollectRun run = harness.Collect();
+    const char* expected = second < 20 ? "} 25000000000\n" : "} 12500000000\n";
+    EXPECT_THAT(run.text, HasSubstr(std::string("fabric_ethtool_link_speed_bytes_per_second{"
+                                                "netdev=\"eno1\"") +
+                                    expected))
+        << second;
+  }
+  EXPECT_EQ(source.link_settings_calls, 3);  // at 0 s, 10 s and 20 s
+}
+
+TEST(EthtoolLinkSettingsTest, errors_count_and_are_retried_quiet_answers_are_not) {
+  FakeSource source;
+  source.link_settings_error["eno1"] =
+      Status(StatusCode::kInvalidArgument, "malformed ethtool LINKMODES_GET reply: short");
+  source.link_settings_error["ib0"] = Status(StatusCode::kNoData, "no link file");
+  Harness harness(kRoceNode, &source, {{"device-include", "^(eno1|ib0)$"}});
+  for (int i = 0; i < 3; ++i) {
+    CollectRun run = harness.Collect();
+    EXPECT_EQ(run.errors, 1u);  // eno1 each time; ib0's "no data" is quiet
+    EXPECT_THAT(run.text, Not(HasSubstr("fabric_ethtool_link_")));
+  }
+  EXPECT_EQ(source.link_settings_calls, 3 + 1);  // eno1 retried, ib0 skipped for a minute
+  EXPECT_THAT(harness.log(), HasSubstr("[debug] ib0: link settings not supported: no link file"));
+}
+
+TEST(EthtoolLinkSettingsTest, invalid_interval_names_the_flag) {
+  FakeSource source;
+  sys::RealFileSystem real;
+  sys::SysFs sysfs(kRoceNode, real);
+  FixedClock clock;
+  CollectorOptions options{{"link-settings-interval", "soon"}};
+  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = nullptr, .options = options};
+  context.ethtool = &source;
+  auto collector = NewEthtoolCollector(context);
+  ASSERT_FALSE(collector);
+  EXPECT_THAT(collector.error().message(), HasSubstr("--collector.ethtool.link-settings-interval"));
+}
+
+// The replay source: DIR/<netdev>/link parsed, malformed lines counted as errors with the good
+// fields kept, a netdev without the file quiet, an oversized file an error naming it.
+TEST(EthtoolLinkSettingsTest, replay_link_files) {
+  const fs::path dir = fs::temp_directory_path() / ("fw-ethtool-l-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const char* netdev : {"eth0", "eth1", "eth2", "eth3"}) {
+    fs::create_directories(dir / netdev);
+    std::ofstream(dir / netdev / "statistics") << "NIC statistics:\n     rx_discards_phy: 1\n";
+  }
+  std::ofstream(dir / "eth0/link") << "Settings for eth0:\n"
+                                      "\tSupported link modes:   25000baseSR/Full\n"
+                                      "\t                        100000baseSR4/Full\n"
+                                      "\tAdvertised link modes:  25000baseSR/Full\n"
+                                      "\tSpeed: 25000Mb/s\n\tDuplex: Full\n"
+                                      "\tAuto-negotiation: off\n\tPort: FIBRE\n"
+                                      "\tLink detected: yes\n";
+  std::ofstream(dir / "eth1/link") << "Settings for eth1:\n\tSpeed: ZeroGb/s\n\tLanes: 2\n";
+  std::ofstream(dir / "eth3/link") << std::string(sys::ReplayEthtool::kMaxLinkBytes + 1, '#');
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.string(), real);
+  auto eth0 = replay.LinkSettingsOf("eth0");
+  ASSERT_TRUE(eth0) << eth0.error().ToString();
+  EXPECT_EQ(eth0->max_supported_speed_mbps, std::optional<uint32_t>(100000));
+  EXPECT_TRUE(replay.TakeWarnings().empty());
+  auto eth2 = replay.LinkSettingsOf("eth2");
+  ASSERT_FALSE(eth2);
+  EXPECT_EQ(eth2.error().code(), StatusCode::kNoData);
+  auto eth3 = replay.LinkSettingsOf("eth3");
+  ASSERT_FALSE(eth3);
+  EXPECT_EQ(eth3.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(eth3.error().message(), HasSubstr("eth3/link: longer than 65536 bytes"));
+
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
+  CollectRun run = harness.Collect();
+  fs::remove_all(dir);
+  ASSERT_TRUE(run.status.ok());
+  EXPECT_EQ(run.errors, 2u);  // eth1's bad speed line, eth3's size
+  EXPECT_THAT(run.error_list[0].message(), HasSubstr("eth1/link:2: Speed: cannot parse"));
+  EXPECT_THAT(
+      run.text,
+      HasSubstr("fabric_ethtool_link_speed_bytes_per_second{netdev=\"eth0\"} 3125000000\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_info{netdev=\"eth0\",duplex=\"full\","
+                                  "port=\"FIBRE\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_link_lanes{netdev=\"eth1\"} 2\n"));
+  EXPECT_THAT(run.text, Not(HasSubstr("speed_bytes_per_second{netdev=\"eth1\"}")));
+  EXPECT_THAT(run.text, Not(HasSubstr("{netdev=\"eth2\"} 3")));
 }
 
 }  // namespace

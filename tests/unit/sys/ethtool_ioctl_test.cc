@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -361,6 +362,68 @@ TEST(ModuleEepromIoctlTest, BadNetdevNameIsNotFoundWithoutACall) {
   EXPECT_EQ(rig.source->ModuleEeprom("").error().code(), StatusCode::kNotFound);
   EXPECT_EQ(rig.source->ModuleEeprom("a/b").error().code(), StatusCode::kNotFound);
   EXPECT_TRUE(rig.driver->calls.empty());
+}
+
+}  // namespace
+}  // namespace fabricwatch::sys
+
+namespace fabricwatch::sys {
+namespace {
+
+TEST(LinkSettingsIoctlTest, HandshakeThenSettingsAndMasks) {
+  FakeDriver driver(0);
+  driver.link.speed = 100000;
+  driver.link.duplex = DUPLEX_FULL;
+  driver.link.port = PORT_DA;
+  driver.link.autoneg = AUTONEG_ENABLE;
+  // supported: 25000baseCR (31), 100000baseCR4 (38), Autoneg (6), FIBRE (10); advertising:
+  // 100000baseCR4 only; lp_advertising ignored.
+  driver.link_masks = {(1u << 31) | (1u << 6) | (1u << 10),
+                       1u << (38 - 32),
+                       0,
+                       0,
+                       1u << 6,
+                       1u << (38 - 32),
+                       0,
+                       0,
+                       0xffffffffu,
+                       0xffffffffu,
+                       0,
+                       0};
+  auto settings = ReadLinkSettingsIoctl(driver, "eth0");
+  ASSERT_TRUE(settings) << settings.error().ToString();
+  EXPECT_EQ(driver.Count(ETHTOOL_GLINKSETTINGS), 2u);
+  EXPECT_EQ(settings->speed_mbps, std::optional<uint32_t>(100000));
+  EXPECT_FALSE(settings->lanes);
+  EXPECT_EQ(settings->duplex, "full");
+  EXPECT_EQ(settings->port, "Direct Attach Copper");
+  EXPECT_EQ(settings->autoneg, std::optional<bool>(true));
+  EXPECT_EQ(settings->supported_modes,
+            (std::vector<std::string>{"25000baseCR/Full", "100000baseCR4/Full"}));
+  EXPECT_EQ(settings->advertised_modes, (std::vector<std::string>{"100000baseCR4/Full"}));
+  EXPECT_EQ(settings->max_supported_speed_mbps, std::optional<uint32_t>(100000));
+  EXPECT_EQ(settings->max_advertised_speed_mbps, std::optional<uint32_t>(100000));
+  EXPECT_FALSE(settings->link_detected);
+}
+
+TEST(LinkSettingsIoctlTest, UnknownSpeedAndErrors) {
+  FakeDriver driver(0);
+  driver.link.speed = 0xffffffffu;  // SPEED_UNKNOWN: link down
+  driver.link.duplex = DUPLEX_UNKNOWN;
+  driver.link.port = 0x42;
+  auto down = ReadLinkSettingsIoctl(driver, "eth0");
+  ASSERT_TRUE(down);
+  EXPECT_FALSE(down->speed_mbps);
+  EXPECT_EQ(down->duplex, "");
+  EXPECT_EQ(down->port, "");
+  EXPECT_TRUE(down->supported_modes.empty());
+  EXPECT_FALSE(down->max_supported_speed_mbps);
+
+  driver.link_errno = EOPNOTSUPP;
+  auto unsupported = ReadLinkSettingsIoctl(driver, "eth0");
+  ASSERT_FALSE(unsupported);
+  EXPECT_EQ(unsupported.error().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(unsupported.error().message().find("ETHTOOL_GLINKSETTINGS"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // environment names one.
 
 #include "collectors/sys/ethtool_kernel.h"
+#include "collectors/sys/ethtool_replay_parse.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -565,6 +566,53 @@ TEST(ModuleEepromHostTest, HostNetdev) {
     EXPECT_FALSE(image->empty());
     EXPECT_LE(image->size(), 768u);
   }
+}
+
+}  // namespace
+}  // namespace fabricwatch::sys
+
+namespace fabricwatch::sys {
+namespace {
+
+// A real veth through ethtool netlink LINKMODES_GET + LINKINFO_GET (K drivers/net/veth.c
+// veth_get_link_ksettings: 10000 Mb/s, full duplex, twisted pair, autoneg off, no link modes), and
+// the same settings from the text of `ethtool <veth>` when the tool is installed: the kernel path
+// and the replay parser agree.
+TEST_F(VethNetnsTest, LinkSettingsThroughNetlinkMatchEthtoolText) {
+  InNetns(ns_a_, [&] {
+    auto created = KernelEthtool::Create();
+    ASSERT_TRUE(created) << created.error().ToString();
+    KernelEthtool& source = **created;
+    const uint64_t before = source.netlink_requests();
+    auto settings = source.LinkSettingsOf(veth_a_);
+    ASSERT_TRUE(settings) << settings.error().ToString();
+    EXPECT_EQ(source.netlink_requests() - before, 2u + (before == 0 ? 1u : 0u));  // + family id
+    EXPECT_EQ(settings->speed_mbps, std::optional<uint32_t>(10000));
+    EXPECT_EQ(settings->duplex, "full");
+    EXPECT_EQ(settings->autoneg, std::optional<bool>(false));
+    EXPECT_EQ(settings->port, "Twisted Pair");
+    EXPECT_TRUE(settings->supported_modes.empty());
+    EXPECT_FALSE(settings->max_supported_speed_mbps);
+    EXPECT_FALSE(settings->link_detected);
+
+    auto missing = source.LinkSettingsOf("fwtnone0");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), StatusCode::kNotFound) << missing.error().ToString();
+
+    if (!has_ethtool_) return;
+    auto [rc, text] = Shell("ip netns exec " + ns_a_ + " ethtool " + veth_a_);
+    ASSERT_EQ(rc, 0) << text;
+    auto parsed = ParseEthtoolLinkText(text, "ethtool " + veth_a_);
+    ASSERT_TRUE(parsed) << parsed.error().ToString();
+    EXPECT_EQ(parsed->malformed_lines, 0u)
+        << text << (parsed->problems.empty() ? "" : parsed->problems[0].message());
+    EXPECT_EQ(parsed->settings.speed_mbps, settings->speed_mbps) << text;
+    EXPECT_EQ(parsed->settings.duplex, settings->duplex);
+    EXPECT_EQ(parsed->settings.autoneg, settings->autoneg);
+    EXPECT_EQ(parsed->settings.port, settings->port);
+    EXPECT_EQ(parsed->settings.supported_modes, settings->supported_modes);
+    EXPECT_EQ(parsed->settings.link_detected, std::optional<bool>(true));
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "collectors/sys/ethtool_netlink_parse.h"
 
 #include <gtest/gtest.h>
+#include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
@@ -522,5 +523,210 @@ TEST(NetlinkParseTest, GenlFamilyId) {
   genlmsg_put(missing.get(), 0, 1, GENL_ID_CTRL, 0, 0, CTRL_CMD_NEWFAMILY, 2);
   EXPECT_FALSE(ParseGenlFamilyId(nlmsg_hdr(missing.get())));
 }
+}  // namespace
+}  // namespace fabricwatch::sys
+
+namespace fabricwatch::sys {
+namespace {
+
+constexpr uint8_t kLinkmodesReply = 4, kLinkinfoReply = 2;
+
+// ETHTOOL_A_LINKMODES_OURS as a compact bitset of 125 bits (K net/ethtool/bitset.c).
+void PutCompactOurs(nl_msg* msg, const std::vector<uint32_t>& value,
+                    const std::optional<std::vector<uint32_t>>& mask, uint32_t size = 125) {
+  nlattr* ours = nla_nest_start(msg, 3);
+  if (!mask) nla_put_flag(msg, 1);  // NOMASK
+  nla_put_u32(msg, 2, size);
+  nla_put(msg, 4, static_cast<int>(value.size() * 4), value.data());
+  if (mask) nla_put(msg, 5, static_cast<int>(mask->size() * 4), mask->data());
+  nla_nest_end(msg, ours);
+}
+
+// One ETHTOOL_A_BITSET_BITS_BIT of a verbose bitset.
+struct VerboseBit {
+  uint32_t index;
+  std::string name;
+  bool value;
+};
+void PutVerboseOurs(nl_msg* msg, const std::vector<VerboseBit>& bits, bool nomask) {
+  nlattr* ours = nla_nest_start(msg, 3);
+  if (nomask) nla_put_flag(msg, 1);
+  nla_put_u32(msg, 2, 125);
+  nlattr* list = nla_nest_start(msg, 3);
+  for (const VerboseBit& bit : bits) {
+    nlattr* one = nla_nest_start(msg, 1);
+    nla_put_u32(msg, 1, bit.index);
+    if (!bit.name.empty()) nla_put_string(msg, 2, bit.name.c_str());
+    if (bit.value) nla_put_flag(msg, 3);
+    nla_nest_end(msg, one);
+  }
+  nla_nest_end(msg, list);
+  nla_nest_end(msg, ours);
+}
+
+void PutLinkmodesScalars(nl_msg* msg, uint32_t speed, std::optional<uint32_t> lanes, uint8_t duplex,
+                         uint8_t autoneg) {
+  nla_put_u8(msg, 2, autoneg);
+  nla_put_u32(msg, 5, speed);
+  nla_put_u8(msg, 6, duplex);
+  if (lanes) nla_put_u32(msg, 9, *lanes);
+}
+
+TEST(LinkModesParseTest, CompactBitsetWithMask) {
+  Msg msg = GenlReply(kLinkmodesReply);
+  // supported: 100000baseCR4 (38), 200000baseCR4 (66), 400000baseCR4 (89), Autoneg (6), FIBRE
+  // (10), Pause (13); advertised: 100000baseCR4 and 200000baseCR4, Autoneg.
+  const std::vector<uint32_t> mask = {(1u << 6) | (1u << 10) | (1u << 13), 1u << (38 - 32),
+                                      (1u << (66 - 64)) | (1u << (89 - 64)), 0};
+  const std::vector<uint32_t> value = {1u << 6, 1u << (38 - 32), 1u << (66 - 64), 0};
+  PutCompactOurs(msg.get(), value, mask);
+  PutLinkmodesScalars(msg.get(), 200000, 4, DUPLEX_FULL, AUTONEG_ENABLE);
+  auto settings = ParseLinkModesReply(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(settings) << settings.error().ToString();
+  EXPECT_EQ(settings->speed_mbps, std::optional<uint32_t>(200000));
+  EXPECT_EQ(settings->lanes, std::optional<uint32_t>(4));
+  EXPECT_EQ(settings->duplex, "full");
+  EXPECT_EQ(settings->autoneg, std::optional<bool>(true));
+  EXPECT_EQ(
+      settings->supported_modes,
+      (std::vector<std::string>{"100000baseCR4/Full", "200000baseCR4/Full", "400000baseCR4/Full"}));
+  EXPECT_EQ(settings->advertised_modes,
+            (std::vector<std::string>{"100000baseCR4/Full", "200000baseCR4/Full"}));
+  EXPECT_EQ(settings->max_supported_speed_mbps, std::optional<uint32_t>(400000));
+  EXPECT_EQ(settings->max_advertised_speed_mbps, std::optional<uint32_t>(200000));
+  EXPECT_EQ(settings->port, "");
+  EXPECT_FALSE(settings->link_detected);
+}
+
+TEST(LinkModesParseTest, VerboseBitsetWithMaskAndNewerKernelBits) {
+  Msg msg = GenlReply(kLinkmodesReply);
+  PutVerboseOurs(msg.get(),
+                 {{6, "Autoneg", true},
+                  {31, "25000baseCR/Full", true},
+                  {33, "25000baseSR/Full", false},
+                  {52, "50000baseKR/Full", false},
+                  {140, "3200000baseCR16/Full", false},  // a kernel newer than this build
+                  {141, "", true}},                      // no name: "BIT141"
+                 /*nomask=*/false);
+  PutLinkmodesScalars(msg.get(), 25000, std::nullopt, DUPLEX_FULL, AUTONEG_DISABLE);
+  auto settings = ParseLinkModesReply(nlmsg_hdr(msg.get()));
+  ASSERT_TRUE(settings) << settings.error().ToString();
+  EXPECT_FALSE(settings->lanes);  // kernel < 5.11
+  EXPECT_EQ(settings->autoneg, std::optional<bool>(false));
+  EXPECT_EQ(settings->supported_modes,
+            (std::vector<std::string>{"25000baseCR/Full", "25000baseSR/Full", "50000baseKR/Full",
+                                      "3200000baseCR16/Full", "BIT141"}));
+  EXPECT_EQ(settings->advertised_modes, (std::vector<std::string>{"25000baseCR/Full", "BIT141"}));
+  EXPECT_EQ(settings->max_supported_speed_mbps, std::optional<uint32_t>(3200000));
+  EXPECT_EQ(settings->max_advertised_speed_mbps, std::optional<uint32_t>(25000));
+}
+
+TEST(LinkModesParseTest, NomaskBitsetsHoldTheValueOnly) {
+  Msg verbose = GenlReply(kLinkmodesReply);
+  PutVerboseOurs(verbose.get(), {{38, "100000baseCR4/Full", false}}, /*nomask=*/true);
+  auto v = ParseLinkModesReply(nlmsg_hdr(verbose.get()));
+  ASSERT_TRUE(v) << v.error().ToString();
+  EXPECT_TRUE(v->supported_modes.empty());
+  EXPECT_FALSE(v->max_supported_speed_mbps);
+  EXPECT_EQ(v->advertised_modes, (std::vector<std::string>{"100000baseCR4/Full"}));
+
+  Msg compact = GenlReply(kLinkmodesReply);
+  PutCompactOurs(compact.get(), {0, 1u << (38 - 32), 0, 0}, std::nullopt);
+  auto c = ParseLinkModesReply(nlmsg_hdr(compact.get()));
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_TRUE(c->supported_modes.empty());
+  EXPECT_EQ(c->max_advertised_speed_mbps, std::optional<uint32_t>(100000));
+}
+
+TEST(LinkModesParseTest, VethShapeUnknownSpeedAndNoModes) {
+  // veth: 10000 Mb/s full duplex, autoneg off, an all-zero mask.
+  Msg veth = GenlReply(kLinkmodesReply);
+  PutCompactOurs(veth.get(), {0, 0, 0, 0}, std::vector<uint32_t>{0, 0, 0, 0});
+  PutLinkmodesScalars(veth.get(), 10000, std::nullopt, DUPLEX_FULL, AUTONEG_DISABLE);
+  auto settings = ParseLinkModesReply(nlmsg_hdr(veth.get()));
+  ASSERT_TRUE(settings);
+  EXPECT_EQ(settings->speed_mbps, std::optional<uint32_t>(10000));
+  EXPECT_TRUE(settings->supported_modes.empty());
+  EXPECT_FALSE(settings->max_supported_speed_mbps);
+
+  for (uint32_t unknown : {0u, 0xffffu, 0xffffffffu}) {
+    Msg down = GenlReply(kLinkmodesReply);
+    PutLinkmodesScalars(down.get(), unknown, 0, DUPLEX_UNKNOWN, AUTONEG_ENABLE);
+    auto d = ParseLinkModesReply(nlmsg_hdr(down.get()));
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->speed_mbps) << unknown;
+    EXPECT_FALSE(d->lanes);  // 0 lanes: not reported
+    EXPECT_EQ(d->duplex, "");
+  }
+}
+
+TEST(LinkModesParseTest, MalformedRepliesAreErrorsNotCrashes) {
+  std::vector<std::pair<std::string, Msg>> cases;
+  {
+    Msg m = GenlReply(kLinkmodesReply);
+    nla_put_u8(m.get(), 5, 1);  // SPEED as u8
+    cases.emplace_back("short speed", std::move(m));
+  }
+  {
+    Msg m = GenlReply(kLinkmodesReply);
+    nlattr* ours = nla_nest_start(m.get(), 3);
+    nla_put_u32(m.get(), 4, 0);  // VALUE without SIZE
+    nla_nest_end(m.get(), ours);
+    cases.emplace_back("no size", std::move(m));
+  }
+  {
+    Msg m = GenlReply(kLinkmodesReply);
+    PutCompactOurs(m.get(), {1, 2}, std::vector<uint32_t>{1, 2});  // 2 words for 125 bits
+    cases.emplace_back("short words", std::move(m));
+  }
+  {
+    Msg m = GenlReply(kLinkmodesReply);
+    PutCompactOurs(m.get(), {1}, std::vector<uint32_t>{1}, 0x7fffffff);
+    cases.emplace_back("huge size", std::move(m));
+  }
+  {
+    Msg m = GenlReply(kLinkmodesReply);
+    nlattr* ours = nla_nest_start(m.get(), 3);
+    nla_put_u32(m.get(), 2, 125);
+    nlattr* list = nla_nest_start(m.get(), 3);
+    nlattr* one = nla_nest_start(m.get(), 1);
+    nla_put_string(m.get(), 2, "1000baseT/Full");  // no INDEX
+    nla_nest_end(m.get(), one);
+    nla_nest_end(m.get(), list);
+    nla_nest_end(m.get(), ours);
+    cases.emplace_back("bit without index", std::move(m));
+  }
+  {
+    Msg m = GenlReply(kLinkinfoReply);  // the wrong command
+    cases.emplace_back("wrong command", std::move(m));
+  }
+  for (auto& [name, msg] : cases) {
+    auto parsed = ParseLinkModesReply(nlmsg_hdr(msg.get()));
+    ASSERT_FALSE(parsed) << name;
+    EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument) << name;
+  }
+}
+
+TEST(LinkInfoParseTest, PortNamesAsEthtoolPrintsThem) {
+  LinkSettings settings;
+  Msg absent = GenlReply(kLinkinfoReply);
+  ASSERT_TRUE(ParseLinkInfoReply(nlmsg_hdr(absent.get()), settings).ok());
+  EXPECT_EQ(settings.port, "");
+  for (auto [port, name] : {std::pair<uint8_t, std::string_view>{PORT_DA, "Direct Attach Copper"},
+                            {PORT_FIBRE, "FIBRE"},
+                            {PORT_TP, "Twisted Pair"},
+                            {PORT_OTHER, "Other"},
+                            {0x33, ""}}) {
+    Msg msg = GenlReply(kLinkinfoReply);
+    nla_put_u8(msg.get(), 2, port);
+    nla_put_u8(msg.get(), 3, 0);  // PHYADDR
+    ASSERT_TRUE(ParseLinkInfoReply(nlmsg_hdr(msg.get()), settings).ok());
+    EXPECT_EQ(settings.port, name);
+  }
+  Msg wrong = GenlReply(kLinkmodesReply);
+  EXPECT_EQ(ParseLinkInfoReply(nlmsg_hdr(wrong.get()), settings).code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace fabricwatch::sys

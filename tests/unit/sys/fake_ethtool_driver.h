@@ -118,6 +118,34 @@ class FakeDriver final : public EthtoolIoctl {
         std::memcpy(bytes + sizeof(eeprom), module_image.data() + eeprom.offset, eeprom.len);
         return 0;
       }
+      case ETHTOOL_GLINKSETTINGS: {
+        // K net/ethtool/ioctl.c ethtool_get_link_ksettings: a request whose nwords is not the
+        // kernel's gets the handshake answer (-nwords, every other field but cmd 0).
+        if (link_errno != 0) return -link_errno;
+        ethtool_link_settings settings;
+        std::memcpy(&settings, bytes, sizeof(settings));
+        const auto nwords = static_cast<int8_t>(link_words);
+        if (settings.link_mode_masks_nwords != nwords) {
+          ethtool_link_settings handshake{};
+          handshake.cmd = command;
+          handshake.link_mode_masks_nwords = static_cast<int8_t>(-nwords);
+          std::memcpy(bytes, &handshake, sizeof(handshake));
+          return 0;
+        }
+        ethtool_link_settings answer{};
+        answer.cmd = command;
+        answer.speed = link.speed;
+        answer.duplex = link.duplex;
+        answer.port = link.port;
+        answer.autoneg = link.autoneg;
+        answer.link_mode_masks_nwords = nwords;
+        std::memcpy(bytes, &answer, sizeof(answer));
+        for (size_t i = 0; i < 3 * link_words; ++i) {
+          const uint32_t word = i < link_masks.size() ? link_masks[i] : 0;
+          std::memcpy(bytes + sizeof(answer) + i * 4, &word, sizeof(word));
+        }
+        return 0;
+      }
     }
     return -EOPNOTSUPP;
   }
@@ -148,6 +176,15 @@ class FakeDriver final : public EthtoolIoctl {
   int modinfo_errno = EOPNOTSUPP;  // a driver without module ops (veth)
   int module_eeprom_errno = 0;
   std::vector<std::pair<uint32_t, uint32_t>> eeprom_requests;  // GMODULEEEPROM (offset, len)
+  // Link settings: GLINKSETTINGS answers `link`'s fields with masks of link_words u32 each
+  // (supported, advertising, lp_advertising, from link_masks).
+  int link_errno = 0;
+  size_t link_words = 4;  // __ETHTOOL_LINK_MODE_MASK_NU32 for 125 bits
+  struct {
+    uint32_t speed = 0;
+    uint8_t duplex = 0, port = 0, autoneg = 0;
+  } link;
+  std::vector<uint32_t> link_masks;
   std::function<void(uint32_t)> before;  // runs before each call: the driver changing under us
   std::vector<uint32_t> calls;
   std::set<std::string> netdevs;
