@@ -57,6 +57,8 @@ check_route() {
 }
 check_route pager severity=critical alertname=FabricPfcStormSource instance=n1:9868 fabric=f leaf=l
 check_route ticket severity=warning alertname=FabricBerGrowth instance=n1:9868
+check_route pager severity=critical alertname=FabricLinkDegraded instance=n1:9868 device=mlx5_0 port=1
+check_route ticket severity=warning alertname=FabricLinkDegraded instance=n1:9868 netdev=eth0
 check_route ticket severity=warning alertname=FabricwatchTargetDown instance=n1:9868
 check_route null severity=info alertname=FabricAnomalyInfo
 check_route heartbeat severity=none alertname=FabricwatchWatchdog
