@@ -64,6 +64,9 @@ class PermissionWatchingEthtool final : public sys::EthtoolSource {
   Result<sys::LinkSettings> LinkSettingsOf(const std::string& netdev) override {
     return inner_->LinkSettingsOf(netdev);
   }
+  Status ReadLinkSettings(const std::string& netdev, sys::LinkSettings& settings) override {
+    return inner_->ReadLinkSettings(netdev, settings);
+  }
   Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override {
     Status status = inner_->ReadModuleEeprom(netdev, image);
     if (status.code() == StatusCode::kPermissionDenied) log_.Refused("module_eeprom", status);

@@ -53,14 +53,13 @@ Result<const sys::LinkSettings*> LinkSettingsCache::Get(const std::string& netde
   if (it != entries_.end() && now >= it->second.read_at && now - it->second.read_at < interval_) {
     return &it->second.settings;
   }
-  auto settings = source.LinkSettingsOf(netdev);
-  if (!settings) {
-    if (it != entries_.end()) entries_.erase(it);
-    return Error(settings.error());
-  }
+  // Read into the entry's own settings, so that an unchanged answer allocates nothing.
   if (it == entries_.end()) it = entries_.emplace(netdev, Entry{}).first;
+  if (Status status = source.ReadLinkSettings(netdev, it->second.settings); !status.ok()) {
+    entries_.erase(it);
+    return Error(status);
+  }
   it->second.read_at = now;
-  it->second.settings = std::move(*settings);
   return &it->second.settings;
 }
 

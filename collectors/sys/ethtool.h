@@ -158,6 +158,16 @@ class EthtoolSource {
     return tl::unexpected<Status>(
         Status(StatusCode::kUnimplemented, "link settings of " + netdev + ": not available"));
   }
+  // The same into `settings`, whose storage is reused: a source that can tell the settings did
+  // not change (the replay source: the same file text) assigns the same values again, which
+  // allocates nothing, so a collector that keeps `settings` per netdev stays allocation-free in
+  // steady state (docs/design.md §8). `settings` is unspecified after an error.
+  virtual Status ReadLinkSettings(const std::string& netdev, LinkSettings& settings) {
+    auto read = LinkSettingsOf(netdev);
+    if (!read) return read.error();
+    settings = std::move(*read);
+    return Status::Ok();
+  }
   // The plugged transceiver module's memory as the flat image of docs/design.md §5 (what
   // optics::DecodeModuleImage reads): SFF-8472 A0h then A2h (≤ 512 bytes); SFF-8636/8436 lower page
   // then upper pages 00h, 01h, 02h, 03h (≤ 640; a page the module does not advertise is zeros when

@@ -163,31 +163,50 @@ Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<ui
 }
 
 Result<LinkSettings> ReplayEthtool::LinkSettingsOf(const std::string& netdev) {
+  LinkSettings settings;
+  if (Status status = ReadLinkSettings(netdev, settings); !status.ok()) return Error(status);
+  return settings;
+}
+
+Status ReplayEthtool::ReadLinkSettings(const std::string& netdev, LinkSettings& settings) {
   constexpr std::string_view kLinkFile = "link";
   // As for module images: a netdev without the file is told from its directory's listing, which
   // the collector asks about every link-settings interval.
-  if (ListedWithout(netdev, kLinkFile)) return Error(Status(StatusCode::kNoData, "no link file"));
-  const std::string path = netdev_path_ + "/" + std::string(kLinkFile);
-  auto fd = fs_.Open(path);
+  if (ListedWithout(netdev, kLinkFile)) return Status(StatusCode::kNoData, "no link file");
+  link_path_.assign(netdev_path_).append("/").append(kLinkFile);
+  auto fd = fs_.Open(link_path_);
   if (!fd) {
     if (fd.error().sys_errno() == ENOENT) {
-      return Error(Status(StatusCode::kNoData,
-                          "link settings of " + netdev + ": " + path + " does not exist"));
+      return Status(StatusCode::kNoData,
+                    "link settings of " + netdev + ": " + link_path_ + " does not exist");
     }
-    return Error(fd.error());
+    return fd.error();
   }
-  std::string text(kMaxLinkBytes + 1, '\0');
-  auto n = fs_.ReadAt0(*fd, std::span<char>(text.data(), text.size()), path);
-  if (!n) return Error(n.error());
+  // Sized once; `ethtool <netdev>` prints about 1.5 KB, so this rarely grows past its first page.
+  if (link_buffer_.size() < kMaxLinkBytes + 1) link_buffer_.resize(kMaxLinkBytes + 1);
+  auto n = fs_.ReadAt0(*fd, std::span<char>(link_buffer_.data(), link_buffer_.size()), link_path_);
+  if (!n) return n.error();
   if (*n > kMaxLinkBytes) {
-    return Error(StatusCode::kInvalidArgument,
-                 path + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
+    return Status(StatusCode::kInvalidArgument,
+                  link_path_ + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
   }
-  text.resize(*n);
-  auto parsed = ParseEthtoolLinkText(text, path);
-  if (!parsed) return Error(parsed.error());
-  AddWarnings(parsed->problems, parsed->malformed_lines, path);
-  return std::move(parsed->settings);
+  const std::string_view text(link_buffer_.data(), *n);
+  auto cached = link_reads_.find(netdev);
+  if (cached != link_reads_.end() && cached->second.text == text) {
+    settings = cached->second.settings;  // unchanged: the warnings were reported the first time
+    return Status::Ok();
+  }
+  auto parsed = ParseEthtoolLinkText(text, link_path_);
+  if (!parsed) {
+    if (cached != link_reads_.end()) link_reads_.erase(cached);
+    return parsed.error();
+  }
+  AddWarnings(parsed->problems, parsed->malformed_lines, link_path_);
+  if (cached == link_reads_.end()) cached = link_reads_.emplace(netdev, LinkRead{}).first;
+  cached->second.text.assign(text);
+  cached->second.settings = std::move(parsed->settings);
+  settings = cached->second.settings;
+  return Status::Ok();
 }
 
 std::vector<Status> ReplayEthtool::TakeWarnings() { return std::exchange(warnings_, {}); }

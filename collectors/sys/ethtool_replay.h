@@ -44,6 +44,9 @@ class ReplayEthtool final : public EthtoolSource {
   // the settings of the other lines are returned; text that is not ethtool output at all, or a
   // larger file, is an error naming the file.
   Result<LinkSettings> LinkSettingsOf(const std::string& netdev) override;
+  // Parses only when the file's text changed since the last read of `netdev`; otherwise assigns
+  // the settings parsed then (no allocation when `settings` already holds them).
+  Status ReadLinkSettings(const std::string& netdev, LinkSettings& settings) override;
   std::vector<Status> TakeWarnings() override;
 
   // `ethtool <netdev>` prints about 1.5 KB even for a NIC with every link mode.
@@ -67,6 +70,14 @@ class ReplayEthtool final : public EthtoolSource {
   const FileSystem& fs_;
   std::string buffer_;  // reused across reads; shrunk back after a huge file
   std::vector<Status> warnings_;
+  // The last text and settings of each netdev's link file (ReadLinkSettings).
+  struct LinkRead {
+    std::string text;
+    LinkSettings settings;
+  };
+  std::map<std::string, LinkRead, std::less<>> link_reads_;
+  std::string link_path_;
+  std::string link_buffer_;  // the link file's read buffer, kMaxLinkBytes + 1
 };
 
 }  // namespace fabricwatch::sys
