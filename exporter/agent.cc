@@ -122,7 +122,8 @@ Status Agent::Build() {
     collectors_.push_back(
         {std::string(b.info->name), b.interval, std::move(b.collector), std::move(b.logger)});
   }
-  if (config_.config_check) return Status::Ok();
+  // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
+  if (config_.config_check || config_.shape_print) return Status::Ok();
 
   auto detectors = detect::BuildDetectors([&](const detect::DetectorInfo& info) {
     const DetectorConfig& d = config_.detectors.at(std::string(info.name));

@@ -139,8 +139,9 @@ class LinkDegradedDetector final : public Detector {
 
   void Export(MetricSink& sink) const override {
     for (const shape::PortShape& p : shape_.ports) {
-      const LabelPair labels[] = {
-          {"device", p.device}, {"port", std::to_string(p.key.port)}, {"netdev", p.netdev}};
+      // LabelPair holds views: the port number's text must outlive them.
+      const std::string port = std::to_string(p.key.port);
+      const LabelPair labels[] = {{"device", p.device}, {"port", port}, {"netdev", p.netdev}};
       auto e = expected_.find(p.key);
       if (p.up() && p.rate_gbps) {
         sink.Add(kRate, labels, *p.rate_gbps * kBytesPerGbit);

@@ -33,6 +33,7 @@
 
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/link_degraded/port_state.h"
 
 namespace fabricwatch::detect::shape {
 
@@ -42,14 +43,6 @@ struct PortKey {
   auto operator<=>(const PortKey&) const = default;
   std::string Text() const;  // "0000:18:00.0/1"
 };
-
-// IB logical port states (docs/reference.md §1.2).
-inline constexpr int kStateDown = 1;
-inline constexpr int kStateInit = 2;
-inline constexpr int kStateArmed = 3;
-inline constexpr int kStateActive = 4;
-inline constexpr int kStateActiveDefer = 5;
-inline constexpr int kPhysLinkUp = 5;
 
 struct PortShape {
   PortKey key;
@@ -98,12 +91,6 @@ NodeShape BuildShape(const ShapeSources& sources);
 
 // The collector families BuildShape reads (detectors/core/inputs.h).
 std::span<const MetricInput> ShapeInputs();
-
-// IB state and phys_state names as the kernel prints them ("ACTIVE", "LinkUp"); "" if unknown.
-std::string_view StateName(int state);
-std::string_view PhysStateName(int phys_state);
-// The inverse of StateName ("ACTIVE" -> 4); nullopt for an unknown name.
-std::optional<int> StateByName(std::string_view name);
 
 // The shape as YAML: a `ports:` list that is itself a valid --shape.file manifest (README
 // "Fabric shape"), with a header comment naming the host.

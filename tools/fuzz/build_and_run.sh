@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5), the
 # --web.config.file parser and the HTTP request-head parser (issue 19), and the `ethtool <netdev>`
-# text parser of the link replay file (issue 20).
+# text parser of the link replay file and the --shape.file manifest parser (issue 20).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
 #                                            fuzz.optics_smoke, fuzz.web_config_smoke,
-#                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke)
+#                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke,
+#                                            fuzz.shape_manifest_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
@@ -15,7 +16,8 @@
 # Targets: sff8472 sff8636 cmis image (tools/fuzz/optics_fuzz.cc), web_config
 # (tools/fuzz/web_config_fuzz.cc, seeds in tools/fuzz/seeds/web_config/, links Debian's yaml-cpp),
 # http_head (tools/fuzz/http_head_fuzz.cc), ethtool_link (tools/fuzz/ethtool_link_fuzz.cc, seeds:
-# tests/fixtures/ethtool/*/*/link). Exit 77 (skip) when clang++
+# tests/fixtures/ethtool/*/*/link), shape_manifest (tools/fuzz/shape_manifest_fuzz.cc, seeds in
+# tools/fuzz/seeds/shape_manifest/, links yaml-cpp). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -27,7 +29,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
-ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
@@ -87,11 +89,16 @@ LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
   collectors/core/value_parse.cc)
 LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
   collectors/sys/ethtool.h collectors/core/value_parse.h collectors/core/status.h)
+# The shape manifest parser and what it uses (+ status.o from DECODER_SRCS).
+MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_state.cc
+  collectors/core/yaml_checks.cc)
+MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_checks.h
+  collectors/rdma/rdma_metrics.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
   case "$1" in
-    web_config | http_head | ethtool_link) echo "$BUILD/bin/$1_fuzz" ;;
+    web_config | http_head | ethtool_link | shape_manifest) echo "$BUILD/bin/$1_fuzz" ;;
     *) echo "$BUILD/bin/optics_fuzz_$1" ;;
   esac
 }
@@ -141,6 +148,13 @@ build() {
       pids+=($!)
     fi
   done
+  for src in "${MANIFEST_SRCS[@]}" tools/fuzz/shape_manifest_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${MANIFEST_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
@@ -182,6 +196,13 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${link_objs[@]}" -o "$BUILD/bin/ethtool_link_fuzz"
   fi
 
+  local manifest_objs=("$BUILD/obj/shape_manifest_fuzz.o" "$BUILD/obj/status.o")
+  for src in "${MANIFEST_SRCS[@]}"; do manifest_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
+  if stale "$BUILD/bin/shape_manifest_fuzz" "${manifest_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${manifest_objs[@]}" -lyaml-cpp \
+      -o "$BUILD/bin/shape_manifest_fuzz"
+  fi
+
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
   local hex=()
   if [[ -d "$EXTERNAL_HEX_DIR" ]]; then
@@ -193,6 +214,7 @@ build() {
   rm -rf "$BUILD/seeds.new"
   "$BUILD/bin/make_seeds" "$BUILD/seeds.new" ${hex[@]+"${hex[@]}"} >/dev/null
   cp -r "$REPO/tools/fuzz/seeds/web_config" "$BUILD/seeds.new/web_config"
+  cp -r "$REPO/tools/fuzz/seeds/shape_manifest" "$BUILD/seeds.new/shape_manifest"
   rm -rf "$BUILD/seeds.old"
   [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
   # HTTP heads: well-formed, pipelined, and each kind of refusal, as a client sends them (byte 0
@@ -229,7 +251,8 @@ run_target() {
   local before rc=0 start end max_len
   # Longest meaningful input: header + pages (paged targets), selector + CMIS image + slack.
   case "$t" in
-    sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;; web_config) max_len=4096 ;;
+    sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;;
+    web_config | shape_manifest) max_len=4096 ;;
     http_head) max_len=20000 ;;
     *) max_len=1024 ;;
   esac

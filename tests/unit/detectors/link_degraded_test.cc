@@ -454,3 +454,38 @@ TEST(LinkDegradedTest, options_are_validated) {
 
 }  // namespace
 }  // namespace fabricwatch::detect
+
+namespace fabricwatch::detect {
+namespace {
+
+TEST(LinkDegradedTest, the_evidence_series_name_each_port_and_the_source_of_its_expectation) {
+  auto detector = Make();
+  FindingLog log(*detector);
+  std::vector<Port> node = IbNode(3);
+  node[2].width = 2;
+  node[2].rate_gbps = 200;
+  RunFor(log, 0, 5, node);
+  MetricSink sink;
+  detector->Export(sink);
+  ASSERT_TRUE(sink.errors().empty()) << sink.errors().front().ToString();
+  int expected_lanes = 0;
+  for (const prometheus::MetricFamily& family : sink.TakeFamilies()) {
+    for (const prometheus::ClientMetric& m : family.metric) {
+      std::map<std::string, std::string> labels;
+      for (const auto& l : m.label) labels[l.name] = l.value;
+      if (labels.contains("port")) EXPECT_EQ(labels["port"], "1") << family.name;
+      if (family.name == "fabric_link_degraded_expected_lanes") {
+        ++expected_lanes;
+        EXPECT_EQ(labels["source"], "siblings");
+        EXPECT_DOUBLE_EQ(m.gauge.value, 4);
+      }
+      if (family.name == "fabric_link_degraded_rate_ratio" && labels["device"] == "mlx5_2") {
+        EXPECT_DOUBLE_EQ(m.gauge.value, 0.5);
+      }
+    }
+  }
+  EXPECT_EQ(expected_lanes, 3);
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect
