@@ -24,7 +24,9 @@
 //   warning                    slow flapping ≥ slow-count in slow-window (2 in 6 h, NHC2005
 //                              [S15]); flap penalty ≥ suppress until < reuse (AIED/BGP
 //                              dampening [S17][S18]); downtime in downtime-window ≥ the NCCL
-//                              budget (7.5 s in 1 h [S58][S59]);
+//                              budget (7.5 s in 1 h [S58][S59]), counted only once the port
+//                              has been up (a port down or stuck since boot had no outage: it
+//                              is link_degraded's);
 //   info (never drained)       maintenance: a module unplug (fabric_ethtool_module_events_total
 //                              event="unplug") — downs within maintenance-window before or after
 //                              it are not counted, and no other finding is raised meanwhile.

@@ -259,6 +259,20 @@ TEST_F(LinkFlapTest, downtime_over_the_nccl_budget_is_a_warning) {
   EXPECT_NE(worst->reason.find("8.0s down"), std::string::npos) << worst->reason;
 }
 
+TEST_F(LinkFlapTest, a_port_down_since_boot_has_no_outage_until_it_was_first_up) {
+  // An IB port stuck in INIT (no SM) from the first sample: link_degraded's, not a flap, not
+  // downtime. Once it has come up, a later outage counts as usual.
+  Make();
+  for (int s = 0; s < 120; ++s) Rdma(kT0 + seconds(s), 2, 0);
+  EXPECT_FALSE(Worst(kT0 + seconds(120))) << "never up: no downtime, no sustained down";
+  Rdma(kT0 + seconds(120), 4, 0);
+  EXPECT_FALSE(Worst(kT0 + seconds(121))) << "coming up for the first time is no outage";
+  for (int s = 130; s < 140; ++s) Rdma(kT0 + seconds(s), 1, 1);
+  auto worst = Worst(kT0 + seconds(140));
+  ASSERT_TRUE(worst) << "an outage after it was up counts";
+  EXPECT_EQ(worst->severity, Severity::kWarning);
+}
+
 TEST_F(LinkFlapTest, module_unplug_is_maintenance_not_a_flap) {
   Make();
   Netdev(kT0, 1, 0);
