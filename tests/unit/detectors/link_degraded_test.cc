@@ -489,3 +489,45 @@ TEST(LinkDegradedTest, the_evidence_series_name_each_port_and_the_source_of_its_
 
 }  // namespace
 }  // namespace fabricwatch::detect
+
+namespace fabricwatch::detect {
+namespace {
+
+// A NIC PCIe link against the manifest: link_degraded reports it only while the link runs at the
+// function's own maximum; below its maximum it is pcie_degraded's (one fault, one finding).
+TEST(LinkDegradedTest, a_nic_pcie_link_below_the_manifest_at_its_own_maximum_only) {
+  TempDir dir;
+  const std::string manifest = dir.Path("sku.yaml");
+  std::ofstream(manifest) << "groups:\n  - link_layer: InfiniBand\n    pcie_width: 16\n"
+                             "    pcie_speed_gts: 32\n";
+  auto detector = Make({{"shape-file", manifest}});
+  FindingLog log(*detector);
+  const std::vector<Port> node = IbNode(3);
+  auto pcie = [&](TimePoint t) {
+    SnapshotBuilder topo;
+    const double width[] = {16, 8, 8}, max_width[] = {16, 8, 16};
+    for (int i = 0; i < 3; ++i) {
+      const testing::Labels l{{"device", node[i].pci}, {"role", "nic"}};
+      topo.Gauge(topology::kSpeed, l, 32e9);
+      topo.Gauge(topology::kMaxSpeed, l, 32e9);
+      topo.Gauge(topology::kWidth, l, width[i]);
+      topo.Gauge(topology::kMaxWidth, l, max_width[i]);
+    }
+    log.Feed("topology", t, topo);
+  };
+  for (int s = 0; s < 60; ++s) {
+    if (s % 20 == 0) pcie(T0() + seconds(s));
+    Feed(log, T0() + seconds(s), node);
+  }
+  // mlx5_1: a x8 card where the SKU has x16 (at its own maximum): link_degraded's.
+  ASSERT_TRUE(log.FirstRaise("critical{device=mlx5_1}")) << log.raises().size();
+  const Finding* f = log.LastRaised("critical{device=mlx5_1}");
+  EXPECT_DOUBLE_EQ(EvidenceOf(*f, "expected_pcie_width_lanes"), 16);
+  EXPECT_NE(f->reason.find("x8"), std::string::npos) << f->reason;
+  // mlx5_2: x8 of its own x16, downtrained: pcie_degraded reports it, not link_degraded.
+  EXPECT_FALSE(log.FirstRaise("critical{device=mlx5_2}"));
+  EXPECT_EQ(log.raises().size(), 1u);
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect
