@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5), the
 # --web.config.file parser and the HTTP request-head parser (issue 19), and the `ethtool <netdev>`
-# text parser of the link replay file and the --shape.file manifest parser (issue 20).
+# text parser of the link replay file and the --shape.file manifest parser (issue 20), and the
+# `mlnx_qos -i` text parser of the qos replay file (issue 21).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
 #                                            fuzz.optics_smoke, fuzz.web_config_smoke,
 #                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke,
-#                                            fuzz.shape_manifest_smoke)
+#                                            fuzz.shape_manifest_smoke, fuzz.mlnx_qos_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
@@ -17,7 +18,8 @@
 # (tools/fuzz/web_config_fuzz.cc, seeds in tools/fuzz/seeds/web_config/, links Debian's yaml-cpp),
 # http_head (tools/fuzz/http_head_fuzz.cc), ethtool_link (tools/fuzz/ethtool_link_fuzz.cc, seeds:
 # tests/fixtures/ethtool/*/*/link), shape_manifest (tools/fuzz/shape_manifest_fuzz.cc, seeds in
-# tools/fuzz/seeds/shape_manifest/, links yaml-cpp). Exit 77 (skip) when clang++
+# tools/fuzz/seeds/shape_manifest/, links yaml-cpp), mlnx_qos (tools/fuzz/mlnx_qos_fuzz.cc, seeds
+# in tools/fuzz/seeds/mlnx_qos/). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -29,7 +31,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
-ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest mlnx_qos)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
@@ -94,11 +96,14 @@ MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_
   collectors/core/yaml_checks.cc)
 MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_checks.h
   collectors/rdma/rdma_metrics.h collectors/core/status.h)
+# The mlnx_qos text parser (+ status.o from DECODER_SRCS; value_parse.o from LINK_SRCS).
+QOS_SRCS=(collectors/sys/qos_parse.cc)
+QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
   case "$1" in
-    web_config | http_head | ethtool_link | shape_manifest) echo "$BUILD/bin/$1_fuzz" ;;
+    web_config | http_head | ethtool_link | shape_manifest | mlnx_qos) echo "$BUILD/bin/$1_fuzz" ;;
     *) echo "$BUILD/bin/optics_fuzz_$1" ;;
   esac
 }
@@ -155,6 +160,13 @@ build() {
       pids+=($!)
     fi
   done
+  for src in "${QOS_SRCS[@]}" tools/fuzz/mlnx_qos_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${QOS_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
@@ -203,6 +215,12 @@ build() {
       -o "$BUILD/bin/shape_manifest_fuzz"
   fi
 
+  local qos_objs=("$BUILD/obj/mlnx_qos_fuzz.o" "$BUILD/obj/qos_parse.o" "$BUILD/obj/value_parse.o"
+    "$BUILD/obj/status.o")
+  if stale "$BUILD/bin/mlnx_qos_fuzz" "${qos_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${qos_objs[@]}" -o "$BUILD/bin/mlnx_qos_fuzz"
+  fi
+
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
   local hex=()
   if [[ -d "$EXTERNAL_HEX_DIR" ]]; then
@@ -215,6 +233,7 @@ build() {
   "$BUILD/bin/make_seeds" "$BUILD/seeds.new" ${hex[@]+"${hex[@]}"} >/dev/null
   cp -r "$REPO/tools/fuzz/seeds/web_config" "$BUILD/seeds.new/web_config"
   cp -r "$REPO/tools/fuzz/seeds/shape_manifest" "$BUILD/seeds.new/shape_manifest"
+  cp -r "$REPO/tools/fuzz/seeds/mlnx_qos" "$BUILD/seeds.new/mlnx_qos"
   rm -rf "$BUILD/seeds.old"
   [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
   # HTTP heads: well-formed, pipelined, and each kind of refusal, as a client sends them (byte 0
