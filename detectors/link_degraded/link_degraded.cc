@@ -39,8 +39,9 @@ constexpr DetectorOptionSpec kOptions[] = {
      "within a sweep or two",
      "1m"},
     {"down-for",
-     "How long a port that should be up (manifest, history, siblings) may be down. Judgement: "
-     "as link_flap's down-after doubled, since nothing was seen up",
+     "How long a port never seen up that should be up (the manifest says ACTIVE, or most "
+     "same-model siblings with its port number are up) may be down. Judgement: link_flap's "
+     "down-after doubled; a port seen up is link_flap's",
      "1m"},
     {"missing-for",
      "How long an HCA port seen before (state file) or listed in the manifest may be absent. "

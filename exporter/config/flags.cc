@@ -283,7 +283,8 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "writes one. Empty (default): the expected shape is learned from siblings and history");
   global.state_file = app.add_option(
       "--state.file", flags.state_file,
-      "File where detector state (flap history, baselines, active anomalies) survives restarts; "
+      "File where detector state (flap history, baselines, the learned fabric shape, active "
+      "anomalies) survives restarts; "
       "written atomically; locked against a second agent (FILE.lock holds the owner's pid). "
       "Empty (default): not persisted");
   app.footer(
