@@ -21,6 +21,7 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/ethtool/ethtool_families.h"
 #include "collectors/ethtool/ethtool_link.h"
+#include "collectors/ethtool/ethtool_qos.h"
 #include "collectors/ethtool/ethtool_names.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/listing_watch.h"
@@ -62,6 +63,7 @@ std::vector<MetricDesc> AllMetrics() {
   std::vector<MetricDesc> all(std::begin(kOwnMetrics), std::end(kOwnMetrics));
   for (const MetricDesc* desc : NormalizedMetrics()) all.push_back(*desc);
   all.insert(all.end(), LinkMetrics().begin(), LinkMetrics().end());
+  all.insert(all.end(), QosMetrics().begin(), QosMetrics().end());
   return all;
 }
 
@@ -141,6 +143,8 @@ class EthtoolCollector final : public Collector {
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
+  // PFC and QoS configuration: asked of every source (a replay directory: DIR/<netdev>/qos).
+  void CollectPfc(const std::string& netdev, MetricSink& sink);
   void CollectLink(const std::string& netdev, MetricSink& sink);
   // A request that failed: "not supported" is NotSupported(), a vanished netdev is nothing, the
   // rest is counted.
@@ -194,6 +198,7 @@ class EthtoolCollector final : public Collector {
   std::set<std::string> collisions_reported_;
   std::map<std::string, TablePlan, std::less<>> plans_;  // by netdev
   LinkSettingsCache links_;
+  std::string dscp_map_;  // the DSCP map label of EmitPfcConfig, reused
 
   // class/net and class/infiniband (or the replay directory), which the selection is made from.
   sys::ListingWatch listings_{2, kReselect};
@@ -338,22 +343,6 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
     }
     if (link->ext_state) sink.Add(kLinkExtState, {n}, *link->ext_state);
   }
-  if (!ask("DCB PFC configuration")) {
-  } else if (auto pfc = source_->Pfc(netdev); handle(pfc, "DCB PFC configuration")) {
-    sink.Add(kPfcCap, {n}, pfc->pfc_cap);
-    for (size_t prio = 0; prio < kPriorities.size(); ++prio) {
-      const LabelPair p{"priority", kPriorities[prio]};
-      sink.Add(kPfcEnabled, {n, p}, (pfc->enabled_mask >> prio) & 1);
-      if (pfc->requests && prio < pfc->requests->size()) {
-        sink.Add(kPfcDcbFrames, {n, p, {"direction", "tx"}},
-                 static_cast<double>((*pfc->requests)[prio]));
-      }
-      if (pfc->indications && prio < pfc->indications->size()) {
-        sink.Add(kPfcDcbFrames, {n, p, {"direction", "rx"}},
-                 static_cast<double>((*pfc->indications)[prio]));
-      }
-    }
-  }
   if (!ask("standard statistics")) {
   } else if (auto standard = source_->StandardStats(netdev); handle(standard, "standard statistics")) {
     for (const sys::StandardStat& stat : *standard) {
@@ -366,6 +355,18 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
              handle(timeout, "PFC storm prevention timeout")) {
     sink.Add(kPfcStormTimeout, {n}, *timeout / 1000.0);
   }
+}
+
+void EthtoolCollector::CollectPfc(const std::string& netdev, MetricSink& sink) {
+  constexpr std::string_view kWhat = "DCB PFC configuration";
+  if (SkipUnsupported(netdev, kWhat)) return;
+  auto pfc = source_->Pfc(netdev);
+  for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/qos", warning);
+  if (!pfc) {
+    Unanswered(netdev, kWhat, pfc.error(), sink);
+    return;
+  }
+  EmitPfcConfig(netdev, *pfc, sink, dscp_map_);
 }
 
 void EthtoolCollector::CollectEcn(const std::string& netdev, MetricSink& sink) {
@@ -433,6 +434,7 @@ Status EthtoolCollector::RefreshSelection() {
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
   if (SkipUnsupported(netdev, "driver statistics")) {
     if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+    CollectPfc(netdev, sink);
     CollectLink(netdev, sink);
     CollectEcn(netdev, sink);
     return;
@@ -483,6 +485,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   }
   if (shrank) malloc_trim(0);
   if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+  CollectPfc(netdev, sink);
   CollectLink(netdev, sink);
   CollectEcn(netdev, sink);
 }

@@ -98,4 +98,26 @@ inline constexpr MetricDesc kLinkAutoneg{
     "fabric_ethtool_link_autoneg",
     "1 if auto-negotiation is on (ETHTOOL_A_LINKMODES_AUTONEG), 0 if off.", MetricKind::kGauge,
     kNetdev};
+
+// QoS classification (DCB IEEE APP table; a replay qos file: `mlnx_qos -i` text). Issue 21's
+// config_drift compares them across sibling ports.
+inline constexpr MetricDesc kQosTrust{
+    "fabric_qos_trust_info",
+    "How the NIC classifies received packets into priorities: trust=\"dscp\" (the IP DSCP, "
+    "through the DSCP to priority map) when the DCB APP table maps any DSCP, trust=\"pcp\" (the "
+    "VLAN 802.1p bits) when it maps none. Constant 1.",
+    MetricKind::kInfo,
+    {"netdev", "trust"}};
+inline constexpr MetricDesc kQosDscpMap{
+    "fabric_qos_dscp_priority_map_info",
+    "The DSCP to priority map of the DCB APP table in one label: character i of map is the "
+    "priority of DSCP i (0-7), or - where DSCP i has no entry. Present only when it maps a "
+    "DSCP. Constant 1.",
+    MetricKind::kInfo,
+    {"netdev", "map"}};
+inline constexpr MetricDesc kQosDefaultPriority{
+    "fabric_qos_default_priority",
+    "The default priority of untagged, unmapped traffic (DCB APP ethertype 0 entry, mlnx_qos "
+    "--defltprio); absent when none is set.",
+    MetricKind::kGauge, kNetdev};
 }  // namespace fabricwatch::ethtool

@@ -26,6 +26,34 @@ static_assert(sizeof(dcbmsg) == 4);
 static_assert(offsetof(ieee_pfc, pfc_en) == 1 && offsetof(ieee_pfc, requests) == 8 &&
               offsetof(ieee_pfc, indications) == 72 && sizeof(ieee_pfc) == 136);
 constexpr int kDcbPriorities = IEEE_8021QAZ_MAX_TCS;  // 8
+// struct dcb_app: selector u8 @0, priority u8 @1, protocol u16 @2.
+static_assert(sizeof(dcb_app) == 4 && offsetof(dcb_app, protocol) == 2 &&
+              DCB_ATTR_IEEE_APP_TABLE == 3 && DCB_ATTR_IEEE_APP == 1 &&
+              IEEE_8021QAZ_APP_SEL_DSCP == 5 && IEEE_8021QAZ_APP_SEL_ETHERTYPE == 1);
+
+// The APP table: DSCP entries give the DSCP → priority map (and with it the trust state, as
+// mlnx_qos and mlx5's en_dcbnl.c decide it: any DSCP entry means trust dscp); the ethertype-0
+// entry is the default priority mlnx_qos --defltprio sets (docs/reference.md §4.5, §4.6).
+void ParseAppTable(const nlattr* table, PfcConfig& out) {
+  bool any_dscp = false;
+  const nlattr* app = nullptr;
+  int remaining = 0;
+  nla_for_each_nested(app, table, remaining) {
+    if (nla_type(app) != DCB_ATTR_IEEE_APP || nla_len(app) < static_cast<int>(sizeof(dcb_app))) {
+      continue;
+    }
+    dcb_app entry{};
+    std::memcpy(&entry, nla_data(app), sizeof(entry));
+    if (entry.priority >= kDcbPriorities) continue;
+    if (entry.selector == IEEE_8021QAZ_APP_SEL_DSCP && entry.protocol < out.dscp_priority.size()) {
+      out.dscp_priority[entry.protocol] = entry.priority;
+      any_dscp = true;
+    } else if (entry.selector == IEEE_8021QAZ_APP_SEL_ETHERTYPE && entry.protocol == 0) {
+      out.default_priority = entry.priority;
+    }
+  }
+  out.trust = any_dscp ? "dscp" : "pcp";
+}
 
 }  // namespace
 
@@ -83,6 +111,7 @@ Result<PfcConfig> ParseDcbIeeeReply(const nlmsghdr* msg) {
   if (len >= sizeof(ieee_pfc)) {
     out.indications.emplace(pfc.indications, pfc.indications + kDcbPriorities);
   }
+  if (const nlattr* table = ieee[DCB_ATTR_IEEE_APP_TABLE]) ParseAppTable(table, out);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // DCB over rtnetlink (docs/reference.md §4.5; K net/dcb/dcbnl.c): the RTM_GETDCB / DCB_CMD_IEEE_GET
 // request for one netdev and the pure parser of its reply (struct ieee_pfc: the IEEE 802.1Qaz PFC
-// configuration and per-priority PFC frame counters). libnl-route has no DCB objects, so both are
+// configuration and per-priority PFC frame counters; the APP table's DSCP → priority map, trust
+// state and default priority). libnl-route has no DCB objects, so both are
 // built by hand. KernelEthtool::Pfc() sends the request on EthtoolNetlink's rtnetlink socket.
 //
 // Thread-safety: stateless functions; safe from any thread.

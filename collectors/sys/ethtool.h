@@ -10,6 +10,7 @@
 //
 // Thread-safety: a source is used by one collector thread.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -87,10 +88,17 @@ struct LinkSettings {
 
 // DCB (RTM_GETDCB, DCB_CMD_IEEE_GET): IEEE PFC configuration and per-priority PFC counters.
 struct PfcConfig {
-  uint8_t pfc_cap = 0;     // traffic classes that can be PFC-enabled
-  uint8_t enabled_mask = 0;  // bit i = PFC enabled on priority i
+  std::optional<uint8_t> pfc_cap;                    // traffic classes that can be PFC-enabled
+  std::optional<uint8_t> enabled_mask;               // bit i = PFC enabled on priority i
   std::optional<std::vector<uint64_t>> requests;     // PFC frames sent, per priority (8)
   std::optional<std::vector<uint64_t>> indications;  // PFC frames received, per priority (8)
+  // The IEEE APP table (DCB_ATTR_IEEE_APP_TABLE; a replay qos file: its dscp2prio rows). Trust
+  // is "dscp" when the table maps any DSCP (selector 5) and "pcp" when it maps none — the rule
+  // mlnx_qos and upstream mlx5 follow (docs/reference.md §4.6) — or the trust state the qos file
+  // prints; "" when the source does not say.
+  std::string trust;
+  std::array<std::optional<uint8_t>, 64> dscp_priority{};  // DSCP → priority
+  std::optional<uint8_t> default_priority;                 // APP selector 1 (ethertype) protocol 0
 };
 
 // One counter of the standard statistics groups (ETHTOOL_MSG_STATS_GET, kernel 5.13+): group
@@ -121,9 +129,10 @@ class EthtoolSource {
     names.clear();
     return Status(StatusCode::kUnimplemented, "this ethtool source has no netdev listing");
   }
-  // False for a source that has no form for Pause(), Fec(), LinkStateOf(), Pfc(),
+  // False for a source that has no form for Pause(), Fec(), LinkStateOf(),
   // PfcStormTimeoutMs() and StandardStats() (a replay directory): they would all answer
-  // kUnimplemented, so collectors do not ask. LinkSettingsOf() and ReadModuleEeprom() are asked
+  // kUnimplemented, so collectors do not ask. Pfc() is asked of every source (a replay directory
+  // answers from DIR/<netdev>/qos). LinkSettingsOf() and ReadModuleEeprom() are asked
   // of every source.
   virtual bool HasLinkQueries() const { return true; }
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "collectors/sys/ethtool_replay_parse.h"
+#include "collectors/sys/qos_parse.h"
 
 namespace fabricwatch::sys {
 namespace {
@@ -120,7 +121,49 @@ Result<LinkState> ReplayEthtool::LinkStateOf(const std::string& netdev) {
   return Error(Unsupported("link state", netdev));
 }
 Result<PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
-  return Error(Unsupported("DCB PFC configuration", netdev));
+  constexpr std::string_view kQosFile = "qos";
+  // Most replay netdevs have no qos file: told from the listing, without an error message built.
+  if (ListedWithout(netdev, kQosFile)) return Error(Status(StatusCode::kNoData, "no qos file"));
+  qos_path_.assign(netdev_path_).append("/").append(kQosFile);
+  auto fd = fs_.Open(qos_path_);
+  if (!fd) {
+    if (fd.error().sys_errno() == ENOENT) return Error(Status(StatusCode::kNoData, "no qos file"));
+    return Error(fd.error());
+  }
+  if (link_buffer_.size() < kMaxLinkBytes + 1) link_buffer_.resize(kMaxLinkBytes + 1);
+  auto n = fs_.ReadAt0(*fd, std::span<char>(link_buffer_.data(), link_buffer_.size()), qos_path_);
+  if (!n) return Error(n.error());
+  if (*n > kMaxLinkBytes) {
+    return Error(StatusCode::kInvalidArgument,
+                 qos_path_ + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
+  }
+  const std::string_view text(link_buffer_.data(), *n);
+  auto cached = qos_reads_.find(netdev);
+  // Unchanged text: the settings parsed then (no allocation; its warnings were reported then).
+  if (cached != qos_reads_.end() && cached->second.text == text) return cached->second.config;
+  auto parsed = ParseMlnxQosText(text, qos_path_);
+  if (!parsed) {
+    if (cached != qos_reads_.end()) qos_reads_.erase(cached);
+    return Error(parsed.error());
+  }
+  for (Status& problem : parsed->problems) warnings_.push_back(std::move(problem));
+  if (parsed->unknown_lines > 0) {
+    warnings_.push_back(Status(StatusCode::kInvalidArgument,
+                               qos_path_ + ": " + std::to_string(parsed->unknown_lines) +
+                                   " lines that are not mlnx_qos -i output, ignored"));
+  }
+  const QosSettings& q = parsed->settings;
+  PfcConfig config;
+  config.enabled_mask = q.pfc_enabled;
+  // mlnx_qos prints the trust state it derived (or read from the OFED qos/trust file); "none"
+  // means the tool could not tell.
+  if (q.trust == "pcp" || q.trust == "dscp") config.trust = q.trust;
+  config.dscp_priority = q.dscp_priority;
+  config.default_priority = q.default_priority;
+  if (cached == qos_reads_.end()) cached = qos_reads_.emplace(netdev, QosRead{}).first;
+  cached->second.text.assign(text);
+  cached->second.config = config;
+  return config;
 }
 Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
   return Error(Unsupported("PFC storm-prevention timeout", netdev));

@@ -37,6 +37,10 @@ class ReplayEthtool final : public EthtoolSource {
   Result<PauseStats> Pause(const std::string& netdev) override;
   Result<FecStats> Fec(const std::string& netdev) override;
   Result<LinkState> LinkStateOf(const std::string& netdev) override;
+  // DIR/<netdev>/qos: the text `mlnx_qos -i <netdev>` prints (collectors/sys/qos_parse.h): PFC
+  // enabled priorities, trust state, DSCP → priority map, default priority; no PFC counters and
+  // no pfc_cap (mlnx_qos prints neither). kNoData without the file; unknown and malformed lines
+  // become warnings (TakeWarnings) and the rest is returned.
   Result<PfcConfig> Pfc(const std::string& netdev) override;
   Result<uint32_t> PfcStormTimeoutMs(const std::string& netdev) override;
   Status ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) override;
@@ -77,7 +81,14 @@ class ReplayEthtool final : public EthtoolSource {
   };
   std::map<std::string, LinkRead, std::less<>> link_reads_;
   std::string link_path_;
-  std::string link_buffer_;  // the link file's read buffer, kMaxLinkBytes + 1
+  std::string link_buffer_;  // the link and qos files' read buffer, kMaxLinkBytes + 1
+  // The last text and PFC/QoS settings of each netdev's qos file (Pfc()).
+  struct QosRead {
+    std::string text;
+    PfcConfig config;
+  };
+  std::map<std::string, QosRead, std::less<>> qos_reads_;
+  std::string qos_path_;
 };
 
 }  // namespace fabricwatch::sys

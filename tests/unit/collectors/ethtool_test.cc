@@ -328,9 +328,39 @@ TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
                            "severity=\"warning\"}"));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_storm_events_total{netdev=\"enp65s0f0np0\","
                            "severity=\"error\"}"));
-  // The replay has no kernel-only data: nothing from pause/FEC/DCB netlink.
-  EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_enabled")));
+  // The replay has no kernel-only data: nothing from pause/FEC netlink.
   EXPECT_THAT(t, Not(HasSubstr("fabric_ethtool_fec_")));
+  // PFC and QoS come from the qos file (`mlnx_qos -i` text) of the port that has one.
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_enabled{netdev=\"enp65s0f0np0\",priority=\"3\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_enabled{netdev=\"enp65s0f0np0\",priority=\"4\"} 0"));
+  EXPECT_THAT(t, HasSubstr("fabric_qos_trust_info{netdev=\"enp65s0f0np0\",trust=\"dscp\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_qos_dscp_priority_map_info{netdev=\"enp65s0f0np0\",map=\""
+                           "00000000111111112222222233333333444444445555555566666666"
+                           "77777777\"} 1"));
+  EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_enabled{netdev=\"enp65s0f1np1\"")));
+  EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_capable_traffic_classes")));  // mlnx_qos prints none
+}
+
+TEST(EthtoolReplayFactsTest, a_qos_file_with_unknown_lines_is_read_for_what_it_knows) {
+  const fs::path dir = fs::temp_directory_path() / ("fw-qos-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "eth7");
+  std::ofstream(dir / "eth7/statistics") << "NIC statistics:\n     rx_prio3_pause: 12\n";
+  std::ofstream(dir / "eth7/qos") << "Priority trust state: pcp\nA line from a newer tool: 1\n"
+                                     "PFC configuration:\n\tpriority 0 1 2 3 4 5 6 7\n"
+                                     "\tenabled  0 0 0 1 0 0 0 0\n";
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.string(), real);
+  Harness harness(testing::FixturePath("sysfs/empty/sys"), &replay);
+  const auto first = harness.Collect();
+  EXPECT_THAT(first.text, HasSubstr("fabric_pfc_enabled{netdev=\"eth7\",priority=\"3\"} 1"));
+  EXPECT_THAT(first.text, HasSubstr("fabric_qos_trust_info{netdev=\"eth7\",trust=\"pcp\"} 1"));
+  EXPECT_THAT(first.text, Not(HasSubstr("fabric_qos_dscp_priority_map_info")));
+  EXPECT_EQ(first.errors, 1u) << "the unknown line is counted once";
+  const auto again = harness.Collect();
+  EXPECT_EQ(again.errors, 0u) << "an unchanged file is not parsed (nor counted) again";
+  EXPECT_THAT(again.text, HasSubstr("fabric_pfc_enabled{netdev=\"eth7\",priority=\"3\"} 1"));
+  fs::remove_all(dir);
 }
 
 TEST(EthtoolReplayFactsTest, malformed_lines_are_counted_and_good_stats_kept) {

@@ -42,6 +42,53 @@ TEST(DcbParseTest, IeeePfc) {
   EXPECT_EQ(*config->indications, (std::vector<uint64_t>{200, 201, 202, 203, 204, 205, 206, 207}));
 }
 
+// The APP table (docs/reference.md §4.5, §4.6): DSCP entries are the DSCP → priority map and make
+// the trust state dscp; the ethertype-0 entry is the default priority; other selectors and
+// out-of-range priorities are ignored; a table without DSCP entries means trust pcp.
+TEST(DcbParseTest, IeeeAppTableGivesTrustDscpMapAndDefaultPriority) {
+  auto reply = [](const std::vector<dcb_app>& apps, bool with_table) {
+    Msg msg = DcbReply(DCB_CMD_IEEE_GET);
+    nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+    ieee_pfc pfc{};
+    pfc.pfc_en = 0x08;
+    nla_put(msg.get(), DCB_ATTR_IEEE_PFC, sizeof(pfc), &pfc);
+    if (with_table) {
+      nlattr* table = nla_nest_start(msg.get(), DCB_ATTR_IEEE_APP_TABLE);
+      for (const dcb_app& app : apps) nla_put(msg.get(), DCB_ATTR_IEEE_APP, sizeof(app), &app);
+      nla_nest_end(msg.get(), table);
+    }
+    nla_nest_end(msg.get(), ieee);
+    return msg;
+  };
+  std::vector<dcb_app> apps;
+  for (uint16_t dscp = 0; dscp < 64; ++dscp) {
+    apps.push_back({IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(dscp >> 3), dscp});
+  }
+  apps.push_back({IEEE_8021QAZ_APP_SEL_ETHERTYPE, 2, 0});  // default priority 2
+  apps.push_back({IEEE_8021QAZ_APP_SEL_STREAM, 5, 4791});  // RoCEv2 port: not a DSCP
+  apps.push_back({IEEE_8021QAZ_APP_SEL_DSCP, 9, 1});       // priority 9: ignored
+  Msg dscp = reply(apps, true);
+  auto config = ParseDcbIeeeReply(nlmsg_hdr(dscp.get()));
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->trust, "dscp");
+  EXPECT_EQ(config->dscp_priority[26], 3);
+  EXPECT_EQ(config->dscp_priority[1], 0);
+  EXPECT_EQ(config->dscp_priority[63], 7);
+  EXPECT_EQ(config->default_priority, 2);
+
+  Msg pcp = reply({{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 0, 0x8906}}, true);  // FCoE ethertype only
+  config = ParseDcbIeeeReply(nlmsg_hdr(pcp.get()));
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->trust, "pcp");
+  EXPECT_FALSE(config->dscp_priority[26]);
+  EXPECT_FALSE(config->default_priority);
+
+  Msg none = reply({}, false);  // no APP table: the source does not say
+  config = ParseDcbIeeeReply(nlmsg_hdr(none.get()));
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->trust, "");
+}
+
 TEST(DcbParseTest, ShortMissingAndWrong) {
   Msg short_pfc = DcbReply(DCB_CMD_IEEE_GET);  // only pfc_cap..delay: no counters
   nlattr* ieee = nla_nest_start(short_pfc.get(), DCB_ATTR_IEEE);
