@@ -59,6 +59,13 @@ Result<std::string> SysFs::ReadString(std::string_view relative) const {
   return std::string(*value);
 }
 
+Result<size_t> SysFs::ReadBinary(std::string_view relative, std::span<uint8_t> buf) const {
+  std::string path = Path(relative);
+  auto fd = fs_.Open(path);
+  if (!fd) return Error(fd.error());
+  return fs_.ReadAt0(*fd, std::span<char>(reinterpret_cast<char*>(buf.data()), buf.size()), path);
+}
+
 Result<uint64_t> SysFs::ReadUint64(std::string_view relative) const {
   auto text = ReadString(relative);
   if (!text) return Error(text.error());

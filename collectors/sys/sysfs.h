@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,10 @@ class SysFs {
   Result<std::string> ReadString(std::string_view relative) const;
   Result<uint64_t> ReadUint64(std::string_view relative) const;
   Result<int64_t> ReadInt64(std::string_view relative) const;
+  // A binary attribute (PCI `config`), open + one pread at 0 of at most buf.size() bytes +
+  // close, untrimmed. Returns the bytes read: the kernel may return fewer than the file's size
+  // (pci-sysfs.c gives an unprivileged reader only the first 64 bytes of config space).
+  Result<size_t> ReadBinary(std::string_view relative, std::span<uint8_t> buf) const;
   // Sorted entry names.
   Result<std::vector<std::string>> ListDir(std::string_view relative) const;
   // ListDir() into `names`, reusing its strings: for the directories listed every sample.

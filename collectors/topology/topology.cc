@@ -1,5 +1,6 @@
 #include "collectors/topology/topology.h"
 
+#include <array>
 #include <cerrno>
 #include <limits>
 #include <map>
@@ -11,12 +12,12 @@
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/sys/sysfs.h"
+#include "collectors/topology/pci_config.h"
 #include "collectors/topology/topology_metrics.h"
 #include "collectors/topology/topology_parse.h"
 
 namespace fabricwatch::topology {
 namespace {
-
 
 constexpr MetricDesc kGpuInfo{
     "fabric_topology_gpu_info",
@@ -85,9 +86,10 @@ constexpr MetricDesc kPeermem{
     MetricKind::kGauge, {"module"}};
 
 constexpr MetricDesc kAllMetrics[] = {
-    kGpuInfo, kNicInfo, kPairInfo, kPairDistance, kNearest, kRemote, kSameIommuGroup,
-    kDeviceInfo, kSpeed, kMaxSpeed, kWidth, kMaxWidth, kDowntrained, kAer, kIommuGroup,
-    kPeermem};
+    kGpuInfo,        kNicInfo,    kPairInfo,   kPairDistance, kNearest,    kRemote,
+    kSameIommuGroup, kDeviceInfo, kSpeed,      kMaxSpeed,     kWidth,      kMaxWidth,
+    kDowntrained,    kAer,        kIommuGroup, kPeermem,      kMaxPayload, kMaxPayloadSupported,
+    kMaxReadRequest, kAcsControl, kAcsCapable};
 
 constexpr std::string_view kRoleGpu = "gpu";
 constexpr std::string_view kRoleNic = "nic";
@@ -156,6 +158,7 @@ class TopologyCollector final : public Collector {
   std::optional<Function> Resolve(const std::string& bdf, MetricSink& sink);
   Endpoint2 Describe(const Function& function, std::string_view role, MetricSink& sink);
   void EmitFunction(const Endpoint2& e, const std::string& upstream, MetricSink& sink);
+  void EmitPciConfig(const Function& f, const LabelPair& d, const LabelPair& r, MetricSink& sink);
   // The parts of one collection, in order.
   void EmitEndpoints(const std::vector<Endpoint2>& gpus, const std::vector<Endpoint2>& nics,
                      MetricSink& sink);
@@ -168,6 +171,7 @@ class TopologyCollector final : public Collector {
   const sys::SysFs& sysfs_;
   std::shared_ptr<spdlog::logger> logger_;
   TransitionLog transitions_;
+  std::array<uint8_t, 4096> config_{};  // one function's config space (PCI_CFG_SPACE_EXP_SIZE)
 };
 
 std::map<std::string, std::set<std::string>> TopologyCollector::ClassDevices(
@@ -361,6 +365,38 @@ void TopologyCollector::EmitFunction(const Endpoint2& e, const std::string& upst
       type = *text;
     }
     sink.AddInfo(kIommuGroup, {d, r, {"iommu_group", e.iommu_group}, {"iommu_type", type}});
+  }
+  EmitPciConfig(f, d, r, sink);
+}
+
+// <function>/config (pci_config.h): MPS, MRRS and ACS. A buffer cut short by privilege leaves
+// the families it does not reach absent; a device that reads all ones, a short file or a
+// broken capability list is counted, and what was decoded before the break is still exported.
+void TopologyCollector::EmitPciConfig(const Function& f, const LabelPair& d, const LabelPair& r,
+                                      MetricSink& sink) {
+  const std::string relative = f.dir + "/config";
+  auto n = sysfs_.ReadBinary(relative, config_);
+  if (!n) {
+    if (!IsAbsent(n.error())) Fail(sink, relative, n.error());
+    return;
+  }
+  auto config = ParsePciConfig(std::span<const uint8_t>(config_.data(), *n), sysfs_.Path(relative));
+  if (!config) {
+    Fail(sink, relative, config.error());
+    return;
+  }
+  if (config->problem) Fail(sink, relative, *config->problem);
+  if (config->max_payload) sink.Add(kMaxPayload, {d, r}, *config->max_payload);
+  if (config->max_payload_supported) {
+    sink.Add(kMaxPayloadSupported, {d, r}, *config->max_payload_supported);
+  }
+  if (config->max_read_request) sink.Add(kMaxReadRequest, {d, r}, *config->max_read_request);
+  if (config->acs_control && config->acs_capability) {
+    for (const AcsBit& bit : kAcsBits) {
+      const LabelPair c{"control", bit.name};
+      sink.Add(kAcsControl, {d, r, c}, (*config->acs_control & bit.mask) ? 1 : 0);
+      sink.Add(kAcsCapable, {d, r, c}, (*config->acs_capability & bit.mask) ? 1 : 0);
+    }
   }
 }
 

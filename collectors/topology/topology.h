@@ -10,6 +10,7 @@
 //   <function>/iommu_group -> kernel/iommu_groups/<n>, kernel/iommu_groups/<n>/type
 //   <sysfs>/class/infiniband/*/device, <sysfs>/class/net/*/device  (RDMA device and netdev names)
 //   <sysfs>/module/{nvidia_peermem,nv_peer_mem}                    (GPUDirect RDMA module)
+//   <function>/config  (binary PCI config space, pci_config.h: MPS, MRRS, ACS)
 // What it finds:
 //   - GPUs: vendor NVIDIA 0x10de or AMD 0x1002 with base class 0x03 or 0x12 (never a BMC VGA
 //     such as ASPEED 0x1a03); NICs: base class 0x02 (Ethernet, InfiniBand, other) plus any
@@ -24,12 +25,20 @@
 //     reported). The remote flag is 1 when that nearest level is NODE or SYS.
 //   - Link health of each GPU, NIC and every bridge on their paths; the downtrained flag
 //     compares current with max of the same function (speed or width).
+//   - PCI config space of the same functions (pci_config.h): Max_Payload_Size (programmed and
+//     supported) and Max_Read_Request_Size from the PCI Express capability, ACS capability and
+//     control bits from the ACS extended capability. Privilege: the kernel (pci-sysfs.c) shows
+//     config past byte 64 only to CAP_SYS_ADMIN, so an unprivileged agent reads the header
+//     alone and exports none of these families (absent, never 0); ACS needs the 4096-byte
+//     extended space.
 // Cadence: the collector rediscovers the whole tree on every collection, and is registered
 // with a 60s default interval — hot-plugged devices appear at the next collection, and link
-// health and AER counters are read on the same slow cadence.
+// health, AER counters and config space are read on the same slow cadence.
 // Robustness: a function that vanishes mid-walk (ENOENT/ENODEV) is skipped quietly; an
 // unreadable or malformed value is omitted and counted; files the kernel legitimately lacks
-// (no PCIe capability, no AER, numa_node on non-NUMA kernels) are simply absent.
+// (no PCIe capability, no AER, numa_node on non-NUMA kernels, no config file) are simply absent;
+// a config space that reads all ones (the function is gone) or has a broken capability list is
+// counted, and what was decoded before the break is still exported.
 
 #include <memory>
 #include <span>

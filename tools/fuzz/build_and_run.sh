@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets over the module EEPROM decoders (issue 5), the
 # --web.config.file parser and the HTTP request-head parser (issue 19), and the `ethtool <netdev>`
-# text parser of the link replay file and the --shape.file manifest parser (issue 20), and the
-# `mlnx_qos -i` text parser of the qos replay file (issue 21).
+# text parser of the link replay file and the --shape.file manifest parser (issue 20), the
+# `mlnx_qos -i` text parser of the qos replay file and the PCI config-space parser of the topology
+# collector (issue 21).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
 #                                            fuzz.optics_smoke, fuzz.web_config_smoke,
 #                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke,
-#                                            fuzz.shape_manifest_smoke, fuzz.mlnx_qos_smoke)
+#                                            fuzz.shape_manifest_smoke, fuzz.mlnx_qos_smoke,
+#                                            fuzz.pci_config_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
@@ -19,7 +21,8 @@
 # http_head (tools/fuzz/http_head_fuzz.cc), ethtool_link (tools/fuzz/ethtool_link_fuzz.cc, seeds:
 # tests/fixtures/ethtool/*/*/link), shape_manifest (tools/fuzz/shape_manifest_fuzz.cc, seeds in
 # tools/fuzz/seeds/shape_manifest/, links yaml-cpp), mlnx_qos (tools/fuzz/mlnx_qos_fuzz.cc, seeds
-# in tools/fuzz/seeds/mlnx_qos/). Exit 77 (skip) when clang++
+# in tools/fuzz/seeds/mlnx_qos/), pci_config (tools/fuzz/pci_config_fuzz.cc, seeds: the images of
+# tests/testing/pci_config_images.cc written by make_seeds). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -31,7 +34,8 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
-ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest mlnx_qos)
+ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest mlnx_qos
+  pci_config)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
@@ -99,11 +103,15 @@ MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_checks.h
 # The mlnx_qos text parser (+ status.o from DECODER_SRCS; value_parse.o from LINK_SRCS).
 QOS_SRCS=(collectors/sys/qos_parse.cc)
 QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors/core/status.h)
+# The PCI config-space parser (+ status.o from DECODER_SRCS).
+PCI_SRCS=(collectors/topology/pci_config.cc)
+PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
   case "$1" in
-    web_config | http_head | ethtool_link | shape_manifest | mlnx_qos) echo "$BUILD/bin/$1_fuzz" ;;
+    web_config | http_head | ethtool_link | shape_manifest | mlnx_qos | pci_config)
+      echo "$BUILD/bin/$1_fuzz" ;;
     *) echo "$BUILD/bin/optics_fuzz_$1" ;;
   esac
 }
@@ -167,6 +175,13 @@ build() {
       pids+=($!)
     fi
   done
+  for src in "${PCI_SRCS[@]}" tools/fuzz/pci_config_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${PCI_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
@@ -176,9 +191,10 @@ build() {
     fi
   done
   if stale "$BUILD/bin/make_seeds" tools/fuzz/make_seeds.cc tests/testing/module_images.cc \
-      tests/testing/module_images.h; then
+      tests/testing/module_images.h tests/testing/pci_config_images.cc \
+      tests/testing/pci_config_images.h; then
     "$CXX" -std=c++20 -O1 -I"$REPO" tools/fuzz/make_seeds.cc tests/testing/module_images.cc \
-      -o "$BUILD/bin/make_seeds" &
+      tests/testing/pci_config_images.cc -o "$BUILD/bin/make_seeds" &
     pids+=($!)
   fi
   local fail=0 p
@@ -219,6 +235,12 @@ build() {
     "$BUILD/obj/status.o")
   if stale "$BUILD/bin/mlnx_qos_fuzz" "${qos_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${qos_objs[@]}" -o "$BUILD/bin/mlnx_qos_fuzz"
+  fi
+
+  local pci_objs=("$BUILD/obj/pci_config_fuzz.o" "$BUILD/obj/status.o")
+  for src in "${PCI_SRCS[@]}"; do pci_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
+  if stale "$BUILD/bin/pci_config_fuzz" "${pci_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${pci_objs[@]}" -o "$BUILD/bin/pci_config_fuzz"
   fi
 
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
@@ -272,6 +294,7 @@ run_target() {
   case "$t" in
     sff8472) max_len=520 ;; sff8636) max_len=400 ;; cmis) max_len=800 ;;
     web_config | shape_manifest) max_len=4096 ;;
+    pci_config) max_len=4200 ;;  # up to PCI_CFG_SPACE_EXP_SIZE, and a little past it
     http_head) max_len=20000 ;;
     *) max_len=1024 ;;
   esac

@@ -1,4 +1,6 @@
-// Writes the seed corpora of optics_fuzz.cc (see its header for the input formats).
+// Writes the seed corpora of optics_fuzz.cc (see its header for the input formats) and of
+// pci_config_fuzz.cc (OUT_DIR/pci_config/: the config-space images of
+// tests/testing/pci_config_images.cc in the 64, 256 and 4096-byte views).
 //
 //   make_seeds OUT_DIR [FILE.hex ...]
 //
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "tests/testing/module_images.h"
+#include "tests/testing/pci_config_images.h"
 
 namespace {
 
@@ -107,6 +110,16 @@ int main(int argc, char** argv) {
     }
     Emit(out, "ext_" + fs::path(argv[i]).stem().string(), img);
     ++count;
+  }
+  const std::pair<const char*, t::PciConfigImage> pci[] = {
+      {"endpoint", t::TypicalPciConfig(0, 2, 1, 5)},
+      {"dsp_acs", t::TypicalPciConfig(6, 2, 1, 2, t::AcsRegs{0x005f, 0x001d})},
+      {"root_port_acs_off", t::TypicalPciConfig(4, 1, 1, 2, t::AcsRegs{0x007f, 0})},
+  };
+  for (const auto& [name, image] : pci) {
+    for (size_t size : {64u, 256u, 4096u}) {
+      Write(out / "pci_config", std::string(name) + "_" + std::to_string(size), image.Bytes(size));
+    }
   }
   std::printf("make_seeds: %d images -> %s\n", count, out.c_str());
   return 0;

@@ -353,6 +353,89 @@ TEST(TopologyCollectorTest, unreadable_pci_listing_fails_the_collection) {
   EXPECT_NE(run.status.code(), StatusCode::kNoData);
 }
 
+// ---------------------------------------------------------------- PCI config space
+
+// make_fixtures.sh: 4096-byte config files along GPU0's and GPU1's paths (MPS 256, GPU1 128;
+// ACS off below GPU0's switch, SV|RR|CR|UF below GPU1's); 64 bytes on NIC 0000:36:00.0.
+constexpr char kHgxGpu0Dir[] =
+    "/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/0000:13:00.0/0000:14:00.0/"
+    "0000:15:00.0";
+constexpr char kHgxGpu1Dir[] =
+    "/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:01.0/0000:17:00.0/0000:18:00.0/"
+    "0000:19:00.0";
+
+TEST(TopologyCollectorTest, config_space_gives_mps_mrrs_and_acs) {
+  Harness::Run run = CollectScenario("topo-hgx");
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 0u);
+  EXPECT_THAT(run.text,
+              HasLine("fabric_pcie_max_payload_bytes{device=\"0000:15:00.0\",role=\"gpu\"} 256"));
+  EXPECT_THAT(run.text,
+              HasLine("fabric_pcie_max_payload_bytes{device=\"0000:19:00.0\",role=\"gpu\"} 128"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_max_payload_supported_bytes{device=\"0000:19:00.0\","
+                                "role=\"gpu\"} 512"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_max_read_request_bytes{device=\"0000:16:00.0\","
+                                "role=\"nic\"} 4096"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_max_read_request_bytes{device=\"0000:10:01.0\","
+                                "role=\"bridge\"} 512"));
+  // ACS: off below GPU0's switch, redirecting below GPU1's; capable of all seven on the DSPs.
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_acs_control{device=\"0000:14:00.0\",role=\"bridge\","
+                                "control=\"request_redirect\"} 0"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_acs_control{device=\"0000:18:00.0\",role=\"bridge\","
+                                "control=\"request_redirect\"} 1"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_acs_control{device=\"0000:18:00.0\",role=\"bridge\","
+                                "control=\"completion_redirect\"} 1"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_acs_control{device=\"0000:18:00.0\",role=\"bridge\","
+                                "control=\"egress_control\"} 0"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_acs_capable{device=\"0000:18:00.0\",role=\"bridge\","
+                                "control=\"direct_translated\"} 1"));
+  EXPECT_EQ(LinesWith(run.text, "fabric_pcie_acs_control{device=\"0000:18:00.0\"").size(), 7u);
+  // No ACS capability on endpoints and upstream ports: no ACS series at all.
+  EXPECT_THAT(run.text, Not(HasSubstr("fabric_pcie_acs_control{device=\"0000:15:00.0\"")));
+  EXPECT_THAT(run.text, Not(HasSubstr("fabric_pcie_acs_control{device=\"0000:13:00.0\"")));
+  // 64 bytes (unprivileged) and no config file: absent, never 0.
+  for (const char* bdf : {"0000:36:00.0", "0000:35:00.0"}) {
+    EXPECT_THAT(run.text, Not(HasSubstr("max_payload_bytes{device=\"" + std::string(bdf))));
+    EXPECT_THAT(run.text, Not(HasSubstr("max_read_request_bytes{device=\"" + std::string(bdf))));
+    EXPECT_THAT(run.text, HasSubstr("fabric_pcie_link_width_lanes{device=\"" + std::string(bdf)));
+  }
+}
+
+TEST(TopologyCollectorTest, broken_config_space_is_counted_and_the_rest_is_read) {
+  const std::string root = Root("topo-hgx");
+  FakeFileSystem fake;
+  // GPU0 is gone: its config space reads all ones.
+  fake.SetContent(root + kHgxGpu0Dir + "/config", std::string(4096, '\xff'));
+  // GPU1's extended list loops after the PCIe capability: MPS/MRRS kept, counted once.
+  std::string looped(4096, '\0');
+  looped[0] = '\xde', looped[1] = '\x10', looped[6] = 0x10, looped[0x34] = 0x40;
+  looped[0x40] = 0x10;                       // PCIe capability, last
+  looped[0x44] = 0x02, looped[0x48] = 0x20;  // DevCap 512, DevCtl MPS 256, MRRS 128
+  looped[0x100] = 0x01, looped[0x102] = 0x01, looped[0x103] = 0x10;  // AER, next -> 0x100
+  fake.SetContent(root + kHgxGpu1Dir + "/config", looped);
+  // An unreadable config file on the first root port.
+  fake.Inject(FakeFileSystem::Op::kRead, root + "/devices/pci0000:10/0000:10:01.0/config", EIO);
+  Harness harness(root, fake);
+  Harness::Run run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  EXPECT_EQ(run.errors, 3u);
+  std::string errors;
+  for (const Status& e : run.error_list) errors += e.ToString() + "\n";
+  EXPECT_THAT(errors, HasSubstr(root + kHgxGpu0Dir + "/config: vendor ID reads 0xffff"));
+  EXPECT_THAT(errors, HasSubstr(root + kHgxGpu1Dir +
+                                "/config: extended capability list loops back to 0x100"));
+  EXPECT_THAT(errors, HasSubstr("0000:10:01.0/config: Input/output error"));
+  EXPECT_THAT(run.text, Not(HasSubstr("max_payload_bytes{device=\"0000:15:00.0\"")));
+  EXPECT_THAT(run.text, HasSubstr("fabric_pcie_link_width_lanes{device=\"0000:15:00.0\""));
+  EXPECT_THAT(run.text,
+              HasLine("fabric_pcie_max_payload_bytes{device=\"0000:19:00.0\",role=\"gpu\"} 256"));
+  EXPECT_THAT(run.text, HasLine("fabric_pcie_max_read_request_bytes{device=\"0000:19:00.0\","
+                                "role=\"gpu\"} 128"));
+  EXPECT_THAT(run.text, Not(HasSubstr("max_payload_bytes{device=\"0000:10:01.0\"")));
+  EXPECT_THAT(run.text,
+              HasLine("fabric_pcie_max_payload_bytes{device=\"0000:16:00.0\",role=\"nic\"} 256"));
+}
+
 // ---------------------------------------------------------------- external captures
 
 // Copies a capture into a temp dir and turns the symlinks this copy of the corpus flattened
