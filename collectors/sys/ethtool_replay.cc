@@ -120,24 +120,34 @@ Result<FecStats> ReplayEthtool::Fec(const std::string& netdev) {
 Result<LinkState> ReplayEthtool::LinkStateOf(const std::string& netdev) {
   return Error(Unsupported("link state", netdev));
 }
-Result<PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
-  constexpr std::string_view kQosFile = "qos";
-  // Most replay netdevs have no qos file: told from the listing, without an error message built.
-  if (ListedWithout(netdev, kQosFile)) return Error(Status(StatusCode::kNoData, "no qos file"));
-  qos_path_.assign(netdev_path_).append("/").append(kQosFile);
-  auto fd = fs_.Open(qos_path_);
+Result<std::string_view> ReplayEthtool::ReadTextFile(const std::string& netdev,
+                                                     std::string_view file, std::string& path) {
+  // Most replay netdevs lack some of these files: an absent one is told from the netdev
+  // directory's listing (kept: no allocation), without an error message built.
+  if (ListedWithout(netdev, file)) return Error(Status(StatusCode::kNoData, "no file"));
+  path.assign(netdev_path_).append("/").append(file);
+  auto fd = fs_.Open(path);
   if (!fd) {
-    if (fd.error().sys_errno() == ENOENT) return Error(Status(StatusCode::kNoData, "no qos file"));
+    if (fd.error().sys_errno() == ENOENT) {
+      return Error(Status(StatusCode::kNoData, path + " does not exist"));
+    }
     return Error(fd.error());
   }
-  if (link_buffer_.size() < kMaxLinkBytes + 1) link_buffer_.resize(kMaxLinkBytes + 1);
-  auto n = fs_.ReadAt0(*fd, std::span<char>(link_buffer_.data(), link_buffer_.size()), qos_path_);
+  // Sized once; `ethtool <netdev>` and `mlnx_qos -i` print 1-2 KB, so it rarely grows past a page.
+  if (text_buffer_.size() < kMaxLinkBytes + 1) text_buffer_.resize(kMaxLinkBytes + 1);
+  auto n = fs_.ReadAt0(*fd, std::span<char>(text_buffer_.data(), text_buffer_.size()), path);
   if (!n) return Error(n.error());
   if (*n > kMaxLinkBytes) {
     return Error(StatusCode::kInvalidArgument,
-                 qos_path_ + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
+                 path + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
   }
-  const std::string_view text(link_buffer_.data(), *n);
+  return std::string_view(text_buffer_.data(), *n);
+}
+
+Result<PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
+  auto read = ReadTextFile(netdev, "qos", qos_path_);
+  if (!read) return Error(read.error());
+  const std::string_view text = *read;
   auto cached = qos_reads_.find(netdev);
   // Unchanged text: the settings parsed then (no allocation; its warnings were reported then).
   if (cached != qos_reads_.end() && cached->second.text == text) return cached->second.config;
@@ -212,28 +222,9 @@ Result<LinkSettings> ReplayEthtool::LinkSettingsOf(const std::string& netdev) {
 }
 
 Status ReplayEthtool::ReadLinkSettings(const std::string& netdev, LinkSettings& settings) {
-  constexpr std::string_view kLinkFile = "link";
-  // As for module images: a netdev without the file is told from its directory's listing, which
-  // the collector asks about every link-settings interval.
-  if (ListedWithout(netdev, kLinkFile)) return Status(StatusCode::kNoData, "no link file");
-  link_path_.assign(netdev_path_).append("/").append(kLinkFile);
-  auto fd = fs_.Open(link_path_);
-  if (!fd) {
-    if (fd.error().sys_errno() == ENOENT) {
-      return Status(StatusCode::kNoData,
-                    "link settings of " + netdev + ": " + link_path_ + " does not exist");
-    }
-    return fd.error();
-  }
-  // Sized once; `ethtool <netdev>` prints about 1.5 KB, so this rarely grows past its first page.
-  if (link_buffer_.size() < kMaxLinkBytes + 1) link_buffer_.resize(kMaxLinkBytes + 1);
-  auto n = fs_.ReadAt0(*fd, std::span<char>(link_buffer_.data(), link_buffer_.size()), link_path_);
-  if (!n) return n.error();
-  if (*n > kMaxLinkBytes) {
-    return Status(StatusCode::kInvalidArgument,
-                  link_path_ + ": longer than " + std::to_string(kMaxLinkBytes) + " bytes");
-  }
-  const std::string_view text(link_buffer_.data(), *n);
+  auto read = ReadTextFile(netdev, "link", link_path_);
+  if (!read) return read.error();
+  const std::string_view text = *read;
   auto cached = link_reads_.find(netdev);
   if (cached != link_reads_.end() && cached->second.text == text) {
     settings = cached->second.settings;  // unchanged: the warnings were reported the first time

@@ -64,6 +64,10 @@ class ReplayEthtool final : public EthtoolSource {
   // True when DIR/<netdev> lists no `file` (its path is left in netdev_path_): an absent file told
   // without building an error message.
   bool ListedWithout(const std::string& netdev, std::string_view file);
+  // DIR/<netdev>/<file> (a link or qos text, at most kMaxLinkBytes) into text_buffer_; its path
+  // into `path`. kNoData when the file is absent.
+  Result<std::string_view> ReadTextFile(const std::string& netdev, std::string_view file,
+                                        std::string& path);
   // Gives the read buffer back down to its initial size.
   void ReleaseBuffer();
 
@@ -81,7 +85,7 @@ class ReplayEthtool final : public EthtoolSource {
   };
   std::map<std::string, LinkRead, std::less<>> link_reads_;
   std::string link_path_;
-  std::string link_buffer_;  // the link and qos files' read buffer, kMaxLinkBytes + 1
+  std::string text_buffer_;  // the link and qos files' read buffer, kMaxLinkBytes + 1
   // The last text and PFC/QoS settings of each netdev's qos file (Pfc()).
   struct QosRead {
     std::string text;

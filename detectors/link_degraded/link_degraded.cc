@@ -119,9 +119,13 @@ class LinkDegradedDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(shape::ShapeInputs()); }
 
   void Observe(const SnapshotView& snapshot) override {
-    families_[std::string(snapshot.collector)] = KeepShapeFamilies(snapshot);
-    // The rdma collector's snapshot drives the evaluation: every port is one of its ports.
-    if (snapshot.collector == "rdma") Assess(snapshot.time);
+    // The rdma collector's snapshot drives the evaluation (every port is one of its ports) and
+    // is read at once, in place; the others' families are kept until the next rdma snapshot.
+    if (snapshot.collector == "rdma") {
+      Assess(snapshot.time, snapshot.families);
+    } else {
+      families_[std::string(snapshot.collector)] = KeepShapeFamilies(snapshot);
+    }
   }
 
   std::vector<Finding> Evaluate(TimePoint /*now*/) override {
@@ -189,13 +193,13 @@ class LinkDegradedDetector final : public Detector {
     return options_.degraded_for;
   }
 
-  void Assess(TimePoint time) {
+  void Assess(TimePoint time, const Families& rdma) {
     auto families = [&](const char* collector) -> const Families* {
       auto it = families_.find(collector);
       return it == families_.end() ? nullptr : &it->second;
     };
-    shape_ = shape::BuildShape(
-        {families("rdma"), families("netdev"), families("ethtool"), families("topology")});
+    shape_ =
+        shape::BuildShape({&rdma, families("netdev"), families("ethtool"), families("topology")});
     for (std::string& line : model_.Learn(shape_, time, options_.degraded_for)) {
       info_lines_.push_back(std::move(line));
     }
