@@ -6,7 +6,7 @@
 // normalisation table (ethtool_names.cc); the link-settings ones in ethtool_link.h.
 
 #include "collectors/core/metric_sink.h"
-#include "collectors/ethtool/ethtool_metrics.h"  // kFecCorrectedBits, listed in kOwnMetrics
+#include "collectors/ethtool/ethtool_metrics.h"  // the read families, listed in kOwnMetrics
 
 namespace fabricwatch::ethtool {
 
@@ -69,12 +69,6 @@ inline constexpr MetricDesc kLinkExtState{
     "6 EEPROM issue, 7 calibration failure, 8 power budget exceeded, 9 overheat, 10 module.",
     MetricKind::kGauge,
     {"netdev"}};
-inline constexpr MetricDesc kPfcEnabled{
-    "fabric_pfc_enabled",
-    "1 if priority flow control is enabled on the priority (DCB IEEE PFC pfc_en bit), 0 if not. "
-    "RoCE needs it on the RoCE priority (commonly 3).",
-    MetricKind::kGauge,
-    {"netdev", "priority"}};
 inline constexpr MetricDesc kPfcCap{
     "fabric_pfc_capable_traffic_classes",
     "Traffic classes that can be PFC-enabled at once (DCB IEEE PFC pfc_cap).",
@@ -86,19 +80,6 @@ inline constexpr MetricDesc kPfcDcbFrames{
     "received, rx). Vendor-neutral where the driver fills them (mlx5 does).",
     MetricKind::kCounter,
     {"netdev", "priority", "direction"}};
-inline constexpr MetricDesc kPfcStormTimeout{
-    "fabric_pfc_storm_prevention_timeout_seconds",
-    "PFC storm prevention timeout (ETHTOOL_PFC_PREVENTION_TOUT tunable, mlx5): how long the NIC "
-    "may keep pausing before it stops honouring PFC; 0 means prevention is off.",
-    MetricKind::kGauge,
-    {"netdev"}};
-inline constexpr MetricDesc kEcnEnabled{
-    "fabric_roce_ecn_enabled",
-    "1 if RoCE ECN is enabled on the priority for the role: np = notification point (sends CNPs "
-    "for CE-marked packets), rp = reaction point (slows down on CNPs). From "
-    "class/net/<netdev>/ecn/roce_{np,rp}/enable/<priority>, which only MLNX_OFED provides.",
-    MetricKind::kGauge,
-    {"netdev", "priority", "role"}};
 
 inline constexpr MetricDesc kStandardStat{
     "fabric_ethtool_standard_stat_total",
@@ -109,7 +90,8 @@ inline constexpr MetricDesc kStandardStat{
     {"netdev", "group", "stat"}};
 
 inline constexpr MetricDesc kOwnMetrics[] = {
-    kDriverStats,      kMacPauseFrames,       kFecInfo,
+    kDriverStats,      kMacPauseFrames,       kPauseEnabled,
+    kPauseAutoneg,     kFecInfo,
     kFecCorrected,     kFecUncorrectable,     kFecCorrectedBits,
     kFecLaneCorrected, kFecLaneUncorrectable, kFecLaneCorrectedBits,
     kLinkExtDown,      kLinkExtState,         kPfcEnabled,

@@ -120,4 +120,38 @@ inline constexpr MetricDesc kQosDefaultPriority{
     "The default priority of untagged, unmapped traffic (DCB APP ethertype 0 entry, mlnx_qos "
     "--defltprio); absent when none is set.",
     MetricKind::kGauge, kNetdev};
+
+// The lossless-fabric configuration (issue 21, README "Configuration drift"): the config_drift
+// detector compares these across sibling ports and with the configuration.
+inline constexpr MetricDesc kPfcEnabled{
+    "fabric_pfc_enabled",
+    "1 if priority flow control is enabled on the priority (DCB IEEE PFC pfc_en bit), 0 if not. "
+    "RoCE needs it on the RoCE priority (commonly 3).",
+    MetricKind::kGauge,
+    {"netdev", "priority"}};
+inline constexpr MetricDesc kPfcStormTimeout{
+    "fabric_pfc_storm_prevention_timeout_seconds",
+    "PFC storm prevention timeout (ETHTOOL_PFC_PREVENTION_TOUT tunable, mlx5): how long the NIC "
+    "may keep pausing before it stops honouring PFC; 0 means prevention is off.",
+    MetricKind::kGauge,
+    {"netdev"}};
+inline constexpr MetricDesc kEcnEnabled{
+    "fabric_roce_ecn_enabled",
+    "1 if RoCE ECN is enabled on the priority for the role: np = notification point (sends CNPs "
+    "for CE-marked packets), rp = reaction point (slows down on CNPs). From "
+    "class/net/<netdev>/ecn/roce_{np,rp}/enable/<priority>, which only MLNX_OFED provides.",
+    MetricKind::kGauge,
+    {"netdev", "priority", "role"}};
+inline constexpr MetricDesc kPauseEnabled{
+    "fabric_ethtool_pause_enabled",
+    "1 if global IEEE 802.3x pause is enabled in the direction (rx: the port honours received "
+    "pause frames, tx: it sends them), 0 if not (ETHTOOL_A_PAUSE_RX/_TX, the ETHTOOL_GPAUSEPARAM "
+    "ioctl, or a replay pause file: the text of `ethtool -a`). Global pause and PFC on one port "
+    "conflict: with PFC on, both should read 0.",
+    MetricKind::kGauge, kDir};
+inline constexpr MetricDesc kPauseAutoneg{
+    "fabric_ethtool_pause_autoneg",
+    "1 if the pause setting is auto-negotiated with the link partner (ETHTOOL_A_PAUSE_AUTONEG), "
+    "0 if forced.",
+    MetricKind::kGauge, kNetdev};
 }  // namespace fabricwatch::ethtool

@@ -16,21 +16,21 @@ constexpr MetricDesc kActive{
     "1 while a detector's finding is active (docs/design.md §5). Entity labels are those that "
     "apply "
     "to the finding: device+port (HCA port), netdev, priority (PFC), lane (optics), role (PFC "
-    "storm source or victim).",
+    "storm source or victim; ECN np or rp), setting (config_drift).",
     MetricKind::kGauge,
-    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role"}};
+    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role", "setting"}};
 constexpr MetricDesc kValue{
     "fabric_anomaly_value",
     "The evidence value that triggered the active finding (pause ratio, flap count, ...; the "
     "detector's reason names it).",
     MetricKind::kGauge,
-    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role"}};
+    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role", "setting"}};
 constexpr MetricDesc kStarted{
     "fabric_anomaly_started_timestamp_seconds",
     "When the active finding was raised (Unix time; survives restarts through --state.file). "
     "time() minus it is the age of the state.",
     MetricKind::kGauge,
-    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role"}};
+    {"detector", "severity", "device", "port", "netdev", "priority", "lane", "role", "setting"}};
 constexpr MetricDesc kTransitions{
     "fabric_anomaly_transitions_total",
     "Findings raised (transition=raise) and cleared (transition=clear) per detector and "

@@ -14,7 +14,8 @@
 //   fabric_anomaly_value{detector,severity,<entity>}  the evidence value that triggered it
 //   fabric_anomaly_started_timestamp_seconds{detector,severity,<entity>}
 //   fabric_anomaly_transitions_total{detector,severity,transition="raise|clear"}
-// Entity labels, in this order where they apply: device, port, netdev, priority, lane, role
+// Entity labels, in this order where they apply: device, port, netdev, priority, lane, role,
+// setting
 // (docs/design.md §5). A finding's identity is (detector, severity, entity).
 //
 // Thread-safety: none; the detector engine calls a detector from one thread.
@@ -50,7 +51,7 @@ std::string FormatFixed(double value, int digits = 1);
 bool ParseSeverity(std::string_view name, Severity* severity);
 
 // Entity label name/value pairs, in the contract order (device, port, netdev, priority, lane,
-// role), only those that apply.
+// role, setting), only those that apply.
 using EntityLabels = std::vector<std::pair<std::string, std::string>>;
 
 struct Evidence {
