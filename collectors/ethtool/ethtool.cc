@@ -21,8 +21,8 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/ethtool/ethtool_families.h"
 #include "collectors/ethtool/ethtool_link.h"
-#include "collectors/ethtool/ethtool_qos.h"
 #include "collectors/ethtool/ethtool_names.h"
+#include "collectors/ethtool/ethtool_qos.h"
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/listing_watch.h"
 #include "collectors/sys/netdevs.h"
@@ -143,6 +143,9 @@ class EthtoolCollector final : public Collector {
   void CollectNetdev(const std::string& netdev, MetricSink& sink);
   void CollectStandard(const std::string& netdev, MetricSink& sink);
   void CollectEcn(const std::string& netdev, MetricSink& sink);
+  // Global pause (settings and counters) and the PFC storm-prevention tunable: asked of every
+  // source (a replay directory: DIR/<netdev>/pause and tunables).
+  void CollectPause(const std::string& netdev, MetricSink& sink);
   // PFC and QoS configuration: asked of every source (a replay directory: DIR/<netdev>/qos).
   void CollectPfc(const std::string& netdev, MetricSink& sink);
   void CollectLink(const std::string& netdev, MetricSink& sink);
@@ -234,8 +237,8 @@ const MetricDesc* EthtoolCollector::PassthroughFor(const std::string& netdev,
     entry.help = "Driver statistic \"" + stat +
                  "\" (ethtool -S passthrough; type and unit as the driver defines them).";
     it = passthrough_.emplace(metric_name, std::move(entry)).first;
-    it->second.desc = MetricDesc{it->second.name, it->second.help, MetricKind::kUntyped,
-                                 {"netdev"}};
+    it->second.desc =
+        MetricDesc{it->second.name, it->second.help, MetricKind::kUntyped, {"netdev"}};
   } else if (it->second.help.find("\"" + stat + "\"") == std::string::npos) {
     // Two raw names sanitise to one metric name: the first one keeps it.
     if (collisions_reported_.insert(stat).second) {
@@ -309,15 +312,6 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
     return result.has_value();
   };
   const auto ask = [&](std::string_view what) { return !SkipUnsupported(netdev, what); };
-  if (!ask("pause statistics")) {
-  } else if (auto pause = source_->Pause(netdev); handle(pause, "pause statistics")) {
-    if (pause->tx_frames) {
-      sink.Add(kMacPauseFrames, {n, {"direction", "tx"}}, static_cast<double>(*pause->tx_frames));
-    }
-    if (pause->rx_frames) {
-      sink.Add(kMacPauseFrames, {n, {"direction", "rx"}}, static_cast<double>(*pause->rx_frames));
-    }
-  }
   if (!ask("FEC statistics")) {
   } else if (auto fec = source_->Fec(netdev); handle(fec, "FEC statistics")) {
     if (!fec->active_mode.empty()) sink.AddInfo(kFecInfo, {n, {"mode", fec->active_mode}});
@@ -344,15 +338,45 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
     if (link->ext_state) sink.Add(kLinkExtState, {n}, *link->ext_state);
   }
   if (!ask("standard statistics")) {
-  } else if (auto standard = source_->StandardStats(netdev); handle(standard, "standard statistics")) {
+  } else if (auto standard = source_->StandardStats(netdev);
+             handle(standard, "standard statistics")) {
     for (const sys::StandardStat& stat : *standard) {
       sink.Add(kStandardStat, {n, {"group", stat.group}, {"stat", stat.name}},
                static_cast<double>(stat.value));
     }
   }
-  if (!ask("PFC storm prevention timeout")) {
+}
+
+void EthtoolCollector::CollectPause(const std::string& netdev, MetricSink& sink) {
+  const LabelPair n{"netdev", netdev};
+  // `what` is a literal (NotSupported keys on it); `file` names a replay file's warnings.
+  auto handle = [&](const auto& result, std::string_view what, std::string_view file) -> bool {
+    for (Status& warning : source_->TakeWarnings()) {
+      Fail(sink, netdev + "/" + std::string(file), warning);
+    }
+    if (!result) Unanswered(netdev, what, result.error(), sink);
+    return result.has_value();
+  };
+  constexpr std::string_view kPause = "pause settings";
+  constexpr std::string_view kTimeout = "PFC storm prevention timeout";
+  if (SkipUnsupported(netdev, kPause)) {
+  } else if (auto pause = source_->Pause(netdev); handle(pause, kPause, "pause")) {
+    const std::pair<const std::optional<bool>*, std::string_view> flags[] = {
+        {&pause->rx_enabled, "rx"}, {&pause->tx_enabled, "tx"}};
+    for (const auto& [flag, direction] : flags) {
+      if (*flag) sink.Add(kPauseEnabled, {n, {"direction", direction}}, **flag ? 1 : 0);
+    }
+    if (pause->autoneg) sink.Add(kPauseAutoneg, {n}, *pause->autoneg ? 1 : 0);
+    if (pause->tx_frames) {
+      sink.Add(kMacPauseFrames, {n, {"direction", "tx"}}, static_cast<double>(*pause->tx_frames));
+    }
+    if (pause->rx_frames) {
+      sink.Add(kMacPauseFrames, {n, {"direction", "rx"}}, static_cast<double>(*pause->rx_frames));
+    }
+  }
+  if (SkipUnsupported(netdev, kTimeout)) {
   } else if (auto timeout = source_->PfcStormTimeoutMs(netdev);
-             handle(timeout, "PFC storm prevention timeout")) {
+             handle(timeout, kTimeout, "tunables")) {
     sink.Add(kPfcStormTimeout, {n}, *timeout / 1000.0);
   }
 }
@@ -415,8 +439,7 @@ Status EthtoolCollector::RefreshSelection() {
   ecn_.clear();
   for (const std::string& netdev : selected_) {
     for (std::string_view role : {"np", "rp"}) {
-      const std::string dir =
-          "class/net/" + netdev + "/ecn/roce_" + std::string(role) + "/enable";
+      const std::string dir = "class/net/" + netdev + "/ecn/roce_" + std::string(role) + "/enable";
       auto entries = sysfs_.ListDir(dir);
       if (!entries) continue;  // upstream kernels have no such files
       for (const std::string& entry : *entries) {
@@ -434,6 +457,7 @@ Status EthtoolCollector::RefreshSelection() {
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
   if (SkipUnsupported(netdev, "driver statistics")) {
     if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+    CollectPause(netdev, sink);
     CollectPfc(netdev, sink);
     CollectLink(netdev, sink);
     CollectEcn(netdev, sink);
@@ -485,6 +509,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   }
   if (shrank) malloc_trim(0);
   if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
+  CollectPause(netdev, sink);
   CollectPfc(netdev, sink);
   CollectLink(netdev, sink);
   CollectEcn(netdev, sink);

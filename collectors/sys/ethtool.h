@@ -37,8 +37,13 @@ struct EthtoolStat {
   uint64_t value = 0;
 };
 
-// Standard 802.3x pause counters (ETHTOOL_MSG_PAUSE_GET with ETHTOOL_FLAG_STATS).
-struct PauseStats {
+// Global IEEE 802.3x pause (ETHTOOL_MSG_PAUSE_GET with ETHTOOL_FLAG_STATS; the
+// ETHTOOL_GPAUSEPARAM ioctl; a replay pause file, the text of `ethtool -a`): the configuration
+// and the standard counters. Each is empty when the source does not report it.
+struct PauseInfo {
+  std::optional<bool> autoneg;     // ETHTOOL_A_PAUSE_AUTONEG
+  std::optional<bool> rx_enabled;  // ETHTOOL_A_PAUSE_RX: honour received pause frames
+  std::optional<bool> tx_enabled;  // ETHTOOL_A_PAUSE_TX: send pause frames
   std::optional<uint64_t> tx_frames;
   std::optional<uint64_t> rx_frames;
 };
@@ -129,11 +134,10 @@ class EthtoolSource {
     names.clear();
     return Status(StatusCode::kUnimplemented, "this ethtool source has no netdev listing");
   }
-  // False for a source that has no form for Pause(), Fec(), LinkStateOf(),
-  // PfcStormTimeoutMs() and StandardStats() (a replay directory): they would all answer
-  // kUnimplemented, so collectors do not ask. Pfc() is asked of every source (a replay directory
-  // answers from DIR/<netdev>/qos). LinkSettingsOf() and ReadModuleEeprom() are asked
-  // of every source.
+  // False for a source that has no form for Fec(), LinkStateOf() and StandardStats() (a replay
+  // directory): they would all answer kUnimplemented, so collectors do not ask. Pfc(), Pause(),
+  // PfcStormTimeoutMs(), LinkSettingsOf() and ReadModuleEeprom() are asked of every source (a
+  // replay directory answers from DIR/<netdev>/qos, pause, tunables, link, module-eeprom).
   virtual bool HasLinkQueries() const { return true; }
 
   // All driver statistics of `netdev`, in driver order (one GSTATS call in kernel mode), into
@@ -147,7 +151,7 @@ class EthtoolSource {
     if (Status status = ReadStatistics(netdev, stats); !status.ok()) return Error(status);
     return stats;
   }
-  virtual Result<PauseStats> Pause(const std::string& netdev) = 0;
+  virtual Result<PauseInfo> Pause(const std::string& netdev) = 0;
   virtual Result<FecStats> Fec(const std::string& netdev) = 0;
   virtual Result<LinkState> LinkStateOf(const std::string& netdev) = 0;
   virtual Result<PfcConfig> Pfc(const std::string& netdev) = 0;
@@ -157,8 +161,8 @@ class EthtoolSource {
   // The standard statistics groups the driver fills (no RMON histograms). Sources without them
   // (replay directories, kernels before 5.13, drivers that fill none) answer kUnimplemented.
   virtual Result<std::vector<StandardStat>> StandardStats(const std::string& netdev) {
-    return tl::unexpected<Status>(Status(StatusCode::kUnimplemented,
-                                         "standard statistics of " + netdev + ": not available"));
+    return tl::unexpected<Status>(
+        Status(StatusCode::kUnimplemented, "standard statistics of " + netdev + ": not available"));
   }
   // The link settings of `netdev` (unprivileged). kUnimplemented where the source has no such
   // data (the default; a driver without get_link_ksettings), kNoData where a replay directory

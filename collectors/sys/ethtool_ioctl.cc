@@ -281,6 +281,20 @@ Result<uint32_t> ReadPfcStormTimeoutMs(EthtoolIoctl& ioctl, const std::string& n
   return uint32_t{value};
 }
 
+Result<PauseInfo> ReadPauseParamIoctl(EthtoolIoctl& ioctl, const std::string& netdev) {
+  static_assert(sizeof(ethtool_pauseparam) == 16 && offsetof(ethtool_pauseparam, tx_pause) == 12);
+  ethtool_pauseparam param{};
+  param.cmd = ETHTOOL_GPAUSEPARAM;
+  if (int rc = ioctl.Call(netdev, &param); rc != 0) {
+    return Error(IoctlStatus(rc, "ETHTOOL_GPAUSEPARAM", netdev));
+  }
+  PauseInfo info;  // no statistics: those exist only in the netlink reply
+  info.autoneg = param.autoneg != 0;
+  info.rx_enabled = param.rx_pause != 0;
+  info.tx_enabled = param.tx_pause != 0;
+  return info;
+}
+
 Result<LinkSettings> ReadLinkSettingsIoctl(EthtoolIoctl& ioctl, const std::string& netdev) {
   constexpr size_t kFixedWords = sizeof(ethtool_link_settings) / sizeof(uint32_t);
   std::array<uint32_t, kFixedWords + 3 * kMaxLinkModeWords> buffer{};

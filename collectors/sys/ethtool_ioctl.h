@@ -88,6 +88,11 @@ class EthtoolIoctlStatistics {
 // kUnimplemented.
 Result<uint32_t> ReadPfcStormTimeoutMs(EthtoolIoctl& ioctl, const std::string& netdev);
 
+// The global pause settings of a ValidNetdevName() through ETHTOOL_GPAUSEPARAM, for kernels
+// without the ethtool netlink family (no statistics). EOPNOTSUPP (no get_pauseparam: veth) is
+// kUnimplemented.
+Result<PauseInfo> ReadPauseParamIoctl(EthtoolIoctl& ioctl, const std::string& netdev);
+
 // The link settings of a ValidNetdevName() through ETHTOOL_GLINKSETTINGS (kernel 4.6+), for
 // kernels without the ethtool netlink family: the handshake call (0 mask words; the kernel answers
 // with minus the number it uses), then the real one. Speed, duplex, port, autoneg and the

@@ -36,10 +36,13 @@ Status KernelEthtool::ReadStatistics(const std::string& netdev, std::vector<Etht
   return statistics_->Read(netdev, stats);
 }
 
-Result<PauseStats> KernelEthtool::Pause(const std::string& netdev) {
+Result<PauseInfo> KernelEthtool::Pause(const std::string& netdev) {
   if (!ValidNetdevName(netdev)) return Error(BadNetdevName(netdev));
   auto reply = netlink_->EthtoolGet(netdev, kMsgPauseGet, "PAUSE_GET");
-  if (!reply) return Error(reply.error());
+  if (!reply) {
+    if (netlink_->family_missing()) return ReadPauseParamIoctl(*ioctl_, netdev);
+    return Error(reply.error());
+  }
   auto parsed = ParsePauseReply(*reply);
   if (!parsed) return Error(parsed.error().WithContext("netdev " + netdev));
   return parsed;

@@ -8,7 +8,8 @@
 // - Pause(), Fec(), LinkStateOf(): generic netlink family "ethtool" (5.6+), PAUSE_GET, FEC_GET
 //   and LINKSTATE_GET with ETHTOOL_FLAG_STATS (K net/ethtool/{pause,fec,linkstate}.c). When the
 //   kernel rejects the flag with EINVAL (LINKSTATE before 6.2) the request is repeated without
-//   it, and the flag is not sent again for that message.
+//   it, and the flag is not sent again for that message. Pause() also reads the pause settings
+//   (autoneg, rx, tx) of the same reply; without the family, ETHTOOL_GPAUSEPARAM (no statistics).
 // - StandardStats(): the same family, STATS_GET (5.13+; header nest is attribute 2) for the groups
 //   eth-phy, eth-mac, eth-ctrl and rmon as a compact bitset, without ETHTOOL_FLAG_STATS (the
 //   message's header policy does not take it) (K net/ethtool/stats.c).
@@ -31,9 +32,10 @@
 // "Not supported" is StatusCode::kUnimplemented, and nothing is logged here:
 // - Statistics(): EOPNOTSUPP, or a driver without an ETH_SS_STATS set (loopback). A count of 0
 //   is an empty vector.
-// - Pause(): no "ethtool" family, EOPNOTSUPP (no get_pauseparam: veth), or a reply without the
-//   stats nest (kernel < 5.10). A driver without get_pause_stats answers OK with both optionals
-//   empty; a counter the driver does not fill is an empty optional.
+// - Pause(): EOPNOTSUPP (no get_pauseparam: veth; netlink or ioctl), or a reply with neither the
+//   settings nor the stats nest. A reply without the stats nest (kernel < 5.10) or a driver
+//   without get_pause_stats answers OK with the counters empty; a counter the driver does not
+//   fill is an empty optional.
 // - Fec(): no family, EOPNOTSUPP (no get_fecparam: veth). Otherwise OK; active_mode is "" when
 //   no mode is active or the bit is unknown, an array is empty when it is not reported.
 // - LinkStateOf(): no family, EOPNOTSUPP. Otherwise OK with optionals: `link` empty when the
@@ -102,7 +104,7 @@ class KernelEthtool final : public EthtoolSource {
   KernelEthtool& operator=(const KernelEthtool&) = delete;
 
   Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) override;
-  Result<PauseStats> Pause(const std::string& netdev) override;
+  Result<PauseInfo> Pause(const std::string& netdev) override;
   Result<FecStats> Fec(const std::string& netdev) override;
   Result<LinkState> LinkStateOf(const std::string& netdev) override;
   Result<LinkSettings> LinkSettingsOf(const std::string& netdev) override;

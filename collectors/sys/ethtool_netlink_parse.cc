@@ -269,24 +269,35 @@ Result<uint16_t> ParseGenlFamilyId(const nlmsghdr* msg) {
   return *id;
 }
 
-Result<PauseStats> ParsePauseReply(const nlmsghdr* msg) {
+Result<PauseInfo> ParsePauseReply(const nlmsghdr* msg) {
   constexpr std::string_view kWhat = "ethtool PAUSE_GET reply";
   std::array<nlattr*, kPauseMax + 1> tb{};
   if (Status s = ParseGenl(msg, kMsgPauseGetReply, tb.data(), kPauseMax, kWhat); !s.ok()) {
     return Error(s);
   }
-  if (tb[kPauseStats] == nullptr) {
+  PauseInfo out;
+  // The configuration (u8 flags, K net/ethtool/pause.c pause_fill_reply): always sent by a driver
+  // with get_pauseparam; the statistics nest only from kernel 5.10 on.
+  std::optional<uint8_t> autoneg, rx, tx;
+  if (!Read(tb[kPauseAutoneg], autoneg) || !Read(tb[kPauseRx], rx) || !Read(tb[kPauseTx], tx)) {
+    return Error(MalformedReply(kWhat, "short pause flag"));
+  }
+  if (autoneg) out.autoneg = *autoneg != 0;
+  if (rx) out.rx_enabled = *rx != 0;
+  if (tx) out.tx_enabled = *tx != 0;
+  if (tb[kPauseStats] != nullptr) {
+    std::array<nlattr*, kPauseStatMax + 1> stats{};
+    if (Status s = ParseNested(tb[kPauseStats], stats.data(), kPauseStatMax, kWhat); !s.ok()) {
+      return Error(s);
+    }
+    if (!Read(stats[kPauseStatTxFrames], out.tx_frames) ||
+        !Read(stats[kPauseStatRxFrames], out.rx_frames)) {
+      return Error(MalformedReply(kWhat, "short pause counter"));
+    }
+  }
+  if (!out.autoneg && !out.rx_enabled && !out.tx_enabled && tb[kPauseStats] == nullptr) {
     return Error(StatusCode::kUnimplemented,
-                 "ethtool PAUSE_GET: no pause statistics in the reply (kernel < 5.10)");
-  }
-  std::array<nlattr*, kPauseStatMax + 1> stats{};
-  if (Status s = ParseNested(tb[kPauseStats], stats.data(), kPauseStatMax, kWhat); !s.ok()) {
-    return Error(s);
-  }
-  PauseStats out;
-  if (!Read(stats[kPauseStatTxFrames], out.tx_frames) ||
-      !Read(stats[kPauseStatRxFrames], out.rx_frames)) {
-    return Error(MalformedReply(kWhat, "short pause counter"));
+                 "ethtool PAUSE_GET: neither pause settings nor statistics in the reply");
   }
   return out;
 }

@@ -36,8 +36,9 @@ Status MalformedReply(std::string_view what, std::string_view detail);
 // CTRL_CMD_NEWFAMILY reply → CTRL_ATTR_FAMILY_ID.
 Result<uint16_t> ParseGenlFamilyId(const nlmsghdr* msg);
 
-// ETHTOOL_MSG_PAUSE_GET_REPLY. kUnimplemented when the stats nest is absent.
-Result<PauseStats> ParsePauseReply(const nlmsghdr* msg);
+// ETHTOOL_MSG_PAUSE_GET_REPLY: the pause settings (autoneg, rx, tx) and, from kernel 5.10, the
+// statistics nest. kUnimplemented when the reply carries neither.
+Result<PauseInfo> ParsePauseReply(const nlmsghdr* msg);
 // ETHTOOL_MSG_FEC_GET_REPLY.
 Result<FecStats> ParseFecReply(const nlmsghdr* msg);
 // ETHTOOL_MSG_LINKSTATE_GET_REPLY.

@@ -52,11 +52,16 @@ static_assert(kLinkstateLink == ETHTOOL_A_LINKSTATE_LINK &&
               kLinkstateExtState == ETHTOOL_A_LINKSTATE_EXT_STATE);
 
 // PAUSE_GET reply (enum ETHTOOL_A_PAUSE_*, ETHTOOL_A_PAUSE_STAT_*).
-constexpr int kPauseStats = 5;  // nest
+constexpr int kPauseAutoneg = 2;  // u8
+constexpr int kPauseRx = 3;       // u8
+constexpr int kPauseTx = 4;       // u8
+constexpr int kPauseStats = 5;    // nest
 constexpr int kPauseMax = 6;
 constexpr int kPauseStatTxFrames = 2;  // u64
 constexpr int kPauseStatRxFrames = 3;  // u64
 constexpr int kPauseStatMax = 3;
+static_assert(kPauseAutoneg == ETHTOOL_A_PAUSE_AUTONEG && kPauseRx == ETHTOOL_A_PAUSE_RX &&
+              kPauseTx == ETHTOOL_A_PAUSE_TX);
 static_assert(kPauseStats == ETHTOOL_A_PAUSE_STATS &&
               kPauseStatTxFrames == ETHTOOL_A_PAUSE_STAT_TX_FRAMES &&
               kPauseStatRxFrames == ETHTOOL_A_PAUSE_STAT_RX_FRAMES);

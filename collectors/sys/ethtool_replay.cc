@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "collectors/sys/ethtool_replay_parse.h"
+#include "collectors/sys/pause_text_parse.h"
 #include "collectors/sys/qos_parse.h"
 
 namespace fabricwatch::sys {
@@ -111,8 +112,28 @@ void ReplayEthtool::ReleaseBuffer() {
   buffer_.shrink_to_fit();
 }
 
-Result<PauseStats> ReplayEthtool::Pause(const std::string& netdev) {
-  return Error(Unsupported("pause statistics", netdev));
+Result<PauseInfo> ReplayEthtool::Pause(const std::string& netdev) {
+  auto read = ReadTextFile(netdev, "pause", pause_path_);
+  if (!read) return Error(read.error());
+  const std::string_view text = *read;
+  auto cached = pause_reads_.find(netdev);
+  // Unchanged text: the settings parsed then (its warnings were reported then).
+  if (cached != pause_reads_.end() && cached->second.text == text) return cached->second.info;
+  auto parsed = ParseEthtoolPauseText(text, pause_path_);
+  if (!parsed) {
+    if (cached != pause_reads_.end()) pause_reads_.erase(cached);
+    return Error(parsed.error());
+  }
+  if (cached == pause_reads_.end()) cached = pause_reads_.emplace(netdev, PauseRead{}).first;
+  cached->second.text.assign(text);
+  cached->second.info = parsed->info;
+  for (Status& problem : parsed->problems) warnings_.push_back(std::move(problem));
+  if (parsed->unknown_lines > 0) {
+    warnings_.push_back(Status(StatusCode::kInvalidArgument,
+                               pause_path_ + ": " + std::to_string(parsed->unknown_lines) +
+                                   " lines that are not ethtool -a output, ignored"));
+  }
+  return parsed->info;
 }
 Result<FecStats> ReplayEthtool::Fec(const std::string& netdev) {
   return Error(Unsupported("FEC statistics", netdev));
@@ -176,7 +197,9 @@ Result<PfcConfig> ReplayEthtool::Pfc(const std::string& netdev) {
   return config;
 }
 Result<uint32_t> ReplayEthtool::PfcStormTimeoutMs(const std::string& netdev) {
-  return Error(Unsupported("PFC storm-prevention timeout", netdev));
+  auto read = ReadTextFile(netdev, "tunables", tunables_path_);
+  if (!read) return Error(read.error());
+  return ParseEthtoolTunableText(*read, "pfc-prevention-tout", tunables_path_);
 }
 
 Status ReplayEthtool::ReadModuleEeprom(const std::string& netdev, std::vector<uint8_t>& image) {

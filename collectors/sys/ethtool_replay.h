@@ -5,7 +5,13 @@
 //                               netdev without the file has an empty cage (kNoData).
 //   DIR/<netdev>/link         text exactly as `ethtool <netdev>` prints it (ParseEthtoolLinkText);
 //                               a netdev without the file has no link settings (kNoData).
-// Pause, FEC, link-state, PFC and tunable queries have no replay form and answer kUnimplemented.
+//   DIR/<netdev>/qos          text exactly as `mlnx_qos -i <netdev>` prints it (Pfc()).
+//   DIR/<netdev>/pause        text exactly as `ethtool -a <netdev>` prints it (Pause(): the
+//                               settings; no statistics unless the text has them).
+//   DIR/<netdev>/tunables     text exactly as `ethtool --get-tunable <netdev>
+//                               pfc-prevention-tout` prints it (PfcStormTimeoutMs()).
+// A netdev without one of these files has no such data (kNoData). FEC, link-state, the DCB PFC
+// counters and standard statistics have no replay form and answer kUnimplemented.
 
 #include <map>
 #include <string>
@@ -29,12 +35,12 @@ class ReplayEthtool final : public EthtoolSource {
   // The entries of DIR, sorted, into `names` (reusing its strings): what the collector compares
   // sample to sample to know whether Netdevs() must be asked again.
   Status ListNetdevEntries(std::vector<std::string>& names) const override;
-  // False: pause, FEC, link-state, PFC, tunable and standard-statistics queries have no replay
-  // form.
+  // False: FEC, link-state and standard-statistics queries have no replay form (Pause() and
+  // PfcStormTimeoutMs() are answered from the pause and tunables files, asked of every source).
   bool HasLinkQueries() const override { return false; }
 
   Status ReadStatistics(const std::string& netdev, std::vector<EthtoolStat>& stats) override;
-  Result<PauseStats> Pause(const std::string& netdev) override;
+  Result<PauseInfo> Pause(const std::string& netdev) override;
   Result<FecStats> Fec(const std::string& netdev) override;
   Result<LinkState> LinkStateOf(const std::string& netdev) override;
   // DIR/<netdev>/qos: the text `mlnx_qos -i <netdev>` prints (collectors/sys/qos_parse.h): PFC
@@ -93,6 +99,14 @@ class ReplayEthtool final : public EthtoolSource {
   };
   std::map<std::string, QosRead, std::less<>> qos_reads_;
   std::string qos_path_;
+  // The last text and settings of each netdev's pause file (Pause()).
+  struct PauseRead {
+    std::string text;
+    PauseInfo info;
+  };
+  std::map<std::string, PauseRead, std::less<>> pause_reads_;
+  std::string pause_path_;
+  std::string tunables_path_;
 };
 
 }  // namespace fabricwatch::sys

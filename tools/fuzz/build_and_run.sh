@@ -92,8 +92,9 @@ WEB_SRCS=(exporter/http/web_config.cc)  # + status.o from DECODER_SRCS
 WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h)
 # The link text parser and what it uses (+ status.o from DECODER_SRCS).
 LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
-  collectors/core/value_parse.cc)
+  collectors/sys/pause_text_parse.cc collectors/core/value_parse.cc)
 LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
+  collectors/sys/pause_text_parse.h
   collectors/sys/ethtool.h collectors/core/value_parse.h collectors/core/status.h)
 # The shape manifest parser and what it uses (+ status.o from DECODER_SRCS).
 MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_state.cc
@@ -273,7 +274,7 @@ build() {
   # `ethtool <netdev>` texts: the link files of the replay fixtures.
   mkdir -p "$BUILD/seeds.new/ethtool_link"
   i=0
-  for seed in "$REPO"/tests/fixtures/ethtool/*/*/link; do
+  for seed in "$REPO"/tests/fixtures/ethtool/*/*/{link,pause,tunables}; do
     [[ -f "$seed" ]] || continue
     cp "$seed" "$BUILD/seeds.new/ethtool_link/$i"
     i=$((i + 1))

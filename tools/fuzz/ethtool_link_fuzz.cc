@@ -1,5 +1,7 @@
-// libFuzzer target for the `ethtool <netdev>` text parser (collectors/sys/ethtool_replay_parse.h
-// ParseEthtoolLinkText, the replay format of DIR/<netdev>/link, issue 20): the file's bytes.
+// libFuzzer target for the ethtool text parsers of the replay directory: `ethtool <netdev>`
+// (collectors/sys/ethtool_replay_parse.h ParseEthtoolLinkText, DIR/<netdev>/link, issue 20),
+// `ethtool -a` and `ethtool --get-tunable` (collectors/sys/pause_text_parse.h, DIR/<netdev>/pause
+// and tunables, issue 21): the same bytes go to all three.
 //
 // Besides the sanitizers' checks, every result must honour the parser's contract: problems are
 // capped and never more than the malformed lines, lists stay within kMaxLinkModes, every listed
@@ -17,6 +19,7 @@
 
 #include "collectors/sys/ethtool_replay_parse.h"
 #include "collectors/sys/link_modes.h"
+#include "collectors/sys/pause_text_parse.h"
 
 namespace {
 
@@ -47,6 +50,17 @@ void CheckList(const std::vector<std::string>& modes, const std::optional<uint32
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using fabricwatch::sys::ParsedEthtoolLink;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto pause = fabricwatch::sys::ParseEthtoolPauseText(text, "fuzz/pause")) {
+    Check(pause->problems.size() <= fabricwatch::sys::ParsedPauseText::kMaxProblems,
+          "pause problems not capped");
+  } else {
+    Check(!pause.error().message().empty(), "a pause error without a message");
+  }
+  if (auto timeout =
+          fabricwatch::sys::ParseEthtoolTunableText(text, "pfc-prevention-tout", "fuzz/tunables");
+      !timeout) {
+    Check(!timeout.error().message().empty(), "a tunable error without a message");
+  }
   auto parsed = fabricwatch::sys::ParseEthtoolLinkText(text, "fuzz/link");
   if (!parsed) {
     Check(!parsed.error().message().empty(), "an error without a message");

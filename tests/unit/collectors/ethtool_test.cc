@@ -43,7 +43,7 @@ Status NotSupported() { return Status(StatusCode::kUnimplemented, "Operation not
 class FakeSource final : public sys::EthtoolSource {
  public:
   std::map<std::string, std::vector<sys::EthtoolStat>> stats;
-  std::map<std::string, sys::PauseStats> pause;
+  std::map<std::string, sys::PauseInfo> pause;
   std::map<std::string, sys::FecStats> fec;
   std::map<std::string, sys::LinkState> link;
   std::map<std::string, sys::PfcConfig> pfc;
@@ -69,9 +69,7 @@ class FakeSource final : public sys::EthtoolSource {
     out = std::move(*answer);
     return Status::Ok();
   }
-  Result<sys::PauseStats> Pause(const std::string& netdev) override {
-    return Answer(pause, netdev);
-  }
+  Result<sys::PauseInfo> Pause(const std::string& netdev) override { return Answer(pause, netdev); }
   Result<sys::FecStats> Fec(const std::string& netdev) override { return Answer(fec, netdev); }
   Result<sys::LinkState> LinkStateOf(const std::string& netdev) override {
     return Answer(link, netdev);
@@ -108,10 +106,8 @@ class Harness {
     auto logger = std::make_shared<spdlog::logger>(
         "ethtool", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log_stream_));
     logger->set_level(spdlog::level::debug);
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = logger,
-                             .options = options_};
+    CollectorContext context{
+        .sysfs = sysfs_, .clock = clock_, .logger = logger, .options = options_};
     context.ethtool = source;
     auto collector = NewEthtoolCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
@@ -168,7 +164,11 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
   FakeSource source;
   const std::string n = "enp65s0f0np0";
   source.stats[n] = {};
-  source.pause[n] = {.tx_frames = 7, .rx_frames = std::nullopt};
+  source.pause[n] = {.autoneg = false,
+                     .rx_enabled = true,
+                     .tx_enabled = std::nullopt,
+                     .tx_frames = 7,
+                     .rx_frames = std::nullopt};
   source.fec[n] = {.active_mode = "rs",
                    .corrected_blocks = {100, 40, 60},
                    .uncorrectable_blocks = {2, 1, 1},
@@ -188,12 +188,17 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_mac_pause_frames_total{netdev=\"" + n +
                            "\",direction=\"tx\"} 7"));
   EXPECT_THAT(t, Not(HasSubstr("direction=\"rx\"} 7")));  // absent stays absent
+  EXPECT_THAT(t,
+              HasSubstr("fabric_ethtool_pause_enabled{netdev=\"" + n + "\",direction=\"rx\"} 1"));
+  EXPECT_THAT(
+      t, Not(HasSubstr("fabric_ethtool_pause_enabled{netdev=\"" + n + "\",direction=\"tx\"}")));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_autoneg{netdev=\"" + n + "\"} 0"));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_info{netdev=\"" + n + "\",mode=\"rs\"} 1"));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_corrected_blocks_total{netdev=\"" + n + "\"} 100"));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_lane_corrected_blocks_total{netdev=\"" + n +
                            "\",lane=\"1\"} 60"));
-  EXPECT_THAT(t, HasSubstr("fabric_ethtool_fec_uncorrectable_blocks_total{netdev=\"" + n +
-                           "\"} 2"));
+  EXPECT_THAT(t,
+              HasSubstr("fabric_ethtool_fec_uncorrectable_blocks_total{netdev=\"" + n + "\"} 2"));
   EXPECT_THAT(t, Not(HasSubstr("fabric_ethtool_fec_corrected_bit_errors_total")));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_link_ext_down_events_total{netdev=\"" + n + "\"} 3"));
   EXPECT_THAT(t, HasSubstr("fabric_pfc_enabled{netdev=\"" + n + "\",priority=\"3\"} 1"));
@@ -201,8 +206,7 @@ TEST(EthtoolCollectorTest, standard_kernel_families) {
   EXPECT_THAT(t, HasSubstr("fabric_pfc_dcb_frames_total{netdev=\"" + n +
                            "\",priority=\"3\",direction=\"rx\"} 22"));
   EXPECT_THAT(t, HasSubstr("fabric_pfc_capable_traffic_classes{netdev=\"" + n + "\"} 8"));
-  EXPECT_THAT(t, HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"" + n +
-                           "\"} 8"));
+  EXPECT_THAT(t, HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"" + n + "\"} 8"));
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_standard_stat_total{netdev=\"" + n +
                            "\",group=\"eth-mac\",stat=\"FrameCheckSequenceErrors\"} 4"));
 }
@@ -239,7 +243,9 @@ TEST(EthtoolCollectorTest, a_failing_netdev_is_counted_and_the_others_emitted) {
 
 TEST(EthtoolCollectorTest, passthrough_is_opt_in_and_reports_collisions) {
   FakeSource source;
-  source.stats["eno1"] = {{"rx_vport_unicast_packets", 10}, {"rx-bytes", 1}, {"rx_bytes", 2},
+  source.stats["eno1"] = {{"rx_vport_unicast_packets", 10},
+                          {"rx-bytes", 1},
+                          {"rx_bytes", 2},
                           {"tx_queue_0_packets", 3}};
   {
     Harness off(kRoceNode, &source, {{"device-include", "^eno1$"}});
@@ -250,8 +256,7 @@ TEST(EthtoolCollectorTest, passthrough_is_opt_in_and_reports_collisions) {
               {"metrics-include", "^(rx|tx)"},
               {"metrics-exclude", "queue"}});
   CollectRun run = on.Collect();
-  EXPECT_THAT(run.text,
-              HasSubstr("fabric_ethtool_rx_vport_unicast_packets{netdev=\"eno1\"} 10"));
+  EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_rx_vport_unicast_packets{netdev=\"eno1\"} 10"));
   EXPECT_THAT(run.text, Not(HasSubstr("tx_queue_0_packets")));
   // "rx-bytes" and "rx_bytes" sanitise to one name: the first keeps it, the second is reported.
   EXPECT_THAT(run.text, HasSubstr("fabric_ethtool_rx_bytes{netdev=\"eno1\"} 1"));
@@ -294,13 +299,11 @@ TEST(EthtoolCollectorTest, invalid_options_name_the_flag) {
   FixedClock clock;
   auto logger =
       std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
-  for (const auto& [key, flag] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [key, flag] : std::vector<std::pair<std::string, std::string>>{
            {"metrics-include", "--collector.ethtool.metrics-include"},
            {"device-exclude", "--collector.ethtool.device-exclude"}}) {
     CollectorOptions options{{key, "(["}};
-    CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger,
-                             .options = options};
+    CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger, .options = options};
     auto collector = NewEthtoolCollector(context);
     ASSERT_FALSE(collector);
     EXPECT_THAT(collector.error().message(), HasSubstr(flag));
@@ -320,8 +323,8 @@ TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
       EXPECT_THAT(t, HasSubstr("fabric_pfc_pause_frames_total{netdev=\"enp65s0f0np0\",priority=\"" +
                                std::to_string(prio) + "\",direction=\"" + dir + "\"}"));
       EXPECT_THAT(t, HasSubstr("fabric_pfc_pause_duration_seconds_total{netdev=\"enp65s0f0np0\","
-                               "priority=\"" + std::to_string(prio) + "\",direction=\"" + dir +
-                               "\"}"));
+                               "priority=\"" +
+                               std::to_string(prio) + "\",direction=\"" + dir + "\"}"));
     }
   }
   EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_storm_events_total{netdev=\"enp65s0f0np0\","
@@ -339,6 +342,18 @@ TEST(EthtoolReplayFactsTest, mlx5_pfc_per_priority_in_seconds) {
                            "77777777\"} 1"));
   EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_enabled{netdev=\"enp65s0f1np1\"")));
   EXPECT_THAT(t, Not(HasSubstr("fabric_pfc_capable_traffic_classes")));  // mlnx_qos prints none
+  // Global pause from the pause files (`ethtool -a`), storm prevention from the tunables files.
+  EXPECT_THAT(
+      t, HasSubstr("fabric_ethtool_pause_enabled{netdev=\"enp65s0f0np0\",direction=\"tx\"} 0"));
+  EXPECT_THAT(
+      t, HasSubstr("fabric_ethtool_pause_enabled{netdev=\"enp65s0f1np1\",direction=\"rx\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_pause_autoneg{netdev=\"enp65s0f1np1\"} 1"));
+  EXPECT_THAT(t, HasSubstr("fabric_ethtool_mac_pause_frames_total{netdev=\"enp65s0f0np0\","
+                           "direction=\"rx\"} 0"));
+  EXPECT_THAT(
+      t, HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"enp65s0f0np0\"} 0.1"));
+  EXPECT_THAT(t,
+              HasSubstr("fabric_pfc_storm_prevention_timeout_seconds{netdev=\"enp65s0f1np1\"} 0"));
 }
 
 TEST(EthtoolReplayFactsTest, a_qos_file_with_unknown_lines_is_read_for_what_it_knows) {

@@ -174,7 +174,7 @@ class ModuleSource final : public sys::EthtoolSource {
     stats.assign(1, sys::EthtoolStat{"rx_packets", 7});
     return Status::Ok();
   }
-  Result<sys::PauseStats> Pause(const std::string&) override { return Unsupported(); }
+  Result<sys::PauseInfo> Pause(const std::string&) override { return Unsupported(); }
   Result<sys::FecStats> Fec(const std::string&) override { return Unsupported(); }
   Result<sys::LinkState> LinkStateOf(const std::string&) override { return Unsupported(); }
   Result<sys::PfcConfig> Pfc(const std::string&) override { return Unsupported(); }

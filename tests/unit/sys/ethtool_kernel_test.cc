@@ -248,7 +248,7 @@ TEST_F(VethNetnsTest, UnsupportedRequestsAreQuietUnimplemented) {
     KernelEthtool& source = **created;
     // Twice: the second pass runs with the family resolved and the stats-flag decision cached.
     struct Pass {
-      Result<PauseStats> pause;
+      Result<PauseInfo> pause;
       Result<FecStats> fec;
       Result<PfcConfig> pfc;
       Result<uint32_t> tout;

@@ -35,7 +35,7 @@ void PutU64Array(nl_msg* msg, int type, const std::vector<uint64_t>& values) {
 
 constexpr uint8_t kPauseReply = 22, kFecReply = 30, kLinkstateReply = 6;
 
-TEST(EthtoolParseTest, PauseStats) {
+TEST(EthtoolParseTest, PauseInfo) {
   Msg msg = GenlReply(kPauseReply);
   nla_put_u8(msg.get(), 2, 0);  // AUTONEG
   nla_put_u8(msg.get(), 3, 1);  // RX
@@ -50,6 +50,9 @@ TEST(EthtoolParseTest, PauseStats) {
   ASSERT_TRUE(pause) << pause.error().ToString();
   EXPECT_EQ(pause->tx_frames, std::optional<uint64_t>(0x1'0000'0001ull));
   EXPECT_EQ(pause->rx_frames, std::optional<uint64_t>(77));
+  EXPECT_EQ(pause->autoneg, std::optional<bool>(false));
+  EXPECT_EQ(pause->rx_enabled, std::optional<bool>(true));
+  EXPECT_EQ(pause->tx_enabled, std::optional<bool>(true));
 }
 
 TEST(EthtoolParseTest, PauseStatsPartialEmptyAndAbsent) {
@@ -69,11 +72,23 @@ TEST(EthtoolParseTest, PauseStatsPartialEmptyAndAbsent) {
   EXPECT_FALSE(none->tx_frames);
   EXPECT_FALSE(none->rx_frames);
 
-  Msg absent = GenlReply(kPauseReply);  // kernel without pause stats
-  nla_put_u8(absent.get(), 3, 1);
+  Msg settings_only = GenlReply(kPauseReply);  // kernel < 5.10: settings, no stats nest
+  nla_put_u8(settings_only.get(), 3, 1);
+  auto settings = ParsePauseReply(nlmsg_hdr(settings_only.get()));
+  ASSERT_TRUE(settings) << settings.error().ToString();
+  EXPECT_EQ(settings->rx_enabled, std::optional<bool>(true));
+  EXPECT_FALSE(settings->tx_enabled);
+  EXPECT_FALSE(settings->tx_frames);
+
+  Msg absent = GenlReply(kPauseReply);  // neither settings nor stats
   auto unsupported = ParsePauseReply(nlmsg_hdr(absent.get()));
   ASSERT_FALSE(unsupported);
   EXPECT_EQ(unsupported.error().code(), StatusCode::kUnimplemented);
+
+  Msg short_flag = GenlReply(kPauseReply);
+  nla_put(short_flag.get(), 4, 0, nullptr);
+  EXPECT_EQ(ParsePauseReply(nlmsg_hdr(short_flag.get())).error().code(),
+            StatusCode::kInvalidArgument);
 
   Msg wrong = GenlReply(kFecReply);
   EXPECT_EQ(ParsePauseReply(nlmsg_hdr(wrong.get())).error().code(), StatusCode::kInvalidArgument);
