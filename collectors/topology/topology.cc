@@ -19,22 +19,6 @@
 namespace fabricwatch::topology {
 namespace {
 
-constexpr MetricDesc kGpuInfo{
-    "fabric_topology_gpu_info",
-    "A GPU (vendor NVIDIA 0x10de or AMD 0x1002, PCI base class 0x03 or 0x12) by PCI address: "
-    "vendor and device ID, host bridge (root complex, pciDDDD:BB), NUMA node (empty when the "
-    "kernel reports -1 or nothing) and local CPU list. Constant 1.",
-    MetricKind::kInfo,
-    {"gpu", "vendor_id", "device_id", "host_bridge", "numa_node", "local_cpulist"}};
-constexpr MetricDesc kNicInfo{
-    "fabric_topology_nic_info",
-    "A NIC (PCI base class 0x02, or a function behind class/infiniband/*/device; SR-IOV VFs "
-    "skipped) by PCI address: vendor and device ID, its RDMA devices and netdevs "
-    "(comma-separated), host bridge, NUMA node (empty when unknown) and local CPU list. "
-    "Constant 1.",
-    MetricKind::kInfo,
-    {"nic", "vendor_id", "device_id", "rdma_device", "netdev", "host_bridge", "numa_node",
-     "local_cpulist"}};
 constexpr MetricDesc kPairInfo{
     "fabric_topology_gpu_nic_link_info",
     "PCIe path type between a GPU and a NIC, as nvidia-smi topo -m names it: PIX (at most one "
@@ -43,30 +27,18 @@ constexpr MetricDesc kPairInfo{
     "SYS (across NUMA nodes). Derived from sysfs alone. Constant 1.",
     MetricKind::kInfo,
     {"gpu", "nic", "rdma_device", "level"}};
-constexpr MetricDesc kNearest{
-    "fabric_topology_gpu_nearest_nic_info",
-    "The NICs closest to a GPU (every NIC at the smallest distance; only RDMA-capable NICs "
-    "are candidates when the host has any) and their path type. Constant 1.",
-    MetricKind::kInfo,
-    {"gpu", "nic", "rdma_device", "level"}};
 constexpr MetricDesc kRemote{
     "fabric_topology_gpu_nic_remote",
     "1 if the GPU's nearest NIC is NODE or SYS (no NIC shares its host bridge: GPUDirect RDMA "
     "traffic crosses the CPU interconnect), else 0. Absent when the host has no NIC.",
-    MetricKind::kGauge, {"gpu"}};
+    MetricKind::kGauge,
+    {"gpu"}};
 constexpr MetricDesc kSameIommuGroup{
     "fabric_topology_gpu_nic_same_iommu_group",
     "For a GPU-NIC pair below a common PCIe switch (PIX/PXB) with an active IOMMU: 1 if both "
     "are in one IOMMU group (peer-to-peer can route inside the switch), 0 if the groups "
     "differ (ACS isolates them and P2P is redirected through the root complex).",
     MetricKind::kGauge, kPairLabels};
-constexpr MetricDesc kDeviceInfo{
-    "fabric_pcie_device_info",
-    "A PCI function the topology collector reports on (role gpu, nic, or bridge on their "
-    "paths): vendor and device ID, class code, the function or host bridge directly above it, "
-    "and its host bridge. Constant 1.",
-    MetricKind::kInfo,
-    {"device", "role", "vendor_id", "device_id", "pci_class", "upstream", "host_bridge"}};
 constexpr MetricDesc kDowntrained{
     "fabric_pcie_link_downtrained",
     "1 if the current link speed or width is below the function's maximum, else 0. GPUs "
@@ -79,11 +51,6 @@ constexpr MetricDesc kIommuGroup{
     "(identity = passthrough, DMA/DMA-FQ = translated). Absent without an IOMMU. Constant 1.",
     MetricKind::kInfo,
     {"device", "role", "iommu_group", "iommu_type"}};
-constexpr MetricDesc kPeermem{
-    "fabric_topology_gpudirect_rdma_module_loaded",
-    "1 if the GPUDirect RDMA kernel module (nvidia_peermem, or the legacy nv_peer_mem) is "
-    "loaded (<sysfs>/module/<module> exists), else 0. Exported when an NVIDIA GPU is present.",
-    MetricKind::kGauge, {"module"}};
 
 constexpr MetricDesc kAllMetrics[] = {
     kGpuInfo,        kNicInfo,    kPairInfo,   kPairDistance, kNearest,    kRemote,
@@ -174,8 +141,8 @@ class TopologyCollector final : public Collector {
   std::array<uint8_t, 4096> config_{};  // one function's config space (PCI_CFG_SPACE_EXP_SIZE)
 };
 
-std::map<std::string, std::set<std::string>> TopologyCollector::ClassDevices(
-    const std::string& cls, MetricSink& sink) {
+std::map<std::string, std::set<std::string>> TopologyCollector::ClassDevices(const std::string& cls,
+                                                                             MetricSink& sink) {
   std::map<std::string, std::set<std::string>> out;
   auto names = sysfs_.ListDir(cls);
   if (!names) {
@@ -340,8 +307,8 @@ void TopologyCollector::EmitFunction(const Endpoint2& e, const std::string& upst
   const bool speed_known = cur_speed && max_speed;
   const bool width_known = cur_width && max_width;
   if (speed_known || width_known) {
-    const bool down = (speed_known && *cur_speed < *max_speed) ||
-                      (width_known && *cur_width < *max_width);
+    const bool down =
+        (speed_known && *cur_speed < *max_speed) || (width_known && *cur_width < *max_width);
     sink.Add(kDowntrained, {d, r}, down ? 1 : 0);
   }
 
@@ -553,7 +520,8 @@ void TopologyCollector::EmitPeermem(const std::vector<Endpoint2>& gpus, MetricSi
   for (const Endpoint2& g : gpus) nvidia |= g.function->vendor == 0x10de;
   if (nvidia && sysfs_.ListDir("module")) {
     for (const char* module : {"nvidia_peermem", "nv_peer_mem"}) {
-      sink.Add(kPeermem, {{"module", module}}, sysfs_.ListDir(std::string("module/") + module) ? 1 : 0);
+      sink.Add(kPeermem, {{"module", module}},
+               sysfs_.ListDir(std::string("module/") + module) ? 1 : 0);
     }
   }
 }

@@ -71,4 +71,42 @@ inline constexpr MetricDesc kPairDistance{
     "NVML topology level of the GPU-NIC path: 10 PIX, 20 PXB, 30 PHB, 40 NODE, 50 SYS "
     "(nvmlGpuTopologyLevel_t). Lower is closer; GPUDirect RDMA pays off at 10-20.",
     MetricKind::kGauge, kPairLabels};
+
+// What the GPUs, NICs and the bridges between them are, and the GPUDirect RDMA module: read by
+// config_drift (GPU-NIC paths for ACS, MPS and MRRS; the module while GPUs and RDMA NICs exist).
+inline constexpr MetricDesc kGpuInfo{
+    "fabric_topology_gpu_info",
+    "A GPU (vendor NVIDIA 0x10de or AMD 0x1002, PCI base class 0x03 or 0x12) by PCI address: "
+    "vendor and device ID, host bridge (root complex, pciDDDD:BB), NUMA node (empty when the "
+    "kernel reports -1 or nothing) and local CPU list. Constant 1.",
+    MetricKind::kInfo,
+    {"gpu", "vendor_id", "device_id", "host_bridge", "numa_node", "local_cpulist"}};
+inline constexpr MetricDesc kNicInfo{
+    "fabric_topology_nic_info",
+    "A NIC (PCI base class 0x02, or a function behind class/infiniband/*/device; SR-IOV VFs "
+    "skipped) by PCI address: vendor and device ID, its RDMA devices and netdevs "
+    "(comma-separated), host bridge, NUMA node (empty when unknown) and local CPU list. "
+    "Constant 1.",
+    MetricKind::kInfo,
+    {"nic", "vendor_id", "device_id", "rdma_device", "netdev", "host_bridge", "numa_node",
+     "local_cpulist"}};
+inline constexpr MetricDesc kNearest{
+    "fabric_topology_gpu_nearest_nic_info",
+    "The NICs closest to a GPU (every NIC at the smallest distance; only RDMA-capable NICs "
+    "are candidates when the host has any) and their path type. Constant 1.",
+    MetricKind::kInfo,
+    {"gpu", "nic", "rdma_device", "level"}};
+inline constexpr MetricDesc kDeviceInfo{
+    "fabric_pcie_device_info",
+    "A PCI function the topology collector reports on (role gpu, nic, or bridge on their "
+    "paths): vendor and device ID, class code, the function or host bridge directly above it, "
+    "and its host bridge. Constant 1.",
+    MetricKind::kInfo,
+    {"device", "role", "vendor_id", "device_id", "pci_class", "upstream", "host_bridge"}};
+inline constexpr MetricDesc kPeermem{
+    "fabric_topology_gpudirect_rdma_module_loaded",
+    "1 if the GPUDirect RDMA kernel module (nvidia_peermem, or the legacy nv_peer_mem) is "
+    "loaded (<sysfs>/module/<module> exists), else 0. Exported when an NVIDIA GPU is present.",
+    MetricKind::kGauge,
+    {"module"}};
 }  // namespace fabricwatch::topology

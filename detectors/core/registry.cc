@@ -1,6 +1,7 @@
 #include "detectors/core/registry.h"
 
 #include "detectors/ber_growth/ber_growth.h"
+#include "detectors/config_drift/config_drift.h"
 #include "detectors/link_degraded/link_degraded.h"
 #include "detectors/link_flap/link_flap.h"
 #include "detectors/optical_drift/optical_drift.h"
@@ -48,6 +49,12 @@ const DetectorInfo kDetectors[] = {
      "drift; the expectation comes from --shape.file or is learned from siblings and history",
      true, LinkDegradedDetectorOptions(), LinkDegradedDetectorMetrics(),
      LinkDegradedDetectorInputs(), MakeLinkDegradedDetector},
+    {"config_drift",
+     "Lossless-fabric, MTU and GPUDirect settings unlike the configuration or the sibling ports: "
+     "PFC, ECN, trust, DSCP map, storm prevention, global pause, MTU, the GPUDirect RDMA "
+     "module, ACS redirect, MPS and MRRS on GPU-NIC paths",
+     true, ConfigDriftDetectorOptions(), ConfigDriftDetectorMetrics(), ConfigDriftDetectorInputs(),
+     MakeConfigDriftDetector},
 };
 
 }  // namespace
