@@ -17,7 +17,7 @@
 namespace fabricwatch::sim {
 namespace {
 
-constexpr std::array<FaultInfo, 20> kFaults = {{
+constexpr std::array<FaultInfo, 29> kFaults = {{
     {"congestion",
      "heavy but flowing PFC on a priority: pause both ways with XON transitions, ECN marks and "
      "CNPs, throughput down but moving",
@@ -90,7 +90,52 @@ constexpr std::array<FaultInfo, 20> kFaults = {{
      false, 0,
      "down=1 degraded=3 width=1 speed=(the port's) speed_gbps=(half) (duration: "
      "down+degraded)"},
+    // Configuration drift (issue 21): settings that cost bandwidth without moving a counter. Each
+    // sits for `duration:` (default 5 min) and the healthy value is written back at its end.
+    {"pfc_off",
+     "PFC disabled on the RoCE priority 3 of one Ethernet port (ethtool/<netdev>/qos `enabled` "
+     "row all 0)",
+     false, 300, ""},
+    {"ecn_off",
+     "ECN disabled on the RoCE priority 3 of one Ethernet port (net/<netdev>/ecn/roce_np and "
+     "roce_rp enable/3 = 0)",
+     false, 300, ""},
+    {"trust_pcp",
+     "one Ethernet port trusts PCP while the fabric marks DSCP (qos `Priority trust state: pcp`, "
+     "no dscp2prio rows)",
+     false, 300, ""},
+    {"mtu_1500", "one RoCE netdev runs MTU 1500 while its siblings run 9000 (net/<netdev>/mtu)",
+     false, 300, ""},
+    {"global_pause_on",
+     "802.3x global pause on (RX and TX) together with PFC on one Ethernet port "
+     "(ethtool/<netdev>/pause)",
+     false, 300, ""},
+    {"storm_prevention_off",
+     "PFC storm prevention off on one Ethernet port (ethtool/<netdev>/tunables "
+     "pfc-prevention-tout: 0)",
+     false, 300, ""},
+    {"peermem_unloaded",
+     "node-wide (no device:): the GPUDirect RDMA module nvidia_peermem is not loaded "
+     "(sys/module/nvidia_peermem absent)",
+     false, 300, ""},
+    {"acs_redirect",
+     "ACS P2P Request and Completion Redirect on in the switch downstream port above `gpu:` "
+     "(its PCI config space), so GPU-NIC peer traffic goes through the root complex; needs a "
+     "PCIe switch (hgx-* presets)",
+     false, 300, "gpu=(PCI address or index)"},
+    {"mps_mismatch",
+     "one function on a GPU-NIC path (`gpu:`, or the NIC of device:/netdev:) runs a "
+     "MaxPayloadSize (and optionally MaxReadRequestSize) unlike the rest of its path (256, MRRS "
+     "512)",
+     false, 300, "mps=128 mrrs=(unchanged) (bytes: 128..4096, a power of 2)"},
 }};
+
+bool IsPowerOfTwoSize(double v) {
+  for (int s = 128; s <= 4096; s *= 2) {
+    if (v == s) return true;
+  }
+  return false;
+}
 
 std::string Where(std::string_view source, const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
@@ -160,6 +205,34 @@ Status CheckText(std::string_view source, const YAML::Node& value, const std::st
   return Status::Ok();
 }
 
+// What the event names must fit its fault (TargetOf).
+Status CheckTarget(std::string_view source, const YAML::Node& node, const ScenarioEvent& ev) {
+  const bool port = !ev.device.empty() || !ev.netdev.empty();
+  const bool gpu = !ev.gpu.empty();
+  switch (TargetOf(ev.fault)) {
+    case FaultTarget::kPort:
+      if (gpu) return Bad(source, node["gpu"], ev.fault + " names a port, not a gpu:");
+      if (!port) return Bad(source, node, "event " + ev.fault + " names no device: or netdev:");
+      break;
+    case FaultTarget::kNode:
+      if (port || gpu) {
+        return Bad(source, node, ev.fault + " is node-wide: no device:, netdev: or gpu:");
+      }
+      break;
+    case FaultTarget::kGpu:
+      if (port) return Bad(source, node, ev.fault + " names a gpu:, not a device: or netdev:");
+      if (!gpu) return Bad(source, node, "event " + ev.fault + " names no gpu:");
+      break;
+    case FaultTarget::kGpuOrPort:
+      if (port && gpu) return Bad(source, node, ev.fault + " names a gpu: or a port, not both");
+      if (!port && !gpu) {
+        return Bad(source, node, "event " + ev.fault + " names no gpu:, device: or netdev:");
+      }
+      break;
+  }
+  return Status::Ok();
+}
+
 Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node) {
   if (!node.IsMap()) return Error(Bad(source, node, "an event must be a mapping (at:, fault:)"));
   ScenarioEvent ev;
@@ -194,6 +267,20 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       ev.device = value.Scalar();
     } else if (key == "netdev") {
       ev.netdev = value.Scalar();
+    } else if (key == "gpu") {
+      if (!value.IsScalar() || value.Scalar().empty()) {
+        return Error(Bad(source, value, "gpu: expected a PCI address or an index"));
+      }
+      ev.gpu = value.Scalar();
+    } else if (key == "mps" || key == "mrrs") {
+      auto v = Number(source, value, key);
+      if (!v) return Error(v.error());
+      if (!IsPowerOfTwoSize(*v)) {
+        return Error(Bad(source, value,
+                         key + ": expected 128, 256, 512, 1024, 2048 or 4096 bytes, got \"" +
+                             value.Scalar() + "\""));
+      }
+      ev.params[key] = *v;
     } else if (key == "port") {
       auto p = Integer(source, value, key, 1, 2);
       if (!p) return Error(p.error());
@@ -230,9 +317,7 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       return Error(Bad(source, kv.first, "unknown key \"" + key + "\" in event"));
     }
   }
-  if (ev.device.empty() && ev.netdev.empty()) {
-    return Error(Bad(source, node, "event " + ev.fault + " names no device: or netdev:"));
-  }
+  if (Status s = CheckTarget(source, node, ev); !s.ok()) return Error(s);
   if (info->instant && has_duration && ev.duration_s > 0) {
     return Error(Bad(source, node["duration"], ev.fault + " is instantaneous: no duration"));
   }
@@ -253,6 +338,13 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
 }
 
 }  // namespace
+
+FaultTarget TargetOf(std::string_view fault) {
+  if (fault == "peermem_unloaded") return FaultTarget::kNode;
+  if (fault == "acs_redirect") return FaultTarget::kGpu;
+  if (fault == "mps_mismatch") return FaultTarget::kGpuOrPort;
+  return FaultTarget::kPort;
+}
 
 std::span<const FaultInfo> Faults() { return kFaults; }
 

@@ -13,6 +13,11 @@
 //       lane: 2               # optics and BER faults, counted from 1
 //       rate: ...             # per-fault parameters (see Faults() / `fabricsim faults`)
 //       speed: HDR            # text parameters: an IB lane speed, a firmware version
+//       gpu: 0000:1c:00.0     # PCIe faults on a GPU's path (acs_redirect, mps_mismatch): the
+//                             #   GPU's PCI address or its index (0 = the first GPU)
+//
+// Most faults name a port (device: or netdev:). peermem_unloaded is node-wide and names nothing;
+// acs_redirect names a gpu:; mps_mismatch names a gpu: or a port (its NIC function).
 //
 // Parsing checks the syntax and each value (durations are Prometheus-style, collectors/core/
 // duration.h); whether the named device exists is checked against the node when the Simulator
@@ -37,6 +42,11 @@ struct FaultInfo {
   std::string_view params;     // accepted parameters with their defaults, for `fabricsim faults`
 };
 
+// What a fault names (ParseEvent checks it): a port (device: or netdev:), nothing (node-wide),
+// a GPU (gpu:), or a GPU or a port.
+enum class FaultTarget { kPort, kNode, kGpu, kGpuOrPort };
+FaultTarget TargetOf(std::string_view fault);
+
 std::span<const FaultInfo> Faults();
 const FaultInfo* FindFault(std::string_view name);
 
@@ -48,6 +58,7 @@ struct ScenarioEvent {
   std::string device;  // RDMA device
   int port = 1;
   std::string netdev;
+  std::string gpu;  // PCI address or index of a GPU (PCIe path faults)
   std::optional<int> priority;
   std::optional<int> lane;
   std::map<std::string, double> params;  // rate, period, count, target_celsius, ...

@@ -44,8 +44,8 @@ uint64_t PmaPrinted(int counter, uint64_t value) {
 
 std::string InjectionJson(const Injection& in, double unix_time) {
   nlohmann::json entity = nlohmann::json::object();
-  entity["device"] = in.device;
-  entity["port"] = std::to_string(in.port);
+  if (!in.device.empty()) entity["device"] = in.device;
+  if (in.port > 0) entity["port"] = std::to_string(in.port);
   if (!in.netdev.empty()) entity["netdev"] = in.netdev;
   if (in.priority) entity["priority"] = std::to_string(*in.priority);
   if (in.lane) entity["lane"] = std::to_string(*in.lane);
@@ -82,6 +82,7 @@ Result<std::unique_ptr<Simulator>> Simulator::Create(Node node, Scenario scenari
 Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
   const std::string where = scenario_.source + ":" + std::to_string(ev.line) + ": ";
   const Port* port = nullptr;
+  if (ev.device.empty() && ev.netdev.empty()) return -1;  // node-wide or a GPU's (TargetOf)
   if (!ev.device.empty()) {
     port = node_.FindRdmaDevice(ev.device);
     if (port == nullptr) {
@@ -135,6 +136,9 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
                        " has no module readable through ethtool (InfiniBand port)");
     }
   }
+  if (Status s = CheckConfigFault(ev, *port); !s.ok()) {
+    return Error(StatusCode::kInvalidArgument, where + s.message());
+  }
   if (Status s = CheckShapeFault(ev, *port); !s.ok()) {
     return Error(StatusCode::kInvalidArgument, where + s.message());
   }
@@ -150,10 +154,14 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
 }
 
 Status Simulator::Init() {
+  InitConfig();
   for (const ScenarioEvent& ev : scenario_.events) {
     auto port = Resolve(ev);
     if (!port) return port.error();
     event_port_.push_back(*port);
+    auto function = ResolveFunction(ev, *port >= 0 ? &node_.ports[*port] : nullptr);
+    if (!function) return function.error();
+    event_function_.push_back(*function);
   }
   std::uniform_real_distribution<double> weight(0.5, 1.5);
   for (const Port& p : node_.ports) {
@@ -185,6 +193,7 @@ Status Simulator::Init() {
     ps->trained = {p.lanes, p.lane_speed};
     ps->gbps = RateGbps(ps->trained);
     ps->fw_ver = p.fw_ver;
+    ps->mtu = ethernet ? 9000 : 4092;
     ports_.push_back(std::move(ps));
   }
   // A node up for a while: the counters start where 3 days of this traffic left them.
@@ -211,15 +220,23 @@ bool Simulator::finished() const {
   return !options_.loop && static_cast<double>(now_) >= scenario_.duration_s;
 }
 
-Injection Simulator::MakeInjection(const ScenarioEvent& ev, int port, const char* what) const {
-  const Port& p = node_.ports[port];
+Injection Simulator::MakeInjection(const ScenarioEvent& ev, int port, int function,
+                                   const char* what) const {
   Injection in;
   in.sim_time = static_cast<double>(now_);
   in.event = what;
   in.fault = ev.fault;
-  in.device = p.rdma_device;
-  in.port = p.port_num;
-  in.netdev = p.netdev;
+  if (function >= 0) {
+    in.device = node_.functions[function].bdf;  // the function a PCIe fault changed
+    in.port = 0;
+  } else if (port >= 0) {
+    const Port& p = node_.ports[port];
+    in.device = p.rdma_device;
+    in.port = p.port_num;
+    in.netdev = p.netdev;
+  } else {
+    in.port = 0;  // node-wide
+  }
   if (ev.fault == "congestion" || ev.fault.starts_with("pfc_storm")) {
     in.priority = ev.priority.value_or(3);
   }
@@ -232,10 +249,16 @@ Injection Simulator::MakeInjection(const ScenarioEvent& ev, int port, const char
   return in;
 }
 
-void Simulator::StartFault(const ScenarioEvent& ev, int port, std::vector<Injection>& out) {
-  PortState& ps = *ports_[port];
-  out.push_back(MakeInjection(ev, port, "start"));
+void Simulator::StartFault(const ScenarioEvent& ev, int port, int function,
+                           std::vector<Injection>& out) {
+  out.push_back(MakeInjection(ev, port, function, "start"));
   const FaultInfo* info = FindFault(ev.fault);
+  const auto end = now_ + static_cast<int64_t>(std::llround(ev.duration_s));
+  if (StartConfigFault(ev, port >= 0 ? ports_[port].get() : nullptr, function)) {
+    active_.push_back({&ev, port, function, now_, end});
+    return;
+  }
+  PortState& ps = *ports_[port];
   if (ev.fault == "counter_reset") {
     ResetCounters(ps);
   } else if (ev.fault == "counter_wrap32") {
@@ -264,17 +287,18 @@ void Simulator::StartFault(const ScenarioEvent& ev, int port, std::vector<Inject
   } else {
     StartShapeFault(ev, ps);
   }
-  if (!info->instant) {
-    active_.push_back({&ev, port, now_, now_ + static_cast<int64_t>(std::llround(ev.duration_s))});
-  }
+  if (!info->instant) active_.push_back({&ev, port, -1, now_, end});
 }
 
 void Simulator::EndFault(size_t i, std::vector<Injection>& out) {
   const ActiveFault af = active_[i];
   active_.erase(active_.begin() + static_cast<long>(i));
-  PortState& ps = *ports_[af.port];
   const std::string& fault = af.event->fault;
-  out.push_back(MakeInjection(*af.event, af.port, "end"));
+  out.push_back(MakeInjection(*af.event, af.port, af.function, "end"));
+  if (EndConfigFault(*af.event, af.port >= 0 ? ports_[af.port].get() : nullptr, af.function)) {
+    return;
+  }
+  PortState& ps = *ports_[af.port];
   if (fault == "counter_wrap32") {
     ps.wrap32 = false;
   } else if (fault == "hot_unplug") {
@@ -318,7 +342,9 @@ void Simulator::Tick(std::vector<Injection>& out) {
     // Simulated time starts at 0 and the first tick is 1: a fault `at: 0s` starts with it, so a
     // node can be faulty from the first sample (a port stuck since boot).
     const int64_t at = std::llround(ev.at_s);
-    if (at == local || (at == 0 && now_ == 1)) StartFault(ev, event_port_[e], out);
+    if (at == local || (at == 0 && now_ == 1)) {
+      StartFault(ev, event_port_[e], event_function_[e], out);
+    }
   }
   if (!options_.loop && now_ >= duration) {
     while (!active_.empty()) EndFault(0, out);
@@ -339,6 +365,9 @@ Result<std::vector<Injection>> Simulator::AdvanceTo(double sim_seconds) {
   while (now_ < target) Tick(out);
   for (auto& ps : ports_) {
     if (Status s = WritePort(*ps); !s.ok()) return Error(s);
+  }
+  if (node_config_dirty_) {
+    if (Status s = WriteNodeConfig(); !s.ok()) return Error(s);
   }
   return out;
 }

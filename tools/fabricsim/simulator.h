@@ -39,6 +39,7 @@
 #include "collectors/core/status.h"
 #include "tools/fabricsim/module.h"
 #include "tools/fabricsim/node.h"
+#include "tools/fabricsim/pci_config_image.h"
 #include "tools/fabricsim/scenario.h"
 #include "tools/fabricsim/tree_writer.h"
 
@@ -48,8 +49,8 @@ struct Injection {
   double sim_time = 0;
   std::string event;  // "start" or "end"
   std::string fault;
-  std::string device;  // RDMA device of the port
-  int port = 1;
+  std::string device;  // RDMA device of the port, or the PCI address a PCIe fault changed
+  int port = 1;        // 0: not a port's fault (node-wide or PCIe)
   std::string netdev;
   std::optional<int> priority;
   std::optional<int> lane;
@@ -125,7 +126,8 @@ class Simulator {
   };
   struct ActiveFault {
     const ScenarioEvent* event;
-    int port;
+    int port;       // -1: not a port's fault
+    int function;   // the PCI function a PCIe fault changes, or -1
     int64_t start;  // sim second
     int64_t end;
   };
@@ -135,9 +137,9 @@ class Simulator {
   Status Init();
   Result<int> Resolve(const ScenarioEvent& ev) const;
   void Tick(std::vector<Injection>& out);
-  void StartFault(const ScenarioEvent& ev, int port, std::vector<Injection>& out);
+  void StartFault(const ScenarioEvent& ev, int port, int function, std::vector<Injection>& out);
   void EndFault(size_t active_index, std::vector<Injection>& out);
-  Injection MakeInjection(const ScenarioEvent& ev, int port, const char* what) const;
+  Injection MakeInjection(const ScenarioEvent& ev, int port, int function, const char* what) const;
   // How each ethtool statistic of `ps` follows the traffic (its StatRule); a per-channel
   // statistic gets its channel's share of `channel_weight`.
   static void SetStatRules(PortState& ps, const std::vector<double>& channel_weight);
@@ -173,6 +175,20 @@ class Simulator {
   std::vector<PortState*> CardPorts(const PortState& ps);
   // Back after a hot-unplug or a missing card: a new device instance with fresh counters.
   void Replug(PortState& ps);
+  // Configuration (simulator_config.cc): the lossless-RoCE settings of each Ethernet port, the
+  // GPUDirect module and the PCI config space of every function, and the faults that drift
+  // them. CheckConfigFault validates a port's fault; ResolveFunction finds the function a
+  // PCIe fault changes (-1 for the others).
+  void InitConfig();
+  static Status CheckConfigFault(const ScenarioEvent& ev, const Port& port);
+  Result<int> ResolveFunction(const ScenarioEvent& ev, const Port* port) const;
+  // True when `ev` is a configuration fault (it was applied or reverted).
+  bool StartConfigFault(const ScenarioEvent& ev, PortState* ps, int function);
+  bool EndConfigFault(const ScenarioEvent& ev, PortState* ps, int function);
+  Status WritePortConfig(const PortState& ps);
+  Status WritePciConfig(const PciFunction& f);
+  Status WriteNodeConfig();
+  std::string QosText(const PortState& ps) const;
   // ports/<n>/{rate,state,phys_state,lid,sm_lid}, fw_ver, the netdev's speed and duplex and
   // ethtool/<netdev>/link.
   Status WriteLinkFiles(const PortState& ps);
@@ -191,7 +207,12 @@ class Simulator {
   std::string ethtool_root_;
   std::mt19937_64 rng_;
   int64_t now_ = 0;
-  std::vector<int> event_port_;  // scenario event -> port index
+  std::vector<int> event_port_;             // scenario event -> port index (-1: none)
+  std::vector<int> event_function_;         // scenario event -> PCI function of a PCIe fault (-1)
+  std::vector<PciConfigSpec> pci_healthy_;  // by function index
+  std::vector<PciConfigSpec> pci_now_;      // with the active faults
+  bool peermem_loaded_ = true;
+  bool node_config_dirty_ = false;
   std::vector<std::unique_ptr<PortState>> ports_;
   std::vector<ActiveFault> active_;
 };

@@ -79,6 +79,7 @@ Status Simulator::WritePciAttributes(const PciFunction& f) {
   FW_TRY(w.Write(dir + "/max_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
   FW_TRY(w.Write(dir + "/current_link_width", std::to_string(f.link_width) + "\n"));
   FW_TRY(w.Write(dir + "/max_link_width", std::to_string(f.link_width) + "\n"));
+  FW_TRY(WritePciConfig(f));
   return Status::Ok();
 }
 
@@ -107,8 +108,8 @@ Status Simulator::WriteGlobal() {
     }
     FW_TRY(w.Symlink("sys/bus/pci/devices/" + f.bdf, "../../../devices/" + f.path));
   }
-  // GPUDirect RDMA: nvidia_peermem loaded.
-  FW_TRY(w.Write("sys/module/nvidia_peermem/refcnt", "0\n"));
+  // The loaded modules (GPUDirect RDMA: nvidia_peermem) and every function's config space.
+  FW_TRY(WriteNodeConfig());
   FW_TRY(w.MakeDirs("sys/class/net"));
   FW_TRY(w.MakeDirs("sys/class/infiniband"));
   FW_TRY(w.MakeDirs("sys/class/hwmon"));
@@ -164,7 +165,6 @@ Status Simulator::WriteStatic(const PortState& ps) {
   FW_TRY(w.Write(net + "/addr_assign_type", "0\n"));
   FW_TRY(w.Write(net + "/ifindex", std::to_string(p.ifindex + 100 * ps.generation) + "\n"));
   FW_TRY(w.Write(net + "/type", ethernet ? "1\n" : "32\n"));
-  FW_TRY(w.Write(net + "/mtu", ethernet ? "4200\n" : "4092\n"));
   FW_TRY(w.Write(net + "/flags", "0x1003\n"));
   FW_TRY(w.Write(net + "/dev_port", "0\n"));
   FW_TRY(w.Write(net + "/dev_id", "0x0\n"));
@@ -200,7 +200,14 @@ Status Simulator::WritePort(PortState& ps) {
   const Port& p = *ps.port;
   const bool on_disk = std::filesystem::exists(w.Path("sys/" + ps.net_dir));
   if (!ps.present) return on_disk ? Unplug(ps) : Status::Ok();
-  if (!on_disk) FW_TRY(WriteStatic(ps));
+  if (!on_disk) {
+    FW_TRY(WriteStatic(ps));
+    ps.config_dirty = true;  // a new tree (first write, or back after an unplug)
+  }
+  if (ps.config_dirty) {
+    FW_TRY(WritePortConfig(ps));
+    ps.config_dirty = false;
+  }
   FW_TRY(w.Write("sys/" + ps.net_dir + "/ifindex",
                  std::to_string(p.ifindex + 100 * ps.generation) + "\n"));
   FW_TRY(WriteLinkFiles(ps));

@@ -19,6 +19,8 @@
 namespace fabricwatch::sim {
 
 inline constexpr uint64_t kMask32 = 0xffffffffULL;
+// The priority RoCE traffic runs on (DSCP 26 -> priority 3): PFC and ECN are on there.
+inline constexpr int kRocePriority = 3;
 
 #define FW_TRY(expr)                             \
   do {                                           \
@@ -102,6 +104,15 @@ struct Simulator::PortState {
   bool logical_active = true;
   int phys_state_up = 5;  // 5: LinkUp
   std::string fw_ver;
+  // Configuration (simulator_config.cc): what mlnx_qos, `ethtool -a`, `ethtool --get-tunable`,
+  // the ECN switches and the MTU show; the configuration faults change it. Written when dirty.
+  uint8_t pfc_enabled = uint8_t{1} << kRocePriority;
+  bool trust_dscp = true;
+  bool ecn_enabled = true;  // on the RoCE priority (the others stay on)
+  bool global_pause = false;
+  int storm_timeout_ms = 100;
+  int mtu = 9000;
+  bool config_dirty = true;
 
   // The netdev's carrier: the link is up and, on IB, the port is ACTIVE (IPoIB turns the
   // carrier on only then).

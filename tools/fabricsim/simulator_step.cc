@@ -152,7 +152,7 @@ void Simulator::ApplyFaults(PortState& ps) {
   bool down = !ps.present || !ps.module_present;
   int flaps_now = 0;  // zero-length flaps: down and up inside this second
   for (const ActiveFault& af : active_) {
-    if (ports_[af.port].get() != &ps) continue;
+    if (af.port < 0 || ports_[af.port].get() != &ps) continue;
     const ScenarioEvent& ev = *af.event;
     const double elapsed = static_cast<double>(now_ - af.start);
     const double length = std::max(1.0, static_cast<double>(af.end - af.start));
@@ -392,7 +392,8 @@ void Simulator::StepTemperatures(PortState& ps, double util,
   ps.asic_highest = std::max(ps.asic_highest, ps.asic_temp);
   bool ramping = false;
   for (const ActiveFault& af : active_) {
-    ramping |= ports_[af.port].get() == &ps && af.event->fault == "module_temp_ramp";
+    ramping |=
+        af.port >= 0 && ports_[af.port].get() == &ps && af.event->fault == "module_temp_ramp";
   }
   if (!ramping) ps.module.temperature_c = ps.module_base.temperature_c + 0.2 * noise(rng_);
   if (ps.module.temperature_c > ps.module.temperature.high_alarm &&
