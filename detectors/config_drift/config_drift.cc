@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view kName = "config_drift";
 
-// Keys, defaults and the source of each default (docs/detection.md §10).
+// Keys, defaults and the source of each default (docs/detection.md §9.12).
 constexpr DetectorOptionSpec kOptions[] = {
     {"roce-priority",
      "The priority that carries RoCE traffic (0-7): PFC must be on there, and off where the "

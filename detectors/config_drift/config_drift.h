@@ -1,6 +1,6 @@
 #pragma once
 // config_drift: the lossless-fabric, MTU and GPUDirect settings that silently cost bandwidth
-// (issue 21, README "Configuration drift", docs/detection.md §10). None of them moves a counter
+// (issue 21, README "Configuration drift", docs/detection.md §9.12). None of them moves a counter
 // until traffic suffers, so they are checked continuously, as the collectors report them.
 //
 // Inputs: ethtool (PFC enabled per priority, trust, DSCP map, storm-prevention timeout, global
