@@ -25,7 +25,8 @@ mkdir -p "$E2E_TMP/sim"
 # lasting past it, so a slow Prometheus start on a loaded machine still scrapes them: the link
 # flaps until 43 s (the flapping-ports rules need carrier-down increases Prometheus saw), the
 # module ramps ~2 °C/s, past its warning and alarm by ~18 s and there until 42 s (a ramp
-# recovers when it ends).
+# recovers when it ends). PFC off on one port feeds the configuration row (config_drift held 2 s
+# rather than 30 s, within the window).
 cat >"$E2E_TMP/scenario.yaml" <<'YAML'
 preset: hgx-roce
 duration: 30m
@@ -34,6 +35,7 @@ events:
   - {at: 2s, fault: congestion, device: mlx5_0, priority: 3, duration: 20m}
   - {at: 3s, fault: link_flap, device: mlx5_3, count: 20, period: 2s, down: 1}
   - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 120, duration: 40s}
+  - {at: 2s, fault: pfc_off, device: mlx5_2, duration: 20m}
 YAML
 # A state file and a dry-run notify hook, so the agent-health panels of both have series.
 cat >"$E2E_TMP/agent.yaml" <<'YAML'
@@ -50,7 +52,8 @@ for _ in $(seq 1 100); do [[ -d "$E2E_TMP/sim/sys/class/net" ]] && break; sleep 
 # the test's window, and a module first read before the ramp must be read again inside it.
 start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
   --config.file="$E2E_TMP/agent.yaml" --state.file="$E2E_TMP/state.json" \
-  --collector.optics.interval=1s --collector.optics.module-interval=2s
+  --collector.optics.interval=1s --collector.optics.module-interval=2s \
+  --detector.config_drift.hold-for=2s
 targets+=("127.0.0.1:$AGENT_PORT")
 ok "agent on the simulator's hgx-roce preset"
 
