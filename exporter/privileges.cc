@@ -47,9 +47,7 @@ class PermissionWatchingEthtool final : public sys::EthtoolSource {
   Status ReadStatistics(const std::string& netdev, std::vector<sys::EthtoolStat>& stats) override {
     return inner_->ReadStatistics(netdev, stats);
   }
-  Result<sys::PauseInfo> Pause(const std::string& netdev) override {
-    return inner_->Pause(netdev);
-  }
+  Result<sys::PauseInfo> Pause(const std::string& netdev) override { return inner_->Pause(netdev); }
   Result<sys::FecStats> Fec(const std::string& netdev) override { return inner_->Fec(netdev); }
   Result<sys::LinkState> LinkStateOf(const std::string& netdev) override {
     return inner_->LinkStateOf(netdev);

@@ -89,13 +89,24 @@ inline constexpr MetricDesc kStandardStat{
     MetricKind::kCounter,
     {"netdev", "group", "stat"}};
 
-inline constexpr MetricDesc kOwnMetrics[] = {
-    kDriverStats,      kMacPauseFrames,       kPauseEnabled,
-    kPauseAutoneg,     kFecInfo,
-    kFecCorrected,     kFecUncorrectable,     kFecCorrectedBits,
-    kFecLaneCorrected, kFecLaneUncorrectable, kFecLaneCorrectedBits,
-    kLinkExtDown,      kLinkExtState,         kPfcEnabled,
-    kPfcCap,           kPfcDcbFrames,         kPfcStormTimeout,
-    kEcnEnabled,       kStandardStat};
+inline constexpr MetricDesc kOwnMetrics[] = {kDriverStats,
+                                             kMacPauseFrames,
+                                             kPauseEnabled,
+                                             kPauseAutoneg,
+                                             kFecInfo,
+                                             kFecCorrected,
+                                             kFecUncorrectable,
+                                             kFecCorrectedBits,
+                                             kFecLaneCorrected,
+                                             kFecLaneUncorrectable,
+                                             kFecLaneCorrectedBits,
+                                             kLinkExtDown,
+                                             kLinkExtState,
+                                             kPfcEnabled,
+                                             kPfcCap,
+                                             kPfcDcbFrames,
+                                             kPfcStormTimeout,
+                                             kEcnEnabled,
+                                             kStandardStat};
 
 }  // namespace fabricwatch::ethtool
