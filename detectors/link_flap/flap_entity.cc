@@ -27,23 +27,33 @@ bool InMaintenance(const Settings& s, const Entity& entity, TimePoint time) {
 
 // One source saw a down at `time`: either it confirms a down another source already counted
 // (within match-window, not yet seen by this source), or it is a new down.
-void Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
+bool Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
   while (!entity.recent.empty() && entity.recent.front().time < time - 2 * s.match_window) {
     entity.recent.pop_front();
   }
   for (Sighting& sighting : entity.recent) {
     const auto gap = sighting.time > time ? sighting.time - time : time - sighting.time;
     if ((sighting.sources & source) == 0 && gap <= s.match_window) {
+      // The port state confirms a link_downed down: a seen outage, not a micro-flap.
+      if (source == kIbState && (sighting.sources & kIbLinkDowned) != 0) {
+        for (PendingDowned& pending : entity.pending_downed) {
+          if (pending.time == sighting.time && !pending.seen) {
+            pending.seen = true;
+            break;
+          }
+        }
+      }
       sighting.sources |= source;
-      return;
+      return false;
     }
   }
   entity.recent.push_back({time, source});
-  if (InMaintenance(s, entity, time)) return;
+  if (InMaintenance(s, entity, time)) return true;
   entity.hard.Add(time);
   entity.slow.Add(time);
   entity.penalty.Add(s.penalty_per_down, time);
   ++entity.downs_total;
+  return true;
 }
 
 void StateDown(const Settings& /*s*/, Entity& entity, TimePoint time) {
@@ -78,7 +88,9 @@ void Absent(const Settings& s, Entity& entity, TimePoint time) {
   entity.carrier_down.Forget();
   entity.phy_down.Forget();
   entity.link_downed.Forget();
+  entity.link_error_recovery.Forget();
   entity.unplug.Forget();
+  entity.pending_downed.clear();
 }
 
 void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
@@ -87,7 +99,29 @@ void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, So
   if (!step.valid) return;
   // A burst larger than the windows can hold adds no information; cap the loop.
   const uint64_t downs = std::min<uint64_t>(step.delta, 256);
-  for (uint64_t i = 0; i < downs; ++i) Sight(s, entity, source, time);
+  for (uint64_t i = 0; i < downs; ++i) {
+    // A new down from link_downed is a micro-flap unless the port state shows it (settled after
+    // match-window, SettleMicroFlaps); one the state already showed is not pending at all.
+    if (Sight(s, entity, source, time) && source == kIbLinkDowned) {
+      entity.pending_downed.push_back({time, false});
+    }
+  }
+}
+
+void RecoveryCounter(const Settings& s, Entity& entity, uint64_t value, TimePoint time) {
+  const CounterStep step = entity.link_error_recovery.Update(value, time);
+  if (!step.valid || InMaintenance(s, entity, time)) return;
+  const uint64_t recoveries = std::min<uint64_t>(step.delta, 256);
+  for (uint64_t i = 0; i < recoveries; ++i) entity.micro.Add(time);
+}
+
+void SettleMicroFlaps(const Settings& s, Entity& entity, TimePoint now) {
+  while (!entity.pending_downed.empty() &&
+         entity.pending_downed.front().time <= now - s.match_window) {
+    const PendingDowned pending = entity.pending_downed.front();
+    entity.pending_downed.pop_front();
+    if (!pending.seen && !InMaintenance(s, entity, pending.time)) entity.micro.Add(pending.time);
+  }
 }
 
 // docs/detection.md §2.2: module_unplug is a human action — the downs around it are maintenance.
@@ -105,6 +139,8 @@ void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool an
     entity.downs_total -= std::min<uint64_t>(entity.downs_total, 1);
   }
   entity.slow.RemoveBetween(from, time);
+  entity.micro.RemoveBetween(from, time);
+  std::erase_if(entity.pending_downed, [&](const PendingDowned& p) { return p.time >= from; });
   std::erase_if(entity.outages, [&](const auto& outage) { return outage.first >= from; });
   if (entity.penalty.At(time) < s.reuse) entity.suppressed = false;
   entity.hard_active = false;
@@ -127,12 +163,24 @@ double Downtime(const Settings& s, const Entity& entity, TimePoint now) {
 std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoint now) {
   entity.hard.Prune(now - std::max(s.hard_window, s.slow_window));
   entity.slow.Prune(now - s.slow_window);
+  SettleMicroFlaps(s, entity, now);
+  entity.micro.Prune(now - s.micro_window);
   while (!entity.outages.empty() && entity.outages.front().second <= now - s.downtime_window) {
     entity.outages.pop_front();
   }
   const size_t hard = entity.hard.CountAfter(now - s.hard_window);
   const size_t slow = entity.slow.CountAfter(now - s.slow_window);
   const double penalty = entity.penalty.At(now);
+  const size_t micro = entity.micro.CountAfter(now - s.micro_window);
+  // The micro-flap warning holds while the window has micro-count; held for escalate-after,
+  // the link is still retraining and the finding escalates. Below the count it clears.
+  if (micro < s.micro_count) {
+    entity.micro_since.reset();
+  } else if (!entity.micro_since) {
+    entity.micro_since = now;
+  }
+  const bool micro_critical =
+      entity.micro_since && now - *entity.micro_since >= s.micro_escalate_after;
   if (hard >= s.hard_count) entity.hard_active = true;
   if (penalty >= s.suppress) entity.suppressed = true;
   // Hysteresis (§2.2): both flapping states clear only once the penalty decays below reuse.
@@ -154,6 +202,12 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
   Finding finding;
   finding.entity = entity.labels;
   finding.evidence = evidence;
+  if (micro > 0) {
+    finding.evidence.push_back({"micro_window_flaps", static_cast<double>(micro)});
+  }
+  const std::string micro_why = fmt::format(
+      "{} micro-flaps (link error recoveries, downs between samples) in the last {} (>= {})", micro,
+      FormatDuration(s.micro_window), s.micro_count);
   if (entity.maintenance_until && now < *entity.maintenance_until) {
     if (!entity.announce_maintenance) return std::nullopt;
     finding.severity = Severity::kInfo;
@@ -165,10 +219,18 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
   }
   const bool sustained =
       entity.seen_up && entity.down_since && now - *entity.down_since >= s.down_after;
-  if (entity.hard_active || sustained) {
+  if (entity.hard_active || sustained || micro_critical) {
     finding.severity = Severity::kCritical;
-    finding.drain_eligible = true;
-    if (sustained) {
+    // Retrains keep the link up: persistent micro-flaps page, but only a link that goes down
+    // drains the node.
+    finding.drain_eligible = entity.hard_active || sustained;
+    if (!finding.drain_eligible) {
+      finding.value = static_cast<double>(micro);
+      finding.reason = fmt::format(
+          "{}: {}, persisting for {} (>= {})", who, micro_why,
+          FormatDuration(std::chrono::duration_cast<milliseconds>(now - *entity.micro_since)),
+          FormatDuration(s.micro_escalate_after));
+    } else if (sustained) {
       finding.value = down_seconds;
       finding.reason = fmt::format("{}: link down for {:.1f}s (sustained outage >= {})", who,
                                    down_seconds, FormatDuration(s.down_after));
@@ -183,7 +245,8 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
   }
   const bool slow_flapping = slow >= s.slow_count;
   const bool over_budget = downtime >= Seconds(s.downtime_budget);
-  if (entity.suppressed || slow_flapping || over_budget) {
+  const bool micro_flapping = entity.micro_since.has_value();
+  if (entity.suppressed || slow_flapping || over_budget || micro_flapping) {
     finding.severity = Severity::kWarning;
     std::vector<std::string> why;
     if (entity.suppressed) {
@@ -201,6 +264,10 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
                                 FormatDuration(s.downtime_window),
                                 FormatDuration(s.downtime_budget)));
       if (!entity.suppressed && !slow_flapping) finding.value = downtime;
+    }
+    if (micro_flapping) {
+      why.push_back(micro_why);
+      if (why.size() == 1) finding.value = static_cast<double>(micro);
     }
     std::string reason = who + ": ";
     for (size_t i = 0; i < why.size(); ++i) reason += (i ? "; " : "") + why[i];
@@ -225,7 +292,9 @@ nlohmann::json SaveEntity(const Entity& entity) {
                           {"suppressed", entity.suppressed},
                           {"seen_up", entity.seen_up},
                           {"downs_total", entity.downs_total},
-                          {"outages", outages}};
+                          {"outages", outages},
+                          {"micro", entity.micro.Save()}};
+  if (entity.micro_since) entry["micro_since"] = EpochSeconds(*entity.micro_since);
   if (entity.maintenance_until) {
     entry["maintenance_until"] = EpochSeconds(*entity.maintenance_until);
   }
@@ -254,6 +323,9 @@ void LoadEntity(const Settings& s, const nlohmann::json& entry, Entity& entity,
     // The same bound as the live path: only the last downtime-window (EvaluateEntity prunes).
     if (*to > check.now() - s.downtime_window) entity.outages.emplace_back(*from, *to);
   }
+  // Absent in state files of earlier versions.
+  if (entry.contains("micro")) entity.micro.Load(entry.at("micro"), check);
+  if (entry.contains("micro_since")) entity.micro_since = check.Past(entry.at("micro_since"));
   // A maintenance window ends at most maintenance-window after its start, so never later than
   // that after now.
   if (entry.contains("maintenance_until")) {

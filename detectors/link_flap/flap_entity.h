@@ -47,12 +47,23 @@ struct Settings {
   milliseconds downtime_window;
   milliseconds maintenance_window;
   milliseconds match_window;
+  // IB micro-flaps (link_flap.h): retrains and unseen downs in micro_window.
+  uint64_t micro_count;
+  milliseconds micro_window;
+  milliseconds micro_escalate_after;
   double ceiling() const { return reuse * std::exp2(Seconds(max_suppress) / Seconds(half_life)); }
 };
 
 struct Sighting {
   TimePoint time;
   unsigned sources;
+};
+
+// A link_downed increment that started a new down: a micro-flap unless the port state shows the
+// same down within match-window (then it was a seen outage, counted once as a down).
+struct PendingDowned {
+  TimePoint time;
+  bool seen = false;
 };
 
 struct Entity {
@@ -69,9 +80,14 @@ struct Entity {
   std::deque<std::pair<TimePoint, TimePoint>> outages;  // closed outages, for downtime
   std::optional<TimePoint> maintenance_until;
   std::optional<TimePoint> last_unplug;
+  // IB micro-flaps: link_error_recovery increments and link_downed increments the port state
+  // never showed (persisted), and since when the micro-flap warning has held (escalation).
+  EventWindow micro{1024};
+  std::optional<TimePoint> micro_since;
   bool announce_maintenance = false;  // module unplug (info finding) vs. device gone (silent)
   // Live state (not persisted).
-  std::deque<Sighting> recent;  // for matching sightings of the same down
+  std::deque<Sighting> recent;               // for matching sightings of the same down
+  std::deque<PendingDowned> pending_downed;  // link_downed downs not yet judged seen or unseen
   std::optional<TimePoint> down_since;
   TimePoint state_time{};
   bool present = true;
@@ -81,6 +97,7 @@ struct Entity {
   CounterTracker carrier_down{SpecFor(netdev::kCarrierDown, 1e4)};
   CounterTracker phy_down{SpecFor(ethtool::kLinkDownEvents)};
   CounterTracker link_downed{SpecFor(rdma::kLinkDowned)};
+  CounterTracker link_error_recovery{SpecFor(rdma::kLinkErrorRecovery)};
   CounterTracker unplug{SpecFor(ethtool::kModuleEvents)};
 };
 
@@ -90,8 +107,8 @@ Entity NewEntity(const Settings& s, const EntityLabels& labels);
 // True when `time` is within maintenance-window of the entity's last unplug or reappearance.
 bool InMaintenance(const Settings& s, const Entity& entity, TimePoint time);
 // One source saw a down at `time`: either it confirms a down another source already counted
-// (within match-window, not yet seen by this source), or it is a new down.
-void Sight(const Settings& s, Entity& entity, Source source, TimePoint time);
+// (within match-window, not yet seen by this source), or it is a new down (returns true).
+bool Sight(const Settings& s, Entity& entity, Source source, TimePoint time);
 void StateDown(const Settings& s, Entity& entity, TimePoint time);
 void StateUp(const Settings& s, Entity& entity, TimePoint time);
 // The device is gone (hot-unplug, driver unload): not an outage of a link.
@@ -99,6 +116,12 @@ void Absent(const Settings& s, Entity& entity, TimePoint time);
 // Downs a counter source adds since its previous sample (CounterTracker arithmetic).
 void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
                   uint64_t value, TimePoint time);
+// Successful link error recoveries (retrains without a down) since the previous sample: each is
+// a micro-flap.
+void RecoveryCounter(const Settings& s, Entity& entity, uint64_t value, TimePoint time);
+// Judges the link_downed downs older than match-window: those the port state never showed are
+// micro-flaps.
+void SettleMicroFlaps(const Settings& s, Entity& entity, TimePoint now);
 // A module unplug (announce) or a device that came back (silent): the downs around `time` are
 // maintenance, not flaps.
 void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool announce);

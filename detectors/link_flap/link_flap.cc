@@ -28,8 +28,8 @@ using std::chrono::milliseconds;
 
 // docs/detection.md §8 (and §2.2) for every default; the help names the source.
 constexpr DetectorOptionSpec kOptions[] = {
-    {"hard-count", "Down events in hard-window that make hard flapping (critical). [S14] errdisable",
-     "5"},
+    {"hard-count",
+     "Down events in hard-window that make hard flapping (critical). [S14] errdisable", "5"},
     {"hard-window", "Sliding window of hard flapping. [S14] Cisco/OcNOS/Huawei 5 flaps in 10 s",
      "10s"},
     {"slow-count", "Down events in slow-window that make slow flapping (warning). [S15] NHC2005",
@@ -41,22 +41,41 @@ constexpr DetectorOptionSpec kOptions[] = {
     {"suppress", "Penalty at which the port counts as flapping (warning). [S18] BGP 2000", "2000"},
     {"reuse", "Penalty below which flapping (and a hard-flapping episode) clears. [S18] BGP 750",
      "750"},
-    {"max-suppress", "Longest suppression; caps the penalty at reuse*2^(max-suppress/half-life). "
-                     "[S17][S18] 60 min (ceiling 12000)",
+    {"max-suppress",
+     "Longest suppression; caps the penalty at reuse*2^(max-suppress/half-life). "
+     "[S17][S18] 60 min (ceiling 12000)",
      "60m"},
-    {"down-after", "A port seen up that stays down this long is a sustained outage (critical). "
-                   "Judgement over [S16]: 30 s avoids racing auto-recovery",
+    {"down-after",
+     "A port seen up that stays down this long is a sustained outage (critical). "
+     "Judgement over [S16]: 30 s avoids racing auto-recovery",
      "30s"},
-    {"downtime-budget", "Downtime in downtime-window that kills an NCCL job (warning): IB "
-                        "timeout 4.096 us*2^18 x 7 retries. [S58][S59]",
+    {"downtime-budget",
+     "Downtime in downtime-window that kills an NCCL job (warning): IB "
+     "timeout 4.096 us*2^18 x 7 retries. [S58][S59]",
      "7.5s"},
     {"downtime-window", "Window of accumulated downtime. [S58] Databricks 1 h", "1h"},
-    {"maintenance-window", "Downs this close to a module unplug are maintenance, not flaps. "
-                           "Judgement over [S10] (module_unplug is informative)",
+    {"maintenance-window",
+     "Downs this close to a module unplug are maintenance, not flaps. "
+     "Judgement over [S10] (module_unplug is informative)",
      "5m"},
-    {"match-window", "Sightings of one down by different sources (netlink, counters, port state) "
-                     "this close together are the same down. Judgement: > 2 sample intervals",
+    {"match-window",
+     "Sightings of one down by different sources (netlink, counters, port state) "
+     "this close together are the same down. Judgement: > 2 sample intervals",
      "5s"},
+    {"micro-flap-count",
+     "IB micro-flaps in micro-flap-window that warn: successful link error recoveries (the PHY "
+     "retrained, IBTA PortCounters LinkErrorRecoveryCounter) and link_downed increments the port "
+     "state never showed (NVSentinel/UFM count link_downed growth as a flap). Judgement: one "
+     "retrain is noise, a few in minutes is a marginal link",
+     "3"},
+    {"micro-flap-window",
+     "Sliding window of IB micro-flaps; the warning clears once fewer than micro-flap-count "
+     "remain in it. Judgement: ten 60 s scrapes",
+     "10m"},
+    {"micro-flap-escalate-after",
+     "Micro-flapping that holds this long (still retraining) becomes critical, not drained. "
+     "Judgement: three micro-flap-windows",
+     "30m"},
 };
 
 constexpr LabelNames kEntityLabels{"device", "port", "netdev"};
@@ -72,17 +91,16 @@ constexpr MetricDesc kHardWindow{
     MetricKind::kGauge, kEntityLabels};
 constexpr MetricDesc kSlowWindow{
     "fabric_link_flap_slow_window_down_events",
-    "Down events of the port in the last slow-window (default 6 h; link_flap).",
-    MetricKind::kGauge, kEntityLabels};
+    "Down events of the port in the last slow-window (default 6 h; link_flap).", MetricKind::kGauge,
+    kEntityLabels};
 constexpr MetricDesc kWindowDowntime{
     "fabric_link_flap_window_downtime_seconds",
     "Time the port was down in the last downtime-window (default 1 h), compared with the NCCL "
     "downtime budget (link_flap).",
     MetricKind::kGauge, kEntityLabels};
-constexpr MetricDesc kDownDuration{
-    "fabric_link_down_duration_seconds",
-    "Length of the port's current outage, 0 while up (link_flap).", MetricKind::kGauge,
-    kEntityLabels};
+constexpr MetricDesc kDownDuration{"fabric_link_down_duration_seconds",
+                                   "Length of the port's current outage, 0 while up (link_flap).",
+                                   MetricKind::kGauge, kEntityLabels};
 constexpr MetricDesc kDownEvents{
     "fabric_link_flap_down_events_total",
     "Down events of the port counted by link_flap after deduplicating its sources (netlink, "
@@ -96,6 +114,7 @@ constexpr MetricInput kInputs[] = {
     {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer", "netdev"}},
     {"rdma", &rdma::kPortState, {"device", "port"}},
     {"rdma", &rdma::kLinkDowned, {"device", "port"}},
+    {"rdma", &rdma::kLinkErrorRecovery, {"device", "port"}},
     {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
     {"ethtool", &ethtool::kLinkDownEvents, {"netdev"}},
 };
@@ -156,12 +175,14 @@ class LinkFlapDetector final : public Detector {
       const LabelPair labels[] = {{"device", device}, {"port", port}, {"netdev", netdev}};
       const TimePoint now = last_eval_;
       sink.Add(kPenalty, labels, entity.penalty.At(now));
-      sink.Add(kHardWindow, labels, static_cast<double>(entity.hard.CountAfter(now - s_.hard_window)));
-      sink.Add(kSlowWindow, labels, static_cast<double>(entity.slow.CountAfter(now - s_.slow_window)));
+      sink.Add(kHardWindow, labels,
+               static_cast<double>(entity.hard.CountAfter(now - s_.hard_window)));
+      sink.Add(kSlowWindow, labels,
+               static_cast<double>(entity.slow.CountAfter(now - s_.slow_window)));
       sink.Add(kWindowDowntime, labels, Downtime(s_, entity, now));
-      sink.Add(kDownDuration, labels,
-               entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since)
-                                                             : 0.0);
+      sink.Add(
+          kDownDuration, labels,
+          entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since) : 0.0);
       sink.Add(kDownEvents, labels, static_cast<double>(entity.downs_total));
     }
   }
@@ -349,6 +370,13 @@ class LinkFlapDetector final : public Detector {
                      snapshot.time);
       }
     }
+    if (const auto* family = FindFamily(snapshot, rdma::kLinkErrorRecovery)) {
+      for (const auto& metric : family->metric) {
+        Entity* entity = port_entity(metric);
+        if (entity == nullptr) continue;
+        RecoveryCounter(s_, *entity, CounterValue(*family, metric), snapshot.time);
+      }
+    }
     for (auto& [key, entity] : entities_) {
       if (!entity.netdev && entity.present && !present.contains(key)) {
         Absent(s_, entity, snapshot.time);
@@ -389,6 +417,9 @@ Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& op
   s.downtime_window = reader->Duration("downtime-window");
   s.maintenance_window = reader->Duration("maintenance-window", /*allow_zero=*/true);
   s.match_window = reader->Duration("match-window", /*allow_zero=*/true);
+  s.micro_count = reader->Count("micro-flap-count", 1, 10000);
+  s.micro_window = reader->Duration("micro-flap-window");
+  s.micro_escalate_after = reader->Duration("micro-flap-escalate-after");
   if (!reader->status().ok()) return Error(reader->status());
   if (s.reuse >= s.suppress) {
     return Error(StatusCode::kInvalidArgument,

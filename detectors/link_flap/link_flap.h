@@ -27,6 +27,14 @@
 //                              budget (7.5 s in 1 h [S58][S59]), counted only once the port
 //                              has been up (a port down or stuck since boot had no outage: it
 //                              is link_degraded's);
+//   critical (not drained)     micro-flapping that held for micro-flap-escalate-after (30 m);
+//   warning                    IB micro-flaps: ≥ micro-flap-count (3) in micro-flap-window (10 m),
+//                              each a successful link error recovery (fabric_rdma_port_link_
+//                              error_recoveries_total: the PHY retrained without going down,
+//                              IBTA LinkErrorRecoveryCounter) or a link_downed increment the
+//                              port state never showed within match-window (a down+up shorter
+//                              than the poll; a down the state showed is counted once, as a
+//                              down, never as a micro-flap); clears when the window has fewer;
 //   info (never drained)       maintenance: a module unplug (fabric_ethtool_module_events_total
 //                              event="unplug") — downs within maintenance-window before or after
 //                              it are not counted, and no other finding is raised meanwhile.

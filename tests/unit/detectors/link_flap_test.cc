@@ -11,8 +11,8 @@
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/link_events.h"
-#include "tests/testing/families.h"
 #include "detectors/core/state_check.h"
+#include "tests/testing/families.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -55,6 +55,21 @@ class LinkFlapTest : public ::testing::Test {
             1);
     f.Gauge(rdma::kPortState, {{"device", "mlx5_0"}, {"port", "1"}}, state);
     f.Counter(rdma::kLinkDowned, {{"device", "mlx5_0"}, {"port", "1"}}, link_downed);
+    Feed("rdma", t, f);
+  }
+  // An IB port sample with its link_error_recovery counter too (micro-flaps).
+  void Ib(TimePoint t, int state, double link_downed, double recoveries) {
+    Families f;
+    f.Gauge(rdma::kPortInfo,
+            {{"device", "mlx5_0"},
+             {"port", "1"},
+             {"link_layer", "InfiniBand"},
+             {"netdev", "ib0"},
+             {"speed", "NDR"}},
+            1);
+    f.Gauge(rdma::kPortState, {{"device", "mlx5_0"}, {"port", "1"}}, state);
+    f.Counter(rdma::kLinkDowned, {{"device", "mlx5_0"}, {"port", "1"}}, link_downed);
+    f.Counter(rdma::kLinkErrorRecovery, {{"device", "mlx5_0"}, {"port", "1"}}, recoveries);
     Feed("rdma", t, f);
   }
   void Unplug(TimePoint t, double count, const std::string& netdev = "eth0") {
@@ -373,6 +388,131 @@ TEST_F(LinkFlapTest, out_of_range_penalties_and_counts_are_dropped) {
   StateLoadCheck check(kT0 + seconds(2));
   ASSERT_TRUE(detector->LoadState(at_ceiling, check).ok());
   EXPECT_EQ(check.total_dropped(), 0u);
+}
+
+}  // namespace
+}  // namespace fabricwatch::detect
+
+namespace fabricwatch::detect {
+namespace {
+
+double EvidenceOf(const Finding& f, const std::string& name) {
+  for (const Evidence& e : f.evidence) {
+    if (e.name == name) return e.value;
+  }
+  return -1;
+}
+
+// IB micro-flaps (issue 22 item 2): link_error_recovery grows while the port stays ACTIVE.
+// Samples every 10 s; a recovery at +60 s, +120 s and +180 s: the third raises the warning (3 in
+// 10 m), and it clears when the first leaves the window (+60 s + 10 m).
+TEST_F(LinkFlapTest, micro_flaps_raise_a_warning_that_clears_after_the_window) {
+  Make();
+  uint64_t recoveries = 7;  // whatever the port counted before we started
+  std::optional<TimePoint> raised, cleared;
+  for (int s = 0; s <= 1200; s += 10) {
+    const TimePoint t = kT0 + seconds(s);
+    if (s == 60 || s == 120 || s == 180) ++recoveries;
+    Ib(t, 4, 1, static_cast<double>(recoveries));
+    auto worst = Worst(t);
+    if (worst && !raised) {
+      raised = t;
+      EXPECT_EQ(worst->severity, Severity::kWarning);
+      EXPECT_FALSE(worst->drain_eligible);
+      EXPECT_EQ(worst->entity, (EntityLabels{{"device", "mlx5_0"}, {"port", "1"}}));
+      EXPECT_EQ(worst->value, 3);
+      EXPECT_EQ(EvidenceOf(*worst, "micro_window_flaps"), 3);
+      EXPECT_NE(worst->reason.find("3 micro-flaps"), std::string::npos) << worst->reason;
+    }
+    if (!worst && raised && !cleared) cleared = t;
+  }
+  ASSERT_TRUE(raised);
+  EXPECT_EQ(*raised, kT0 + seconds(180)) << "on the sample that shows the third";
+  ASSERT_TRUE(cleared);
+  EXPECT_EQ(*cleared, kT0 + seconds(660)) << "the first leaves the 10 m window";
+}
+
+TEST_F(LinkFlapTest, one_recovery_a_reset_and_saturation_raise_no_micro_flap) {
+  Make();
+  TimePoint t = kT0;
+  Ib(t, 4, 1, 200);
+  for (int i = 1; i <= 180; ++i) {  // 30 min at 10 s
+    t = kT0 + seconds(10 * i);
+    // 200 before we started, one recovery at +100 s, a counter reset (driver reload: 201 -> 0)
+    // at +600 s, saturated (255: untrusted) from +1200 s.
+    const double value = i < 10 ? 200 : i < 60 ? 201 : i < 120 ? 0 : 255;
+    Ib(t, 4, 1, value);
+    EXPECT_FALSE(Worst(t)) << "at +" << 10 * i << " s: " << Worst(t)->reason;
+  }
+}
+
+// A down the port state showed is one down (link_downed confirms it within match-window),
+// never a micro-flap too; a link_downed increment the state never showed is one.
+TEST_F(LinkFlapTest, a_seen_outage_is_not_counted_as_a_micro_flap) {
+  // Flap rules out of the way: slow-count high, a tiny penalty.
+  Make({{"slow-count", "100"}, {"penalty-per-down", "1"}});
+  Ib(kT0, 4, 1, 0);
+  Ib(kT0 + seconds(10), 4, 1, 1);  // two retrains
+  Ib(kT0 + seconds(20), 4, 1, 2);
+  // A real outage: the state shows it down, link_downed counts it in the same sample.
+  Ib(kT0 + seconds(30), 1, 2, 2);
+  Ib(kT0 + seconds(31), 4, 2, 2);
+  // Another where the counter leads the state by one sample (read order).
+  Ib(kT0 + seconds(40), 4, 3, 2);
+  Ib(kT0 + seconds(41), 1, 3, 2);
+  for (int s = 42; s <= 60; ++s) {
+    Ib(kT0 + seconds(s), 4, 3, 2);
+    auto worst = Worst(kT0 + seconds(s));
+    EXPECT_FALSE(worst) << "at +" << s << " s: " << worst->reason;
+  }
+  // A down and up between two samples: the state never leaves ACTIVE, link_downed grows.
+  Ib(kT0 + seconds(70), 4, 4, 2);
+  // Judged once match-window (5 s) passed without the state showing it.
+  EXPECT_FALSE(Worst(kT0 + seconds(72)));
+  Ib(kT0 + seconds(76), 4, 4, 2);
+  auto worst = Worst(kT0 + seconds(76));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kWarning);
+  EXPECT_EQ(EvidenceOf(*worst, "micro_window_flaps"), 3) << worst->reason;
+}
+
+// Micro-flapping that holds for micro-flap-escalate-after (30 m) is critical, not drained;
+// a restart keeps the window and when the warning began.
+TEST_F(LinkFlapTest, persistent_micro_flaps_escalate_to_critical) {
+  Make();
+  double recoveries = 0;
+  std::optional<TimePoint> warning, critical;
+  for (int s = 0; s <= 3000; s += 10) {
+    const TimePoint t = kT0 + seconds(s);
+    if (s > 0 && s % 120 == 0) ++recoveries;  // one retrain every 2 min
+    Ib(t, 4, 1, recoveries);
+    auto worst = Worst(t);
+    if (s == 1500) {
+      const nlohmann::json saved = detector->SaveState();
+      Make();
+      StateLoadCheck check(t);
+      ASSERT_TRUE(detector->LoadState(saved, check).ok());
+      Ib(t, 4, 1, recoveries);
+    }
+    if (!worst) continue;
+    if (!warning) warning = t;
+    if (worst->severity == Severity::kCritical && !critical) {
+      critical = t;
+      EXPECT_FALSE(worst->drain_eligible);
+      EXPECT_NE(worst->reason.find("persisting"), std::string::npos) << worst->reason;
+    }
+  }
+  ASSERT_TRUE(warning);
+  EXPECT_EQ(*warning, kT0 + seconds(360)) << "the third retrain";
+  ASSERT_TRUE(critical);
+  EXPECT_EQ(*critical, *warning + std::chrono::minutes(30));
+}
+
+TEST_F(LinkFlapTest, micro_flap_options_are_validated) {
+  EXPECT_FALSE(MakeLinkFlapDetector({{"micro-flap-count", "0"}}));
+  EXPECT_FALSE(MakeLinkFlapDetector({{"micro-flap-window", "0s"}}));
+  EXPECT_FALSE(MakeLinkFlapDetector({{"micro-flap-escalate-after", "soon"}}));
+  EXPECT_TRUE(MakeLinkFlapDetector({{"micro-flap-count", "5"}, {"micro-flap-window", "1h"}}));
 }
 
 }  // namespace
