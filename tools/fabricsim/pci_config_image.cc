@@ -87,8 +87,11 @@ std::vector<uint8_t> RenderPciConfig(const PciConfigSpec& s) {
   const uint32_t width = static_cast<uint32_t>(s.link_width) & 0x3f;
   img.Put32(kPcie + 0x0c, speed | (width << 4) | (port ? 0x00100000u : 0) |  // DLL active rep.
                               (static_cast<uint32_t>(s.port_number) << 24));
-  img.Put16(kPcie + 0x12,
-            static_cast<uint16_t>(speed | (width << 4) | (port ? 0x2000 : 0)));  // DLL active
+  const uint8_t speed_now = s.link_gts_now > 0 ? SpeedCode(s.link_gts_now) : speed;
+  const uint32_t width_now =
+      s.link_width_now > 0 ? static_cast<uint32_t>(s.link_width_now) & 0x3f : width;
+  img.Put16(kPcie + 0x12, static_cast<uint16_t>(speed_now | (width_now << 4) |
+                                                (port ? 0x2000 : 0)));  // DLL active
   img.Put32(kPcie + 0x2c, static_cast<uint32_t>(((1u << speed) - 1) << 1));
   img.Put16(kPcie + 0x30, speed);
 

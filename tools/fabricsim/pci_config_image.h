@@ -14,6 +14,7 @@
 //           +0x08 Device Control: Max_Payload_Size bits 7:5, Max_Read_Request_Size bits 14:12
 //           +0x0c Link Capabilities: max speed bits 3:0, max width bits 9:4, port number 31:24
 //           +0x12 Link Status: current speed 3:0, negotiated width 9:4, DLL Link Active (ports)
+//                 (link_gts_now/link_width_now when set, else the maximum)
 //           +0x2c Link Capabilities 2: supported speeds vector; +0x30 Link Control 2: target
 //   0x100 AER (extended ID 0x0001) -> 0x148 ACS (0x000d; PCIe Base Spec 7.7.8, ports with
 //         acs only): +0x04 ACS Capability, +0x06 ACS Control (SV 0, TB 1, RR 2, CR 3, UF 4,
@@ -47,8 +48,11 @@ struct PciConfigSpec {
   uint8_t mps_supported = 2;
   uint8_t mps = 1;
   uint8_t mrrs = 2;
-  double link_gts = 32.0;  // current = max
+  double link_gts = 32.0;  // the maximum (Link Capabilities)
   int link_width = 16;
+  // What the link trained at (Link Status); 0: the maximum. pcie_downtrain lowers them.
+  double link_gts_now = 0;
+  int link_width_now = 0;
   struct Acs {
     uint16_t capability;
     uint16_t control;

@@ -17,7 +17,7 @@
 namespace fabricwatch::sim {
 namespace {
 
-constexpr std::array<FaultInfo, 29> kFaults = {{
+constexpr std::array<FaultInfo, 32> kFaults = {{
     {"congestion",
      "heavy but flowing PFC on a priority: pause both ways with XON transitions, ECN marks and "
      "CNPs, throughput down but moving",
@@ -34,9 +34,16 @@ constexpr std::array<FaultInfo, 29> kFaults = {{
      false, 0, "count=3 period=10 down=1 (duration: count*period)"},
     {"link_down", "the link is down (Polling) for the whole duration", false, 60, ""},
     {"ber_growth",
-     "pre-FEC bit error ratio grows log-linearly to `ber`; past 1e-6 uncorrected symbol errors "
-     "appear (IB symbol_error/port_rcv_errors, mlx5 rx_pcs_symbol_err_phy, CRC errors)",
-     false, 120, "ber=1e-5 lane (all lanes when omitted)"},
+     "pre-FEC bit error ratio grows log-linearly to `ber` over `ramp` s (0: at once) and stays "
+     "there; past 1e-6 uncorrected symbol errors appear (IB symbol_error/port_rcv_errors, mlx5 "
+     "rx_pcs_symbol_err_phy, CRC errors). With `lane`, that lane carries 97% of the corrected "
+     "bits (rx_err_lane_<N-1>_phy) and the others 1% each",
+     false, 120, "ber=1e-5 lane (all lanes when omitted) ramp=(duration)"},
+    {"ib_micro_flap",
+     "InfiniBand port: the link retrains without going down `count` times, every `period` s "
+     "(counters/link_error_recovery +1 each; state stays ACTIVE, link_downed unchanged). A "
+     "down+up shorter than the poll is link_flap with down: 0",
+     false, 0, "count=3 period=60 (duration: count*period)"},
     {"module_temp_ramp", "module temperature ramps linearly to target_celsius, then recovers",
      false, 120, "target_celsius=(high alarm + 3)"},
     {"rx_power_decay", "receive power of one lane decays to target_dbm", false, 120,
@@ -128,6 +135,18 @@ constexpr std::array<FaultInfo, 29> kFaults = {{
      "MaxPayloadSize (and optionally MaxReadRequestSize) unlike the rest of its path (256, MRRS "
      "512)",
      false, 300, "mps=128 mrrs=(unchanged) (bytes: 128..4096, a power of 2)"},
+    // PCIe health (issue 22): what pcie_degraded reads (topology collector).
+    {"pcie_downtrain",
+     "one function on a GPU-NIC path (`gpu:`, or the NIC of device:/netdev:) trains its PCIe "
+     "link below its maximum: current_link_width (x16 -> x8) and/or current_link_speed, and "
+     "the config space's Link Status; max_link_* and Link Capabilities stay",
+     false, 600, "link_width=(half the maximum) link_gts=(the maximum) (2.5 5 8 16 32 64)"},
+    {"aer_burst",
+     "one function (`gpu:`, or the NIC of device:/netdev:) reports `count` correctable AER "
+     "errors (aer_dev_correctable RxErr and TOTAL_ERR_COR) and `nonfatal` nonfatal ones "
+     "(aer_dev_nonfatal CmpltTO, TOTAL_ERR_NONFATAL), spread over the duration; they stay "
+     "counted after it",
+     false, 60, "count=50 nonfatal=0"},
 }};
 
 bool IsPowerOfTwoSize(double v) {
@@ -172,8 +191,8 @@ Result<double> Number(std::string_view source, const YAML::Node& node, const std
   return v;
 }
 
-Result<int> Integer(std::string_view source, const YAML::Node& node, const std::string& key,
-                    int lo, int hi) {
+Result<int> Integer(std::string_view source, const YAML::Node& node, const std::string& key, int lo,
+                    int hi) {
   auto v = Number(source, node, key);
   if (!v) return Error(v.error());
   if (*v != static_cast<int>(*v) || *v < lo || *v > hi) {
@@ -185,10 +204,11 @@ Result<int> Integer(std::string_view source, const YAML::Node& node, const std::
 }
 
 const std::set<std::string, std::less<>> kNumericParams = {
-    "rate", "count", "ber", "target_celsius", "target_dbm", "target_ma", "speed_gbps"};
+    "rate",      "count",      "ber",      "target_celsius", "target_dbm",
+    "target_ma", "speed_gbps", "nonfatal", "link_gts"};
 // Integer parameters and their range.
 const std::map<std::string, std::pair<int, int>, std::less<>> kIntegerParams = {
-    {"width", {1, 2}}, {"phys_state", {0, 7}}};
+    {"width", {1, 2}}, {"phys_state", {0, 7}}, {"link_width", {1, 32}}};
 
 // `speed:` (an IBTA lane speed) and `fw_ver:` (major.minor.subminor, as fw_ver prints it).
 Status CheckText(std::string_view source, const YAML::Node& value, const std::string& key) {
@@ -245,8 +265,8 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
   if (info == nullptr) {
     std::string known;
     for (const FaultInfo& f : Faults()) known += (known.empty() ? "" : ", ") + std::string(f.name);
-    return Error(Bad(source, fault_node,
-                     "unknown fault \"" + ev.fault + "\" (known: " + known + ")"));
+    return Error(
+        Bad(source, fault_node, "unknown fault \"" + ev.fault + "\" (known: " + known + ")"));
   }
   ev.duration_s = info->default_duration_s;
   bool has_duration = false;
@@ -293,7 +313,7 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       auto l = Integer(source, value, key, 1, 8);
       if (!l) return Error(l.error());
       ev.lane = *l;
-    } else if (key == "period" || key == "down" || key == "degraded") {
+    } else if (key == "period" || key == "down" || key == "degraded" || key == "ramp") {
       auto s = Seconds(source, value, key.c_str());
       if (!s) return Error(s.error());
       if (key == "period" && *s <= 0) return Error(Bad(source, value, "period must be positive"));
@@ -303,6 +323,13 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       if (!v) return Error(v.error());
       if ((key == "rate" || key == "count" || key == "ber" || key == "speed_gbps") && *v <= 0) {
         return Error(Bad(source, value, key + " must be positive"));
+      }
+      if (key == "nonfatal" && *v < 0) return Error(Bad(source, value, "nonfatal is negative"));
+      if (key == "link_gts" && *v != 2.5 && *v != 5 && *v != 8 && *v != 16 && *v != 32 &&
+          *v != 64) {
+        return Error(Bad(source, value,
+                         "link_gts: expected a PCIe speed (2.5, 5, 8, 16, 32 or 64 GT/s), got \"" +
+                             value.Scalar() + "\""));
       }
       ev.params[key] = *v;
     } else if (auto range = kIntegerParams.find(key); range != kIntegerParams.end()) {
@@ -321,9 +348,11 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
   if (info->instant && has_duration && ev.duration_s > 0) {
     return Error(Bad(source, node["duration"], ev.fault + " is instantaneous: no duration"));
   }
-  if (ev.fault == "link_flap") {
+  if (ev.fault == "link_flap" || ev.fault == "ib_micro_flap") {
     const double count = ev.params.contains("count") ? ev.params["count"] : 3;
-    const double period = ev.params.contains("period") ? ev.params["period"] : 10;
+    const double period = ev.params.contains("period") ? ev.params["period"]
+                          : ev.fault == "link_flap"    ? 10
+                                                       : 60;
     if (!has_duration) ev.duration_s = count * period;
   }
   if (ev.fault == "link_retrain" && !has_duration) {
@@ -342,7 +371,9 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
 FaultTarget TargetOf(std::string_view fault) {
   if (fault == "peermem_unloaded") return FaultTarget::kNode;
   if (fault == "acs_redirect") return FaultTarget::kGpu;
-  if (fault == "mps_mismatch") return FaultTarget::kGpuOrPort;
+  if (fault == "mps_mismatch" || fault == "pcie_downtrain" || fault == "aer_burst") {
+    return FaultTarget::kGpuOrPort;
+  }
   return FaultTarget::kPort;
 }
 
@@ -362,9 +393,9 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument,
-                 sc.source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return Error(StatusCode::kInvalidArgument, sc.source + ":" + std::to_string(e.mark.line + 1) +
+                                                   ":" + std::to_string(e.mark.column + 1) + ": " +
+                                                   e.msg);
   }
   if (!root.IsMap()) {
     return Error(StatusCode::kInvalidArgument,
@@ -408,10 +439,10 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   }
   for (const ScenarioEvent& ev : sc.events) {
     if (ev.at_s >= sc.duration_s) {
-      return Error(StatusCode::kInvalidArgument,
-                   sc.source + ":" + std::to_string(ev.line) + ": event " + ev.fault +
-                       " starts at " + std::to_string(static_cast<long>(ev.at_s)) +
-                       "s, after the scenario's duration");
+      return Error(StatusCode::kInvalidArgument, sc.source + ":" + std::to_string(ev.line) +
+                                                     ": event " + ev.fault + " starts at " +
+                                                     std::to_string(static_cast<long>(ev.at_s)) +
+                                                     "s, after the scenario's duration");
     }
   }
   std::stable_sort(sc.events.begin(), sc.events.end(),

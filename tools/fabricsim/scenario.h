@@ -17,7 +17,8 @@
 //                             #   GPU's PCI address or its index (0 = the first GPU)
 //
 // Most faults name a port (device: or netdev:). peermem_unloaded is node-wide and names nothing;
-// acs_redirect names a gpu:; mps_mismatch names a gpu: or a port (its NIC function).
+// acs_redirect names a gpu:; mps_mismatch, pcie_downtrain and aer_burst name a gpu: or a port
+// (its NIC function).
 //
 // Parsing checks the syntax and each value (durations are Prometheus-style, collectors/core/
 // duration.h); whether the named device exists is checked against the node when the Simulator
@@ -37,9 +38,9 @@ namespace fabricwatch::sim {
 struct FaultInfo {
   std::string_view name;
   std::string_view description;
-  bool instant;                // happens at one instant (no end event)
-  double default_duration_s;   // when `duration:` is omitted (durational faults)
-  std::string_view params;     // accepted parameters with their defaults, for `fabricsim faults`
+  bool instant;               // happens at one instant (no end event)
+  double default_duration_s;  // when `duration:` is omitted (durational faults)
+  std::string_view params;    // accepted parameters with their defaults, for `fabricsim faults`
 };
 
 // What a fault names (ParseEvent checks it): a port (device: or netdev:), nothing (node-wide),
@@ -61,7 +62,7 @@ struct ScenarioEvent {
   std::string gpu;  // PCI address or index of a GPU (PCIe path faults)
   std::optional<int> priority;
   std::optional<int> lane;
-  std::map<std::string, double> params;  // rate, period, count, target_celsius, ...
+  std::map<std::string, double> params;     // rate, period, count, target_celsius, ...
   std::map<std::string, std::string> text;  // speed ("HDR"), fw_ver ("28.38.1002")
 };
 

@@ -12,24 +12,39 @@
 namespace fabricwatch::sim {
 namespace {
 
-const char* const kPmaNames[kPmaCount] = {
-    "symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
-    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_discards",
-    "port_xmit_constraint_errors", "port_rcv_constraint_errors", "local_link_integrity_errors",
-    "excessive_buffer_overrun_errors", "VL15_dropped", "port_xmit_data", "port_rcv_data",
-    "port_xmit_packets", "port_rcv_packets", "port_xmit_wait", "unicast_xmit_packets",
-    "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets"};
+const char* const kPmaNames[kPmaCount] = {"symbol_error",
+                                          "link_error_recovery",
+                                          "link_downed",
+                                          "port_rcv_errors",
+                                          "port_rcv_remote_physical_errors",
+                                          "port_rcv_switch_relay_errors",
+                                          "port_xmit_discards",
+                                          "port_xmit_constraint_errors",
+                                          "port_rcv_constraint_errors",
+                                          "local_link_integrity_errors",
+                                          "excessive_buffer_overrun_errors",
+                                          "VL15_dropped",
+                                          "port_xmit_data",
+                                          "port_rcv_data",
+                                          "port_xmit_packets",
+                                          "port_rcv_packets",
+                                          "port_xmit_wait",
+                                          "unicast_xmit_packets",
+                                          "unicast_rcv_packets",
+                                          "multicast_xmit_packets",
+                                          "multicast_rcv_packets"};
 // IBA PortCounters widths (IBA 1.4 Table 247); the data counters come from PortCountersExtended
 // (64 bit) on mlx5; PortXmitWait stays 32 bit.
-constexpr int kPmaBits[kPmaCount] = {16, 8, 8, 16, 16, 16, 16, 8, 8, 4, 4, 16,
-                                     64, 64, 64, 64, 32, 64, 64, 64, 64};
+constexpr int kPmaBits[kPmaCount] = {16, 8,  8,  16, 16, 16, 16, 8,  8,  4, 4,
+                                     16, 64, 64, 64, 64, 32, 64, 64, 64, 64};
 
 const char* const kNetStatNames[kNetStatCount] = {
-    "collisions", "multicast", "rx_bytes", "rx_compressed", "rx_crc_errors", "rx_dropped",
-    "rx_errors", "rx_fifo_errors", "rx_frame_errors", "rx_length_errors", "rx_missed_errors",
-    "rx_nohandler", "rx_over_errors", "rx_packets", "tx_aborted_errors", "tx_bytes",
-    "tx_carrier_errors", "tx_compressed", "tx_dropped", "tx_errors", "tx_fifo_errors",
-    "tx_heartbeat_errors", "tx_packets", "tx_window_errors"};
+    "collisions",        "multicast",           "rx_bytes",          "rx_compressed",
+    "rx_crc_errors",     "rx_dropped",          "rx_errors",         "rx_fifo_errors",
+    "rx_frame_errors",   "rx_length_errors",    "rx_missed_errors",  "rx_nohandler",
+    "rx_over_errors",    "rx_packets",          "tx_aborted_errors", "tx_bytes",
+    "tx_carrier_errors", "tx_compressed",       "tx_dropped",        "tx_errors",
+    "tx_fifo_errors",    "tx_heartbeat_errors", "tx_packets",        "tx_window_errors"};
 
 }  // namespace
 
@@ -70,8 +85,8 @@ Simulator::Simulator(Node node, Scenario scenario, std::string root, SimOptions 
 
 Simulator::~Simulator() = default;
 
-Result<std::unique_ptr<Simulator>> Simulator::Create(Node node, Scenario scenario,
-                                                     std::string root, SimOptions options) {
+Result<std::unique_ptr<Simulator>> Simulator::Create(Node node, Scenario scenario, std::string root,
+                                                     SimOptions options) {
   if (root.empty()) return Error(StatusCode::kInvalidArgument, "empty root directory");
   std::unique_ptr<Simulator> sim(
       new Simulator(std::move(node), std::move(scenario), std::move(root), options));
@@ -88,10 +103,9 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
     if (port == nullptr) {
       std::string known;
       for (const std::string& d : node_.RdmaDevices()) known += (known.empty() ? "" : " ") + d;
-      return Error(StatusCode::kInvalidArgument, where + "device \"" + ev.device +
-                                                     "\" does not exist on preset " +
-                                                     node_.spec.preset + " (devices: " + known +
-                                                     ")");
+      return Error(StatusCode::kInvalidArgument,
+                   where + "device \"" + ev.device + "\" does not exist on preset " +
+                       node_.spec.preset + " (devices: " + known + ")");
     }
     if (ev.port != port->port_num) {
       return Error(StatusCode::kInvalidArgument,
@@ -108,9 +122,8 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
                        node_.spec.preset + " (netdevs: " + known + ")");
     }
     if (port != nullptr && port != by_netdev) {
-      return Error(StatusCode::kInvalidArgument,
-                   where + "device " + ev.device + " and netdev " + ev.netdev +
-                       " are different ports");
+      return Error(StatusCode::kInvalidArgument, where + "device " + ev.device + " and netdev " +
+                                                     ev.netdev + " are different ports");
     }
     port = by_netdev;
   }
@@ -118,9 +131,9 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
   const bool ethernet = port->link_layer == LinkLayer::kEthernet;
   if (ev.fault == "congestion" || ev.fault.starts_with("pfc_storm")) {
     if (!ethernet) {
-      return Error(StatusCode::kInvalidArgument,
-                   where + ev.fault + " needs an Ethernet (RoCE) port; " + name +
-                       " is InfiniBand (no PFC)");
+      return Error(
+          StatusCode::kInvalidArgument,
+          where + ev.fault + " needs an Ethernet (RoCE) port; " + name + " is InfiniBand (no PFC)");
     }
     const int prio = ev.priority.value_or(3);
     if (prio != 3) {
@@ -128,6 +141,11 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
                                                      " has no PFC on " + name +
                                                      " (PFC priorities: 3)");
     }
+  }
+  if (ev.fault == "ib_micro_flap" && ethernet) {
+    return Error(StatusCode::kInvalidArgument,
+                 where + "ib_micro_flap needs an InfiniBand port; " + name +
+                     " is Ethernet (RoCE: link_error_recovery is not its link's)");
   }
   if (ev.fault == "rx_power_decay" || ev.fault == "laser_bias_creep") {
     if (port->module == ModuleType::kNone) {
@@ -202,9 +220,9 @@ Status Simulator::Init() {
     StepPort(*ps);
     for (size_t i = 0; i < ps->stats.size(); ++i) ps->stats[i] *= 259200;
     for (uint64_t& v : ps->net) v *= 259200;
-    for (int c : {kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kPortXmitWait,
-                  kUnicastXmitPackets, kUnicastRcvPackets, kMulticastXmitPackets,
-                  kMulticastRcvPackets}) {
+    for (int c :
+         {kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kPortXmitWait,
+          kUnicastXmitPackets, kUnicastRcvPackets, kMulticastXmitPackets, kMulticastRcvPackets}) {
       ps->pma[c] *= 259200;
     }
     for (uint64_t& v : ps->hw) v *= 259200;
@@ -267,10 +285,12 @@ void Simulator::StartFault(const ScenarioEvent& ev, int port, int function,
     ps.wrap_offset_stats.clear();
     for (const char* name : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"}) {
       const int i = ps.Idx(name);
-      const uint64_t margin = std::max<uint64_t>(1000, 3 * static_cast<uint64_t>(
-          ps.inc[std::string(name).starts_with("rx_p") ? kSwRxPkt
-                 : std::string(name).starts_with("rx_b") ? kSwRxByte
-                 : std::string(name).starts_with("tx_p") ? kSwTxPkt : kSwTxByte]));
+      const uint64_t margin = std::max<uint64_t>(
+          1000,
+          3 * static_cast<uint64_t>(ps.inc[std::string(name).starts_with("rx_p")   ? kSwRxPkt
+                                           : std::string(name).starts_with("rx_b") ? kSwRxByte
+                                           : std::string(name).starts_with("tx_p") ? kSwTxPkt
+                                                                                   : kSwTxByte]));
       ps.wrap_offset_stats[i] = (uint64_t{1} << 32) - (ps.stats[i] & kMask32) - margin;
     }
     for (int s : {kRxBytes, kRxPackets, kTxBytes, kTxPackets}) {
@@ -350,14 +370,15 @@ void Simulator::Tick(std::vector<Injection>& out) {
     while (!active_.empty()) EndFault(0, out);
   }
   for (auto& ps : ports_) StepPort(*ps);
+  StepPcie();
 }
 
 Result<std::vector<Injection>> Simulator::AdvanceTo(double sim_seconds) {
   const int64_t target = static_cast<int64_t>(std::floor(sim_seconds));
   if (target < now_) {
-    return Error(StatusCode::kInvalidArgument,
-                 "AdvanceTo(" + std::to_string(target) + "): simulated time is already " +
-                     std::to_string(now_));
+    return Error(StatusCode::kInvalidArgument, "AdvanceTo(" + std::to_string(target) +
+                                                   "): simulated time is already " +
+                                                   std::to_string(now_));
   }
   std::vector<Injection> out;
   // Past the scenario's end (no loop) the node runs on with healthy traffic: every fault ended

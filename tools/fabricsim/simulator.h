@@ -67,11 +67,27 @@ struct SimOptions {
 
 // The IBA PortCounters files (counters/), in the kernel's order (core/sysfs.c pma_table).
 enum PmaCounter {
-  kSymbolError, kLinkErrorRecovery, kLinkDowned, kPortRcvErrors, kPortRcvRemotePhysicalErrors,
-  kPortRcvSwitchRelayErrors, kPortXmitDiscards, kPortXmitConstraintErrors,
-  kPortRcvConstraintErrors, kLocalLinkIntegrityErrors, kExcessiveBufferOverrunErrors,
-  kVl15Dropped, kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kPortXmitWait,
-  kUnicastXmitPackets, kUnicastRcvPackets, kMulticastXmitPackets, kMulticastRcvPackets,
+  kSymbolError,
+  kLinkErrorRecovery,
+  kLinkDowned,
+  kPortRcvErrors,
+  kPortRcvRemotePhysicalErrors,
+  kPortRcvSwitchRelayErrors,
+  kPortXmitDiscards,
+  kPortXmitConstraintErrors,
+  kPortRcvConstraintErrors,
+  kLocalLinkIntegrityErrors,
+  kExcessiveBufferOverrunErrors,
+  kVl15Dropped,
+  kPortXmitData,
+  kPortRcvData,
+  kPortXmitPackets,
+  kPortRcvPackets,
+  kPortXmitWait,
+  kUnicastXmitPackets,
+  kUnicastRcvPackets,
+  kMulticastXmitPackets,
+  kMulticastRcvPackets,
   kPmaCount
 };
 const char* PmaName(int counter);
@@ -80,17 +96,38 @@ uint64_t PmaPrinted(int counter, uint64_t value);
 
 // The netdev's statistics/ files (net-sysfs.c NETSTAT_ENTRY), sorted as ls lists them.
 enum NetStat {
-  kCollisions, kMulticast, kRxBytes, kRxCompressed, kRxCrcErrors, kRxDropped, kRxErrors,
-  kRxFifoErrors, kRxFrameErrors, kRxLengthErrors, kRxMissedErrors, kRxNohandler, kRxOverErrors,
-  kRxPackets, kTxAbortedErrors, kTxBytes, kTxCarrierErrors, kTxCompressed, kTxDropped, kTxErrors,
-  kTxFifoErrors, kTxHeartbeatErrors, kTxPackets, kTxWindowErrors, kNetStatCount
+  kCollisions,
+  kMulticast,
+  kRxBytes,
+  kRxCompressed,
+  kRxCrcErrors,
+  kRxDropped,
+  kRxErrors,
+  kRxFifoErrors,
+  kRxFrameErrors,
+  kRxLengthErrors,
+  kRxMissedErrors,
+  kRxNohandler,
+  kRxOverErrors,
+  kRxPackets,
+  kTxAbortedErrors,
+  kTxBytes,
+  kTxCarrierErrors,
+  kTxCompressed,
+  kTxDropped,
+  kTxErrors,
+  kTxFifoErrors,
+  kTxHeartbeatErrors,
+  kTxPackets,
+  kTxWindowErrors,
+  kNetStatCount
 };
 const char* NetStatName(int stat);
 
 class Simulator {
  public:
-  static Result<std::unique_ptr<Simulator>> Create(Node node, Scenario scenario,
-                                                   std::string root, SimOptions options = {});
+  static Result<std::unique_ptr<Simulator>> Create(Node node, Scenario scenario, std::string root,
+                                                   SimOptions options = {});
   ~Simulator();
 
   // Writes the whole tree for t = now() (0 after Create). Idempotent.
@@ -182,11 +219,18 @@ class Simulator {
   void InitConfig();
   static Status CheckConfigFault(const ScenarioEvent& ev, const Port& port);
   Result<int> ResolveFunction(const ScenarioEvent& ev, const Port* port) const;
+  // pcie_downtrain's link_width/link_gts fit `function` (at most its maximum, not both equal).
+  Result<int> CheckDowntrain(const ScenarioEvent& ev, int function) const;
   // True when `ev` is a configuration fault (it was applied or reverted).
   bool StartConfigFault(const ScenarioEvent& ev, PortState* ps, int function);
   bool EndConfigFault(const ScenarioEvent& ev, PortState* ps, int function);
   Status WritePortConfig(const PortState& ps);
   Status WritePciConfig(const PciFunction& f);
+  // current_link_speed/width (pcie_downtrain) and aer_dev_* (aer_burst) of one function.
+  Status WritePciLink(const PciFunction& f);
+  Status WritePciAer(const PciFunction& f);
+  // PCIe faults (simulator_config.cc): this second of an aer_burst (its errors so far).
+  void StepPcie();
   Status WriteNodeConfig();
   std::string QosText(const PortState& ps) const;
   // ports/<n>/{rate,state,phys_state,lid,sm_lid}, fw_ver, the netdev's speed and duplex and
@@ -211,6 +255,9 @@ class Simulator {
   std::vector<int> event_function_;         // scenario event -> PCI function of a PCIe fault (-1)
   std::vector<PciConfigSpec> pci_healthy_;  // by function index
   std::vector<PciConfigSpec> pci_now_;      // with the active faults
+  // AER errors counted by aer_burst, by function index: {correctable, nonfatal}.
+  std::vector<std::pair<uint64_t, uint64_t>> pci_aer_;
+  std::map<const ScenarioEvent*, std::pair<uint64_t, uint64_t>> aer_base_;  // at the burst start
   bool peermem_loaded_ = true;
   bool node_config_dirty_ = false;
   std::vector<std::unique_ptr<PortState>> ports_;

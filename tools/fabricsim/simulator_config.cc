@@ -19,6 +19,8 @@
 // Only Ethernet ports have the RoCE settings. The faults sit for their duration and the healthy
 // value is written back at their end.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -32,6 +34,11 @@ namespace {
 constexpr uint16_t kAcsCapability =
     kAcsSourceValidation | kAcsRequestRedirect | kAcsCompletionRedirect | kAcsUpstreamForwarding;
 constexpr uint16_t kRedirect = kAcsRequestRedirect | kAcsCompletionRedirect;
+
+// Faults that change one PCI function: a GPU (gpu:) or the NIC of a port (device:/netdev:).
+bool IsFunctionFault(std::string_view fault) {
+  return fault == "mps_mismatch" || fault == "pcie_downtrain" || fault == "aer_burst";
+}
 
 bool IsPortFault(std::string_view fault) {
   return fault == "pfc_off" || fault == "ecn_off" || fault == "trust_pcp" || fault == "mtu_1500" ||
@@ -99,6 +106,7 @@ void Simulator::InitConfig() {
     }
   }
   pci_now_ = pci_healthy_;
+  pci_aer_.assign(fns.size(), {0, 0});
   peermem_loaded_ = !node_.gpus.empty();
 }
 
@@ -111,10 +119,30 @@ Status Simulator::CheckConfigFault(const ScenarioEvent& ev, const Port& p) {
   return Status::Ok();
 }
 
+Result<int> Simulator::CheckDowntrain(const ScenarioEvent& ev, int function) const {
+  if (ev.fault != "pcie_downtrain") return function;
+  const PciFunction& f = node_.functions[function];
+  const std::string where = scenario_.source + ":" + std::to_string(ev.line) + ": ";
+  const double width = EventParam(ev, "link_width", std::max(1, f.link_width / 2));
+  const double gts = EventParam(ev, "link_gts", f.link_speed_gts);
+  if (width > f.link_width || gts > f.link_speed_gts) {
+    return Error(StatusCode::kInvalidArgument,
+                 where + "pcie_downtrain: " + f.bdf + " trains at most x" +
+                     std::to_string(f.link_width) + " " + std::to_string(f.link_speed_gts) +
+                     " GT/s; link_width/link_gts must not exceed that");
+  }
+  if (width == f.link_width && gts == f.link_speed_gts) {
+    return Error(StatusCode::kInvalidArgument,
+                 where + "pcie_downtrain: link_width and link_gts leave " + f.bdf +
+                     " at its maximum (nothing to downtrain)");
+  }
+  return function;
+}
+
 Result<int> Simulator::ResolveFunction(const ScenarioEvent& ev, const Port* port) const {
   const std::string where = scenario_.source + ":" + std::to_string(ev.line) + ": ";
-  if (ev.fault != "acs_redirect" && ev.fault != "mps_mismatch") return -1;
-  if (port != nullptr) return port->pci;  // mps_mismatch on a NIC
+  if (ev.fault != "acs_redirect" && !IsFunctionFault(ev.fault)) return -1;
+  if (port != nullptr) return CheckDowntrain(ev, port->pci);  // the port's NIC function
   int gpu = -1;
   std::string known;
   for (size_t i = 0; i < node_.gpus.size(); ++i) {
@@ -127,7 +155,7 @@ Result<int> Simulator::ResolveFunction(const ScenarioEvent& ev, const Port* port
                  where + "gpu \"" + ev.gpu + "\" does not exist on preset " + node_.spec.preset +
                      " (GPUs: " + (known.empty() ? "none" : known) + ")");
   }
-  if (ev.fault == "mps_mismatch") return gpu;
+  if (IsFunctionFault(ev.fault)) return CheckDowntrain(ev, gpu);
   const std::string parent = ParentPath(node_.functions[gpu].path);
   for (size_t i = 0; i < node_.functions.size(); ++i) {
     if (node_.functions[i].path == parent && pci_healthy_[i].port_type == kPcieDownstreamPort) {
@@ -156,6 +184,19 @@ bool Simulator::StartConfigFault(const ScenarioEvent& ev, PortState* ps, int fun
     node_config_dirty_ = true;
     return true;
   }
+  if (ev.fault == "pcie_downtrain") {
+    // Link Status and current_link_*: x16 -> x8 by default; the maximum stays.
+    PciConfigSpec& s = pci_now_[function];
+    s.link_width_now =
+        static_cast<int>(EventParam(ev, "link_width", std::max(1, s.link_width / 2)));
+    s.link_gts_now = EventParam(ev, "link_gts", s.link_gts);
+    node_config_dirty_ = true;
+    return true;
+  }
+  if (ev.fault == "aer_burst") {
+    aer_base_[&ev] = pci_aer_[function];  // StepPcie counts its errors from here
+    return true;
+  }
   if (!IsPortFault(ev.fault) || ps == nullptr) return false;
   if (ev.fault == "pfc_off") ps->pfc_enabled = 0;
   if (ev.fault == "ecn_off") ps->ecn_enabled = false;
@@ -178,6 +219,14 @@ bool Simulator::EndConfigFault(const ScenarioEvent& ev, PortState* ps, int funct
     node_config_dirty_ = true;
     return true;
   }
+  if (ev.fault == "pcie_downtrain") {
+    pci_now_[function].link_width_now = 0;
+    pci_now_[function].link_gts_now = 0;
+    node_config_dirty_ = true;
+    return true;
+  }
+  // aer_burst: the errors stay counted (AER statistics only grow); they stop growing.
+  if (ev.fault == "aer_burst") return true;
   if (!IsPortFault(ev.fault) || ps == nullptr) return false;
   const PortState healthy;
   if (ev.fault == "pfc_off") ps->pfc_enabled = healthy.pfc_enabled;
@@ -224,6 +273,26 @@ std::string Simulator::QosText(const PortState& ps) const {
   return t;
 }
 
+void Simulator::StepPcie() {
+  // aer_burst: `count` correctable (and `nonfatal` nonfatal) errors spread evenly over the
+  // duration, the last at its last second.
+  for (const ActiveFault& af : active_) {
+    if (af.event->fault != "aer_burst") continue;
+    const double length = std::max<double>(1, static_cast<double>(af.end - af.start));
+    const double done = std::min(1.0, static_cast<double>(now_ - af.start + 1) / length);
+    auto& [cor, nonfatal] = pci_aer_[static_cast<size_t>(af.function)];
+    auto& [base_cor, base_nonfatal] = aer_base_[af.event];
+    const uint64_t want_cor =
+        base_cor + static_cast<uint64_t>(std::floor(EventParam(*af.event, "count", 50) * done));
+    const uint64_t want_nonfatal =
+        base_nonfatal +
+        static_cast<uint64_t>(std::floor(EventParam(*af.event, "nonfatal", 0) * done));
+    if (want_cor > cor || want_nonfatal > nonfatal) node_config_dirty_ = true;
+    cor = std::max(cor, want_cor);
+    nonfatal = std::max(nonfatal, want_nonfatal);
+  }
+}
+
 Status Simulator::WritePortConfig(const PortState& ps) {
   TreeWriter& w = writer_;
   const Port& p = *ps.port;
@@ -265,6 +334,10 @@ Status Simulator::WriteNodeConfig() {
     // A function that is away (hot_unplug, hca_missing) gets its config back with its tree.
     if (!std::filesystem::exists(w.Path("sys/devices/" + f.path))) continue;
     FW_TRY(WritePciConfig(f));
+    // pcie_downtrain and aer_burst: the sysfs attributes beside the config space (unchanged
+    // files are not rewritten).
+    FW_TRY(WritePciLink(f));
+    FW_TRY(WritePciAer(f));
   }
   node_config_dirty_ = false;
   return Status::Ok();

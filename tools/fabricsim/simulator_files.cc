@@ -75,11 +75,48 @@ Status Simulator::WritePciAttributes(const PciFunction& f) {
   FW_TRY(w.Write(dir + "/class", buf));
   FW_TRY(w.Write(dir + "/numa_node", std::to_string(f.numa_node) + "\n"));
   FW_TRY(w.Write(dir + "/local_cpulist", CpuList(f.numa_node) + "\n"));
-  FW_TRY(w.Write(dir + "/current_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
   FW_TRY(w.Write(dir + "/max_link_speed", PcieSpeed(f.link_speed_gts) + "\n"));
-  FW_TRY(w.Write(dir + "/current_link_width", std::to_string(f.link_width) + "\n"));
   FW_TRY(w.Write(dir + "/max_link_width", std::to_string(f.link_width) + "\n"));
+  FW_TRY(WritePciLink(f));
+  FW_TRY(WritePciAer(f));
   FW_TRY(WritePciConfig(f));
+  return Status::Ok();
+}
+
+Status Simulator::WritePciLink(const PciFunction& f) {
+  // What the link trained at: the maximum unless pcie_downtrain lowered it (the same values as
+  // the config space's Link Status).
+  const PciConfigSpec& s = pci_now_[static_cast<size_t>(&f - node_.functions.data())];
+  const std::string dir = "sys/devices/" + f.path;
+  const double gts = s.link_gts_now > 0 ? s.link_gts_now : f.link_speed_gts;
+  const int width = s.link_width_now > 0 ? s.link_width_now : f.link_width;
+  FW_TRY(writer_.Write(dir + "/current_link_speed", PcieSpeed(gts) + "\n"));
+  FW_TRY(writer_.Write(dir + "/current_link_width", std::to_string(width) + "\n"));
+  return Status::Ok();
+}
+
+Status Simulator::WritePciAer(const PciFunction& f) {
+  if (f.pci_class == 0x060400) return Status::Ok();  // bridges: no aer_dev_* files here
+  // drivers/pci/pcie/aer.c aer_stats_dev_attr: one line per error type, then the total.
+  // aer_burst counts its correctable errors as RxErr (a marginal channel) and its nonfatal
+  // ones as CmpltTO.
+  const auto& [cor, nonfatal] = pci_aer_[static_cast<size_t>(&f - node_.functions.data())];
+  const std::string c = std::to_string(cor), n = std::to_string(nonfatal);
+  const std::string dir = "sys/devices/" + f.path;
+  FW_TRY(writer_.Write(dir + "/aer_dev_correctable",
+                       "RxErr " + c +
+                           "\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\n"
+                           "CorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR " +
+                           c + "\n"));
+  FW_TRY(writer_.Write(dir + "/aer_dev_nonfatal",
+                       "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO " + n +
+                           "\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\n"
+                           "ACSViol 0\nTOTAL_ERR_NONFATAL " +
+                           n + "\n"));
+  FW_TRY(writer_.Write(dir + "/aer_dev_fatal",
+                       "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\n"
+                       "UnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\n"
+                       "TOTAL_ERR_FATAL 0\n"));
   return Status::Ok();
 }
 
@@ -88,20 +125,6 @@ Status Simulator::WriteGlobal() {
   for (const PciFunction& f : node_.functions) {
     const std::string dir = "sys/devices/" + f.path;
     FW_TRY(WritePciAttributes(f));
-    if (f.pci_class != 0x060400) {
-      // drivers/pci/pcie/aer.c aer_stats_dev_attr: one line per error type, then the total.
-      FW_TRY(w.Write(dir + "/aer_dev_correctable",
-                     "RxErr 0\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\n"
-                     "CorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 0\n"));
-      FW_TRY(w.Write(dir + "/aer_dev_nonfatal",
-                     "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\n"
-                     "UnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\n"
-                     "TOTAL_ERR_NONFATAL 0\n"));
-      FW_TRY(w.Write(dir + "/aer_dev_fatal",
-                     "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\n"
-                     "UnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\n"
-                     "TOTAL_ERR_FATAL 0\n"));
-    }
     if (!f.driver.empty()) {
       FW_TRY(w.MakeDirs("sys/bus/pci/drivers/" + f.driver));
       FW_TRY(w.Symlink(dir + "/driver", UpTo("devices/" + f.path) + "bus/pci/drivers/" + f.driver));

@@ -171,6 +171,11 @@ void Simulator::ApplyFaults(PortState& ps) {
           down = true;
         }
       }
+    } else if (ev.fault == "ib_micro_flap") {
+      // A retrain at the start of each period: link_error_recovery only, the link stays up.
+      const double period = EventParam(ev, "period", 60), count = EventParam(ev, "count", 3);
+      const double flap = std::floor(elapsed / period);
+      if (flap < count && elapsed - flap * period < 1 && ps.link_up) ++ps.pma[kLinkErrorRecovery];
     } else if (ev.fault == "pfc_storm_source") {
       ps.storm_source_prio = ev.priority.value_or(3);
       if (ps.storm_started < 0) ps.storm_started = af.start;
@@ -180,9 +185,11 @@ void Simulator::ApplyFaults(PortState& ps) {
       ps.congestion_prio = ev.priority.value_or(3);
       ps.congestion_rate = EventParam(ev, "rate", 60000);
     } else if (ev.fault == "ber_growth") {
-      // log-linear from a healthy 1e-9 to the target.
+      // log-linear from a healthy 1e-9 to the target over `ramp` (default: the duration).
       const double target = EventParam(ev, "ber", 1e-5);
-      ps.ber = std::pow(10.0, std::log10(1e-9) + progress * (std::log10(target) + 9.0));
+      const double ramp = EventParam(ev, "ramp", length);
+      const double grown = ramp <= 0 ? 1.0 : std::clamp(elapsed / ramp, 0.0, 1.0);
+      ps.ber = std::pow(10.0, std::log10(1e-9) + grown * (std::log10(target) + 9.0));
       ps.ber_lane = ev.lane ? *ev.lane - 1 : -1;
     } else if (ev.fault == "module_temp_ramp") {
       const double target = EventParam(ev, "target_celsius", ps.module.temperature.high_alarm + 3);

@@ -446,3 +446,241 @@ TEST(SimConfigFaultTest, targets_are_checked) {
 
 }  // namespace
 }  // namespace fabricwatch::sim
+
+// ---------------------------------------------------------------- issue 22: health faults
+
+namespace fabricwatch::sim {
+namespace {
+
+// Every regular file of a replay root (relative path -> content); links are not followed.
+std::map<std::string, std::string> AllFiles(const Simulator& sim) {
+  const fs::path root = fs::path(sim.sysfs_root()).parent_path();
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file() || e.is_symlink()) continue;
+    out[fs::relative(e.path(), root).string()] = Read(e.path().string());
+  }
+  return out;
+}
+
+// The files in which a run with `event` (at 10 s, for 20 s) differs from the same node without
+// it (same seed: the same traffic noise), at `during` and at `after`; the faulty run's files.
+struct Diff {
+  std::set<std::string> during, after;
+  std::map<std::string, std::string> files;  // of the faulty run, at `during`
+  std::unique_ptr<TempDir> dir;
+  std::unique_ptr<Simulator> sim;  // the faulty run, at `after`
+};
+
+Diff DiffAgainstQuiet(const std::string& preset, const std::string& event, double during = 25,
+                      double after = 40) {
+  TempDir quiet_dir;
+  auto quiet = MakeSim(preset, Quiet(120), quiet_dir.str());
+  Diff d;
+  d.dir = std::make_unique<TempDir>();
+  d.sim = MakeSim(preset, "duration: 2m\nevents:\n  - at: 10s\n" + event, d.dir->str());
+  EXPECT_TRUE(quiet->AdvanceTo(during));
+  EXPECT_TRUE(d.sim->AdvanceTo(during));
+  d.files = AllFiles(*d.sim);
+  d.during = Changed(AllFiles(*quiet), d.files);
+  EXPECT_TRUE(quiet->AdvanceTo(after));
+  EXPECT_TRUE(d.sim->AdvanceTo(after));
+  d.after = Changed(AllFiles(*quiet), AllFiles(*d.sim));
+  return d;
+}
+
+// Link Status (PCI Express capability + 0x12) of a config image: {speed code, width}.
+std::pair<int, int> LinkStatus(const std::string& bytes) {
+  auto parsed = topology::ParsePciConfig(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+      "config");
+  EXPECT_TRUE(parsed && parsed->pcie_offset);
+  if (!parsed || !parsed->pcie_offset) return {0, 0};
+  const size_t at = *parsed->pcie_offset + 0x12u;
+  const int status = static_cast<uint8_t>(bytes[at]) | (static_cast<uint8_t>(bytes[at + 1]) << 8);
+  return {status & 0xf, (status >> 4) & 0x3f};
+}
+
+TEST(SimHealthFaultTest, ib_micro_flap_moves_only_link_error_recovery) {
+  Diff d = DiffAgainstQuiet("hgx-ib",
+                            "    fault: ib_micro_flap\n    device: mlx5_2\n    count: 3\n"
+                            "    period: 5s\n");
+  auto node = BuildPreset("hgx-ib");
+  ASSERT_TRUE(node);
+  const Port* port = node->FindRdmaDevice("mlx5_2");
+  ASSERT_NE(port, nullptr);
+  const std::string counters = "sys/devices/" + node->functions[port->pci].path +
+                               "/infiniband/mlx5_2/ports/1/counters/link_error_recovery";
+  EXPECT_EQ(d.during, (std::set<std::string>{counters}));
+  EXPECT_EQ(d.files[counters], "3\n");
+  // Retrains stay counted (the counter only grows); nothing else ever differed.
+  EXPECT_EQ(d.after, (std::set<std::string>{counters}));
+  EXPECT_EQ(d.sim->PmaValue("mlx5_2", kLinkErrorRecovery), 3u);
+  EXPECT_EQ(d.sim->PmaValue("mlx5_2", kLinkDowned), 1u);
+  EXPECT_TRUE(d.sim->LinkUp("mlx5_2"));
+  const Samples s = CollectAll(*d.sim);
+  EXPECT_EQ(
+      s.Get("fabric_rdma_port_link_error_recoveries_total", {{"device", "mlx5_2"}, {"port", "1"}}),
+      3);
+  EXPECT_EQ(s.Get("fabric_rdma_port_state", {{"device", "mlx5_2"}, {"port", "1"}}), 4);
+}
+
+TEST(SimHealthFaultTest, pcie_downtrain_lowers_current_link_and_link_status_then_reverts) {
+  auto node = BuildPreset("hgx-roce");
+  ASSERT_TRUE(node);
+  const PciFunction& nic = node->functions[node->FindRdmaDevice("mlx5_2")->pci];
+  const PciFunction& gpu = node->functions[node->gpus[2]];
+  ASSERT_EQ(nic.link_width, 16);
+  struct Case {
+    std::string event;
+    const PciFunction* f;
+    std::string width, speed;
+    int speed_code, width_lanes;
+    std::set<std::string> files;
+  };
+  const std::string n = "sys/devices/" + nic.path, g = "sys/devices/" + gpu.path;
+  for (const Case& c : {
+           Case{"    device: mlx5_2\n",
+                &nic,
+                "8\n",
+                "32.0 GT/s PCIe\n",
+                5,
+                8,
+                {n + "/config", n + "/current_link_width"}},
+           Case{"    gpu: 2\n    link_width: 16\n    link_gts: 16\n",
+                &gpu,
+                "16\n",
+                "16.0 GT/s PCIe\n",
+                4,
+                16,
+                {g + "/config", g + "/current_link_speed"}},
+       }) {
+    SCOPED_TRACE(c.event);
+    Diff d =
+        DiffAgainstQuiet("hgx-roce", "    fault: pcie_downtrain\n    duration: 20s\n" + c.event);
+    EXPECT_EQ(d.during, c.files);
+    EXPECT_TRUE(d.after.empty()) << *d.after.begin();
+    const std::string dir = "sys/devices/" + c.f->path;
+    EXPECT_EQ(d.files[dir + "/current_link_width"], c.width);
+    EXPECT_EQ(d.files[dir + "/current_link_speed"], c.speed);
+    EXPECT_EQ(d.files[dir + "/max_link_width"], "16\n");
+    EXPECT_EQ(d.files[dir + "/max_link_speed"], "32.0 GT/s PCIe\n");
+    EXPECT_EQ(LinkStatus(d.files[dir + "/config"]), std::make_pair(c.speed_code, c.width_lanes));
+  }
+  // The collector and the errors the parser and the node check.
+  TempDir dir;
+  auto sim = MakeSim("hgx-roce",
+                     "duration: 2m\nevents:\n  - {at: 5s, fault: pcie_downtrain, device: mlx5_2, "
+                     "link_width: 4}\n",
+                     dir.str());
+  ASSERT_TRUE(sim->AdvanceTo(10));
+  const Samples s = CollectAll(*sim);
+  EXPECT_EQ(s.Get("fabric_pcie_link_width_lanes", {{"device", nic.bdf}}), 4);
+  EXPECT_EQ(s.Get("fabric_pcie_link_max_width_lanes", {{"device", nic.bdf}}), 16);
+  EXPECT_FALSE(
+      ParseScenario("events:\n  - {at: 1s, fault: pcie_downtrain, device: mlx5_0, "
+                    "link_gts: 3}\n",
+                    "t.yaml"));
+  for (const char* bad : {"link_width: 32", "link_width: 16"}) {
+    auto scenario = ParseScenario(
+        std::string("events:\n  - {at: 1s, fault: pcie_downtrain, device: mlx5_0, ") + bad + "}\n",
+        "t.yaml");
+    ASSERT_TRUE(scenario) << bad;
+    auto preset = BuildPreset("hgx-roce");
+    ASSERT_TRUE(preset);
+    TempDir d2;
+    EXPECT_FALSE(Simulator::Create(std::move(*preset), *scenario, d2.str())) << bad;
+  }
+}
+
+TEST(SimHealthFaultTest, aer_burst_grows_the_aer_files_over_its_duration) {
+  auto node = BuildPreset("hgx-roce");
+  ASSERT_TRUE(node);
+  const PciFunction& nic = node->functions[node->FindRdmaDevice("mlx5_4")->pci];
+  const std::string dir = "sys/devices/" + nic.path;
+  Diff d = DiffAgainstQuiet(
+      "hgx-roce", "    fault: aer_burst\n    device: mlx5_4\n    count: 20\n    duration: 20s\n",
+      19, 40);
+  EXPECT_EQ(d.during, (std::set<std::string>{dir + "/aer_dev_correctable"}));
+  // 10 of its 20 seconds: 10 errors.
+  EXPECT_THAT(d.files[dir + "/aer_dev_correctable"], HasSubstr("RxErr 10\n"));
+  EXPECT_THAT(d.files[dir + "/aer_dev_correctable"], HasSubstr("TOTAL_ERR_COR 10\n"));
+  EXPECT_EQ(d.after, (std::set<std::string>{dir + "/aer_dev_correctable"}));
+  Samples s = CollectAll(*d.sim);
+  EXPECT_EQ(
+      s.Get("fabric_pcie_aer_errors_total", {{"device", nic.bdf}, {"severity", "correctable"}}),
+      20);
+  EXPECT_EQ(s.Get("fabric_pcie_aer_errors_total", {{"device", nic.bdf}, {"severity", "nonfatal"}}),
+            0);
+  // Nonfatal too, on a GPU; a second burst counts on from the first.
+  TempDir tmp;
+  auto sim = MakeSim("hgx-roce",
+                     "duration: 2m\nevents:\n"
+                     "  - {at: 5s, fault: aer_burst, gpu: 0, count: 4, nonfatal: 2, duration: 4s}\n"
+                     "  - {at: 20s, fault: aer_burst, gpu: 0, count: 6, duration: 2s}\n",
+                     tmp.str());
+  ASSERT_TRUE(sim->AdvanceTo(30));
+  const std::string gpu = node->functions[node->gpus[0]].bdf;
+  s = CollectAll(*sim);
+  EXPECT_EQ(s.Get("fabric_pcie_aer_errors_total", {{"device", gpu}, {"severity", "correctable"}}),
+            10);
+  EXPECT_EQ(s.Get("fabric_pcie_aer_errors_total", {{"device", gpu}, {"severity", "nonfatal"}}), 2);
+  EXPECT_EQ(s.errors, 0u) << s.error_text;
+}
+
+// ber_growth's per-lane and baseline shapes that the BER scenario files rely on
+// (ber_lane_imbalance, ber_outlier_port, gross_ber_after_reload).
+TEST(SimHealthFaultTest, ber_scenarios_shape_lanes_outliers_and_gross_errors) {
+  TempDir dir;
+  auto sim = MakeSim("hgx-roce",
+                     "duration: 5m\nevents:\n"
+                     "  - {at: 10s, fault: ber_growth, device: mlx5_5, lane: 3, ber: 1e-6, "
+                     "ramp: 0, duration: 2m}\n"
+                     "  - {at: 10s, fault: ber_growth, device: mlx5_3, ber: 6e-8, ramp: 0, "
+                     "duration: 2m}\n"
+                     "  - {at: 10s, fault: counter_reset, device: mlx5_1}\n"
+                     "  - {at: 11s, fault: ber_growth, device: mlx5_1, ber: 5e-5, ramp: 0, "
+                     "duration: 2m}\n",
+                     dir.str());
+  ASSERT_TRUE(sim->AdvanceTo(20));
+  auto at = [&](const std::string& dev, const std::string& stat) {
+    return static_cast<double>(simtest::Stat(*sim, sim->node().FindRdmaDevice(dev)->netdev, stat));
+  };
+  std::map<std::string, std::map<std::string, double>> before;
+  const std::vector<std::string> stats = {
+      "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy", "rx_bits_phy",      "rx_err_lane_0_phy",
+      "rx_err_lane_1_phy",     "rx_err_lane_2_phy",     "rx_err_lane_3_phy"};
+  const std::vector<std::string> devs = {"mlx5_0", "mlx5_1", "mlx5_3", "mlx5_5"};
+  for (const auto& dev : devs)
+    for (const auto& stat : stats) before[dev][stat] = at(dev, stat);
+  ASSERT_TRUE(sim->AdvanceTo(80));
+  auto rate = [&](const std::string& dev, const std::string& stat) {
+    return (at(dev, stat) - before[dev][stat]) / 60;
+  };
+  // Lane imbalance: lane 3 (rx_err_lane_2_phy) carries 97% of the corrected bits.
+  const double corrected = rate("mlx5_5", "rx_corrected_bits_phy");
+  EXPECT_NEAR(corrected / rate("mlx5_5", "rx_bits_phy"), 1e-6, 1e-8);
+  EXPECT_NEAR(rate("mlx5_5", "rx_err_lane_2_phy") / corrected, 0.97, 0.005);
+  for (const char* lane : {"rx_err_lane_0_phy", "rx_err_lane_1_phy", "rx_err_lane_3_phy"}) {
+    EXPECT_NEAR(rate("mlx5_5", lane) / corrected, 0.01, 0.005) << lane;
+  }
+  EXPECT_EQ(rate("mlx5_5", "rx_pcs_symbol_err_phy"), 0) << "1e-6: no uncorrected errors yet";
+  // Outlier: 6e-8 against the 2e-9 baseline of its siblings, 30x.
+  const double sibling = rate("mlx5_0", "rx_corrected_bits_phy") / rate("mlx5_0", "rx_bits_phy");
+  const double outlier = rate("mlx5_3", "rx_corrected_bits_phy") / rate("mlx5_3", "rx_bits_phy");
+  EXPECT_NEAR(sibling, 2e-9, 2e-10);
+  EXPECT_NEAR(outlier / sibling, 30, 3);
+  EXPECT_EQ(rate("mlx5_3", "rx_pcs_symbol_err_phy"), 0);
+  // Gross after a reload: counted from 0 at the reset, ~1e5 uncorrected symbols/s against
+  // 4e11 bits/s (effective BER 2.5e-7) from the first second.
+  EXPECT_NEAR(rate("mlx5_1", "rx_pcs_symbol_err_phy") / rate("mlx5_1", "rx_bits_phy"), 2.5e-7,
+              1e-8);
+  EXPECT_NEAR(before["mlx5_1"]["rx_bits_phy"] / rate("mlx5_1", "rx_bits_phy"), 11, 0.5)
+      << "restarted from 0 at +10 s";
+  EXPECT_NEAR(before["mlx5_1"]["rx_pcs_symbol_err_phy"] / rate("mlx5_1", "rx_pcs_symbol_err_phy"),
+              10, 0.5)
+      << "gross from its first second, +11 s";
+}
+
+}  // namespace
+}  // namespace fabricwatch::sim
