@@ -11,11 +11,12 @@
 
 #include <signal.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <thread>
+
+#include <CLI/CLI.hpp>
 
 #include "tools/fabricsim/simulator.h"
 
@@ -25,7 +26,8 @@ volatile sig_atomic_t g_stop = 0;  // set by the signal handler only
 void OnSignal(int) { g_stop = 1; }
 
 double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 int Fail(const fabricwatch::Status& status) {
@@ -37,8 +39,7 @@ int Fail(const fabricwatch::Status& status) {
 
 int main(int argc, char** argv) {
   using namespace fabricwatch;
-  CLI::App app{
-      "fabricsim: simulated InfiniBand/RoCE node for fabricwatch (sysfs + ethtool replay)"};
+  CLI::App app{"fabricsim: simulated InfiniBand/RoCE node for fabricwatch (sysfs + ethtool replay)"};
   app.require_subcommand(1);
   std::string preset, root, scenario_path;
   double speed = 1.0;

@@ -14,9 +14,9 @@ namespace fabricwatch::sim {
 
 struct Mlx5StatsShape {
   int channels = 12;
-  int lanes = 4;                    // rx_err_lane_<i>_phy
-  std::vector<int> pfc_priorities;  // rx/tx_prio<N>_pause* exist only for these
-  bool ipoib = false;               // mlx5 IPoIB: software and channel stats only
+  int lanes = 4;                     // rx_err_lane_<i>_phy
+  std::vector<int> pfc_priorities;   // rx/tx_prio<N>_pause* exist only for these
+  bool ipoib = false;                // mlx5 IPoIB: software and channel stats only
 };
 
 std::vector<std::string> Mlx5StatNames(const Mlx5StatsShape& shape);

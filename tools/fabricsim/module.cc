@@ -25,7 +25,7 @@ constexpr double kRxLosMw = 0.01;
 bool RxLos(double rx_mw) { return rx_mw < kRxLosMw; }
 
 Flags Check(double v, const Thresholds& t) {
-  return {v > t.high_alarm, v<t.low_alarm, v> t.high_warning, v < t.low_warning};
+  return {v > t.high_alarm, v < t.low_alarm, v > t.high_warning, v < t.low_warning};
 }
 
 void Thresholds4(Image& img, size_t at, const Thresholds& t, uint16_t (*enc)(double)) {
@@ -78,11 +78,11 @@ Image RenderSfp(const ModuleState& m) {
   const Flags tx = Check(Lane(m.tx_power_mw, 0), m.tx_power);
   const Flags rx = Check(Lane(m.rx_power_mw, 0), m.rx_power);
   img.U8(a2 + 110, rx.la ? 0x02 : 0x00);  // Rx_LOS follows the low alarm
-  img.U8(a2 + 112, static_cast<uint8_t>(t.ha << 7 | t.la << 6 | v.ha << 5 | v.la << 4 | b.ha << 3 |
-                                        b.la << 2 | tx.ha << 1 | tx.la));
+  img.U8(a2 + 112, static_cast<uint8_t>(t.ha << 7 | t.la << 6 | v.ha << 5 | v.la << 4 |
+                                         b.ha << 3 | b.la << 2 | tx.ha << 1 | tx.la));
   img.U8(a2 + 113, static_cast<uint8_t>(rx.ha << 7 | rx.la << 6));
-  img.U8(a2 + 116, static_cast<uint8_t>(t.hw << 7 | t.lw << 6 | v.hw << 5 | v.lw << 4 | b.hw << 3 |
-                                        b.lw << 2 | tx.hw << 1 | tx.lw));
+  img.U8(a2 + 116, static_cast<uint8_t>(t.hw << 7 | t.lw << 6 | v.hw << 5 | v.lw << 4 |
+                                         b.hw << 3 | b.lw << 2 | tx.hw << 1 | tx.lw));
   img.U8(a2 + 117, static_cast<uint8_t>(rx.hw << 7 | rx.lw << 6));
   return img;
 }
@@ -148,8 +148,8 @@ Image RenderCmis(const ModuleState& m) {
   const uint8_t id = m.type == ModuleType::kOsfp ? 0x19 : 0x18;
   img.U8(0, id).U8(1, 0x52).U8(2, 0x00).U8(3, 3 << 1);  // CMIS 5.2, paged, ModuleReady
   const Flags t = Check(m.temperature_c, m.temperature), v = Check(m.vcc_v, m.vcc);
-  img.U8(9, static_cast<uint8_t>(t.ha | t.la << 1 | t.hw << 2 | t.lw << 3 | v.ha << 4 | v.la << 5 |
-                                 v.hw << 6 | v.lw << 7));
+  img.U8(9, static_cast<uint8_t>(t.ha | t.la << 1 | t.hw << 2 | t.lw << 3 | v.ha << 4 |
+                                  v.la << 5 | v.hw << 6 | v.lw << 7));
   img.S16(14, Temp16(m.temperature_c)).U16(16, Vcc16(m.vcc_v));
   // MMF media; application 1: 400GAUI-4 host (0x?) to 400GBASE-SR4 media.
   img.U8(85, 0x01).U8(86, 0x1C).U8(87, 0x11);
@@ -169,7 +169,7 @@ Image RenderCmis(const ModuleState& m) {
   uint8_t tx_flags[4] = {}, bias_flags[4] = {}, rx_flags[4] = {}, rx_los = 0;
   for (int lane = 0; lane < m.lanes && lane < 8; ++lane) {
     const uint8_t bit = static_cast<uint8_t>(1 << lane);
-    auto mark = [&](uint8_t(&out)[4], const Flags& f) {
+    auto mark = [&](uint8_t (&out)[4], const Flags& f) {
       if (f.ha) out[0] |= bit;
       if (f.la) out[1] |= bit;
       if (f.hw) out[2] |= bit;
@@ -202,20 +202,11 @@ ModuleState NewModule(ModuleType type, int lanes, int rate_gbps, int serial_seed
   std::snprintf(serial, sizeof(serial), "FS%02d%08X", rate_gbps % 100, 0x5a000 + serial_seed);
   m.serial = serial;
   switch (type) {
-    case ModuleType::kSfp:
-      m.part = "SFP28-25G-SR";
-      break;
-    case ModuleType::kQsfp28:
-      m.part = "QSFP28-100G-SR4";
-      break;
-    case ModuleType::kQsfpDd:
-      m.part = rate_gbps >= 400 ? "QDD-400G-SR4" : "QDD-200G-SR4";
-      break;
-    case ModuleType::kOsfp:
-      m.part = "OSFP-400G-SR4";
-      break;
-    case ModuleType::kNone:
-      break;
+    case ModuleType::kSfp: m.part = "SFP28-25G-SR"; break;
+    case ModuleType::kQsfp28: m.part = "QSFP28-100G-SR4"; break;
+    case ModuleType::kQsfpDd: m.part = rate_gbps >= 400 ? "QDD-400G-SR4" : "QDD-200G-SR4"; break;
+    case ModuleType::kOsfp: m.part = "OSFP-400G-SR4"; break;
+    case ModuleType::kNone: break;
   }
   for (int lane = 0; lane < m.lanes; ++lane) {
     m.bias_ma.push_back(7.5 + 0.15 * lane);
@@ -227,15 +218,11 @@ ModuleState NewModule(ModuleType type, int lanes, int rate_gbps, int serial_seed
 
 Image RenderModule(const ModuleState& m) {
   switch (m.type) {
-    case ModuleType::kSfp:
-      return RenderSfp(m);
-    case ModuleType::kQsfp28:
-      return RenderQsfp28(m);
+    case ModuleType::kSfp: return RenderSfp(m);
+    case ModuleType::kQsfp28: return RenderQsfp28(m);
     case ModuleType::kQsfpDd:
-    case ModuleType::kOsfp:
-      return RenderCmis(m);
-    case ModuleType::kNone:
-      break;
+    case ModuleType::kOsfp: return RenderCmis(m);
+    case ModuleType::kNone: break;
   }
   return Image(0);
 }

@@ -214,16 +214,11 @@ std::string_view LinkLayerName(LinkLayer layer) {
 
 std::string_view ModuleTypeName(ModuleType type) {
   switch (type) {
-    case ModuleType::kNone:
-      return "none";
-    case ModuleType::kSfp:
-      return "SFP";
-    case ModuleType::kQsfp28:
-      return "QSFP28";
-    case ModuleType::kQsfpDd:
-      return "QSFP-DD";
-    case ModuleType::kOsfp:
-      return "OSFP";
+    case ModuleType::kNone: return "none";
+    case ModuleType::kSfp: return "SFP";
+    case ModuleType::kQsfp28: return "QSFP28";
+    case ModuleType::kQsfpDd: return "QSFP-DD";
+    case ModuleType::kOsfp: return "OSFP";
   }
   return "?";
 }
@@ -298,8 +293,8 @@ Result<NodeSpec> PresetSpec(std::string_view name) {
   } else if (name == "stress-64") {
     spec.hostname = "sim-stress-64";
     for (int i = 0; i < 32; ++i) {
-      spec.hcas.push_back(
-          {.ports = 2, .rate_gbps = 200, .module = ModuleType::kQsfpDd, .channels = 12});
+      spec.hcas.push_back({.ports = 2, .rate_gbps = 200, .module = ModuleType::kQsfpDd,
+                           .channels = 12});
     }
     spec.gpus = 8;
   } else {

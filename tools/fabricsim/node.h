@@ -52,7 +52,7 @@ struct PciFunction {
   uint16_t device = 0;
   uint32_t pci_class = 0;
   int numa_node = 0;
-  std::string driver;            // empty: none bound
+  std::string driver;  // empty: none bound
   double link_speed_gts = 32.0;  // current = max unless downtrained
   int link_width = 16;
   bool is_gpu = false;
@@ -60,27 +60,27 @@ struct PciFunction {
 
 // One HCA port: an RDMA device (port 1), its PCI function, its netdev and its module.
 struct Port {
-  int index = 0;            // position in Node::ports
-  int hca = 0;              // index of the card
-  int function = 0;         // PCI function number on the card
+  int index = 0;     // position in Node::ports
+  int hca = 0;       // index of the card
+  int function = 0;  // PCI function number on the card
   std::string rdma_device;  // mlx5_<n>
   int port_num = 1;
   LinkLayer link_layer = LinkLayer::kEthernet;
   int rate_gbps = 400;
-  int card_gbps = 400;    // the card's fastest rate (a ConnectX-7 is 400 even at HDR)
-  int lanes = 4;          // electrical/optical lanes of the link (and of the module)
-  int lane_speed = 0;     // index into LaneSpeeds() (link_rate.h): NDR for 400G
-  std::string rate_text;  // "400 Gb/sec (4X NDR)" as ports/<n>/rate prints it
-  std::string netdev;     // RoCE netdev or IPoIB netdev
+  int card_gbps = 400;      // the card's fastest rate (a ConnectX-7 is 400 even at HDR)
+  int lanes = 4;            // electrical/optical lanes of the link (and of the module)
+  int lane_speed = 0;       // index into LaneSpeeds() (link_rate.h): NDR for 400G
+  std::string rate_text;    // "400 Gb/sec (4X NDR)" as ports/<n>/rate prints it
+  std::string netdev;       // RoCE netdev or IPoIB netdev
   int ifindex = 0;
-  std::string mac;        // netdev address
-  std::string node_guid;  // "b83f:d203:00aa:bb02"
+  std::string mac;          // netdev address
+  std::string node_guid;    // "b83f:d203:00aa:bb02"
   uint16_t lid = 0;
   ModuleType module = ModuleType::kNone;  // kNone: no module EEPROM through ethtool (IB)
-  int module_number = 0;                  // mlx5 hwmon "Module<N>": the cage number on the card
+  int module_number = 0;    // mlx5 hwmon "Module<N>": the cage number on the card
   int channels = 12;
-  int pci = 0;       // index in Node::functions
-  std::string part;  // hca_type "MT4129"
+  int pci = 0;              // index in Node::functions
+  std::string part;         // hca_type "MT4129"
   std::string board_id;
   std::string fw_ver;
   uint16_t pci_device = 0;  // 0x1021 ConnectX-7

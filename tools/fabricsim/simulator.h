@@ -67,27 +67,11 @@ struct SimOptions {
 
 // The IBA PortCounters files (counters/), in the kernel's order (core/sysfs.c pma_table).
 enum PmaCounter {
-  kSymbolError,
-  kLinkErrorRecovery,
-  kLinkDowned,
-  kPortRcvErrors,
-  kPortRcvRemotePhysicalErrors,
-  kPortRcvSwitchRelayErrors,
-  kPortXmitDiscards,
-  kPortXmitConstraintErrors,
-  kPortRcvConstraintErrors,
-  kLocalLinkIntegrityErrors,
-  kExcessiveBufferOverrunErrors,
-  kVl15Dropped,
-  kPortXmitData,
-  kPortRcvData,
-  kPortXmitPackets,
-  kPortRcvPackets,
-  kPortXmitWait,
-  kUnicastXmitPackets,
-  kUnicastRcvPackets,
-  kMulticastXmitPackets,
-  kMulticastRcvPackets,
+  kSymbolError, kLinkErrorRecovery, kLinkDowned, kPortRcvErrors, kPortRcvRemotePhysicalErrors,
+  kPortRcvSwitchRelayErrors, kPortXmitDiscards, kPortXmitConstraintErrors,
+  kPortRcvConstraintErrors, kLocalLinkIntegrityErrors, kExcessiveBufferOverrunErrors,
+  kVl15Dropped, kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kPortXmitWait,
+  kUnicastXmitPackets, kUnicastRcvPackets, kMulticastXmitPackets, kMulticastRcvPackets,
   kPmaCount
 };
 const char* PmaName(int counter);
@@ -96,38 +80,17 @@ uint64_t PmaPrinted(int counter, uint64_t value);
 
 // The netdev's statistics/ files (net-sysfs.c NETSTAT_ENTRY), sorted as ls lists them.
 enum NetStat {
-  kCollisions,
-  kMulticast,
-  kRxBytes,
-  kRxCompressed,
-  kRxCrcErrors,
-  kRxDropped,
-  kRxErrors,
-  kRxFifoErrors,
-  kRxFrameErrors,
-  kRxLengthErrors,
-  kRxMissedErrors,
-  kRxNohandler,
-  kRxOverErrors,
-  kRxPackets,
-  kTxAbortedErrors,
-  kTxBytes,
-  kTxCarrierErrors,
-  kTxCompressed,
-  kTxDropped,
-  kTxErrors,
-  kTxFifoErrors,
-  kTxHeartbeatErrors,
-  kTxPackets,
-  kTxWindowErrors,
-  kNetStatCount
+  kCollisions, kMulticast, kRxBytes, kRxCompressed, kRxCrcErrors, kRxDropped, kRxErrors,
+  kRxFifoErrors, kRxFrameErrors, kRxLengthErrors, kRxMissedErrors, kRxNohandler, kRxOverErrors,
+  kRxPackets, kTxAbortedErrors, kTxBytes, kTxCarrierErrors, kTxCompressed, kTxDropped, kTxErrors,
+  kTxFifoErrors, kTxHeartbeatErrors, kTxPackets, kTxWindowErrors, kNetStatCount
 };
 const char* NetStatName(int stat);
 
 class Simulator {
  public:
-  static Result<std::unique_ptr<Simulator>> Create(Node node, Scenario scenario, std::string root,
-                                                   SimOptions options = {});
+  static Result<std::unique_ptr<Simulator>> Create(Node node, Scenario scenario,
+                                                   std::string root, SimOptions options = {});
   ~Simulator();
 
   // Writes the whole tree for t = now() (0 after Create). Idempotent.

@@ -79,8 +79,9 @@ Status TreeWriter::Remove(std::string_view relative) {
   fs::remove_all(path, ec);
   if (ec) return FromErrno(ec.value(), "rm -r " + path);
   const std::string prefix = std::string(relative) + "/";
-  std::erase_if(
-      last_, [&](const auto& kv) { return kv.first == relative || kv.first.starts_with(prefix); });
+  std::erase_if(last_, [&](const auto& kv) {
+    return kv.first == relative || kv.first.starts_with(prefix);
+  });
   return Status::Ok();
 }
 

@@ -117,7 +117,8 @@ TEST_P(RoundTripTest, collectors_read_what_the_simulator_wrote_without_errors) {
                                                       {"lane", std::to_string(lane + 1)}};
         EXPECT_NEAR(*s.Get("fabric_optics_lane_rx_power_watts", l), m->rx_power_mw[lane] / 1e3,
                     1e-7);
-        EXPECT_NEAR(*s.Get("fabric_optics_lane_tx_bias_amperes", l), m->bias_ma[lane] / 1e3, 2e-6);
+        EXPECT_NEAR(*s.Get("fabric_optics_lane_tx_bias_amperes", l), m->bias_ma[lane] / 1e3,
+                    2e-6);
       }
       EXPECT_EQ(s.Get("fabric_optics_module_temperature_threshold_celsius",
                       {{"netdev", nd}, {"threshold", "high_alarm"}}),
@@ -151,9 +152,9 @@ TEST(SimTopologyTest, hgx_pairs_each_gpu_with_its_nic_under_one_switch) {
                       {{"gpu", gpu}, {"rdma_device", node.ports[i].rdma_device}, {"level", "PIX"}}))
         << gpu;
   }
-  EXPECT_TRUE(s.Get(
-      "fabric_topology_gpu_nic_link_info",
-      {{"gpu", node.functions[node.gpus[0]].bdf}, {"rdma_device", "mlx5_7"}, {"level", "SYS"}}));
+  EXPECT_TRUE(s.Get("fabric_topology_gpu_nic_link_info",
+                    {{"gpu", node.functions[node.gpus[0]].bdf}, {"rdma_device", "mlx5_7"},
+                     {"level", "SYS"}}));
 }
 
 // ---------------------------------------------------------------- file semantics
@@ -162,7 +163,8 @@ TEST(SimFileTest, counters_are_rewritten_in_place) {
   TempDir dir;
   auto sim = MakeSim("roce-small", Quiet(), dir.str());
   const Port& p = sim->node().ports[0];
-  const std::string path = sim->sysfs_root() + "/class/net/" + p.netdev + "/statistics/rx_bytes";
+  const std::string path =
+      sim->sysfs_root() + "/class/net/" + p.netdev + "/statistics/rx_bytes";
   struct stat before {};
   ASSERT_EQ(::stat(path.c_str(), &before), 0);
   std::ifstream held(path);  // an fd held open across updates, as the agent does
@@ -200,8 +202,7 @@ TEST(SimFaultTest, pfc_storm_source_sends_continuous_pause_and_receives_nothing)
 duration: 2m
 events:
   - {at: 10s, fault: pfc_storm_source, device: mlx5_0, priority: 3, duration: 30s}
-)",
-                     dir.str());
+)", dir.str());
   const std::string nd = sim->node().ports[0].netdev;
   auto in = sim->AdvanceTo(15);
   ASSERT_TRUE(in);
@@ -214,7 +215,7 @@ events:
   const uint64_t warn0 = Stat(*sim, nd, "tx_pause_storm_warning_events");
   ASSERT_TRUE(sim->AdvanceTo(25));
   EXPECT_EQ(Stat(*sim, nd, "tx_prio3_pause_duration") - dur0, 10u * 1000000);  // paused 100%
-  EXPECT_EQ(Stat(*sim, nd, "rx_prio3_packets"), rx0);                          // no progress
+  EXPECT_EQ(Stat(*sim, nd, "rx_prio3_packets"), rx0);                           // no progress
   EXPECT_GE(warn0, 1u);
   in = sim->AdvanceTo(45);
   ASSERT_EQ(in->size(), 1u);
@@ -232,8 +233,7 @@ duration: 2m
 events:
   - {at: 5s, fault: pfc_storm_victim, device: mlx5_1, duration: 30s}
   - {at: 5s, fault: congestion, device: mlx5_2, duration: 30s}
-)",
-                     dir.str());
+)", dir.str());
   const std::string victim = sim->node().ports[1].netdev, busy = sim->node().ports[2].netdev;
   ASSERT_TRUE(sim->AdvanceTo(10));
   const uint64_t v_dur = Stat(*sim, victim, "rx_prio3_pause_duration");
@@ -259,8 +259,7 @@ TEST(SimFaultTest, ib_link_flap_moves_state_link_downed_and_carrier) {
 duration: 2m
 events:
   - {at: 10s, fault: link_flap, device: mlx5_2, count: 3, period: 10s, down: 2s}
-)",
-                     dir.str());
+)", dir.str());
   const Port& p = sim->node().ports[2];
   const uint64_t downed0 = *sim->PmaValue(p.rdma_device, kLinkDowned);
   ASSERT_TRUE(sim->AdvanceTo(11));
@@ -284,8 +283,7 @@ TEST(SimFaultTest, ber_growth_saturates_the_16_bit_symbol_error_counter) {
 duration: 10m
 events:
   - {at: 1s, fault: ber_growth, device: mlx5_0, ber: 1e-4, duration: 100s}
-)",
-                     dir.str());
+)", dir.str());
   ASSERT_TRUE(sim->AdvanceTo(100));
   EXPECT_EQ(*sim->PmaValue("mlx5_0", kSymbolError), 65535u);
   EXPECT_EQ(testing::ReadTextFile(sim->sysfs_root() +
@@ -300,14 +298,12 @@ TEST(SimFaultTest, ber_growth_on_one_lane_of_a_roce_port) {
 duration: 10m
 events:
   - {at: 1s, fault: ber_growth, device: mlx5_5, lane: 2, ber: 1e-5, duration: 60s}
-)",
-                     dir.str());
+)", dir.str());
   const std::string nd = sim->node().ports[5].netdev;
   const uint64_t l1 = Stat(*sim, nd, "rx_err_lane_1_phy"), l0 = Stat(*sim, nd, "rx_err_lane_0_phy");
   const uint64_t pcs = Stat(*sim, nd, "rx_pcs_symbol_err_phy");
   ASSERT_TRUE(sim->AdvanceTo(60));
-  EXPECT_GT(Stat(*sim, nd, "rx_err_lane_1_phy") - l1,
-            50 * (Stat(*sim, nd, "rx_err_lane_0_phy") - l0));
+  EXPECT_GT(Stat(*sim, nd, "rx_err_lane_1_phy") - l1, 50 * (Stat(*sim, nd, "rx_err_lane_0_phy") - l0));
   EXPECT_GT(Stat(*sim, nd, "rx_pcs_symbol_err_phy"), pcs);
 }
 
@@ -319,8 +315,7 @@ events:
   - {at: 1s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 80, duration: 100s}
   - {at: 1s, fault: rx_power_decay, device: mlx5_7, lane: 3, target_dbm: -13, duration: 100s}
   - {at: 1s, fault: laser_bias_creep, device: mlx5_0, lane: 1, target_ma: 14, duration: 100s}
-)",
-                     dir.str());
+)", dir.str());
   ASSERT_TRUE(sim->AdvanceTo(100));
   const Node& n = sim->node();
   const ModuleState* hot = sim->Module(n.ports[6].netdev);
@@ -332,11 +327,11 @@ events:
   EXPECT_GT(biased->bias_ma[0], biased->bias.high_warning);
   const Samples s = CollectAll(*sim);
   EXPECT_EQ(s.errors, 0u) << s.error_text;
-  EXPECT_NEAR(
-      *s.Get("fabric_optics_lane_rx_power_watts", {{"netdev", n.ports[7].netdev}, {"lane", "3"}}),
-      dim->rx_power_mw[2] / 1e3, 1e-7);
+  EXPECT_NEAR(*s.Get("fabric_optics_lane_rx_power_watts",
+                     {{"netdev", n.ports[7].netdev}, {"lane", "3"}}),
+              dim->rx_power_mw[2] / 1e3, 1e-7);
   EXPECT_NEAR(dim->rx_power_mw[2], std::pow(10, -1.3), 0.005);  // -13 dBm reached
-  ASSERT_TRUE(sim->AdvanceTo(110));                             // ended: recovered
+  ASSERT_TRUE(sim->AdvanceTo(110));  // ended: recovered
   EXPECT_LT(sim->Module(n.ports[6].netdev)->temperature_c, 50);
 }
 
@@ -349,8 +344,7 @@ events:
   - {at: 5s, fault: counter_wrap32, device: mlx5_1, duration: 60s}
   - {at: 5s, fault: hot_unplug, device: mlx5_2, duration: 20s}
   - {at: 40s, fault: module_swap, device: mlx5_0, duration: 5s}
-)",
-                     dir.str());
+)", dir.str());
   const Node& n = sim->node();
   const std::string reset = n.ports[0].netdev, wrapped = n.ports[1].netdev,
                     gone = n.ports[2].netdev;
@@ -385,8 +379,7 @@ events:
   EXPECT_TRUE(sim->LinkUp(reset));
   s = CollectAll(*sim);
   EXPECT_EQ(s.errors, 0u) << s.error_text;
-  EXPECT_TRUE(
-      s.Get("fabric_optics_info", {{"netdev", reset}, {"serial", sim->Module(reset)->serial}}));
+  EXPECT_TRUE(s.Get("fabric_optics_info", {{"netdev", reset}, {"serial", sim->Module(reset)->serial}}));
 }
 
 TEST(SimFaultTest, loop_repeats_the_timeline) {
@@ -395,8 +388,7 @@ TEST(SimFaultTest, loop_repeats_the_timeline) {
 duration: 30s
 events:
   - {at: 10s, fault: link_down, device: mlx5_0, duration: 5s}
-)",
-                                "loop.yaml");
+)", "loop.yaml");
   ASSERT_TRUE(scenario);
   auto node = BuildPreset("roce-small");
   auto sim = Simulator::Create(std::move(*node), std::move(*scenario), dir.str(),
@@ -424,44 +416,35 @@ Status ScenarioError(const std::string& yaml, const std::string& preset = "hgx-r
 }
 
 TEST(ScenarioTest, errors_name_the_line_and_the_problem) {
-  Status s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: pfc_strom\n"
-      "    device: mlx5_0\n");
+  Status s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: pfc_strom\n"
+                           "    device: mlx5_0\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:4:"));
   EXPECT_THAT(s.message(), HasSubstr("unknown fault \"pfc_strom\""));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
-      "    device: mlx5_0\n    duration: -10s\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
+                    "    device: mlx5_0\n    duration: -10s\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:6:"));
   EXPECT_THAT(s.message(), HasSubstr("negative duration"));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
-      "    device: mlx5_9\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
+                    "    device: mlx5_9\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:3:"));
   EXPECT_THAT(s.message(), HasSubstr("device \"mlx5_9\" does not exist"));
   s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:3:"));
   EXPECT_THAT(s.message(), HasSubstr("names no device"));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: congestion\n"
-      "    device: mlx5_0\n    priority: 5\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: congestion\n"
+                    "    device: mlx5_0\n    priority: 5\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:3: priority 5 has no PFC"));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: pfc_storm_source\n"
-      "    device: mlx5_0\n",
-      "hgx-ib");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: pfc_storm_source\n"
+                    "    device: mlx5_0\n", "hgx-ib");
   EXPECT_THAT(s.message(), HasSubstr("is InfiniBand"));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: rx_power_decay\n"
-      "    device: mlx5_0\n    lane: 6\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: rx_power_decay\n"
+                    "    device: mlx5_0\n    lane: 6\n");
   EXPECT_THAT(s.message(), HasSubstr("lane 6 does not exist"));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
-      "    device: mlx5_0\n    colour: red\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
+                    "    device: mlx5_0\n    colour: red\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:6:5: unknown key \"colour\""));
-  s = ScenarioError(
-      "duration: 1m\nevents:\n  - at: 2m\n    fault: link_down\n"
-      "    device: mlx5_0\n");
+  s = ScenarioError("duration: 1m\nevents:\n  - at: 2m\n    fault: link_down\n"
+                    "    device: mlx5_0\n");
   EXPECT_THAT(s.message(), HasSubstr("after the scenario's duration"));
   s = ScenarioError("duration: 1m\nevents: [\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:"));
@@ -470,8 +453,7 @@ TEST(ScenarioTest, errors_name_the_line_and_the_problem) {
 
 TEST(ScenarioTest, shipped_scenarios_load_and_cover_every_fault) {
   std::set<std::string> covered;
-  for (const auto& entry :
-       fs::directory_iterator(testing::SourcePath("tools/fabricsim/scenarios"))) {
+  for (const auto& entry : fs::directory_iterator(testing::SourcePath("tools/fabricsim/scenarios"))) {
     SCOPED_TRACE(entry.path().string());
     auto scenario = LoadScenario(entry.path().string());
     ASSERT_TRUE(scenario) << scenario.error().ToString();
