@@ -18,6 +18,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
+#include "detectors/core/rate_evidence.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -90,6 +91,19 @@ constexpr DetectorOptionSpec kOptions[] = {
      "How long the clear condition must hold before a finding clears. UFM PDR 5 min de-isolation "
      "[S21], §3.2",
      "5m"},
+    {"confidence",
+     "One-sided confidence at which the evidence windows claim a rate above its threshold (the "
+     "lower Poisson bound of the errors seen, §0.4): a gross BER raises on its first sample. "
+     "Judgement",
+     "0.99"},
+    {"evidence-min-samples",
+     "Samples with errors an evidence window needs (a burst in one sample is not a rate). "
+     "Judgement (§0.4): 5 samples, so a gross BER raises within about 5 s at 1 Hz",
+     "5"},
+    {"ib-symbol-min-errors",
+     "Fewest IB symbol errors the evidence window of the hourly rule may rest on. Judgement "
+     "(§0.4)",
+     "10"},
     {"error-counter-width",
      "Width in bits of the Ethernet PHY error counters (32 for drivers whose counters wrap at "
      "2^32). §0.2",
@@ -149,9 +163,9 @@ std::string Sci(double v) {
 struct EffectivePair {
   explicit EffectivePair(const Options& o)
       : warning(o.effective_warning_ratio, o.effective_warning_window,
-                o.effective_warning_min_errors, o.clear_for),
+                o.effective_warning_min_errors, o.clear_for, o.evidence_min_samples),
         critical(o.effective_critical_ratio, o.effective_critical_window,
-                 o.effective_critical_min_errors, o.clear_for) {}
+                 o.effective_critical_min_errors, o.clear_for, o.evidence_min_samples) {}
   EffectiveLevel warning;
   EffectiveLevel critical;
 };
@@ -174,6 +188,8 @@ struct EthPort {
         effective(o),
         pre_warning(o.pre_fec_warning_for, o.clear_for),
         pre_critical(o.pre_fec_critical_for, o.clear_for),
+        pre_warning_excess(std::chrono::milliseconds(0), o.clear_for),
+        pre_critical_excess(std::chrono::milliseconds(0), o.clear_for),
         trend_warning(o.trend_for, o.clear_for),
         trend_critical(o.trend_for, o.clear_for),
         trend(o.trend_lookback, std::chrono::minutes(1)) {}
@@ -183,6 +199,11 @@ struct EthPort {
   History history;
   EffectivePair effective;
   HoldDown pre_warning, pre_critical, trend_warning, trend_critical;
+  // The pre-FEC evidence path (§0.4): the integral of (ratio / threshold - 1) over time, never
+  // below 0 (a CUSUM); it reaches the rule's `for` at 2x the threshold exactly when the fixed
+  // hold does, and sooner the further above it the ratio is.
+  HoldDown pre_warning_excess, pre_critical_excess;
+  double pre_warning_sum = 0, pre_critical_sum = 0;
   LinearTrend trend;
   std::optional<double> pre_fec_ratio;
   std::optional<double> eta;
@@ -203,6 +224,7 @@ struct IbPort {
   EffectivePair effective;
   HoldDown hourly, fatal_lli, fatal_ebo;
   double errors_last_hour = 0;
+  RateWindow hourly_proof;  // the evidence window of the hourly rule (§0.4)
   double rate_bytes = 0;
   uint64_t lli_delta = 0, ebo_delta = 0;
   bool symbol_saturated = false;
@@ -229,11 +251,12 @@ class BerGrowthDetector final : public Detector {
       std::vector<Evidence> pre_evidence{{"pre_fec_ber_ratio", pre},
                                          {"fec_limit_ratio", o_.fec_limit_ratio}};
       if (p.eta) pre_evidence.push_back({"projected_seconds_to_fec_limit", *p.eta});
-      for (auto [latch, severity, what] : {std::tuple{&p.pre_critical, Severity::kCritical,
-                                                      "above " + Sci(o_.pre_fec_critical_ratio)},
-                                           std::tuple{&p.pre_warning, Severity::kWarning,
-                                                      "above " + Sci(o_.pre_fec_warning_ratio)}}) {
-        if (!latch->active()) continue;
+      for (auto [latch, excess, severity, what] :
+           {std::tuple{&p.pre_critical, &p.pre_critical_excess, Severity::kCritical,
+                       "above " + Sci(o_.pre_fec_critical_ratio)},
+            std::tuple{&p.pre_warning, &p.pre_warning_excess, Severity::kWarning,
+                       "above " + Sci(o_.pre_fec_warning_ratio)}}) {
+        if (!latch->active() && !excess->active()) continue;
         signals.push_back({severity, entity, pre, pre_evidence,
                            netdev + " pre-FEC BER " + Sci(pre) + " " + what + " (FEC limit " +
                                Sci(o_.fec_limit_ratio) + ")",
@@ -254,14 +277,18 @@ class BerGrowthDetector final : public Detector {
       const std::string where = key.first + " port " + key.second;
       AddEffective(signals, entity, where, p.effective);
       if (p.hourly.active()) {
-        signals.push_back({Severity::kCritical,
-                           entity,
-                           p.errors_last_hour,
-                           {{"symbol_errors_last_hour", p.errors_last_hour}},
-                           where + " " + Sci(p.errors_last_hour) +
-                               " symbol errors in the last hour (> " +
-                               Sci(o_.ib_symbol_errors_per_hour) + ")",
-                           true});
+        std::vector<Evidence> evidence{{"symbol_errors_last_hour", p.errors_last_hour}};
+        std::string reason = where + " " + Sci(p.errors_last_hour) +
+                             " symbol errors in the last hour (> " +
+                             Sci(o_.ib_symbol_errors_per_hour) + ")";
+        if (p.hourly_proof.proven) {
+          evidence.push_back({"symbol_errors", p.hourly_proof.events});
+          evidence.push_back({"window_seconds", p.hourly_proof.seconds});
+          reason += "; " + Sci(p.hourly_proof.events) + " in " + Sci(p.hourly_proof.seconds) +
+                    " s prove more than " + Sci(o_.ib_symbol_errors_per_hour) + " per hour";
+        }
+        signals.push_back(
+            {Severity::kCritical, entity, p.errors_last_hour, evidence, std::move(reason), true});
       }
       for (auto [latch, delta, counter] :
            {std::tuple{&p.fatal_lli, p.lli_delta, "local_link_integrity_errors"},
@@ -308,18 +335,25 @@ class BerGrowthDetector final : public Detector {
     for (auto [level, severity] : {std::pair{&pair.critical, Severity::kCritical},
                                    std::pair{&pair.warning, Severity::kWarning}}) {
       if (!level->latch.active()) continue;
-      signals.push_back({severity,
-                         entity,
-                         level->ratio,
-                         {{"effective_ber_ratio", level->ratio},
-                          {"errors", level->last.errors},
-                          {"bits", level->last.bits},
-                          {"window_seconds", level->last.seconds}},
-                         where + " effective BER " + Sci(level->ratio) + " > " +
-                             Sci(level->threshold) + " (" + Sci(level->last.errors) +
-                             " errors in " + Sci(level->last.bits) + " bits over " +
-                             Sci(level->last.seconds / 60) + " min)",
-                         severity == Severity::kCritical});
+      // The window that raised it: the evidence window when it proves the claim, else the fixed.
+      const bool proof = level->proof.proven;
+      const double errors = proof ? level->proof.events : level->last.errors;
+      const double bits = proof ? level->proof.exposure : level->last.bits;
+      const double seconds = proof ? level->proof.seconds : level->last.seconds;
+      const double ratio = bits > 0 ? errors / bits : level->ratio;
+      std::vector<Evidence> evidence{{"effective_ber_ratio", ratio},
+                                     {"errors", errors},
+                                     {"bits", bits},
+                                     {"window_seconds", seconds}};
+      std::string reason = where + " effective BER " + Sci(ratio) + " > " + Sci(level->threshold) +
+                           " (" + Sci(errors) + " errors in " + Sci(bits) + " bits over " +
+                           Sci(seconds) + " s";
+      if (proof) {
+        evidence.push_back({"lower_bound_ratio", level->proof.bound});
+        reason += "; " + Sci(o_.confidence * 100) + "% lower bound " + Sci(level->proof.bound);
+      }
+      signals.push_back(
+          {severity, entity, ratio, evidence, reason + ")", severity == Severity::kCritical});
     }
   }
 
@@ -327,46 +361,67 @@ class BerGrowthDetector final : public Detector {
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [n, p] : eth_) p.seen = false;
-    ForEachSample(
-        families, ethtool::kPhyReceivedBits,
-        [&](const prometheus::ClientMetric& m, double bits_value) {
-          auto netdev_label = LabelValue(m, "netdev");
-          if (!netdev_label || !(bits_value >= 0)) return;
-          const std::string netdev(*netdev_label);
-          EthPort& p = eth_.try_emplace(netdev, o_).first->second;
-          p.seen = true;
-          const LabelMatch match{{"netdev", netdev}};
-          auto pcs = FindValue(families, ethtool::kPhyPcsSymbolErrors, match);
-          auto corrected = FindValue(families, ethtool::kPhyCorrectedBits, match);
-          if (!corrected) {
-            corrected = FindValue(families, ethtool::kFecCorrectedBits, match);
-          }
-          const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
-          std::optional<double> errors, corr;
-          if (pcs && *pcs >= 0) {
-            const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
-            if (s.valid) errors = static_cast<double>(s.delta);
-          } else {
-            p.pcs.Forget();
-          }
-          if (corrected && *corrected >= 0) {
-            const CounterStep s = p.corrected.Update(static_cast<uint64_t>(*corrected), time);
-            if (s.valid) corr = static_cast<double>(s.delta);
-          } else {
-            p.corrected.Forget();
-          }
-          if (bits.valid && bits.delta > 0) {
-            p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors, corr,
-                          o_.history);
-          }
-          p.effective.warning.Update(p.history, time, o_.clear_factor);
-          p.effective.critical.Update(p.history, time, o_.clear_factor);
-          UpdatePreFec(p, time);
-        });
+    ForEachSample(families, ethtool::kPhyReceivedBits,
+                  [&](const prometheus::ClientMetric& m, double bits_value) {
+                    auto netdev_label = LabelValue(m, "netdev");
+                    if (!netdev_label || !(bits_value >= 0)) return;
+                    const std::string netdev(*netdev_label);
+                    EthPort& p = eth_.try_emplace(netdev, o_).first->second;
+                    p.seen = true;
+                    const LabelMatch match{{"netdev", netdev}};
+                    auto pcs = FindValue(families, ethtool::kPhyPcsSymbolErrors, match);
+                    auto corrected = FindValue(families, ethtool::kPhyCorrectedBits, match);
+                    if (!corrected) {
+                      corrected = FindValue(families, ethtool::kFecCorrectedBits, match);
+                    }
+                    const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
+                    std::optional<double> errors, corr;
+                    if (pcs && *pcs >= 0) {
+                      const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
+                      if (s.valid) errors = static_cast<double>(s.delta);
+                    } else {
+                      p.pcs.Forget();
+                    }
+                    if (corrected && *corrected >= 0) {
+                      const CounterStep s =
+                          p.corrected.Update(static_cast<uint64_t>(*corrected), time);
+                      if (s.valid) corr = static_cast<double>(s.delta);
+                    } else {
+                      p.corrected.Forget();
+                    }
+                    if (bits.valid && bits.delta > 0) {
+                      p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors,
+                                    corr, o_.history);
+                    }
+                    p.effective.warning.Update(p.history, time, o_.clear_factor, bounds_);
+                    p.effective.critical.Update(p.history, time, o_.clear_factor, bounds_);
+                    // This sample's own pre-FEC ratio feeds the evidence path (§0.4).
+                    std::optional<double> sample_ratio;
+                    if (bits.valid && bits.delta > 0 && corr) sample_ratio = *corr / bits.delta;
+                    UpdatePreFec(p, time, bits.valid ? bits.seconds : 0, sample_ratio);
+                  });
     std::erase_if(eth_, [](const auto& e) { return !e.second.seen; });
   }
 
-  void UpdatePreFec(EthPort& p, TimePoint time) {
+  // The IB hourly rule: more than ib-symbol-errors-per-hour in the last hour (the fixed count),
+  // or an evidence window (§0.4) whose errors prove a rate above it.
+  void UpdateHourly(IbPort& p, TimePoint time) {
+    p.errors_last_hour = p.history.Last(time, std::chrono::hours(1)).errors;
+    const RateRule rule{o_.ib_symbol_errors_per_hour / 3600, o_.ib_symbol_min_errors, 0, 3600,
+                        o_.evidence_min_samples};
+    RateScan scan(bounds_, rule, RateScan::Claim::kAbove, rule.threshold);
+    p.history.ForEachNewest([&](const History::Sum& s) {
+      return scan.Add(s.errors, s.seconds, s.seconds, s.error_samples);
+    });
+    p.hourly_proof = scan.window();
+    p.hourly.Update(p.errors_last_hour > o_.ib_symbol_errors_per_hour || p.hourly_proof.proven,
+                    !p.hourly_proof.proven &&
+                        p.errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor,
+                    time);
+  }
+
+  void UpdatePreFec(EthPort& p, TimePoint time, double step_seconds,
+                    std::optional<double> sample_ratio) {
     const History::Sum window = p.history.Last(time, o_.pre_fec_window);
     if (window.pre_bits <= 0) {
       p.pre_fec_ratio.reset();
@@ -379,6 +434,17 @@ class BerGrowthDetector final : public Detector {
                          time);
     p.pre_critical.Update(ratio > o_.pre_fec_critical_ratio, ratio < o_.pre_fec_critical_ratio * cf,
                           time);
+    // The evidence path (§0.4): each sample's excess over the threshold integrated over time (a
+    // CUSUM); the window ratio decides the clear, as for the fixed hold.
+    for (auto [sum, latch, threshold, hold] :
+         {std::tuple{&p.pre_warning_sum, &p.pre_warning_excess, o_.pre_fec_warning_ratio,
+                     o_.pre_fec_warning_for},
+          std::tuple{&p.pre_critical_sum, &p.pre_critical_excess, o_.pre_fec_critical_ratio,
+                     o_.pre_fec_critical_for}}) {
+      if (sample_ratio) *sum = std::max(0.0, *sum + (*sample_ratio / threshold - 1) * step_seconds);
+      latch->Update(*sum >= Seconds(hold), ratio < threshold * cf, time);
+      if (ratio < threshold * cf) *sum = 0;
+    }
     // log10 of a zero ratio is undefined: a window with no corrected bits sits at the floor of
     // what it could have measured (one error in its bits), which keeps the fit honest.
     p.trend.Add(time, std::log10(std::max(ratio, 1 / window.pre_bits)));
@@ -413,27 +479,24 @@ class BerGrowthDetector final : public Detector {
       p.seen = true;
       return &p;
     };
-    ForEachSample(families, rdma::kSymbolErrors,
-                  [&](const prometheus::ClientMetric& m, double value) {
-                    IbPort* p = port_for(m);
-                    if (p == nullptr || !(value >= 0)) return;
-                    const auto rate = FindValue(
-                        families, rdma::kPortRate,
+    ForEachSample(
+        families, rdma::kSymbolErrors, [&](const prometheus::ClientMetric& m, double value) {
+          IbPort* p = port_for(m);
+          if (p == nullptr || !(value >= 0)) return;
+          const auto rate =
+              FindValue(families, rdma::kPortRate,
                         {{"device", *LabelValue(m, "device")}, {"port", *LabelValue(m, "port")}});
-                    p->rate_bytes = rate.value_or(0);
-                    const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
-                    p->symbol_saturated = step.saturated;
-                    if (step.valid && p->rate_bytes > 0) {
-                      p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
-                                     static_cast<double>(step.delta), std::nullopt, o_.history);
-                    }
-                    p->effective.warning.Update(p->history, time, o_.clear_factor);
-                    p->effective.critical.Update(p->history, time, o_.clear_factor);
-                    p->errors_last_hour = p->history.Last(time, std::chrono::hours(1)).errors;
-                    p->hourly.Update(
-                        p->errors_last_hour > o_.ib_symbol_errors_per_hour,
-                        p->errors_last_hour < o_.ib_symbol_errors_per_hour * o_.clear_factor, time);
-                  });
+          p->rate_bytes = rate.value_or(0);
+          const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
+          p->symbol_saturated = step.saturated;
+          if (step.valid && p->rate_bytes > 0) {
+            p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
+                           static_cast<double>(step.delta), std::nullopt, o_.history);
+          }
+          p->effective.warning.Update(p->history, time, o_.clear_factor, bounds_);
+          p->effective.critical.Update(p->history, time, o_.clear_factor, bounds_);
+          UpdateHourly(*p, time);
+        });
     auto fatal = [&](const MetricDesc& family, CounterTracker IbPort::*tracker,
                      HoldDown IbPort::*latch, uint64_t IbPort::*last) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
@@ -452,6 +515,7 @@ class BerGrowthDetector final : public Detector {
   }
 
   Options o_;
+  PoissonBounds bounds_{o_.confidence};
   std::map<std::string, EthPort> eth_;
   std::map<std::pair<std::string, std::string>, IbPort> ib_;
 };
@@ -484,6 +548,9 @@ Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
   o.clear_factor = r->Number("clear-factor", 0, 1);
   o.clear_for = r->Duration("clear-for", true);
   o.error_counter_width = r->Number("error-counter-width", 32, 64);
+  o.confidence = r->Number("confidence", 0.5, 0.999999);
+  o.ib_symbol_min_errors = r->Number("ib-symbol-min-errors", 1, 1e12);
+  o.evidence_min_samples = r->Number("evidence-min-samples", 1, 1e6);
   if (!r->status().ok()) return Error(r->status());
   auto fail = [](const std::string& key, const std::string& why) {
     return Error(StatusCode::kInvalidArgument, "detector ber_growth: option " + key + ": " + why);

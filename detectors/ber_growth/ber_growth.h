@@ -87,6 +87,11 @@ struct BerGrowthOptions {
   Duration clear_for{};
   // Width of the Ethernet PHY error counters (64; 32 for drivers whose counters wrap at 2^32).
   double error_counter_width{};
+  // §0.4: the one-sided confidence at which the evidence windows claim an error rate above its
+  // threshold (0.99), and the fewest IB symbol errors that claim may rest on.
+  double confidence{};
+  double ib_symbol_min_errors{};
+  double evidence_min_samples{};
 };
 
 // Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in

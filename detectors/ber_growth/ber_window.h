@@ -1,7 +1,12 @@
 #pragma once
 // The windows of ber_growth: error and bit deltas of one port merged into 10 s buckets, and one
-// effective-BER claim over a window that grows until it holds enough bits to support the claim
-// (the Poisson rule of three, docs/detection.md §0.3).
+// effective-BER claim that raises on either of two windows (docs/detection.md §0.3, §0.4):
+//   fixed     the documented window, grown until it holds enough bits to support the claim (the
+//             Poisson rule of three): right for a marginal BER, whose evidence takes minutes;
+//   evidence  the shortest trailing window whose errors prove, at the detector's confidence, that
+//             the BER exceeds the threshold (detectors/core/rate_evidence.h): a gross BER raises
+//             on its first sample.
+// It clears when neither proves it and the fixed window is below clear-factor × the threshold.
 
 #include <chrono>
 #include <deque>
@@ -11,6 +16,7 @@
 #include "collectors/core/duration.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/rate_evidence.h"
 
 namespace fabricwatch::detect::ber {
 
@@ -21,7 +27,8 @@ class History {
     double seconds = 0;
     double bits = 0;
     double errors = 0;
-    double pre_bits = 0;  // bits of the buckets that also had a corrected-bit delta
+    double error_samples = 0;  // samples that saw errors (the evidence windows' spread)
+    double pre_bits = 0;       // bits of the buckets that also had a corrected-bit delta
     double corrected = 0;
   };
 
@@ -35,6 +42,7 @@ class History {
       s.seconds += seconds;
       s.bits += bits;
       s.errors += *errors;
+      if (*errors > 0) s.error_samples += 1;
     }
     if (corrected) {
       s.pre_bits += bits;
@@ -52,6 +60,13 @@ class History {
     }
     return total;
   }
+  // Calls fn(sum) for each bucket, newest first, until it returns true.
+  template <typename F>
+  void ForEachNewest(F&& fn) const {
+    for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
+      if (fn(it->sum)) return;
+    }
+  }
   // The buckets that started within `window` of `now`.
   Sum Last(TimePoint now, std::chrono::milliseconds window) const {
     Sum total;
@@ -66,6 +81,7 @@ class History {
     total.seconds += s.seconds;
     total.bits += s.bits;
     total.errors += s.errors;
+    total.error_samples += s.error_samples;
     total.pre_bits += s.pre_bits;
     total.corrected += s.corrected;
   }
@@ -76,24 +92,36 @@ class History {
   std::deque<Bucket> buckets_;
 };
 
-// One effective-BER claim (warning or critical) over its window.
+// One effective-BER claim (warning or critical) over its windows.
 struct EffectiveLevel {
   EffectiveLevel(double ratio, std::chrono::milliseconds window, double min_errors,
-                 std::chrono::milliseconds clear_for)
+                 std::chrono::milliseconds clear_for, double min_samples)
       : threshold(ratio),
         window_seconds(Seconds(window)),
         min_errors(min_errors),
         window_label(FormatDuration(window)),
-        latch(std::chrono::milliseconds(0), clear_for) {}
+        latch(std::chrono::milliseconds(0), clear_for),
+        rule{ratio, min_errors, 0, Seconds(window), min_samples} {}
 
-  void Update(const History& history, TimePoint time, double clear_factor) {
+  void Update(const History& history, TimePoint time, double clear_factor,
+              const PoissonBounds& bounds) {
     // The rule of three (docs/detection.md §0.3): a claim about `threshold` needs 3/threshold bits.
     const double needed_bits = 3 / threshold;
     last = history.Span(window_seconds, needed_bits);
     supported = last.seconds >= window_seconds && last.bits >= needed_bits;
     ratio = last.bits > 0 ? last.errors / last.bits : 0;
-    latch.Update(supported && last.errors >= min_errors && ratio > threshold,
-                 last.errors < min_errors || ratio < threshold * clear_factor, time);
+    const bool fixed = supported && last.errors >= min_errors && ratio > threshold;
+    // The evidence window (docs/detection.md §0.4): newest buckets first, at most the fixed
+    // window long (so errors that have left it stop proving anything), stopping at the first
+    // window whose lower confidence bound of the BER exceeds the threshold.
+    RateScan scan(bounds, rule, RateScan::Claim::kAbove, threshold);
+    history.ForEachNewest([&](const History::Sum& s) {
+      return scan.Add(s.errors, s.bits, s.seconds, s.error_samples);
+    });
+    proof = scan.window();
+    latch.Update(fixed || proof.proven,
+                 !proof.proven && (last.errors < min_errors || ratio < threshold * clear_factor),
+                 time);
   }
 
   double threshold;
@@ -101,7 +129,9 @@ struct EffectiveLevel {
   double min_errors;
   std::string window_label;
   HoldDown latch;
+  RateRule rule;
   History::Sum last;
+  RateWindow proof;  // the evidence window of the last update (proof.proven when it raised)
   bool supported = false;
   double ratio = 0;
 };
