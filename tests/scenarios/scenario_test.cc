@@ -489,6 +489,43 @@ const FaultCase kFaultCases[] = {
      240,
      nullptr,
      true},
+    // IB micro-flaps (issue 22): one retrain (link_error_recovery +1, the state stays ACTIVE)
+    // every 60 s from +0 s; link_flap's micro-flap rule warns at the third (micro-flap-count 3
+    // in micro-flap-window 10m), +120 s, seen at the next rdma sample (1 s).
+    {"ib_micro_flap",
+     "link_flap",
+     Severity::kWarning,
+     {{"device", "$device"}, {"port", "1"}},
+     false,
+     2 * 60 + 1 + 1,
+     "3rd retrain at +120 s, then <= one rdma sample interval (1 s) + 1 s",
+     360,
+     nullptr,
+     true},
+    // PCIe downtrain x16 -> x8 of a NIC: pcie_degraded's width rule is critical (drain-eligible)
+    // once the topology reads (every 60 s) have shown it for downtrain-for (5m).
+    {"pcie_downtrain",
+     "pcie_degraded",
+     Severity::kCritical,
+     {{"device", "$device"}, {"role", "nic"}},
+     true,
+     60 + 300 + 1 + 1,
+     "first topology read that sees x8 (<= 60 s) + downtrain-for 5m + one sample interval + 1 s",
+     480,
+     nullptr,
+     true},
+    // 50 correctable AER errors over 60 s: the 10th (aer-correctable-warning) at +12 s, seen
+    // by the next topology read (<= 60 s later); the warning has no hold (aer-window 10m).
+    {"aer_burst",
+     "pcie_degraded",
+     Severity::kWarning,
+     {{"device", "$device"}, {"role", "nic"}},
+     false,
+     12 + 60 + 1 + 1,
+     "10th error at +12 s, then the next topology read (<= 60 s) + one sample interval + 1 s",
+     240,
+     nullptr,
+     true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shipped, FaultScenarioTest, ::testing::ValuesIn(kFaultCases),
