@@ -1,5 +1,7 @@
 #include "exporter/config/config.h"
 
+#include <charconv>
+
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
@@ -144,6 +146,15 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
         if (Status s = ExpectMap(value, "detectors", source); !s.ok()) return s;
         for (const auto& entry : value) {
           const std::string name = entry.first.as<std::string>();
+          if (IsEngineDetectorKey(name)) {
+            const std::string where = Where(entry.second, source) + ": detectors." + name;
+            if (!entry.second.IsScalar()) {
+              return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
+            }
+            Status s = ApplyEngineDetectorOption(name, entry.second.Scalar(), where, config);
+            if (!s.ok()) return s;
+            continue;
+          }
           const detect::DetectorInfo* info = detect::FindDetector(name);
           if (info == nullptr) {
             return Status(StatusCode::kInvalidArgument,
@@ -193,6 +204,35 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
     return Status(StatusCode::kInvalidArgument, source + ": " + e.what());
   }
   return Status::Ok();
+}
+
+bool IsEngineDetectorKey(std::string_view key) {
+  return key == "escalation-count" || key == "escalation-window";
+}
+
+Status ApplyEngineDetectorOption(std::string_view key, const std::string& value,
+                                 const std::string& where, Config& config) {
+  if (key == "escalation-count") {
+    uint64_t count = 0;
+    const char* end = value.data() + value.size();
+    auto [ptr, ec] = std::from_chars(value.data(), end, count);
+    if (ec != std::errc() || ptr != end || value.empty() || count > 1000) {
+      return Status(StatusCode::kInvalidArgument,
+                    where + ": \"" + value + "\": expected a count from 0 (off) to 1000");
+    }
+    config.escalation_count = count;
+    return Status::Ok();
+  }
+  if (key == "escalation-window") {
+    auto window = ParseDuration(value);
+    if (!window || window->count() <= 0) {
+      return Status(StatusCode::kInvalidArgument,
+                    where + ": \"" + value + "\": expected a duration > 0 such as 1h or 30m");
+    }
+    config.escalation_window = *window;
+    return Status::Ok();
+  }
+  return Status(StatusCode::kInvalidArgument, where + ": not an engine-wide detector setting");
 }
 
 Status Validate(const Config& config) {

@@ -9,6 +9,8 @@
 //       interval: 1s       # Prometheus duration: 100ms, 1s, 5m
 //       <option>: value    # collector options, e.g. device-exclude: "^(lo|docker.*)$"
 //   detectors:
+//     escalation-count: 3  # engine-wide: warnings of one entity that escalate (0: off)
+//     escalation-window: 1h
 //     <name>:              # a registered detector, e.g. link_flap
 //       enabled: true
 //       <option>: value    # detector options (README "Detectors"), e.g. hard-window: 10s
@@ -63,8 +65,12 @@ struct Config {
   // Every registered detector has an entry, enabled or not.
   std::map<std::string, DetectorConfig, std::less<>> detectors;
   std::string state_file;  // empty: detector state is not persisted
-  HookConfig hooks;        // default: no hooks, dry run
-  HttpLimits http;         // --web.max-connections, --web.*-timeout, --web.max-request-size
+  // Escalation of repeated warnings (detectors/core/escalation.h): `detectors.escalation-count`
+  // / --detector.escalation-count (0: off) and `detectors.escalation-window`.
+  uint64_t escalation_count = 3;
+  std::chrono::milliseconds escalation_window = std::chrono::hours(1);
+  HookConfig hooks;  // default: no hooks, dry run
+  HttpLimits http;   // --web.max-connections, --web.*-timeout, --web.max-request-size
 };
 
 // What the command line asked for besides running.
@@ -82,6 +88,12 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv);
 
 // Applies a YAML document to `config` (exposed for tests). `source` names it in errors.
 Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config& config);
+
+// The engine-wide detector settings: "escalation-count" (0 … 1000) and "escalation-window" (a
+// duration > 0). False when `key` is neither; an invalid value is InvalidArgument naming `where`.
+bool IsEngineDetectorKey(std::string_view key);
+Status ApplyEngineDetectorOption(std::string_view key, const std::string& value,
+                                 const std::string& where, Config& config);
 
 // Checks cross-field constraints (paths exist, telemetry path shape, at least one collector).
 Status Validate(const Config& config);

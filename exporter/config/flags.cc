@@ -44,6 +44,10 @@ struct GlobalFlags {
   CLI::Option* format;
   CLI::Option* state_file;
   CLI::Option* shape_file;
+  // --detector.escalation-count / -window, as text until validated.
+  std::string escalation_count, escalation_window;
+  CLI::Option* escalation_count_flag = nullptr;
+  CLI::Option* escalation_window_flag = nullptr;
 };
 
 // The HTTP server's bounds (README "HTTP server limits"); durations as text until validated.
@@ -237,6 +241,16 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
       if (slot.second->count() > 0) d.options[key] = slot.first;
     }
   }
+  if (g.escalation_count_flag->count() > 0) {
+    Status s = ApplyEngineDetectorOption("escalation-count", g.escalation_count,
+                                         "--detector.escalation-count", config);
+    if (!s.ok()) return s;
+  }
+  if (g.escalation_window_flag->count() > 0) {
+    Status s = ApplyEngineDetectorOption("escalation-window", g.escalation_window,
+                                         "--detector.escalation-window", config);
+    if (!s.ok()) return s;
+  }
   if (g.state_file->count() > 0) config.state_file = flags.state_file;
   // --shape.file is the link_degraded detector's shape-file option (it loads and checks it).
   if (g.shape_file->count() > 0) {
@@ -276,6 +290,15 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
                "Disable every detector that the configuration does not enable by name "
                "(--detector.<name> or detectors.<name>.enabled); the agent then only exports");
   auto detector_flags = AddDetectorFlags(app);
+  global.escalation_count_flag = app.add_option(
+      "--detector.escalation-count", global.escalation_count,
+      "Warnings of one entity (detector and entity labels) within --detector.escalation-window "
+      "that escalate to a critical finding of that entity, with the raise times as evidence; 0 "
+      "disables escalation. Default 3");
+  global.escalation_window_flag = app.add_option(
+      "--detector.escalation-window", global.escalation_window,
+      "Window of --detector.escalation-count; the escalated critical clears once the warning is "
+      "clear and a window has passed since its last raise. Default 1h");
   global.shape_file = app.add_option(
       "--shape.file", flags.shape_file,
       "Shape manifest: what this node's fabric ports should be (a port list or counts such as "

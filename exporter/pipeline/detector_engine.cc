@@ -1,9 +1,9 @@
 #include "exporter/pipeline/detector_engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
-
-#include <fmt/format.h>
 
 #include "detectors/core/state_check.h"
 
@@ -44,9 +44,21 @@ std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detecto
   return names;
 }
 
+// The state file's key for the escalation histories, beside the detectors' own (no detector
+// name starts with an underscore).
+constexpr std::string_view kEscalationStateKey = "_escalation";
+
 }  // namespace
 
-std::span<const MetricDesc> DetectorEngine::Metrics() { return kEngineMetrics; }
+std::span<const MetricDesc> DetectorEngine::Metrics() {
+  static const std::vector<MetricDesc> all = [] {
+    std::vector<MetricDesc> out(std::begin(kEngineMetrics), std::end(kEngineMetrics));
+    for (const MetricDesc& d : detect::CrossRules::Metrics()) out.push_back(d);
+    for (const MetricDesc& d : detect::Escalation::Metrics()) out.push_back(d);
+    return out;
+  }();
+  return all;
+}
 
 DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> detectors,
                                const Clock& clock, const sys::LinkEventLog* link_log,
@@ -58,7 +70,9 @@ DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> de
       state_file_(std::move(state_file)),
       logger_(std::move(logger)),
       options_(options),
-      tracker_(Names(detectors_), logger_) {
+      tracker_(Names(detectors_), logger_),
+      escalation_(options.escalation) {
+  escalation_.Track(Names(detectors_));
   for (const auto& d : detectors_) {
     evaluation_seconds_[std::string(d->name())] = 0;
     for (std::string& input : d->inputs()) inputs_.insert(std::move(input));
@@ -99,6 +113,16 @@ void DetectorEngine::LoadState() {
       ++state_errors_["load"];
     } else {
       ++restored;
+    }
+  }
+  if (loaded->detectors.contains(std::string(kEscalationStateKey))) {
+    Status status =
+        escalation_.LoadState(loaded->detectors.at(std::string(kEscalationStateKey)), check);
+    if (!status.ok()) {
+      logger_->warn("ignoring the saved escalation history in {}: {}", state_file_->path(),
+                    status.ToString());
+      std::lock_guard lock(metrics_mutex_);
+      ++state_errors_["load"];
     }
   }
   if (loaded->boot_id != state_file_->boot_id()) {
@@ -207,15 +231,16 @@ void DetectorEngine::RunOnce() {
   Process(std::move(snapshots), std::move(events));
 }
 
-void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
-                             std::vector<sys::LinkEvent> events) {
-  std::vector<prometheus::MetricFamily> evidence;
-  std::map<std::string, double> durations;
+void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
+                              const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
+                              detect::FindingsByDetector& findings,
+                              std::vector<prometheus::MetricFamily>& evidence,
+                              std::map<std::string, double>& durations) {
   for (const auto& detector : detectors_) {
     const std::string name(detector->name());
     const auto start = std::chrono::steady_clock::now();
     // No exception crosses the detector boundary: a throwing detector is logged and skipped
-    // for this round; the others run.
+    // for this round (its findings stay as they were); the others run.
     try {
       const std::vector<std::string> inputs = detector->inputs();
       for (const auto& snapshot : snapshots) {
@@ -226,9 +251,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
             detect::SnapshotView{snapshot->collector, snapshot->time, snapshot->families});
       }
       if (!events.empty()) detector->OnLinkEvents(events);
-      const auto now = clock_.Now();
-      std::vector<detect::Finding> findings = detector->Evaluate(now);
-      if (!tracker_.Update(name, now, std::move(findings)).empty()) dirty_ = true;
+      findings[name] = detector->Evaluate(now);
       for (const std::string& line : detector->TakeInfoLines()) {
         logger_->info("detector {}: {}", name, line);
       }
@@ -241,11 +264,43 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
       evidence.insert(evidence.end(), std::make_move_iterator(families.begin()),
                       std::make_move_iterator(families.end()));
     } catch (const std::exception& e) {
+      findings.erase(name);
       logger_->error("detector {} failed: {}", name, e.what());
     }
     durations[name] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+}
+
+void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
+                             std::vector<sys::LinkEvent> events) {
+  // The rules join ports through the newest rdma snapshot (fabric_rdma_port_info, state).
+  for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
+    if ((*it)->collector != "rdma") continue;
+    cross_rules_.ObservePorts((*it)->families);
+    break;
+  }
+  std::vector<prometheus::MetricFamily> evidence;
+  std::map<std::string, double> durations;
+  detect::FindingsByDetector findings;
+  const auto now = clock_.Now();
+  Evaluate(snapshots, events, now, findings, evidence, durations);
+  for (const detect::Suppression& s : cross_rules_.Apply(findings)) {
+    logger_->debug(
+        "finding suppressed rule={} detector={} severity={} {} cause=\"{}\" reason=\"{}\"",
+        s.rule->name, s.detector, detect::SeverityName(s.finding.severity),
+        detect::EntityText(s.finding.entity), s.cause, s.finding.reason);
+  }
+  for (auto& [name, list] : findings) {
+    escalation_.Apply(name, now, list);
+    if (!tracker_.Update(name, now, std::move(list)).empty()) dirty_ = true;
+  }
+  MetricSink sink;
+  cross_rules_.Export(sink);
+  escalation_.Export(sink);
+  auto own = sink.TakeFamilies();
+  evidence.insert(evidence.end(), std::make_move_iterator(own.begin()),
+                  std::make_move_iterator(own.end()));
   std::lock_guard lock(metrics_mutex_);
   evidence_ = std::move(evidence);
   for (auto& [name, seconds] : durations) evaluation_seconds_[name] = seconds;
@@ -263,6 +318,7 @@ void DetectorEngine::SaveState() {
       logger_->error("detector {} could not save its state: {}", detector->name(), e.what());
     }
   }
+  detectors[std::string(kEscalationStateKey)] = escalation_.SaveState();
   Status status = state_file_->Save(detectors, tracker_.SaveState(), clock_.Now());
   if (!status.ok()) {
     logger_->warn("saving the state file failed: {}", status.ToString());

@@ -6,7 +6,10 @@
 //   - rtnetlink link events (a second small thread blocks in LinkEventLog::WaitForEvents and
 //     hands the new events over), so link_flap sees a carrier-down within milliseconds.
 // After each batch of inputs, and at least every `tick` so that time-based clears happen without
-// input, every detector is evaluated at clock.Now(); the AnomalyTracker turns the results into
+// input, every detector is evaluated at clock.Now(). The combined findings then go through the
+// cross-detector rules (detectors/core/cross_rules.h: one fault, one finding; they join ports
+// through the latest rdma snapshot) and the escalation of repeated warnings
+// (detectors/core/escalation.h), and the AnomalyTracker turns the results into
 // transitions (log line, hooks) and the anomaly metrics. Evidence metrics are rendered into a
 // cached set after each evaluation: a scrape copies it and never waits for a detector.
 // The state file is loaded before the start, saved every `save_interval`, after each
@@ -32,7 +35,9 @@
 #include "collectors/core/metric_sink.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/cross_rules.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/escalation.h"
 #include "detectors/core/state_file.h"
 #include "exporter/pipeline/snapshot_store.h"
 
@@ -41,6 +46,9 @@ namespace fabricwatch::exporter {
 struct EngineOptions {
   std::chrono::milliseconds tick{1000};
   std::chrono::milliseconds save_interval{60000};
+  // Repeated warnings of one entity escalate to a critical (detectors/core/escalation.h);
+  // --detector.escalation-count / --detector.escalation-window.
+  detect::EscalationOptions escalation;
 };
 
 class DetectorEngine {
@@ -81,6 +89,12 @@ class DetectorEngine {
   void WatchLinks(std::stop_token stop);
   void Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                std::vector<sys::LinkEvent> events);
+  // Observe + Evaluate of every detector; a detector that throws is left out of `findings`.
+  void Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
+                const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
+                detect::FindingsByDetector& findings,
+                std::vector<prometheus::MetricFamily>& evidence,
+                std::map<std::string, double>& durations);
 
   std::vector<std::unique_ptr<detect::Detector>> detectors_;
   std::set<std::string, std::less<>> inputs_;  // every collector some detector reads
@@ -90,6 +104,8 @@ class DetectorEngine {
   std::shared_ptr<spdlog::logger> logger_;
   EngineOptions options_;
   detect::AnomalyTracker tracker_;
+  detect::CrossRules cross_rules_;  // engine thread only
+  detect::Escalation escalation_;   // engine thread only; saved in the state file
 
   mutable std::mutex queue_mutex_;
   std::condition_variable_any queue_changed_;

@@ -632,5 +632,35 @@ TEST(DetectorConfigTest, metric_reference_lists_detector_metrics) {
   }
 }
 
+// Escalation of repeated warnings (issue 22 item 3): engine-wide, under `detectors:` beside the
+// detectors, and as --detector.escalation-count / -window.
+TEST(ParseCommandLineTest, escalation_defaults_flags_and_errors) {
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.has_value()) << defaults.error().ToString();
+  EXPECT_EQ(defaults->config.escalation_count, 3u);
+  EXPECT_EQ(defaults->config.escalation_window, std::chrono::hours(1));
+  auto set = Parse({"--detector.escalation-count=0", "--detector.escalation-window=30m"});
+  ASSERT_TRUE(set.has_value()) << set.error().ToString();
+  EXPECT_EQ(set->config.escalation_count, 0u);
+  EXPECT_EQ(set->config.escalation_window, std::chrono::minutes(30));
+  auto bad = Parse({"--detector.escalation-count=many"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("--detector.escalation-count"), std::string::npos);
+  EXPECT_FALSE(Parse({"--detector.escalation-window=0s"}).has_value());
+}
+
+TEST(ApplyYamlTest, escalation_settings_under_detectors) {
+  Config config = RegistryDefaults();
+  ASSERT_TRUE(ApplyYaml("detectors:\n  escalation-count: 5\n  escalation-window: 2h\n"
+                        "  link_flap:\n    enabled: true\n",
+                        "file.yml", config)
+                  .ok());
+  EXPECT_EQ(config.escalation_count, 5u);
+  EXPECT_EQ(config.escalation_window, std::chrono::hours(2));
+  const Status bad = ApplyYaml("detectors:\n  escalation-count: -1\n", "file.yml", config);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("detectors.escalation-count"), std::string::npos) << bad.message();
+}
+
 }  // namespace
 }  // namespace fabricwatch::exporter
