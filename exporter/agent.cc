@@ -121,6 +121,15 @@ Status Agent::Build() {
     enabled.emplace_back(std::string(b.info->name), b.interval);
     collectors_.push_back(
         {std::string(b.info->name), b.interval, std::move(b.collector), std::move(b.logger)});
+    // A libibverbs port event makes the collectors that read them (rdma) collect at once, so
+    // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake).
+    if (b.info->reads_rdma_port_events && events_.rdma_log() != nullptr) {
+      collectors_.back().wake.count = [log = events_.rdma_log()] {
+        uint64_t total = 0;
+        for (const auto& [key, count] : log->Counts()) total += count;
+        return total;
+      };
+    }
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
   if (config_.config_check || config_.shape_print) return Status::Ok();
@@ -143,8 +152,12 @@ Status Agent::Build() {
   // every call the engine's thread makes.
   hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
                                         AgentEnvironment());
+  EngineOptions engine_options;
+  engine_options.escalation.count = config_.escalation_count;
+  engine_options.escalation.window = config_.escalation_window;
   engine_ = std::make_unique<DetectorEngine>(std::move(*detectors), clock_, events_.link_log(),
-                                             std::move(state_file), GetLogger("detectors"));
+                                             std::move(state_file), GetLogger("detectors"),
+                                             engine_options);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });

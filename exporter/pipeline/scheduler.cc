@@ -63,6 +63,13 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
   return outcome;
 }
 
+std::chrono::steady_clock::time_point NextCollection(
+    std::chrono::steady_clock::time_point next, bool events_pending,
+    std::chrono::steady_clock::time_point last_start, std::chrono::milliseconds min_gap) {
+  if (!events_pending) return next;
+  return std::min(next, last_start + min_gap);
+}
+
 Scheduler::Scheduler(std::vector<ScheduledCollector> collectors, SnapshotStore& store,
                      SelfMetrics& self_metrics, const Clock& clock)
     : collectors_(std::move(collectors)),
@@ -128,7 +135,12 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
   bool first = true;
   bool overran_stale = false;  // the last collection took more than kStaleIntervals intervals
   CollectionBuffers buffers;
+  const bool event_wake = static_cast<bool>(collector.wake.count);
+  uint64_t events_seen = event_wake ? collector.wake.count() : 0;
+  bool early = false;  // the coming collection was woken by events, ahead of `next`
   while (!stop.stop_requested()) {
+    const auto last_start = std::chrono::steady_clock::now();
+    if (event_wake) events_seen = collector.wake.count();  // this collection sees them all
     self_metrics_.RecordStart(collector.name, std::chrono::steady_clock::now());
     CollectionOutcome outcome = CollectOnce(collector, clock_, &buffers);
     const Status& status = outcome.run.status;
@@ -151,7 +163,8 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
     first = false;
     last_code = status.code();
 
-    next += collector.interval;
+    // An early collection leaves the interval's cadence as it was.
+    if (!std::exchange(early, false)) next += collector.interval;
     const auto now = std::chrono::steady_clock::now();
     // Once when a collection is so slow that it was reported stale, once when they are back
     // on time (the self-metrics showed it while it ran).
@@ -173,7 +186,22 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
       next = now + collector.interval;
     }
     std::unique_lock lock(mutex);
-    wake.wait_until(lock, stop, next, [] { return false; });
+    if (!event_wake) {
+      wake.wait_until(lock, stop, next, [] { return false; });
+      continue;
+    }
+    // Poll the event count while waiting; collect early when it grew (debounced).
+    while (!stop.stop_requested()) {
+      const bool pending = collector.wake.count() != events_seen;
+      const auto due = NextCollection(next, pending, last_start, collector.wake.min_gap);
+      const auto now_wait = std::chrono::steady_clock::now();
+      if (due <= now_wait) {
+        early = due < next;
+        break;
+      }
+      wake.wait_until(lock, stop, std::min(due, now_wait + collector.wake.poll),
+                      [] { return false; });
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,12 +26,33 @@
 
 namespace fabricwatch::exporter {
 
+// Kernel events that make a collector collect at once instead of at its next interval (issue 22
+// item 4): the rdma collector on a libibverbs port event (port error, port active, LID/SM
+// change), so link_flap and link_degraded see the new port state within 100 ms, as a netdev's
+// carrier change reaches link_flap through rtnetlink. `count` is a monotonic count of the events
+// so far (RdmaPortEventLog's counts summed); the collector's thread polls it every `poll` while
+// it waits and collects when it grew — at most once per `min_gap` (debounce: a burst of events
+// gives one collection now and one at most `min_gap` later with the rest).
+struct EventWake {
+  std::function<uint64_t()> count;  // empty: the interval alone
+  std::chrono::milliseconds poll{10};
+  std::chrono::milliseconds min_gap{100};
+};
+
 struct ScheduledCollector {
   std::string name;
   std::chrono::milliseconds interval;
   std::unique_ptr<Collector> collector;
   std::shared_ptr<spdlog::logger> logger;
+  EventWake wake = {};
 };
+
+// When a collector waiting for `next` (its interval) should collect, given the event wake: now
+// if events are pending and the last collection started at least `min_gap` ago, else at
+// last_start + min_gap, else `next`. Pure, for the tests' simulated time.
+std::chrono::steady_clock::time_point NextCollection(
+    std::chrono::steady_clock::time_point next, bool events_pending,
+    std::chrono::steady_clock::time_point last_start, std::chrono::milliseconds min_gap);
 
 // What a collector's thread keeps from one collection to the next so that a steady-state
 // collection allocates nothing (docs/design.md §8): the sink with its indexes, and the last few
