@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "detectors/core/detector.h"
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/rate_evidence.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect::ber {
 
@@ -67,6 +69,12 @@ class History {
       if (fn(it->sum)) return;
     }
   }
+  // The buckets for the state file: [start (Unix s), seconds, bits, errors, error samples,
+  // pre-FEC bits, corrected] each (issue 22: a restart keeps the windows).
+  nlohmann::json ToJson() const;
+  // Replaces the buckets with those of `json`; a bucket from the future or with a value out of
+  // range is dropped and counted by `check`. False when `json` is not such a list.
+  bool FromJson(const nlohmann::json& json, StateLoadCheck& check);
   // The buckets that started within `window` of `now`.
   Sum Last(TimePoint now, std::chrono::milliseconds window) const {
     Sum total;

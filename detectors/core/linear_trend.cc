@@ -27,6 +27,24 @@ void LinearTrend::Add(TimePoint time, double value) {
   while (!points_.empty() && time - points_.front().time > lookback_) points_.pop_front();
 }
 
+std::vector<std::pair<LinearTrend::TimePoint, double>> LinearTrend::Points() const {
+  std::vector<std::pair<TimePoint, double>> out;
+  for (const Point& p : points_) out.emplace_back(p.time, p.value);
+  if (pending_ && pending_->count > 0) {
+    out.emplace_back(pending_->first + (pending_->last - pending_->first) / 2,
+                     pending_->sum / pending_->count);
+  }
+  return out;
+}
+
+void LinearTrend::Restore(const std::vector<std::pair<TimePoint, double>>& points) {
+  Clear();
+  for (const auto& [time, value] : points) {
+    if (!points_.empty() && time <= points_.back().time) continue;
+    points_.push_back({time, value});
+  }
+}
+
 std::optional<LinearTrend::Fit> LinearTrend::Evaluate(size_t min_points, Duration min_span) const {
   const size_t n = points_.size() + (pending_ ? 1 : 0);
   if (n < min_points || n < 2) return std::nullopt;

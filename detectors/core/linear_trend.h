@@ -10,6 +10,8 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace fabricwatch::detect {
 
@@ -39,6 +41,11 @@ class LinearTrend {
   // The fit over the window, or nullopt with fewer than `min_points` points or a span shorter
   // than `min_span` (a projection needs enough history to be more than noise).
   std::optional<Fit> Evaluate(size_t min_points, Duration min_span) const;
+
+  // The averaged points (the pending one flushed), oldest first, for a state file, and their
+  // restoration: points out of time order are skipped.
+  std::vector<std::pair<TimePoint, double>> Points() const;
+  void Restore(const std::vector<std::pair<TimePoint, double>>& points);
 
  private:
   struct Point {
