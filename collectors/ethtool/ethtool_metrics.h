@@ -47,6 +47,13 @@ inline constexpr MetricDesc kPhyCorrectedBits{
     "fabric_ethtool_phy_bit_count_total (mlx5 rx_corrected_bits_phy, bnxt_en "
     "rx_corrected_bits).",
     MetricKind::kCounter, kNetdev};
+inline constexpr MetricDesc kPhyLaneCorrectedBits{
+    "fabric_ethtool_phy_lane_corrected_bit_errors_total",
+    "Bits corrected by FEC on one physical lane (mlx5 rx_err_lane_<N>_phy, capability "
+    "per_lane_error_counters; lane from 0). ber_growth names a lane that carries most of a "
+    "port's corrected bits.",
+    MetricKind::kCounter,
+    {"netdev", "lane"}};
 inline constexpr MetricDesc kPhyPcsSymbolErrors{
     "fabric_ethtool_phy_pcs_symbol_errors_total",
     "PCS symbol errors not corrected by FEC (or with FEC off): post-FEC errors "

@@ -102,12 +102,14 @@ constexpr MetricDesc kContinuousPause{
     "Continuous pause (pause storm) detections reported by the firmware for all traffic "
     "(traffic=all, bnxt_en continuous_pause_events) or RoCE traffic (traffic=roce, bnxt_en "
     "continuous_roce_pause_events).",
-    MetricKind::kCounter, {"netdev", "traffic"}};
+    MetricKind::kCounter,
+    {"netdev", "traffic"}};
 constexpr MetricDesc kContinuousPauseResumes{
     "fabric_ethtool_continuous_pause_resumes_total",
     "Recoveries from a continuous pause condition reported by the firmware (bnxt_en "
     "resume_pause_events with traffic=all, resume_roce_pause_events with traffic=roce).",
-    MetricKind::kCounter, {"netdev", "traffic"}};
+    MetricKind::kCounter,
+    {"netdev", "traffic"}};
 
 // ---- Discards and buffer pressure (mlx5 en_stats.c pport_2863_stats_desc, q_stats_desc,
 // pport_eth_ext_stats_desc; bnxt_en rx_port_stats_ext).
@@ -135,11 +137,6 @@ constexpr MetricDesc kPhySymbolErrors{
     "IEEE 802.3 aSymbolErrorDuringCarrier: PHY coding errors inside frames "
     "(mlx5 rx_symbol_err_phy).",
     MetricKind::kCounter, kNetdev};
-constexpr MetricDesc kPhyLaneCorrectedBits{
-    "fabric_ethtool_phy_lane_corrected_bit_errors_total",
-    "Bits corrected by FEC on one physical lane (mlx5 rx_err_lane_<N>_phy, capability "
-    "per_lane_error_counters).",
-    MetricKind::kCounter, {"netdev", "lane"}};
 constexpr MetricDesc kCrcErrors{
     "fabric_ethtool_crc_errors_total",
     "Frames received at the port with a bad frame check sequence (mlx5 rx_crc_errors_phy, "
@@ -255,17 +252,34 @@ constexpr StatPattern kPatterns[] = {
     {"tx_xon_sent", &kGlobalXonFrames, "", {kTx, kNone}, 1},
 };
 
-constexpr std::array<const MetricDesc*, 28> kCurated = {
-    &kPfcPauseFrames,     &kPfcPauseDuration,     &kPfcPauseTransitions,
-    &kPfcXonFrames,       &kPrioBytes,            &kPrioPackets,
-    &kPrioDiscards,       &kPrioBufDiscards,      &kPrioCongDiscards,
-    &kPrioEcnMarked,      &kGlobalPauseFrames,    &kGlobalPauseDuration,
-    &kGlobalPauseTransitions, &kGlobalXonFrames,  &kPauseStormEvents,
-    &kContinuousPause,    &kContinuousPauseResumes, &kPortDiscards,
-    &kOutOfBuffer,        &kBufferThreshold,      &kPhyReceivedBits,
-    &kPhyCorrectedBits,   &kPhyPcsSymbolErrors,   &kPhySymbolErrors,
-    &kPhyLaneCorrectedBits, &kCrcErrors,          &kLinkDownEvents,
-    &kModuleEvents};
+constexpr std::array<const MetricDesc*, 28> kCurated = {&kPfcPauseFrames,
+                                                        &kPfcPauseDuration,
+                                                        &kPfcPauseTransitions,
+                                                        &kPfcXonFrames,
+                                                        &kPrioBytes,
+                                                        &kPrioPackets,
+                                                        &kPrioDiscards,
+                                                        &kPrioBufDiscards,
+                                                        &kPrioCongDiscards,
+                                                        &kPrioEcnMarked,
+                                                        &kGlobalPauseFrames,
+                                                        &kGlobalPauseDuration,
+                                                        &kGlobalPauseTransitions,
+                                                        &kGlobalXonFrames,
+                                                        &kPauseStormEvents,
+                                                        &kContinuousPause,
+                                                        &kContinuousPauseResumes,
+                                                        &kPortDiscards,
+                                                        &kOutOfBuffer,
+                                                        &kBufferThreshold,
+                                                        &kPhyReceivedBits,
+                                                        &kPhyCorrectedBits,
+                                                        &kPhyPcsSymbolErrors,
+                                                        &kPhySymbolErrors,
+                                                        &kPhyLaneCorrectedBits,
+                                                        &kCrcErrors,
+                                                        &kLinkDownEvents,
+                                                        &kModuleEvents};
 
 constexpr std::array<std::string_view, 8> kDigits = {"0", "1", "2", "3", "4", "5", "6", "7"};
 

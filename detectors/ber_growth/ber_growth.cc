@@ -12,6 +12,7 @@
 #include "collectors/core/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "detectors/ber_growth/ber_outliers.h"
 #include "detectors/ber_growth/ber_window.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
@@ -67,6 +68,7 @@ constexpr MetricInput kInputs[] = {
     {"ethtool", &ethtool::kPhyPcsSymbolErrors, {"netdev"}},
     {"ethtool", &ethtool::kPhyCorrectedBits, {"netdev"}},
     {"ethtool", &ethtool::kFecCorrectedBits, {"netdev"}},
+    {"ethtool", &ethtool::kPhyLaneCorrectedBits, {"netdev", "lane"}},
     {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer"}},
     {"rdma", &rdma::kSymbolErrors, {"device", "port"}},
     {"rdma", &rdma::kPortRate, {"device", "port"}},
@@ -100,6 +102,11 @@ CounterSpec ErrorSpec(const Options& o, double max_rate) {
   return CounterSpec{};
 }
 constexpr double kMaxCorrectedPerSecond = 4e8;
+
+ber::OutlierOptions OutliersOf(const Options& o) {
+  return {o.outlier_window,   o.outlier_for,    o.clear_for,          o.lane_share,
+          o.lane_floor_ratio, o.outlier_factor, o.outlier_floor_ratio};
+}
 constexpr double kMaxPcsErrorsPerSecond = 1e6;
 
 struct EthPort {
@@ -113,7 +120,8 @@ struct EthPort {
         pre_critical_excess(std::chrono::milliseconds(0), o.clear_for),
         trend_warning(o.trend_for, o.clear_for),
         trend_critical(o.trend_for, o.clear_for),
-        trend(o.trend_lookback, std::chrono::minutes(1)) {}
+        trend(o.trend_lookback, std::chrono::minutes(1)),
+        outliers(OutliersOf(o)) {}
   CounterTracker bits;
   CounterTracker pcs;
   CounterTracker corrected;
@@ -128,6 +136,7 @@ struct EthPort {
   LinearTrend trend;
   std::optional<double> pre_fec_ratio;
   std::optional<double> eta;
+  ber::PortOutliers outliers;
   bool seen = false;
 };
 
@@ -168,6 +177,7 @@ class BerGrowthDetector final : public Detector {
     for (const auto& [netdev, p] : eth_) {
       const EntityLabels entity{{"netdev", netdev}};
       AddEffective(signals, entity, netdev, p.effective);
+      ber::AddOutlierFindings(netdev, p.outliers, outliers_, signals);
       const double pre = p.pre_fec_ratio.value_or(0);
       std::vector<Evidence> pre_evidence{{"pre_fec_ber_ratio", pre},
                                          {"fec_limit_ratio", o_.fec_limit_ratio}};
@@ -322,6 +332,31 @@ class BerGrowthDetector final : public Detector {
                     UpdatePreFec(p, time, bits.valid ? bits.seconds : 0, sample_ratio);
                   });
     std::erase_if(eth_, [](const auto& e) { return !e.second.seen; });
+    UpdateOutliers(families, time);
+  }
+
+  // §3.4: the per-lane corrected bits and every port's window pre-FEC BER, then the outliers.
+  void UpdateOutliers(const Families& families, TimePoint time) {
+    std::map<std::string, std::vector<std::string>> lanes;
+    ForEachSample(families, ethtool::kPhyLaneCorrectedBits,
+                  [&](const prometheus::ClientMetric& m, double value) {
+                    auto it = eth_.find(std::string(LabelOr(m, "netdev")));
+                    const std::string lane(LabelOr(m, "lane"));
+                    if (it == eth_.end() || lane.empty() || !(value >= 0)) return;
+                    it->second.outliers.lanes.Add(lane, static_cast<uint64_t>(value), time,
+                                                  outliers_.window);
+                    lanes[it->first].push_back(lane);
+                  });
+    std::map<std::string, ber::PortOutliers*> ports;
+    for (auto& [netdev, p] : eth_) {
+      p.outliers.lanes.Retain(lanes[netdev]);
+      const History::Sum window = p.history.Last(time, outliers_.window);
+      p.outliers.ratio.reset();
+      if (window.pre_bits > 0) p.outliers.ratio = window.corrected / window.pre_bits;
+      ber::UpdateLane(p.outliers, outliers_, time);
+      ports[netdev] = &p.outliers;
+    }
+    ber::UpdateSiblings(ports, outliers_, time);
   }
 
   // The IB hourly rule: more than ib-symbol-errors-per-hour in the last hour (the fixed count),
@@ -502,6 +537,7 @@ class BerGrowthDetector final : public Detector {
   static constexpr int kStateVersion = 1;
   Options o_;
   PoissonBounds bounds_{o_.confidence};
+  ber::OutlierOptions outliers_ = OutliersOf(o_);
   std::map<std::string, EthPort> eth_;
   std::map<std::pair<std::string, std::string>, IbPort> ib_;
 };

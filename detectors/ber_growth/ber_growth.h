@@ -92,6 +92,14 @@ struct BerGrowthOptions {
   double confidence{};
   double ib_symbol_min_errors{};
   double evidence_min_samples{};
+  // §3.4 outliers (issue 22 item 5): a lane with most of a port's corrected bits, a port far
+  // above the median of its siblings; all Judgement.
+  Duration outlier_window{};
+  Duration outlier_for{};
+  double lane_share{};
+  double lane_floor_ratio{};
+  double outlier_factor{};
+  double outlier_floor_ratio{};
 };
 
 // Option keys: the field names in kebab-case (clear_for → `clear-for`), with their defaults in

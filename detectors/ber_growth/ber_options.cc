@@ -85,6 +85,27 @@ constexpr DetectorOptionSpec kOptions[] = {
      "Fewest IB symbol errors the evidence window of the hourly rule may rest on. Judgement "
      "(§0.4)",
      "10"},
+    {"outlier-window",
+     "Window of the lane-imbalance and sibling-outlier rules (pre-FEC corrected bits). "
+     "Judgement (§3.4)",
+     "10m"},
+    {"outlier-for", "How long an outlier must hold before it is a finding. Judgement (§3.4)", "5m"},
+    {"lane-share",
+     "Share of a port's corrected bits that one lane must carry to be named. Judgement (§3.4): "
+     "a four-lane port spreads them about evenly",
+     "0.8"},
+    {"lane-floor-ratio",
+     "Pre-FEC BER below which no lane is named (a clean port's few errors land anywhere). "
+     "Judgement (§3.4)",
+     "1e-7"},
+    {"outlier-factor",
+     "A port whose pre-FEC BER is this many times the median of its siblings is an outlier. "
+     "Issue 22 (§3.4)",
+     "10"},
+    {"outlier-floor-ratio",
+     "Pre-FEC BER below which no port is an outlier, however far above its siblings. Judgement "
+     "(§3.4)",
+     "1e-8"},
     {"error-counter-width",
      "Width in bits of the Ethernet PHY error counters (32 for drivers whose counters wrap at "
      "2^32). §0.2",
@@ -122,6 +143,12 @@ Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
   o.confidence = r->Number("confidence", 0.5, 0.999999);
   o.ib_symbol_min_errors = r->Number("ib-symbol-min-errors", 1, 1e12);
   o.evidence_min_samples = r->Number("evidence-min-samples", 1, 1e6);
+  o.outlier_window = r->Duration("outlier-window");
+  o.outlier_for = r->Duration("outlier-for", true);
+  o.lane_share = r->Number("lane-share", 0.3, 1);
+  o.lane_floor_ratio = r->Number("lane-floor-ratio", 0, 1);
+  o.outlier_factor = r->Number("outlier-factor", 1.5, 1e9);
+  o.outlier_floor_ratio = r->Number("outlier-floor-ratio", 0, 1);
   if (!r->status().ok()) return Error(r->status());
   auto fail = [](const std::string& key, const std::string& why) {
     return Error(StatusCode::kInvalidArgument, "detector ber_growth: option " + key + ": " + why);
@@ -130,7 +157,8 @@ Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options) {
     return fail("error-counter-width", "must be 32 or 64");
   }
   if (o.history < o.effective_warning_window || o.history < o.effective_critical_window ||
-      o.history < std::chrono::hours(1) || o.history < o.pre_fec_window) {
+      o.history < std::chrono::hours(1) || o.history < o.pre_fec_window ||
+      o.history < o.outlier_window) {
     return fail("history", "must cover every window and the 1 h IB symbol-error count");
   }
   if (o.trend_min_span > o.trend_lookback) {
