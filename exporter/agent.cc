@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "collectors/core/collector_set.h"
-#include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/ethtool_kernel.h"
+#include "collectors/sys/ethtool_replay.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
 #include "detectors/link_degraded/port_shape.h"
@@ -124,11 +124,7 @@ Status Agent::Build() {
     // A libibverbs port event makes the collectors that read them (rdma) collect at once, so
     // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake).
     if (b.info->reads_rdma_port_events && events_.rdma_log() != nullptr) {
-      collectors_.back().wake.count = [log = events_.rdma_log()] {
-        uint64_t total = 0;
-        for (const auto& [key, count] : log->Counts()) total += count;
-        return total;
-      };
+      collectors_.back().wake.count = [log = events_.rdma_log()] { return log->total(); };
     }
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.

@@ -17,6 +17,7 @@ void RdmaPortEventLog::Record(RdmaPortEvent event) {
   last_[{event.device, event.port}] = event.time;
   events_.push_back(std::move(event));
   if (events_.size() > capacity_) events_.erase(events_.begin());
+  total_.fetch_add(1, std::memory_order_release);
 }
 
 void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
@@ -28,8 +29,7 @@ void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
 std::vector<RdmaPortEvent> RdmaPortEventLog::Recent(size_t max) const {
   std::lock_guard lock(mutex_);
   size_t n = std::min(max, events_.size());
-  return std::vector<RdmaPortEvent>(events_.end() - static_cast<std::ptrdiff_t>(n),
-                                    events_.end());
+  return std::vector<RdmaPortEvent>(events_.end() - static_cast<std::ptrdiff_t>(n), events_.end());
 }
 
 std::map<std::tuple<std::string, int, std::string>, uint64_t> RdmaPortEventLog::Counts() const {
@@ -58,26 +58,46 @@ size_t RdmaPortEventLog::devices_open() const {
 std::string AsyncEventName(int type) {
   // enum ibv_event_type, libibverbs/verbs.h (rdma-core).
   switch (static_cast<ibv_event_type>(type)) {
-    case IBV_EVENT_CQ_ERR: return "cq_err";
-    case IBV_EVENT_QP_FATAL: return "qp_fatal";
-    case IBV_EVENT_QP_REQ_ERR: return "qp_req_err";
-    case IBV_EVENT_QP_ACCESS_ERR: return "qp_access_err";
-    case IBV_EVENT_COMM_EST: return "comm_est";
-    case IBV_EVENT_SQ_DRAINED: return "sq_drained";
-    case IBV_EVENT_PATH_MIG: return "path_mig";
-    case IBV_EVENT_PATH_MIG_ERR: return "path_mig_err";
-    case IBV_EVENT_DEVICE_FATAL: return "device_fatal";
-    case IBV_EVENT_PORT_ACTIVE: return "port_active";
-    case IBV_EVENT_PORT_ERR: return "port_err";
-    case IBV_EVENT_LID_CHANGE: return "lid_change";
-    case IBV_EVENT_PKEY_CHANGE: return "pkey_change";
-    case IBV_EVENT_SM_CHANGE: return "sm_change";
-    case IBV_EVENT_SRQ_ERR: return "srq_err";
-    case IBV_EVENT_SRQ_LIMIT_REACHED: return "srq_limit_reached";
-    case IBV_EVENT_QP_LAST_WQE_REACHED: return "qp_last_wqe_reached";
-    case IBV_EVENT_CLIENT_REREGISTER: return "client_reregister";
-    case IBV_EVENT_GID_CHANGE: return "gid_change";
-    case IBV_EVENT_WQ_FATAL: return "wq_fatal";
+    case IBV_EVENT_CQ_ERR:
+      return "cq_err";
+    case IBV_EVENT_QP_FATAL:
+      return "qp_fatal";
+    case IBV_EVENT_QP_REQ_ERR:
+      return "qp_req_err";
+    case IBV_EVENT_QP_ACCESS_ERR:
+      return "qp_access_err";
+    case IBV_EVENT_COMM_EST:
+      return "comm_est";
+    case IBV_EVENT_SQ_DRAINED:
+      return "sq_drained";
+    case IBV_EVENT_PATH_MIG:
+      return "path_mig";
+    case IBV_EVENT_PATH_MIG_ERR:
+      return "path_mig_err";
+    case IBV_EVENT_DEVICE_FATAL:
+      return "device_fatal";
+    case IBV_EVENT_PORT_ACTIVE:
+      return "port_active";
+    case IBV_EVENT_PORT_ERR:
+      return "port_err";
+    case IBV_EVENT_LID_CHANGE:
+      return "lid_change";
+    case IBV_EVENT_PKEY_CHANGE:
+      return "pkey_change";
+    case IBV_EVENT_SM_CHANGE:
+      return "sm_change";
+    case IBV_EVENT_SRQ_ERR:
+      return "srq_err";
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      return "srq_limit_reached";
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      return "qp_last_wqe_reached";
+    case IBV_EVENT_CLIENT_REREGISTER:
+      return "client_reregister";
+    case IBV_EVENT_GID_CHANGE:
+      return "gid_change";
+    case IBV_EVENT_WQ_FATAL:
+      return "wq_fatal";
   }
   return "event_" + std::to_string(type);
 }
