@@ -18,6 +18,7 @@
 #include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -180,20 +181,21 @@ class ThermalDriftDetector final : public Detector {
         std::vector<Evidence> e = evidence();
         if (m.slope) e.push_back({"slope_celsius_per_second", *m.slope});
         if (m.eta) e.push_back({"projected_seconds_to_warning", *m.eta});
-        signals.push_back({Severity::kWarning, entity, m.temperature, std::move(e),
-                           "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C rising " +
-                               FormatFixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
-                               FormatFixed(m.warning_threshold) + " °C in " +
-                               (m.eta ? FormatFixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
-                           false});
+        signals.push_back(
+            {Severity::kWarning, entity, m.temperature, std::move(e),
+             "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C rising " +
+                 FormatFixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
+                 FormatFixed(m.warning_threshold) + " °C in " +
+                 (m.eta ? FormatFixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
+             false});
       }
       if (m.slew.active()) {
         std::vector<Evidence> e = evidence();
         e.push_back({"slew_celsius", m.slew_value});
         signals.push_back({Severity::kWarning, entity, m.slew_value, std::move(e),
-                           "module on " + netdev + " temperature changed " + FormatFixed(m.slew_value) +
-                               " °C within " + FormatFixed(Seconds(options_.slew_window) / 60, 0) +
-                               " min",
+                           "module on " + netdev + " temperature changed " +
+                               FormatFixed(m.slew_value) + " °C within " +
+                               FormatFixed(Seconds(options_.slew_window) / 60, 0) + " min",
                            false});
       }
     }
@@ -330,6 +332,62 @@ class ThermalDriftDetector final : public Detector {
     std::erase_if(high_temp_, [&](const auto& entry) { return !seen.contains(entry.first); });
   }
 
+  // The state file (issue 22 item 6): each module's temperature trends, keyed by netdev and
+  // serial, so a restart in the middle of a slow warming keeps its projection.
+  static nlohmann::json TrendJson(const LinearTrend& trend) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& [t, v] : trend.Points()) {
+      out.push_back({std::chrono::duration<double>(t.time_since_epoch()).count(), v});
+    }
+    return out;
+  }
+  static bool RestoreTrend(const nlohmann::json& json, LinearTrend& trend, StateLoadCheck& check) {
+    if (!json.is_array()) return false;
+    std::vector<std::pair<TimePoint, double>> points;
+    for (const auto& point : json) {
+      if (!point.is_array() || point.size() != 2) return false;
+      auto t = check.Past(point[0]);
+      auto v = check.Number(point[1], -100, 300);  // °C a module can report
+      if (t && v) points.emplace_back(*t, *v);
+    }
+    trend.Restore(points);
+    return true;
+  }
+
+ public:
+  nlohmann::json SaveState() const override {
+    nlohmann::json modules = nlohmann::json::object();
+    for (const auto& [netdev, m] : modules_) {
+      modules[netdev] = {{"serial", m.serial},
+                         {"long", TrendJson(m.long_trend)},
+                         {"short", TrendJson(m.short_trend)}};
+    }
+    return {{"version", 1}, {"modules", modules}};
+  }
+
+  Status LoadState(const nlohmann::json& state, StateLoadCheck& check) override {
+    auto bad = [](const std::string& what) {
+      return Status(StatusCode::kInvalidArgument, "detector thermal_drift: state: " + what);
+    };
+    if (!state.is_object()) return bad("not an object");
+    if (state.empty()) return Status::Ok();  // nothing saved yet
+    if (state.value("version", 0) != 1) return bad("unsupported version");
+    const auto modules = state.find("modules");
+    if (modules == state.end() || !modules->is_object()) return bad("missing modules");
+    for (const auto& [netdev, j] : modules->items()) {
+      Module m(options_);
+      if (!j.is_object() || !j.contains("serial") || !j["serial"].is_string() ||
+          !RestoreTrend(j.value("long", nlohmann::json()), m.long_trend, check) ||
+          !RestoreTrend(j.value("short", nlohmann::json()), m.short_trend, check)) {
+        return bad("module on " + netdev + ": malformed");
+      }
+      m.serial = j["serial"].get<std::string>();
+      modules_.insert_or_assign(netdev, std::move(m));
+    }
+    return Status::Ok();
+  }
+
+ private:
   ThermalDriftOptions options_;
   std::map<std::string, Module> modules_;
   std::map<std::string, HighTempEvents> high_temp_;

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <random>
 
 #include "collectors/ethtool/ethtool_metrics.h"
+#include "detectors/core/state_check.h"
 #include "tests/unit/detectors/scenario.h"
 
 namespace fabricwatch::detect {
@@ -95,6 +98,42 @@ TEST(ThermalDriftTest, ProjectionWarnsBeforeTheModuleWarningThreshold) {
   EXPECT_FALSE(log.Active("critical{netdev=eth0}"));
   EXPECT_FALSE(log.Active("warning{netdev=eth0}"));
   EXPECT_GE(*log.LastClear("critical{netdev=eth0}") - cooled, minutes(5));
+}
+
+// Issue 22 item 6: the trends are kept in the state file, so a restart in the middle of a slow
+// warming warns when the uninterrupted run warns (not a fresh projection-min-span later).
+std::optional<int> ProjectionWarningStep(std::optional<int> restart_at) {
+  auto detector = Make();
+  auto log = std::make_unique<FindingLog>(*detector);
+  OpticsModule m;
+  m.temp_high_warning = 68;
+  m.temp_high_alarm = 73;
+  for (int i = 0; i <= 2 * 90; ++i) {
+    const TimePoint t = T0() + seconds(30 * i);
+    if (restart_at && i == *restart_at) {
+      const auto saved = nlohmann::json::parse(detector->SaveState().dump());
+      detector = Make();
+      StateLoadCheck check(t);
+      EXPECT_TRUE(detector->LoadState(saved, check).ok());
+      EXPECT_EQ(check.total_dropped(), 0u);
+      log = std::make_unique<FindingLog>(*detector);
+    }
+    m.temperature = 50 + 0.2 * (30 * i) / 60.0;
+    FeedOptics(*log, t, {m});
+    if (log->Active("warning{netdev=eth0}")) return i;
+  }
+  return std::nullopt;
+}
+
+TEST(ThermalDriftTest, ARestartKeepsTheTrend) {
+  const auto uninterrupted = ProjectionWarningStep(std::nullopt);
+  ASSERT_TRUE(uninterrupted.has_value());
+  const auto restarted = ProjectionWarningStep(*uninterrupted - 10);  // 5 min before it warns
+  ASSERT_TRUE(restarted.has_value());
+  EXPECT_NEAR(*restarted, *uninterrupted, 1);
+  StateLoadCheck check(T0());
+  EXPECT_FALSE(Make()->LoadState({{"version", 7}}, check).ok());
+  EXPECT_FALSE(Make()->LoadState({{"version", 1}, {"modules", {{"eth0", 3}}}}, check).ok());
 }
 
 TEST(ThermalDriftTest, FallbackThresholdsWhenTheModuleHasNone) {
