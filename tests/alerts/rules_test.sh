@@ -60,6 +60,9 @@ check_route ticket severity=warning alertname=FabricBerGrowth instance=n1:9868
 check_route pager severity=critical alertname=FabricLinkDegraded instance=n1:9868 device=mlx5_0 port=1
 check_route ticket severity=warning alertname=FabricLinkDegraded instance=n1:9868 netdev=eth0
 check_route ticket severity=warning alertname=FabricwatchTargetDown instance=n1:9868
+check_route pager severity=critical alertname=FabricDriverFault instance=n1:9868 device=mlx5_0 netdev=eth0
+check_route ticket severity=warning alertname=FabricwatchKernelLogRecordsLost instance=n1:9868
+check_route null severity=info alertname=FabricwatchKernelLogUnavailable instance=n1:9868 collector=kmsg
 check_route null severity=info alertname=FabricAnomalyInfo
 check_route heartbeat severity=none alertname=FabricwatchWatchdog
 
