@@ -84,6 +84,13 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
   };
 }
 
+// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
+// kernel's own log only when the sysfs root is this host's (a replay root describes another).
+std::string KernelLogPath(const Config& config) {
+  if (!config.kmsg_path.empty()) return config.kmsg_path;
+  return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
+}
+
 }  // namespace
 
 Agent::Agent(const Config& config)
@@ -109,7 +116,9 @@ Status Agent::Build() {
       .link_events = events_.link_log(),
       .rdma_events = events_.rdma_log(),
       .new_ethtool = EthtoolSourceFactory(config_, filesystem_, *privileges_),
-      .logger = [](std::string_view name) { return GetLogger(std::string(name)); }};
+      .logger = [](std::string_view name) { return GetLogger(std::string(name)); },
+      .kmsg_path = KernelLogPath(config_),
+      .kmsg_cursor = &kmsg_cursor_};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     const CollectorConfig& c = config_.collectors.at(std::string(info.name));
     return c.enabled ? std::optional<CollectorSelection>({c.options, c.interval}) : std::nullopt;
@@ -154,6 +163,7 @@ Status Agent::Build() {
   engine_ = std::make_unique<DetectorEngine>(std::move(*detectors), clock_, events_.link_log(),
                                              std::move(state_file), GetLogger("detectors"),
                                              engine_options);
+  engine_->SetKmsgCursor(&kmsg_cursor_);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });

@@ -24,6 +24,7 @@
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
+#include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/config/config.h"
 #include "exporter/http/http_server.h"
@@ -89,6 +90,9 @@ class Agent {
   sys::FdBudget fd_budget_;
   const sys::SysFs sysfs_;
   EventSources events_;
+  // The kmsg collector's position in the kernel log, shared with the engine's state file; it
+  // outlives collectors rebuilt by a reload, which resume from it.
+  sys::KmsgCursor kmsg_cursor_;
   // Before the ethtool sources, which report to it.
   std::unique_ptr<PrivilegeLog> privileges_;
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;

@@ -29,6 +29,7 @@ class SysFs;
 class LinkEventLog;
 class RdmaPortEventLog;
 class EthtoolSource;
+class KmsgCursor;
 }  // namespace sys
 
 // Wall-clock source, injected so tests control time.
@@ -71,6 +72,11 @@ struct CollectorContext {
   // The collector's configured sampling interval (a collector that spreads slow reads over its
   // runs needs it).
   std::chrono::milliseconds interval{1000};
+  // The kernel log (collector kmsg, docs/design.md §5.2): a --path.kmsg replay file, /dev/kmsg
+  // on the host's own /sys, or "" (none). The cursor keeps its position across restarts (null:
+  // start at the end of the log).
+  std::string kmsg_path;
+  sys::KmsgCursor* kmsg_cursor = nullptr;
 };
 
 class Collector {

@@ -38,7 +38,9 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .clock = sources.clock,
         .logger = out.logger,
         .options = selection->options,
-        .interval = selection->interval};
+        .interval = selection->interval,
+        .kmsg_path = sources.kmsg_path,
+        .kmsg_cursor = sources.kmsg_cursor};
     auto collector = info.factory(context);
     if (!collector) {
       return Error(collector.error().WithContext("collector " + std::string(info.name)));

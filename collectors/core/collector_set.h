@@ -33,6 +33,9 @@ struct CollectorSources {
   std::function<std::unique_ptr<sys::EthtoolSource>()> new_ethtool;
   // The logger of collector `name`.
   std::function<std::shared_ptr<spdlog::logger>(std::string_view name)> logger;
+  // The kernel log the kmsg collector reads, and its saved position (CollectorContext).
+  std::string kmsg_path;
+  sys::KmsgCursor* kmsg_cursor = nullptr;
 };
 
 // How one collector is to run; nullopt from a selector leaves the collector out.

@@ -237,6 +237,7 @@ void MetricSink::Reset(std::vector<prometheus::MetricFamily> storage) {
   family_count_ = 0;
   errors_.clear();
   error_count_ = 0;
+  log_events_.clear();
   sample_count_ = 0;
 }
 

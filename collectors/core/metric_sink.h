@@ -32,6 +32,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include "collectors/core/log_events.h"
 #include "collectors/core/status.h"
 
 namespace fabricwatch {
@@ -201,6 +202,10 @@ class MetricSink {
   // The families of this collection, without the ones that got no sample. The counts and
   // errors stay readable until Reset().
   std::vector<prometheus::MetricFamily> TakeFamilies();
+  // Log events of this collection (collectors/core/log_events.h): what a log-reading collector
+  // hands the detectors besides its families. Not rendered on /metrics.
+  void AddLogEvent(LogEvent event) { log_events_.push_back(std::move(event)); }
+  std::vector<LogEvent> TakeLogEvents() { return std::move(log_events_); }
 
  private:
   static constexpr uint32_t kNoFamily = UINT32_MAX;
@@ -275,6 +280,7 @@ class MetricSink {
   ProbeTable<SeriesSlot> series_;
   std::vector<Status> errors_;
   size_t error_count_ = 0;
+  std::vector<LogEvent> log_events_;
   size_t sample_count_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "collectors/core/registry.h"
 
 #include "collectors/ethtool/ethtool.h"
+#include "collectors/kmsg/kmsg.h"
 #include "collectors/netdev/netdev.h"
 #include "collectors/optics/optics.h"
 #include "collectors/rdma/rdma.h"
@@ -28,6 +29,10 @@ const CollectorInfo kCollectors[] = {
     {"topology", "PCIe topology: GPU-NIC path types (PIX..SYS), NUMA placement, link health, AER",
      true, 60s, topology::TopologyOptions(), topology::TopologyMetrics(),
      topology::NewTopologyCollector},
+    {"kmsg",
+     "Kernel log of fabric drivers: mlx5 firmware health, command timeouts, module events, "
+     "PCIe AER and slot power, RDMA async errors, link lines; counted by device and event",
+     true, 1s, kmsg::KmsgOptions(), kmsg::KmsgMetrics(), kmsg::NewKmsgCollector},
 };
 
 }  // namespace

@@ -118,6 +118,7 @@ void KmsgSplitter::Feed(std::string_view text) {
     start_ = 0;
   }
   buffer_.append(text);
+  at_end_ = false;
 }
 
 bool KmsgSplitter::Next(std::string& record) {
@@ -129,7 +130,7 @@ bool KmsgSplitter::Next(std::string& record) {
       const size_t end = pending.find('\n');
       if (end == std::string_view::npos && !finished_) return false;
       start_ += end == std::string_view::npos ? pending.size() : end + 1;
-      if (pending.front() == ' ') ++dropped_;
+      if (pending.front() == ' ') ++dropped_, ++orphans_;
       continue;
     }
     // The record runs to the first newline not followed by a space.
@@ -148,7 +149,8 @@ bool KmsgSplitter::Next(std::string& record) {
         break;
       }
       if (newline + 1 >= pending.size()) {
-        if (!finished_) return false;  // the next line may still be a continuation
+        // The next line may still be a continuation, unless the input is at its end for now.
+        if (!finished_ && !at_end_) return false;
         at = newline + 1;
         break;
       }

@@ -56,16 +56,24 @@ class KmsgSplitter {
  public:
   void Feed(std::string_view text);
   void Finish() { finished_ = true; }
+  // The reader of a growing file has read all there is for now: a record whose last line is
+  // complete is taken as complete (writers append whole records, continuation lines included),
+  // instead of waiting for the next record to start. Feed() ends this.
+  void MarkInputEnd() { at_end_ = true; }
   // The next complete record, moved into `record`; false when none is complete.
   bool Next(std::string& record);
   size_t dropped() const { return dropped_; }
+  // Of dropped(): the continuation lines with no record before them (the rest were too long).
+  size_t orphans() const { return orphans_; }
   size_t buffered() const { return buffer_.size() - start_; }
 
  private:
   std::string buffer_;
   size_t start_ = 0;
   size_t dropped_ = 0;
+  size_t orphans_ = 0;
   bool finished_ = false;
+  bool at_end_ = false;
 };
 
 }  // namespace fabricwatch::sys

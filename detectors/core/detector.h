@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <prometheus/metric_family.h>
 
+#include "collectors/core/log_events.h"
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 
@@ -75,6 +77,8 @@ struct SnapshotView {
   std::string_view collector;
   TimePoint time;  // when the collection started
   const std::vector<prometheus::MetricFamily>& families;
+  // The log events of the collection (collector `kmsg` only; collectors/core/log_events.h).
+  std::span<const LogEvent> log_events = {};
 };
 
 // A raise or clear of one finding, as the tracker reports it to logs, hooks and the API.

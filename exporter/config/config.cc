@@ -255,6 +255,11 @@ Status Validate(const Config& config) {
     return Status(StatusCode::kInvalidArgument,
                   "--path.ethtool=\"" + config.ethtool_path + "\": not a directory");
   }
+  // A replay file may not exist yet (its writer starts after the agent); a directory is a typo.
+  if (!config.kmsg_path.empty() && IsDirectory(config.kmsg_path)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--path.kmsg=\"" + config.kmsg_path + "\": a directory, not a kernel log file");
+  }
   if (config.log_level != "debug" && config.log_level != "info" && config.log_level != "warn" &&
       config.log_level != "error") {
     return Status(StatusCode::kInvalidArgument,

@@ -54,6 +54,8 @@ struct Config {
   std::string telemetry_path = "/metrics";
   std::string sysfs_path = "/sys";
   std::string ethtool_path;  // empty: ethtool data from the kernel
+  // --path.kmsg: a kernel log replay file; empty: /dev/kmsg on the host's own /sys, else none.
+  std::string kmsg_path;
   std::string config_file;
   bool config_check = false;
   bool shape_print = false;  // --shape.print: print the fabric shape as YAML and exit

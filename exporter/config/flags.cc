@@ -40,6 +40,7 @@ struct GlobalFlags {
   CLI::Option* telemetry;
   CLI::Option* sysfs;
   CLI::Option* ethtool;
+  CLI::Option* kmsg;
   CLI::Option* level;
   CLI::Option* format;
   CLI::Option* state_file;
@@ -123,6 +124,11 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
       "--path.ethtool", flags.ethtool_path,
       "Replay directory for ethtool data (DIR/<netdev>/statistics, DIR/<netdev>/module-eeprom) "
       "instead of the kernel; read by the ethtool and optics collectors");
+  g.kmsg = app.add_option(
+      "--path.kmsg", flags.kmsg_path,
+      "Kernel log replay file in the /dev/kmsg record format, read as it grows (tests, the "
+      "simulator, offline analysis); read by the kmsg collector. Default: /dev/kmsg when "
+      "--path.sysfs is the host's /sys, else none");
   app.add_option("--web.config.file", config.web_config_file,
                  "exporter-toolkit web configuration file: TLS, client certificates, basic auth, "
                  "response headers (README \"Security\"). Re-read when it changes. Default: "
@@ -220,6 +226,7 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
   if (g.telemetry->count() > 0) config.telemetry_path = flags.telemetry_path;
   if (g.sysfs->count() > 0) config.sysfs_path = flags.sysfs_path;
   if (g.ethtool->count() > 0) config.ethtool_path = flags.ethtool_path;
+  if (g.kmsg->count() > 0) config.kmsg_path = flags.kmsg_path;
   if (g.level->count() > 0) config.log_level = flags.log_level;
   if (g.format->count() > 0) config.log_format = flags.log_format;
   for (auto& [name, f] : collector_flags) {

@@ -47,6 +47,7 @@ std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detecto
 // The state file's key for the escalation histories, beside the detectors' own (no detector
 // name starts with an underscore).
 constexpr std::string_view kEscalationStateKey = "_escalation";
+constexpr std::string_view kKmsgCursorKey = "_kmsg_cursor";
 
 }  // namespace
 
@@ -125,6 +126,7 @@ void DetectorEngine::LoadState() {
       ++state_errors_["load"];
     }
   }
+  RestoreKmsgCursor(*loaded);
   if (loaded->boot_id != state_file_->boot_id()) {
     logger_->info(
         "state file {} is from another boot ({}): detector history restored, active "
@@ -150,6 +152,22 @@ void DetectorEngine::LoadState() {
         state_file_->path(), check.total_dropped(), reasons,
         std::chrono::duration_cast<std::chrono::seconds>(check.now() - loaded->saved).count());
   }
+}
+
+void DetectorEngine::RestoreKmsgCursor(const detect::SavedState& loaded) {
+  if (kmsg_cursor_ == nullptr || !loaded.detectors.contains(std::string(kKmsgCursorKey))) return;
+  // Sequence numbers restart at boot: another boot's position means nothing here.
+  if (loaded.boot_id != state_file_->boot_id()) return;
+  const nlohmann::json& saved = loaded.detectors.at(std::string(kKmsgCursorKey));
+  if (!saved.is_object() || !saved.contains("sequence") ||
+      !saved.at("sequence").is_number_unsigned()) {
+    logger_->warn("ignoring the saved kernel log position in {}: not {{\"sequence\": N}}",
+                  state_file_->path());
+    std::lock_guard lock(metrics_mutex_);
+    ++state_errors_["load"];
+    return;
+  }
+  kmsg_cursor_->Set(saved.at("sequence").get<uint64_t>());
 }
 
 void DetectorEngine::Start() {
@@ -248,7 +266,8 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
           continue;
         }
         detector->Observe(
-            detect::SnapshotView{snapshot->collector, snapshot->time, snapshot->families});
+            detect::SnapshotView{snapshot->collector, snapshot->time, snapshot->families,
+                                 snapshot->log_events});
       }
       if (!events.empty()) detector->OnLinkEvents(events);
       findings[name] = detector->Evaluate(now);
@@ -319,6 +338,11 @@ void DetectorEngine::SaveState() {
     }
   }
   detectors[std::string(kEscalationStateKey)] = escalation_.SaveState();
+  if (kmsg_cursor_ != nullptr) {
+    if (auto sequence = kmsg_cursor_->Get()) {
+      detectors[std::string(kKmsgCursorKey)] = {{"sequence", *sequence}};
+    }
+  }
   Status status = state_file_->Save(detectors, tracker_.SaveState(), clock_.Now());
   if (!status.ok()) {
     logger_->warn("saving the state file failed: {}", status.ToString());

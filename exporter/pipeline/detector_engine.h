@@ -33,6 +33,7 @@
 
 #include "collectors/core/collector.h"
 #include "collectors/core/metric_sink.h"
+#include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/cross_rules.h"
@@ -61,6 +62,9 @@ class DetectorEngine {
   DetectorEngine& operator=(const DetectorEngine&) = delete;
 
   detect::AnomalyTracker& tracker() { return tracker_; }
+  // The kmsg collector's position in the kernel log (collectors/sys/kmsg_cursor.h), kept in the
+  // state file under "kmsg_cursor" and restored on the same boot only. Set before LoadState().
+  void SetKmsgCursor(sys::KmsgCursor* cursor) { kmsg_cursor_ = cursor; }
 
   // Restores detector state and active anomalies; a missing file is info, a corrupt one a
   // warning (counted), never fatal. Call before Start().
@@ -87,6 +91,7 @@ class DetectorEngine {
  private:
   void Run(std::stop_token stop);
   void WatchLinks(std::stop_token stop);
+  void RestoreKmsgCursor(const detect::SavedState& loaded);
   void Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                std::vector<sys::LinkEvent> events);
   // Observe + Evaluate of every detector; a detector that throws is left out of `findings`.
@@ -100,6 +105,7 @@ class DetectorEngine {
   std::set<std::string, std::less<>> inputs_;  // every collector some detector reads
   const Clock& clock_;
   const sys::LinkEventLog* link_log_;
+  sys::KmsgCursor* kmsg_cursor_ = nullptr;
   std::optional<detect::StateFile> state_file_;
   std::shared_ptr<spdlog::logger> logger_;
   EngineOptions options_;

@@ -52,6 +52,7 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
   snapshot->collector.assign(collector.name);
   snapshot->time = wall_start;
   snapshot->families = sink.TakeFamilies();
+  snapshot->log_events = sink.TakeLogEvents();
   outcome.run.series = sink.sample_count();
   outcome.run.partial_errors = sink.error_count();
   outcome.errors = sink.errors();

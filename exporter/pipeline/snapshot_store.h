@@ -19,12 +19,15 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/core/log_events.h"
+
 namespace fabricwatch::exporter {
 
 struct Snapshot {
   std::string collector;
   std::chrono::system_clock::time_point time;  // when the collection started
   std::vector<prometheus::MetricFamily> families;
+  std::vector<LogEvent> log_events;  // collector `kmsg` only (collectors/core/log_events.h)
 };
 
 class SnapshotStore {

@@ -145,6 +145,7 @@ Status SimPipeline::Step(double sim_seconds) {
     snapshot->collector = run->name;
     snapshot->time = clock_.Now();
     snapshot->families = sink.TakeFamilies();
+    snapshot->log_events = sink.TakeLogEvents();
     engine_->Submit(std::move(snapshot));
   }
   engine_->RunOnce();

@@ -1,0 +1,54 @@
+#pragma once
+// The table of kernel log patterns (issue 23; docs/reference.md §9 has the lines, their printers
+// and their sources). Data, not code: one row per pattern, each with the event name it counts as,
+// the severity, what the driver_fault detector does with it, and where the text comes from.
+//
+// A pattern is up to three fragments that must occur in the message in that order (after the
+// \xNN escapes are undone). Fragments, not regular expressions: the `func:line:(pid N):` tag of
+// mlx5 lines changes with every build, so the stable words are matched and the rest skipped; and
+// a flood of 10,000 lines per second must cost little (no backtracking, no allocation).
+// The first matching row wins, so the specific rows (ACCESS_REG before any command failure) come
+// first. Where the kernel reworded a line (AER in 2025, module errors, health), both spellings
+// have a row.
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace fabricwatch::kmsg {
+
+enum class EventSeverity { kInfo, kWarning, kCritical };
+std::string_view EventSeverityName(EventSeverity severity);
+
+// What the driver_fault detector makes of an event (detectors/driver_fault/driver_fault.h).
+enum class EventClass {
+  kFatal,           // critical, drain-eligible: the function is lost or about to be
+  kCommandTimeout,  // warning when repeated, critical when it persists
+  kModule,          // warning about the transceiver module, with its identity
+  kNoisy,           // a finding only when it floods (one device, one event, many lines)
+  kLinkCause,       // link up/down and unplug lines: evidence for link_flap, never a finding
+  kCountOnly,       // counted only
+};
+
+struct KernelEventPattern {
+  std::string_view event;  // snake_case, the `event` label
+  EventSeverity severity;
+  EventClass event_class;
+  std::string_view fragments[3];  // in order; empty ones are unused
+  std::string_view source;        // the kernel file or document the text was read in
+};
+
+std::span<const KernelEventPattern> KernelEventPatterns();
+
+// The first row whose fragments all occur in `message` in order; nullptr when none.
+const KernelEventPattern* MatchKernelEvent(std::string_view message);
+
+// The row of an event name (the first one, for names with several spellings); nullptr if none.
+const KernelEventPattern* FindKernelEvent(std::string_view event);
+
+// The fabric drivers whose unmatched warning-or-worse lines are counted by driver: the first
+// word of the message when it is one of these ("mlx5_core 0000:3b:00.0: ...").
+std::span<const std::string_view> FabricDrivers();
+std::optional<std::string_view> FabricDriverOf(std::string_view message);
+
+}  // namespace fabricwatch::kmsg

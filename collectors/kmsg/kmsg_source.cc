@@ -1,0 +1,172 @@
+#include "collectors/kmsg/kmsg_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "collectors/sys/kmsg_parse.h"
+#include "collectors/sys/unique_fd.h"
+
+namespace fabricwatch::kmsg {
+namespace {
+
+Status Errno(std::string_view what, const std::string& path, int error) {
+  const StatusCode code = error == ENOENT                     ? StatusCode::kNotFound
+                          : error == EACCES || error == EPERM ? StatusCode::kPermissionDenied
+                                                              : StatusCode::kUnavailable;
+  return Status(code, std::string(what) + " " + path + ": " + std::strerror(error));
+}
+
+// The kernel's log: one read() returns one whole record (devkmsg_read), at most 8 KB with the
+// continuation lines (kernel/printk/printk.c CONSOLE_EXT_LOG_MAX).
+class DeviceKmsgSource final : public KmsgSource {
+ public:
+  DeviceKmsgSource(std::string path, bool from_oldest)
+      : path_(std::move(path)), from_oldest_(from_oldest) {}
+
+  Status Open() override {
+    if (fd_.valid()) return Status::Ok();
+    sys::UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) return Errno("cannot open", path_, errno);
+    // Without a saved position, start after the newest record: what is already in the ring
+    // happened before the agent, and replaying it would raise old faults as new.
+    if (!from_oldest_ && ::lseek(fd.get(), 0, SEEK_END) < 0) {
+      return Errno("cannot seek to the end of", path_, errno);
+    }
+    fd_ = std::move(fd);
+    return Status::Ok();
+  }
+
+  Status Read(size_t max_records, std::vector<std::string>& records,
+              KmsgReadStats& stats) override {
+    records.clear();
+    while (records.size() < max_records) {
+      const ssize_t n = ::read(fd_.get(), buffer_, sizeof(buffer_));
+      if (n > 0) {
+        records.emplace_back(buffer_, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0 || errno == EAGAIN) break;
+      if (errno == EINTR) continue;
+      // Overwritten records: the position moved to the oldest one; the sequence jump says how
+      // many were lost.
+      if (errno == EPIPE) {
+        ++stats.overruns;
+        continue;
+      }
+      return Errno("cannot read", path_, errno);
+    }
+    return Status::Ok();
+  }
+
+  bool replay() const override { return false; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  bool from_oldest_;
+  sys::UniqueFd fd_;
+  char buffer_[sys::kMaxKmsgRecordBytes];
+};
+
+// A file of records that a writer appends to (the simulator, a capture being copied). It may be
+// truncated or replaced (rotation) while read: then it is read again from its start, and the
+// record cut in half is counted.
+class ReplayKmsgSource final : public KmsgSource {
+ public:
+  explicit ReplayKmsgSource(std::string path) : path_(std::move(path)) {}
+
+  Status Open() override {
+    if (fd_.valid()) return Status::Ok();
+    sys::UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return Errno("cannot open", path_, errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return Errno("cannot stat", path_, errno);
+    inode_ = st.st_ino;
+    offset_ = 0;
+    fd_ = std::move(fd);
+    return Status::Ok();
+  }
+
+  Status Read(size_t max_records, std::vector<std::string>& records,
+              KmsgReadStats& stats) override {
+    records.clear();
+    if (Status s = CheckRotation(stats); !s.ok()) return s;
+    const size_t orphans = splitter_.orphans(), dropped = splitter_.dropped();
+    size_t budget = kMaxBytesPerRead;
+    while (budget > 0) {
+      const ssize_t n = ::pread(fd_.get(), chunk_, sizeof(chunk_), offset_);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Errno("cannot read", path_, errno);
+      if (n == 0) break;
+      offset_ += n;
+      budget -= std::min(budget, static_cast<size_t>(n));
+      splitter_.Feed(std::string_view(chunk_, static_cast<size_t>(n)));
+    }
+    if (budget > 0) splitter_.MarkInputEnd();
+    std::string record;
+    while (records.size() < max_records && splitter_.Next(record)) records.push_back(record);
+    stats.orphans += splitter_.orphans() - orphans;
+    stats.too_long += (splitter_.dropped() - dropped) - (splitter_.orphans() - orphans);
+    return Status::Ok();
+  }
+
+  bool replay() const override { return true; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  // A file that shrank (truncated) or whose path now names another file (replaced): start over.
+  // A replaced file is first read to its end through the old descriptor (the writer may have
+  // appended before rotating).
+  Status CheckRotation(KmsgReadStats& stats) {
+    struct stat open_st {
+    }, path_st{};
+    if (::fstat(fd_.get(), &open_st) != 0) return Errno("cannot stat", path_, errno);
+    const bool truncated = open_st.st_size < offset_;
+    const bool replaced = ::stat(path_.c_str(), &path_st) == 0 && path_st.st_ino != inode_ &&
+                          open_st.st_size == offset_;
+    if (!truncated && !replaced) return Status::Ok();
+    if (splitter_.buffered() > 0) ++stats.rotated;
+    splitter_ = sys::KmsgSplitter();
+    stats.restarted = true;
+    if (replaced) {
+      fd_.Reset();
+      return Open();
+    }
+    offset_ = 0;
+    return Status::Ok();
+  }
+
+  // One collection reads at most this much; the rest waits for the next (a huge file, or a
+  // flood, costs bounded memory and time per collection).
+  static constexpr size_t kMaxBytesPerRead = 8 << 20;
+  std::string path_;
+  sys::UniqueFd fd_;
+  ino_t inode_ = 0;
+  off_t offset_ = 0;
+  sys::KmsgSplitter splitter_;
+  char chunk_[64 << 10];
+};
+
+}  // namespace
+
+std::unique_ptr<KmsgSource> NewDeviceKmsgSource(std::string path, bool from_oldest) {
+  return std::make_unique<DeviceKmsgSource>(std::move(path), from_oldest);
+}
+
+std::unique_ptr<KmsgSource> NewReplayKmsgSource(std::string path) {
+  return std::make_unique<ReplayKmsgSource>(std::move(path));
+}
+
+std::unique_ptr<KmsgSource> NewKmsgSource(const std::string& path, bool from_oldest) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    return NewDeviceKmsgSource(path, from_oldest);
+  }
+  return NewReplayKmsgSource(path);
+}
+
+}  // namespace fabricwatch::kmsg
