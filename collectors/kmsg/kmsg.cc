@@ -10,10 +10,10 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/kmsg/kmsg_entity.h"
 #include "collectors/kmsg/kmsg_metrics.h"
-#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/kmsg/kmsg_source.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/kmsg_parse.h"
+#include "collectors/sys/kmsg_patterns.h"
 
 namespace fabricwatch::kmsg {
 namespace {
@@ -132,11 +132,11 @@ class KmsgCollector final : public Collector {
     // configured otherwise.
     if (record->facility != 0 && !user_records_) return;
     const std::string message = sys::UnescapeKmsg(record->message);
-    const KernelEventPattern* pattern = MatchKernelEvent(message);
+    const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message);
     if (pattern == nullptr) {
       // LOGLEVEL_WARNING is 4; a fabric driver's unknown line at warning or worse is counted.
       if (record->priority <= 4) {
-        if (auto driver = FabricDriverOf(message)) ++unknown_[*driver];
+        if (auto driver = sys::FabricDriverOf(message)) ++unknown_[*driver];
       }
       return;
     }

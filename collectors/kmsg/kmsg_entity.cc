@@ -52,7 +52,7 @@ bool IsPciAddress(std::string_view text) {
 }
 
 RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
-                        const KernelEventPattern& pattern) {
+                        const sys::KernelEventPattern& pattern) {
   RecordSubject subject;
   // DEVICE= first: it is the kernel's, the text is only what was printed.
   std::string_view device = record.device;

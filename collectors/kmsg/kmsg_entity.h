@@ -17,8 +17,8 @@
 #include <string_view>
 #include <tuple>
 
-#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/sys/kmsg_parse.h"
+#include "collectors/sys/kmsg_patterns.h"
 
 namespace fabricwatch::sys {
 class SysFs;
@@ -37,7 +37,7 @@ struct RecordSubject {
 // `message` is the record's unescaped text; `pattern` the row it matched (an AER source line
 // names the erring function in its text, not in its prefix).
 RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
-                        const KernelEventPattern& pattern);
+                        const sys::KernelEventPattern& pattern);
 
 // dddd:bb:dd.f, lower- or upper-case hex.
 bool IsPciAddress(std::string_view text);

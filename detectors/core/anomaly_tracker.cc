@@ -84,7 +84,12 @@ nlohmann::json FindingJson(const Finding& finding) {
   // the identity and the exposition.
   nlohmann::json order = nlohmann::json::array();
   for (const auto& [name, value] : finding.entity) order.push_back(name);
+  nlohmann::json log = nlohmann::json::array();
+  for (const LogLine& line : finding.log) {
+    log.push_back({{"time", EpochSeconds(line.time)}, {"text", line.text}});
+  }
   return {{"severity", SeverityName(finding.severity)},
+          {"log", log},
           {"entity", entity},
           {"entity_order", order},
           {"value", finding.value},
@@ -109,6 +114,14 @@ Result<Finding> FindingFromJson(const nlohmann::json& json) {
       finding.evidence.push_back({name, value.get<double>()});
     }
     finding.reason = json.at("reason").get<std::string>();
+    // "log" came with the kernel log watcher (issue 23): older state files have none.
+    if (json.contains("log")) {
+      for (const auto& line : json.at("log")) {
+        if (finding.log.size() == kMaxLogLinesPerEvent) break;
+        finding.log.push_back(
+            {FromEpochSeconds(line.at("time").get<double>()), line.at("text").get<std::string>()});
+      }
+    }
     finding.drain_eligible = json.at("drain_eligible").get<bool>();
     return finding;
   } catch (const nlohmann::json::exception& e) {
@@ -199,8 +212,8 @@ void AnomalyTracker::Notify(const std::vector<AnomalyTransition>& transitions) {
         logger_->error("anomaly observer failed on {} {}: {}", transition.detector,
                        transition.raised ? "raise" : "clear", e.what());
       } catch (...) {
-        logger_->error("anomaly observer failed on {} {}: unknown exception",
-                       transition.detector, transition.raised ? "raise" : "clear");
+        logger_->error("anomaly observer failed on {} {}: unknown exception", transition.detector,
+                       transition.raised ? "raise" : "clear");
       }
     }
   }
@@ -300,8 +313,8 @@ TransitionObserver LogTransitions(std::shared_ptr<spdlog::logger> logger) {
                 "anomaly {} detector={} severity={} {} value={} drain_eligible={} "
                 "active_seconds={:.3f} reason=\"{}\"",
                 t.raised ? "raised" : "cleared", t.detector, SeverityName(t.finding.severity),
-                entity, t.finding.value, t.finding.drain_eligible,
-                Seconds(t.time - t.started), t.finding.reason);
+                entity, t.finding.value, t.finding.drain_eligible, Seconds(t.time - t.started),
+                t.finding.reason);
   };
 }
 

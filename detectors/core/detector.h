@@ -70,6 +70,9 @@ struct Finding {
   // Node-local and safe to act on with a drain hook. Never true for a PFC storm victim or for
   // maintenance (module unplug).
   bool drain_eligible = false;
+  // Kernel log lines that support it (driver_fault's own, link_flap's cause), oldest first, at
+  // most kMaxLogLinesPerEvent (collectors/core/log_events.h).
+  std::vector<LogLine> log = {};
 };
 
 // One collector snapshot as a detector sees it.

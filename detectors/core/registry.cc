@@ -2,6 +2,7 @@
 
 #include "detectors/ber_growth/ber_growth.h"
 #include "detectors/config_drift/config_drift.h"
+#include "detectors/driver_fault/driver_fault.h"
 #include "detectors/link_degraded/link_degraded.h"
 #include "detectors/link_flap/link_flap.h"
 #include "detectors/optical_drift/optical_drift.h"
@@ -55,6 +56,12 @@ const DetectorInfo kDetectors[] = {
      "module, ACS redirect, MPS and MRRS on GPU-NIC paths",
      true, ConfigDriftDetectorOptions(), ConfigDriftDetectorMetrics(), ConfigDriftDetectorInputs(),
      MakeConfigDriftDetector},
+    {"driver_fault",
+     "Faults only the fabric driver's kernel log shows: firmware fatal and health failures, "
+     "fatal AER, slot power loss (critical); repeated command timeouts, module errors, and a "
+     "flood of one event on one device (warning); the lines shown as evidence",
+     true, DriverFaultDetectorOptions(), DriverFaultDetectorMetrics(),
+     DriverFaultDetectorInputs(), MakeDriverFaultDetector},
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "collectors/core/duration.h"
+#include "collectors/kmsg/kmsg_metrics.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/counter.h"
@@ -18,6 +19,7 @@
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
 #include "detectors/link_flap/flap_entity.h"
+#include "detectors/link_flap/link_cause.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -54,6 +56,11 @@ constexpr DetectorOptionSpec kOptions[] = {
      "timeout 4.096 us*2^18 x 7 retries. [S58][S59]",
      "7.5s"},
     {"downtime-window", "Window of accumulated downtime. [S58] Databricks 1 h", "1h"},
+    {"cause-window",
+     "Kernel log lines this recent name the cause of a finding (module unplugged, firmware "
+     "fatal, module error, the driver's Link down; issue 23). Judgement: a flap is judged over "
+     "seconds to minutes",
+     "10m"},
     {"maintenance-window",
      "Downs this close to a module unplug are maintenance, not flaps. "
      "Judgement over [S10] (module_unplug is informative)",
@@ -117,6 +124,8 @@ constexpr MetricInput kInputs[] = {
     {"rdma", &rdma::kLinkErrorRecovery, {"device", "port"}},
     {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
     {"ethtool", &ethtool::kLinkDownEvents, {"netdev"}},
+    // The kmsg collector's log events (the family makes the engine hand its snapshots over).
+    {"kmsg", &kmsg::kEvents, {"device", "netdev", "event"}},
 };
 
 constexpr MetricDesc kMetrics[] = {kPenalty,        kHardWindow,   kSlowWindow,
@@ -126,7 +135,8 @@ std::string EntityKey(const EntityLabels& labels) { return EntityText(labels); }
 
 class LinkFlapDetector final : public Detector {
  public:
-  explicit LinkFlapDetector(Settings settings) : s_(settings) {}
+  LinkFlapDetector(Settings settings, std::chrono::milliseconds cause_window)
+      : s_(settings), cause_window_(cause_window) {}
 
   std::string_view name() const override { return "link_flap"; }
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
@@ -135,6 +145,7 @@ class LinkFlapDetector final : public Detector {
     if (snapshot.collector == "netdev") ObserveNetdev(snapshot);
     if (snapshot.collector == "rdma") ObserveRdma(snapshot);
     if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
+    if (snapshot.collector == "kmsg") ObserveKernelLog(snapshot);
   }
 
   void OnLinkEvents(const std::vector<sys::LinkEvent>& events) override {
@@ -160,6 +171,7 @@ class LinkFlapDetector final : public Detector {
       // port, so its flaps are the port's flaps — the port raises, the netdev stays quiet (its
       // metrics are still exported).
       if (finding && !(entity.netdev && IpoibPortOf(entity.labels[0].second))) {
+        causes_.Attach(*finding, entity.labels, now, cause_window_);
         findings.push_back(std::move(*finding));
       }
     }
@@ -293,6 +305,20 @@ class LinkFlapDetector final : public Detector {
     known_netdevs_ = std::move(present);
   }
 
+  // Kernel log lines: causes for the findings, and a module unplug line starts maintenance as
+  // the ethtool unplug counter does (the driver prints it even where the counter is missing).
+  void ObserveKernelLog(const SnapshotView& snapshot) {
+    causes_.Observe(snapshot.log_events);
+    causes_.Prune(snapshot.time - cause_window_);
+    for (const LogEvent& event : snapshot.log_events) {
+      if (event.event != "module_unplugged" || !known_netdevs_.contains(event.netdev)) continue;
+      Entity& entity = NetdevEntity(event.netdev);
+      StartMaintenance(s_, entity, event.last_time, true);
+      if (Entity* port = IpoibPortOf(event.netdev))
+        StartMaintenance(s_, *port, event.last_time, true);
+    }
+  }
+
   void ObserveEthtool(const SnapshotView& snapshot) {
     if (const auto* family = FindFamily(snapshot, ethtool::kModuleEvents)) {
       for (const auto& metric : family->metric) {
@@ -386,6 +412,8 @@ class LinkFlapDetector final : public Detector {
   }
 
   Settings s_;
+  std::chrono::milliseconds cause_window_;
+  LinkCauses causes_;
   std::map<std::string, Entity> entities_;
   std::set<std::string> known_netdevs_;
   // IPoIB netdev -> entity key of its IB port, from the last fabric_rdma_port_info.
@@ -417,6 +445,7 @@ Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& op
   s.downtime_window = reader->Duration("downtime-window");
   s.maintenance_window = reader->Duration("maintenance-window", /*allow_zero=*/true);
   s.match_window = reader->Duration("match-window", /*allow_zero=*/true);
+  const auto cause_window = reader->Duration("cause-window");
   s.micro_count = reader->Count("micro-flap-count", 1, 10000);
   s.micro_window = reader->Duration("micro-flap-window");
   s.micro_escalate_after = reader->Duration("micro-flap-escalate-after");
@@ -432,7 +461,7 @@ Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& op
                  "detector link_flap: the penalty ceiling reuse*2^(max-suppress/half-life) is "
                  "below suppress; raise max-suppress");
   }
-  return std::unique_ptr<Detector>(std::make_unique<LinkFlapDetector>(s));
+  return std::unique_ptr<Detector>(std::make_unique<LinkFlapDetector>(s, cause_window));
 }
 
 }  // namespace fabricwatch::detect

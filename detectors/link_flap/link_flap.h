@@ -38,6 +38,9 @@
 //   info (never drained)       maintenance: a module unplug (fabric_ethtool_module_events_total
 //                              event="unplug") — downs within maintenance-window before or after
 //                              it are not counted, and no other finding is raised meanwhile.
+// Kernel log lines (collector kmsg) within cause-window name the cause of any finding ("; cause:
+// module unplugged (kernel log)") and go to its log evidence; a "Cable unplugged" line starts
+// maintenance like the ethtool unplug counter. They never raise a finding themselves.
 // Netlink events of netdevs the netdev collector does not report (its device filter) are
 // ignored. A device that disappears (hot-unplug) is not "down": its outage state is dropped and
 // its counters re-baseline when it comes back.

@@ -61,6 +61,14 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
     for (const auto& [name, value] : a.finding.entity) entity[name] = value;
     nlohmann::json evidence = nlohmann::json::object();
     for (const detect::Evidence& e : a.finding.evidence) evidence[e.name] = e.value;
+    // The kernel log lines behind the finding, with their times (issue 23).
+    nlohmann::json log = nlohmann::json::array();
+    for (const LogLine& line : a.finding.log) {
+      log.push_back(
+          {{"time", Rfc3339(line.time)},
+           {"timestamp", std::chrono::duration<double>(line.time.time_since_epoch()).count()},
+           {"text", line.text}});
+    }
     list.push_back(
         {{"detector", a.detector},
          {"severity", detect::SeverityName(a.finding.severity)},
@@ -69,6 +77,7 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
          {"started_timestamp", std::chrono::duration<double>(a.started.time_since_epoch()).count()},
          {"value", a.finding.value},
          {"evidence", evidence},
+         {"log", log},
          {"reason", a.finding.reason},
          {"drain_eligible", a.finding.drain_eligible}});
   }

@@ -86,7 +86,9 @@ Status SimPipeline::BuildCollectors() {
                                    return std::make_unique<sys::ReplayEthtool>(
                                        sources_->ethtool_root, sources_->fs);
                                  },
-                                 .logger = [this](std::string_view) { return logger_; }};
+                                 .logger = [this](std::string_view) { return logger_; },
+                                 .kmsg_path = sim_->kmsg_path(),
+                                 .kmsg_cursor = kmsg_cursor_.get()};
   auto built = fabricwatch::BuildCollectors(sources, DefaultSelection);
   if (!built) return built.error();
   for (BuiltCollector& b : *built) {
@@ -106,6 +108,7 @@ void SimPipeline::BuildEngine() {
   engine_ = std::make_unique<exporter::DetectorEngine>(
       DefaultDetectors(options_.detector_options), clock_,
       /*link_log=*/nullptr, std::move(state), logger_);
+  engine_->SetKmsgCursor(kmsg_cursor_.get());
   engine_->tracker().Subscribe(
       [this](const detect::AnomalyTransition& t) { transitions_.push_back(t); });
   engine_->LoadState();
@@ -164,6 +167,7 @@ void SimPipeline::Restart() {
   engine_->SaveState();
   engine_.reset();
   collectors_.clear();
+  kmsg_cursor_ = std::make_unique<sys::KmsgCursor>();
   // A restarted agent reads the same files; only the process state is new.
   if (Status s = BuildCollectors(); !s.ok()) {
     collector_errors_++;

@@ -29,6 +29,7 @@
 
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
+#include "collectors/sys/kmsg_cursor.h"
 #include "detectors/core/detector.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "tools/fabricsim/simulator.h"
@@ -109,6 +110,10 @@ class SimPipeline {
   std::unique_ptr<Sources> sources_;
   std::vector<std::unique_ptr<CollectorRun>> collectors_;
   std::unique_ptr<exporter::DetectorEngine> engine_;
+  // The kmsg collector's position in the simulator's kernel log, kept across Restart() through
+  // the state file as the agent keeps it.
+  // A new one at each Restart(): a restarted agent knows only what its state file says.
+  std::unique_ptr<sys::KmsgCursor> kmsg_cursor_ = std::make_unique<sys::KmsgCursor>();
   std::vector<detect::AnomalyTransition> transitions_;
   std::vector<sim::Injection> injections_;
   double now_ = 0;

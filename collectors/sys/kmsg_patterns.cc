@@ -1,6 +1,6 @@
-#include "collectors/kmsg/kmsg_patterns.h"
+#include "collectors/sys/kmsg_patterns.h"
 
-namespace fabricwatch::kmsg {
+namespace fabricwatch::sys {
 namespace {
 
 using enum EventSeverity;
@@ -194,4 +194,4 @@ std::optional<std::string_view> FabricDriverOf(std::string_view message) {
   return std::nullopt;
 }
 
-}  // namespace fabricwatch::kmsg
+}  // namespace fabricwatch::sys

@@ -15,7 +15,7 @@
 #include <span>
 #include <string_view>
 
-namespace fabricwatch::kmsg {
+namespace fabricwatch::sys {
 
 enum class EventSeverity { kInfo, kWarning, kCritical };
 std::string_view EventSeverityName(EventSeverity severity);
@@ -51,4 +51,4 @@ const KernelEventPattern* FindKernelEvent(std::string_view event);
 std::span<const std::string_view> FabricDrivers();
 std::optional<std::string_view> FabricDriverOf(std::string_view message);
 
-}  // namespace fabricwatch::kmsg
+}  // namespace fabricwatch::sys
