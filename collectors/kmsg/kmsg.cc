@@ -66,11 +66,12 @@ class KmsgCollector final : public Collector {
     skipped_["too_long"] += stats.too_long;
     skipped_["rotated"] += stats.rotated;
     if (stats.restarted) {
+      expected_.reset();  // a new file: its own sequence
       logger_->info("{} was truncated or replaced: reading it again from its start",
                     source_->path());
     }
     const TimePoint read_time = clock_.Now();
-    for (const std::string& raw : raw_) Process(raw, read_time, stats.restarted);
+    for (const std::string& raw : raw_) Process(raw, read_time);
     Export(sink);
     return Status::Ok();
   }
@@ -117,7 +118,7 @@ class KmsgCollector final : public Collector {
     return Status::Ok();
   }
 
-  void Process(const std::string& raw, TimePoint read_time, bool restarted) {
+  void Process(const std::string& raw, TimePoint read_time) {
     auto record = sys::ParseKmsgRecord(raw);
     ++records_;
     if (!record) {
@@ -127,7 +128,7 @@ class KmsgCollector final : public Collector {
                                                             : "malformed"]++;
       return;
     }
-    if (!InSequence(record->sequence, restarted)) return;
+    if (!InSequence(record->sequence)) return;
     // A userspace writer cannot set facility 0 (devkmsg_write): kernel records only, unless
     // configured otherwise.
     if (record->facility != 0 && !user_records_) return;
@@ -168,13 +169,9 @@ class KmsgCollector final : public Collector {
   }
 
   // Sequence bookkeeping: records already read before a restart are skipped; a jump forward is
-  // records lost (overwritten in the ring, EPIPE); a replay file read again from its start
-  // begins a new sequence.
-  bool InSequence(uint64_t sequence, bool restarted) {
-    if (expected_ && sequence < *expected_) {
-      if (!restarted || sequence > 1) return false;
-      expected_.reset();
-    }
+  // records lost (overwritten in the ring, EPIPE).
+  bool InSequence(uint64_t sequence) {
+    if (expected_ && sequence < *expected_) return false;
     if (expected_ && sequence > *expected_) lost_ += sequence - *expected_;
     expected_ = sequence + 1;
     if (cursor_ != nullptr) cursor_->Set(sequence);

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "collectors/sys/kmsg_parse.h"
 #include "collectors/sys/unique_fd.h"
@@ -104,6 +106,7 @@ class ReplayKmsgSource final : public KmsgSource {
       if (n == 0) break;
       offset_ += n;
       budget -= std::min(budget, static_cast<size_t>(n));
+      RememberTail(std::string_view(chunk_, static_cast<size_t>(n)));
       splitter_.Feed(std::string_view(chunk_, static_cast<size_t>(n)));
     }
     if (budget > 0) splitter_.MarkInputEnd();
@@ -125,19 +128,37 @@ class ReplayKmsgSource final : public KmsgSource {
     struct stat open_st {
     }, path_st{};
     if (::fstat(fd_.get(), &open_st) != 0) return Errno("cannot stat", path_, errno);
-    const bool truncated = open_st.st_size < offset_;
+    const bool truncated = open_st.st_size < offset_ || !TailUnchanged();
     const bool replaced = ::stat(path_.c_str(), &path_st) == 0 && path_st.st_ino != inode_ &&
                           open_st.st_size == offset_;
     if (!truncated && !replaced) return Status::Ok();
     if (splitter_.buffered() > 0) ++stats.rotated;
     splitter_ = sys::KmsgSplitter();
     stats.restarted = true;
+    tail_.clear();
     if (replaced) {
       fd_.Reset();
       return Open();
     }
     offset_ = 0;
     return Status::Ok();
+  }
+
+  // The last bytes read, and whether the file still holds them: a file truncated and written
+  // again past the old length (copytruncate and a busy writer) is caught too.
+  void RememberTail(std::string_view read) {
+    if (read.size() >= kTailBytes) {
+      tail_.assign(read.substr(read.size() - kTailBytes));
+    } else {
+      tail_.append(read);
+      if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+    }
+  }
+  bool TailUnchanged() {
+    if (tail_.empty() || offset_ < static_cast<off_t>(tail_.size())) return true;
+    char now[kTailBytes];
+    const ssize_t n = ::pread(fd_.get(), now, tail_.size(), offset_ - tail_.size());
+    return n == static_cast<ssize_t>(tail_.size()) && std::string_view(now, n) == tail_;
   }
 
   // One collection reads at most this much; the rest waits for the next (a huge file, or a
@@ -147,6 +168,8 @@ class ReplayKmsgSource final : public KmsgSource {
   sys::UniqueFd fd_;
   ino_t inode_ = 0;
   off_t offset_ = 0;
+  static constexpr size_t kTailBytes = 64;
+  std::string tail_;
   sys::KmsgSplitter splitter_;
   char chunk_[64 << 10];
 };

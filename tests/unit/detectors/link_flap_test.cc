@@ -515,5 +515,66 @@ TEST_F(LinkFlapTest, micro_flap_options_are_validated) {
   EXPECT_TRUE(MakeLinkFlapDetector({{"micro-flap-count", "5"}, {"micro-flap-window", "1h"}}));
 }
 
+// Issue 23: the kernel log names the cause of a finding, and a "Cable unplugged" line alone
+// (no ethtool unplug counter) is maintenance.
+class LinkFlapKernelLogTest : public LinkFlapTest {
+ protected:
+  void Log(TimePoint t, const std::string& event, const std::string& text,
+           const std::string& netdev = "eth0") {
+    static const std::vector<prometheus::MetricFamily> kNone;
+    std::vector<LogEvent> events{LogEvent{event, "mlx5_0", netdev, 1, t, {{t, text}}}};
+    detector->Observe(SnapshotView{"kmsg", t, kNone, events});
+  }
+};
+
+TEST_F(LinkFlapKernelLogTest, link_down_lines_name_the_cause_of_a_hard_flap) {
+  Make();
+  Netdev(kT0, 1, 0);
+  for (int i = 0; i < 5; ++i) {
+    const TimePoint down = kT0 + seconds(1) + milliseconds(400 * i);
+    Event(down, false);
+    Log(down, "link_down", "mlx5_core 0000:3b:00.0 eth0: Link down");
+    Log(down, "module_high_temperature",
+        "mlx5_core 0000:3b:00.0: Port module event[error]: module 0, Cable error, High "
+        "Temperature");
+    Event(down + milliseconds(200), true);
+  }
+  auto worst = Worst(kT0 + seconds(3));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kCritical);
+  EXPECT_NE(worst->reason.find("cause: module error (module_high_temperature) (kernel log)"),
+            std::string::npos)
+      << worst->reason;
+  EXPECT_EQ(worst->log.size(), kMaxLogLinesPerEvent);
+  // Lines of another netdev are not this one's cause.
+  Make();
+  Netdev(kT0, 1, 0);
+  for (int i = 0; i < 5; ++i) {
+    Event(kT0 + seconds(1) + milliseconds(400 * i), false);
+    Log(kT0 + seconds(1), "module_unplugged", "Cable unplugged", "eth9");
+    Event(kT0 + seconds(1) + milliseconds(400 * i + 200), true);
+  }
+  worst = Worst(kT0 + seconds(3));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->reason.find("cause:"), std::string::npos) << worst->reason;
+  EXPECT_TRUE(worst->log.empty());
+}
+
+TEST_F(LinkFlapKernelLogTest, a_cable_unplugged_line_is_maintenance) {
+  Make();
+  Netdev(kT0, 1, 0);
+  Log(kT0 + seconds(1), "module_unplugged",
+      "mlx5_core 0000:3b:00.0: Port module event: module 0, Cable unplugged");
+  for (int i = 0; i < 5; ++i) {
+    Event(kT0 + seconds(1) + milliseconds(300 * i), false);
+    Event(kT0 + seconds(1) + milliseconds(300 * i + 100), true);
+  }
+  auto worst = Worst(kT0 + seconds(3));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->severity, Severity::kInfo);
+  EXPECT_FALSE(worst->drain_eligible);
+  EXPECT_NE(worst->reason.find("cause: module unplugged"), std::string::npos) << worst->reason;
+}
+
 }  // namespace
 }  // namespace fabricwatch::detect
