@@ -6,8 +6,10 @@
 //
 // `run` writes the node, then ticks once per simulated second (wall period 1 s / speed) and
 // prints one JSON line per injection on stdout (flushed), until the scenario ends (or forever
-// with --loop) or SIGTERM/SIGINT. Point the agent at it with
-//   fabricwatch --path.sysfs=DIR/sys --path.ethtool=DIR/ethtool
+// with --loop) or SIGTERM/SIGINT. Both write DIR/sys (sysfs), DIR/ethtool (ethtool replay) and
+// DIR/kmsg (the kernel log as /dev/kmsg records, appended as simulated time passes), and print
+// the agent's flags for them on stderr:
+//   fabricwatch --path.sysfs=DIR/sys --path.ethtool=DIR/ethtool --path.kmsg=DIR/kmsg
 
 #include <signal.h>
 
@@ -39,7 +41,9 @@ int Fail(const fabricwatch::Status& status) {
 
 int main(int argc, char** argv) {
   using namespace fabricwatch;
-  CLI::App app{"fabricsim: simulated InfiniBand/RoCE node for fabricwatch (sysfs + ethtool replay)"};
+  CLI::App app{
+      "fabricsim: simulated InfiniBand/RoCE node for fabricwatch (sysfs, ethtool and kernel-log "
+      "replay)"};
   app.require_subcommand(1);
   std::string preset, root, scenario_path;
   double speed = 1.0;
@@ -50,11 +54,12 @@ int main(int argc, char** argv) {
   CLI::App* faults = app.add_subcommand("faults", "List the scenario faults");
   CLI::App* build = app.add_subcommand("build", "Write a node's replay root and exit");
   build->add_option("--preset", preset, "node preset (fabricsim presets)")->required();
-  build->add_option("--root", root, "output directory (DIR/sys, DIR/ethtool)")->required();
+  build->add_option("--root", root, "output directory (DIR/sys, DIR/ethtool, DIR/kmsg)")
+      ->required();
   build->add_option("--seed", seed, "random seed of the noise");
   CLI::App* run = app.add_subcommand("run", "Write a node and animate it from a scenario");
   run->add_option("--preset", preset, "node preset (default: the scenario's preset:)");
-  run->add_option("--root", root, "output directory (DIR/sys, DIR/ethtool)")->required();
+  run->add_option("--root", root, "output directory (DIR/sys, DIR/ethtool, DIR/kmsg)")->required();
   run->add_option("--scenario", scenario_path, "scenario file (YAML)")->required();
   run->add_option("--speed", speed, "time compression: simulated seconds per wall second")
       ->check(CLI::PositiveNumber);
@@ -101,8 +106,10 @@ int main(int argc, char** argv) {
   if (build->parsed()) {
     std::cerr << "fabricsim: wrote preset " << preset << " to " << root << " ("
               << s.node().ports.size() << " ports, " << s.files_written() << " files)\n";
-    return 0;
   }
+  std::cerr << "fabricsim: agent flags: --path.sysfs=" << s.sysfs_root()
+            << " --path.ethtool=" << s.ethtool_root() << " --path.kmsg=" << s.kmsg_path() << "\n";
+  if (build->parsed()) return 0;
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

@@ -12,12 +12,13 @@
 
 #include "collectors/core/duration.h"
 #include "collectors/core/value_parse.h"
+#include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/link_rate.h"
 
 namespace fabricwatch::sim {
 namespace {
 
-constexpr std::array<FaultInfo, 32> kFaults = {{
+constexpr std::array<FaultInfo, 37> kFaults = {{
     {"congestion",
      "heavy but flowing PFC on a priority: pause both ways with XON transitions, ECN marks and "
      "CNPs, throughput down but moving",
@@ -145,8 +146,38 @@ constexpr std::array<FaultInfo, 32> kFaults = {{
      "one function (`gpu:`, or the NIC of device:/netdev:) reports `count` correctable AER "
      "errors (aer_dev_correctable RxErr and TOTAL_ERR_COR) and `nonfatal` nonfatal ones "
      "(aer_dev_nonfatal CmpltTO, TOTAL_ERR_NONFATAL), spread over the duration; they stay "
-     "counted after it",
+     "counted after it. The kernel log gets the root port's `Correctable Error message received "
+     "from <bdf>` and the function's AER lines (nonfatal: `Uncorrectable (Non-Fatal)`), one group "
+     "per 10 s while errors arrive",
      false, 60, "count=50 nonfatal=0"},
+    // Faults only the driver's log shows (issue 23): records in <root>/kmsg (--path.kmsg) with
+    // the texts of docs/reference.md §9, printed against the port's PCI function.
+    {"fw_fatal",
+     "mlx5 firmware fatal error: kmsg `Fatal error 1 detected`, `Health issue observed, firmware "
+     "internal error, severity(3) ERROR:`, `synd 0x1: firmware internal error`; the link is down "
+     "for `duration`, then `health recovery succeeded` and the link comes back",
+     false, 60, ""},
+    {"module_unplug",
+     "the cable is pulled from the port's cage and put back after `duration`: kmsg `Port module "
+     "event: module <n>, Cable unplugged` / `Cable plugged` and the netdev's `Link down` / `Link "
+     "up`; carrier down meanwhile, ethtool module_unplug +1",
+     false, 30, ""},
+    {"module_error",
+     "the port's module reports an error: kmsg `Port module event[error]: module <n>, Cable "
+     "error, <text>` at the start and every `interval`; high_temperature, bad_cable and "
+     "bus_stuck also count in ethtool module_high_temp, module_bad_shorted, module_bus_stuck",
+     false, 60,
+     "error=high_temperature (bad_cable power_budget bus_stuck no_eeprom unsupported) "
+     "interval=60s"},
+    {"cmd_timeout",
+     "mlx5 firmware commands time out: kmsg `QUERY_VPORT_COUNTER(0x770) timeout. Will cause a "
+     "leak of a command resource`, `rate` lines a minute from the start",
+     false, 600, "rate=2 (per minute)"},
+    {"access_reg_flood",
+     "a flood of failed register reads (gpud #1164): kmsg `ACCESS_REG(0x805) op_mod(0x1) failed, "
+     "status bad operation(0x2), syndrome (0x9a6171), err(-22)`, `rate` lines a second, each at "
+     "its own microsecond",
+     false, 300, "rate=20 (lines per second, at most 100000)"},
 }};
 
 bool IsPowerOfTwoSize(double v) {
@@ -210,7 +241,8 @@ const std::set<std::string, std::less<>> kNumericParams = {
 const std::map<std::string, std::pair<int, int>, std::less<>> kIntegerParams = {
     {"width", {1, 2}}, {"phys_state", {0, 7}}, {"link_width", {1, 32}}};
 
-// `speed:` (an IBTA lane speed) and `fw_ver:` (major.minor.subminor, as fw_ver prints it).
+// `speed:` (an IBTA lane speed), `error:` (module_error's kind) and `fw_ver:`
+// (major.minor.subminor, as fw_ver prints it).
 Status CheckText(std::string_view source, const YAML::Node& value, const std::string& key) {
   const std::string& text = value.Scalar();
   if (key == "speed" && FindLaneSpeed(text) < 0) {
@@ -218,6 +250,13 @@ Status CheckText(std::string_view source, const YAML::Node& value, const std::st
     for (const LaneSpeed& s : LaneSpeeds())
       known += (known.empty() ? "" : ", ") + std::string(s.name);
     return Bad(source, value, "speed: unknown lane speed \"" + text + "\" (known: " + known + ")");
+  }
+  if (key == "error" && FindModuleError(text) == nullptr) {
+    std::string known;
+    for (const ModuleErrorKind& k : ModuleErrorKinds())
+      known += (known.empty() ? "" : ", ") + std::string(k.name);
+    return Bad(source, value,
+               "error: unknown module error \"" + text + "\" (known: " + known + ")");
   }
   if (key == "fw_ver" && !std::regex_match(text, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) {
     return Bad(source, value, "fw_ver: expected major.minor.subminor, got \"" + text + "\"");
@@ -313,10 +352,13 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       auto l = Integer(source, value, key, 1, 8);
       if (!l) return Error(l.error());
       ev.lane = *l;
-    } else if (key == "period" || key == "down" || key == "degraded" || key == "ramp") {
+    } else if (key == "period" || key == "down" || key == "degraded" || key == "ramp" ||
+               key == "interval") {
       auto s = Seconds(source, value, key.c_str());
       if (!s) return Error(s.error());
-      if (key == "period" && *s <= 0) return Error(Bad(source, value, "period must be positive"));
+      if ((key == "period" || key == "interval") && *s <= 0) {
+        return Error(Bad(source, value, key + " must be positive"));
+      }
       ev.params[key] = *s;
     } else if (kNumericParams.contains(key)) {
       auto v = Number(source, value, key);
@@ -336,7 +378,7 @@ Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node
       auto v = Integer(source, value, key, range->second.first, range->second.second);
       if (!v) return Error(v.error());
       ev.params[key] = *v;
-    } else if (key == "speed" || key == "fw_ver") {
+    } else if (key == "speed" || key == "fw_ver" || key == "error") {
       if (!value.IsScalar()) return Error(Bad(source, value, key + ": expected text"));
       if (Status s = CheckText(source, value, key); !s.ok()) return Error(s);
       ev.text[key] = value.Scalar();

@@ -12,7 +12,9 @@
 //       priority: 3           # PFC faults
 //       lane: 2               # optics and BER faults, counted from 1
 //       rate: ...             # per-fault parameters (see Faults() / `fabricsim faults`)
-//       speed: HDR            # text parameters: an IB lane speed, a firmware version
+//       speed: HDR            # text parameters: an IB lane speed, a firmware version,
+//       error: bad_cable      #   module_error's kind
+//       interval: 60s         # module_error: how often the error line repeats
 //       gpu: 0000:1c:00.0     # PCIe faults on a GPU's path (acs_redirect, mps_mismatch): the
 //                             #   GPU's PCI address or its index (0 = the first GPU)
 //
@@ -63,7 +65,7 @@ struct ScenarioEvent {
   std::optional<int> priority;
   std::optional<int> lane;
   std::map<std::string, double> params;     // rate, period, count, target_celsius, ...
-  std::map<std::string, std::string> text;  // speed ("HDR"), fw_ver ("28.38.1002")
+  std::map<std::string, std::string> text;  // speed ("HDR"), fw_ver ("28.38.1002"), error
 };
 
 struct Scenario {

@@ -81,6 +81,7 @@ Simulator::Simulator(Node node, Scenario scenario, std::string root, SimOptions 
       writer_(root),
       sysfs_root_(root + "/sys"),
       ethtool_root_(root + "/ethtool"),
+      kmsg_path_(root + "/kmsg"),
       rng_(options.seed) {}
 
 Simulator::~Simulator() = default;
@@ -158,6 +159,9 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
     return Error(StatusCode::kInvalidArgument, where + s.message());
   }
   if (Status s = CheckShapeFault(ev, *port); !s.ok()) {
+    return Error(StatusCode::kInvalidArgument, where + s.message());
+  }
+  if (Status s = CheckLogFault(ev, *port); !s.ok()) {
     return Error(StatusCode::kInvalidArgument, where + s.message());
   }
   if (ev.lane) {
@@ -304,7 +308,7 @@ void Simulator::StartFault(const ScenarioEvent& ev, int port, int function,
   } else if (ev.fault == "module_swap") {
     ps.module_present = false;
     ps.Add("module_unplug", 1);
-  } else {
+  } else if (!StartLogFault(ev, ps)) {
     StartShapeFault(ev, ps);
   }
   if (!info->instant) active_.push_back({&ev, port, -1, now_, end});
@@ -338,7 +342,7 @@ void Simulator::EndFault(size_t i, std::vector<Injection>& out) {
     ps.module.rx_power_mw = ps.module_base.rx_power_mw;
   } else if (fault == "laser_bias_creep") {
     ps.module.bias_ma = ps.module_base.bias_ma;
-  } else {
+  } else if (!EndLogFault(af, ps)) {
     EndShapeFault(*af.event, ps);
   }
 }
@@ -371,6 +375,7 @@ void Simulator::Tick(std::vector<Injection>& out) {
   }
   for (auto& ps : ports_) StepPort(*ps);
   StepPcie();
+  StepKmsg();
 }
 
 Result<std::vector<Injection>> Simulator::AdvanceTo(double sim_seconds) {
@@ -383,13 +388,22 @@ Result<std::vector<Injection>> Simulator::AdvanceTo(double sim_seconds) {
   std::vector<Injection> out;
   // Past the scenario's end (no loop) the node runs on with healthy traffic: every fault ended
   // at the end, and AdvanceTo(t) still reaches t (finished() tells the CLI when to stop).
-  while (now_ < target) Tick(out);
+  while (now_ < target) {
+    Tick(out);
+    // A long step through a flood: append what is queued at a tick's end (records of later
+    // ticks are later) rather than hold it all.
+    if (kmsg_.pending_bytes() > (size_t{8} << 20)) {
+      if (Status s = FlushKmsg(); !s.ok()) return Error(s);
+    }
+  }
   for (auto& ps : ports_) {
     if (Status s = WritePort(*ps); !s.ok()) return Error(s);
   }
   if (node_config_dirty_) {
     if (Status s = WriteNodeConfig(); !s.ok()) return Error(s);
   }
+  // After the files: the kernel changes the state, then prints the line (mlx5e_update_carrier).
+  if (Status s = FlushKmsg(); !s.ok()) return Error(s);
   return out;
 }
 

@@ -6,6 +6,9 @@
 //   <root>/ethtool  ethtool replay dir: <netdev>/statistics (`ethtool -S` text),
 //                   <netdev>/module-eeprom (flat module image) and <netdev>/link (`ethtool
 //                   <netdev>` text): --path.ethtool=<root>/ethtool
+//   <root>/kmsg     kernel-log replay file: /dev/kmsg records (docs/reference.md §9.1) of the
+//                   lines the drivers print, appended as simulated time passes (kmsg_log.h):
+//                   --path.kmsg=<root>/kmsg
 //
 // Time is simulated: one tick per simulated second. Nothing here sleeps or reads a clock, so
 // tests drive it deterministically:
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "collectors/core/status.h"
+#include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/module.h"
 #include "tools/fabricsim/node.h"
 #include "tools/fabricsim/pci_config_image.h"
@@ -107,6 +111,8 @@ class Simulator {
   const Scenario& scenario() const { return scenario_; }
   const std::string& sysfs_root() const { return sysfs_root_; }
   const std::string& ethtool_root() const { return ethtool_root_; }
+  // The kernel-log replay file (created by WriteInitial, appended to by AdvanceTo).
+  const std::string& kmsg_path() const { return kmsg_path_; }
 
   // What the files say now (for tests): the printed values.
   std::optional<uint64_t> EthtoolStat(const std::string& netdev, const std::string& name) const;
@@ -195,6 +201,23 @@ class Simulator {
   // PCIe faults (simulator_config.cc): this second of an aer_burst (its errors so far).
   void StepPcie();
   Status WriteNodeConfig();
+  // Kernel-log records (simulator_kmsg.cc, docs/reference.md §9): the faults only the driver's
+  // log shows (fw_fatal, module_unplug, module_error, cmd_timeout, access_reg_flood), the mlx5e
+  // link lines of every carrier change and aer_burst's AER lines. Start/EndLogFault are true
+  // when `ev` is such a fault (its lines written, its state changed).
+  static Status CheckLogFault(const ScenarioEvent& ev, const Port& port);
+  bool StartLogFault(const ScenarioEvent& ev, PortState& ps);
+  bool EndLogFault(const ActiveFault& af, PortState& ps);
+  // The repeated lines of the active faults (a flood, a command timeout every so often, a
+  // module error every `interval`) whose time has come by now_, each at its own µs.
+  void StepKmsg();
+  void LogRepeated(const ActiveFault& af);
+  // `Link down` / `Link up` (mlx5e_update_carrier's netdev_info) when `ps`'s carrier changed.
+  void LogCarrier(const PortState& ps);
+  // aer_burst: the root port's and the function's AER lines, a few groups per burst.
+  void LogAer(const ActiveFault& af, bool correctable, bool nonfatal);
+  Status CreateKmsg();
+  Status FlushKmsg();
   std::string QosText(const PortState& ps) const;
   // ports/<n>/{rate,state,phys_state,lid,sm_lid}, fw_ver, the netdev's speed and duplex and
   // ethtool/<netdev>/link.
@@ -212,6 +235,13 @@ class Simulator {
   TreeWriter writer_;
   std::string sysfs_root_;
   std::string ethtool_root_;
+  std::string kmsg_path_;
+  KmsgLog kmsg_;
+  bool kmsg_created_ = false;
+  // Repeated log lines written so far by each active fault, and the last AER groups (correctable,
+  // nonfatal) an aer_burst printed.
+  std::map<const ScenarioEvent*, uint64_t> kmsg_lines_;
+  std::map<const ScenarioEvent*, std::pair<int64_t, int64_t>> aer_logged_;
   std::mt19937_64 rng_;
   int64_t now_ = 0;
   std::vector<int> event_port_;             // scenario event -> port index (-1: none)

@@ -288,6 +288,7 @@ void Simulator::StepPcie() {
         base_nonfatal +
         static_cast<uint64_t>(std::floor(EventParam(*af.event, "nonfatal", 0) * done));
     if (want_cor > cor || want_nonfatal > nonfatal) node_config_dirty_ = true;
+    LogAer(af, want_cor > cor, want_nonfatal > nonfatal);  // the kernel log's share (§9.6)
     cor = std::max(cor, want_cor);
     nonfatal = std::max(nonfatal, want_nonfatal);
   }

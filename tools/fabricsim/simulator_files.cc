@@ -276,7 +276,7 @@ Status Simulator::WritePort(PortState& ps) {
 Status Simulator::WriteInitial() {
   FW_TRY(WriteGlobal());
   for (auto& ps : ports_) FW_TRY(WritePort(*ps));
-  return Status::Ok();
+  return FlushKmsg();  // creates the kernel log (empty at t = 0)
 }
 
 }  // namespace fabricwatch::sim

@@ -5,6 +5,8 @@
 //   simulator_files.cc  the replay root's files (sysfs tree and ethtool directory);
 //   simulator_link.cc   the fabric's shape: how each link trained, the card's presence and
 //                       firmware, and the files that show them (rate, state, ethtool link).
+//   simulator_config.cc configuration and PCIe faults (RoCE settings, config space, AER);
+//   simulator_kmsg.cc   the kernel-log replay file and the faults only the log shows.
 
 #include <array>
 #include <cstdint>

@@ -110,6 +110,7 @@ void Simulator::SetLink(PortState& ps, bool up, bool logical_active) {
   if (ps.Carrier() != carrier) {
     ++ps.carrier_changes;
     ++(ps.Carrier() ? ps.carrier_up : ps.carrier_down);
+    LogCarrier(ps);
   }
 }
 
@@ -157,7 +158,8 @@ void Simulator::ApplyFaults(PortState& ps) {
     const double elapsed = static_cast<double>(now_ - af.start);
     const double length = std::max(1.0, static_cast<double>(af.end - af.start));
     const double progress = std::clamp(elapsed / length, 0.0, 1.0);
-    if (ev.fault == "link_down") {
+    if (ev.fault == "link_down" || ev.fault == "fw_fatal") {
+      // fw_fatal: the function is lost until the health recovery reloads it.
       down = true;
     } else if (ev.fault == "link_flap") {
       const double period = EventParam(ev, "period", 10), count = EventParam(ev, "count", 3);

@@ -58,6 +58,23 @@ Status TreeWriter::WriteBytes(std::string_view relative, std::span<const uint8_t
                std::string_view(reinterpret_cast<const char*>(content.data()), content.size()));
 }
 
+Status TreeWriter::Append(std::string_view relative, std::string_view content) {
+  const std::string path = Path(relative);
+  last_.erase(std::string(relative));  // its content is no longer what Write() last wrote
+  sys::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd) return FromErrno(errno, "open " + path);
+  size_t done = 0;
+  while (done < content.size()) {
+    // One write() normally; a short one (a signal, a full disk) is continued, not dropped.
+    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return FromErrno(n < 0 ? errno : EIO, "append " + path);
+    done += static_cast<size_t>(n);
+  }
+  ++writes_;
+  return Status::Ok();
+}
+
 Status TreeWriter::Symlink(std::string_view relative, std::string_view target) {
   const std::string path = Path(relative);
   std::error_code ec;

@@ -31,6 +31,11 @@ class TreeWriter {
   // this writer last wrote there.
   Status Write(std::string_view relative, std::string_view content);
   Status WriteBytes(std::string_view relative, std::span<const uint8_t> content);
+  // Appends `content` to root/relative (created if absent) with one write() on an O_APPEND
+  // descriptor (continued if short): a log the agent tails (the kernel-log replay file) only
+  // ever grows and is never renamed. A reader racing the write may see part of the batch; the
+  // kmsg splitter holds a record back until the line after it has arrived.
+  Status Append(std::string_view relative, std::string_view content);
   // A decimal counter as sysfs prints it: "123\n".
   Status WriteU64(std::string_view relative, uint64_t value) {
     return Write(relative, std::to_string(value) + "\n");

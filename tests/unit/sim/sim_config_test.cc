@@ -601,11 +601,12 @@ TEST(SimHealthFaultTest, aer_burst_grows_the_aer_files_over_its_duration) {
   Diff d = DiffAgainstQuiet(
       "hgx-roce", "    fault: aer_burst\n    device: mlx5_4\n    count: 20\n    duration: 20s\n",
       19, 40);
-  EXPECT_EQ(d.during, (std::set<std::string>{dir + "/aer_dev_correctable"}));
+  // The AER file, and the kernel log's AER lines (sim_kmsg_test.cc checks them).
+  EXPECT_EQ(d.during, (std::set<std::string>{dir + "/aer_dev_correctable", "kmsg"}));
   // 10 of its 20 seconds: 10 errors.
   EXPECT_THAT(d.files[dir + "/aer_dev_correctable"], HasSubstr("RxErr 10\n"));
   EXPECT_THAT(d.files[dir + "/aer_dev_correctable"], HasSubstr("TOTAL_ERR_COR 10\n"));
-  EXPECT_EQ(d.after, (std::set<std::string>{dir + "/aer_dev_correctable"}));
+  EXPECT_EQ(d.after, (std::set<std::string>{dir + "/aer_dev_correctable", "kmsg"}));
   Samples s = CollectAll(*d.sim);
   EXPECT_EQ(
       s.Get("fabric_pcie_aer_errors_total", {{"device", nic.bdf}, {"severity", "correctable"}}),

@@ -53,7 +53,7 @@ struct Samples {
 };
 
 // Runs every registered collector once on the simulator's replay root, as the agent does with
-// --path.sysfs=ROOT/sys --path.ethtool=ROOT/ethtool.
+// --path.sysfs=ROOT/sys --path.ethtool=ROOT/ethtool --path.kmsg=ROOT/kmsg.
 inline Samples CollectAll(const Simulator& sim) {
   sys::RealFileSystem real;
   sys::SysFs sysfs(sim.sysfs_root(), real);
@@ -70,7 +70,8 @@ inline Samples CollectAll(const Simulator& sim) {
                              .logger = logger,
                              .options = options,
                              // One optics run reads every module (reads are spread otherwise).
-                             .interval = std::chrono::seconds(30)};
+                             .interval = std::chrono::seconds(30),
+                             .kmsg_path = sim.kmsg_path()};
     auto collector = info.factory(context);
     EXPECT_TRUE(collector) << info.name << ": " << collector.error().ToString();
     if (!collector) continue;
