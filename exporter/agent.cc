@@ -50,6 +50,13 @@ bool ReadsKernelEthtool(const Config& config) {
   return config.ethtool_path.empty() && IsHostSysfs(config.sysfs_path);
 }
 
+// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
+// kernel's own log only when the sysfs root is this host's (a replay root describes another).
+std::string KernelLogPath(const Config& config) {
+  if (!config.kmsg_path.empty()) return config.kmsg_path;
+  return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
+}
+
 // The privileged features this configuration uses: an enabled collector's feature whose source
 // is the kernel (a replay needs no capability).
 std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
@@ -58,6 +65,7 @@ std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
     auto c = config.collectors.find(std::string(need.collector));
     if (c == config.collectors.end() || !c->second.enabled) continue;
     if (need.feature == "module_eeprom" && !ReadsKernelEthtool(config)) continue;
+    if (need.feature == "kernel_log" && KernelLogPath(config) != "/dev/kmsg") continue;
     in_use.push_back(&need);
   }
   return in_use;
@@ -82,13 +90,6 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
     }
     return nullptr;
   };
-}
-
-// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
-// kernel's own log only when the sysfs root is this host's (a replay root describes another).
-std::string KernelLogPath(const Config& config) {
-  if (!config.kmsg_path.empty()) return config.kmsg_path;
-  return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ constexpr PrivilegeNeed kNeeds[] = {
     {"CAP_NET_ADMIN", CAP_NET_ADMIN, "module_eeprom", "optics",
      "transceiver identity, power, temperature and alarm metrics from the module EEPROM "
      "(fabric_optics_* except the mlx5 hwmon temperature)"},
+    // kernel/printk/printk.c check_syslog_permissions(): with kernel.dmesg_restrict=1 (the
+    // Debian default) opening /dev/kmsg for reading needs CAP_SYSLOG (docs/reference.md §9.1).
+    {"CAP_SYSLOG", CAP_SYSLOG, "kernel_log", "kmsg",
+     "kernel log events of fabric drivers (fabric_kernel_*, the driver_fault detector and the "
+     "causes link_flap names)"},
 };
 
 constexpr MetricDesc kMissing{

@@ -11,13 +11,13 @@
 // One bad device or port never aborts the others: record it with sink.RecordError() and go on.
 // Missing values are omitted, never reported as 0.
 
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <spdlog/logger.h>
 
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
@@ -75,7 +75,7 @@ struct CollectorContext {
   // The kernel log (collector kmsg, docs/design.md §5.2): a --path.kmsg replay file, /dev/kmsg
   // on the host's own /sys, or "" (none). The cursor keeps its position across restarts (null:
   // start at the end of the log).
-  std::string kmsg_path;
+  std::string kmsg_path = {};
   sys::KmsgCursor* kmsg_cursor = nullptr;
 };
 

@@ -34,7 +34,7 @@ struct CollectorSources {
   // The logger of collector `name`.
   std::function<std::shared_ptr<spdlog::logger>(std::string_view name)> logger;
   // The kernel log the kmsg collector reads, and its saved position (CollectorContext).
-  std::string kmsg_path;
+  std::string kmsg_path = {};
   sys::KmsgCursor* kmsg_cursor = nullptr;
 };
 

@@ -60,8 +60,8 @@ const DetectorInfo kDetectors[] = {
      "Faults only the fabric driver's kernel log shows: firmware fatal and health failures, "
      "fatal AER, slot power loss (critical); repeated command timeouts, module errors, and a "
      "flood of one event on one device (warning); the lines shown as evidence",
-     true, DriverFaultDetectorOptions(), DriverFaultDetectorMetrics(),
-     DriverFaultDetectorInputs(), MakeDriverFaultDetector},
+     true, DriverFaultDetectorOptions(), DriverFaultDetectorMetrics(), DriverFaultDetectorInputs(),
+     MakeDriverFaultDetector},
 };
 
 }  // namespace

@@ -265,9 +265,8 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
         if (std::find(inputs.begin(), inputs.end(), snapshot->collector) == inputs.end()) {
           continue;
         }
-        detector->Observe(
-            detect::SnapshotView{snapshot->collector, snapshot->time, snapshot->families,
-                                 snapshot->log_events});
+        detector->Observe(detect::SnapshotView{snapshot->collector, snapshot->time,
+                                               snapshot->families, snapshot->log_events});
       }
       if (!events.empty()) detector->OnLinkEvents(events);
       findings[name] = detector->Evaluate(now);

@@ -95,6 +95,8 @@ Status Apply(std::string_view key, std::string_view value, CollectorCase& c) {
     c.sysfs = value;
   } else if (key == "ethtool_replay") {
     c.ethtool_replay = value;
+  } else if (key == "kmsg_replay") {
+    c.kmsg_replay = value;
   } else if (key == "replay_module") {
     const auto words = Words(value);
     if (words.size() != 2) return Status(StatusCode::kInvalidArgument, "wants <netdev> <image>");

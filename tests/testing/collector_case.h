@@ -7,6 +7,7 @@
 //
 //   sysfs = sysfs/roce-node/sys          the sysfs root (required)
 //   ethtool_replay = ethtool/mlx5        an ethtool replay directory (--path.ethtool)
+//   kmsg_replay = kmsg/hgx-faults        a kernel log replay file (--path.kmsg)
 //   replay_module = enp1s0f0 sfp-internal
 //                                        (repeats) a netdev of the replay holding a module image
 //                                        of tests/testing/module_images.h (sfp-internal,
@@ -61,6 +62,7 @@ struct CollectorCase {
 
   std::string sysfs;
   std::string ethtool_replay;
+  std::string kmsg_replay;
   std::vector<Module> replay_modules;
   CollectorOptions options;
   std::chrono::system_clock::time_point clock;

@@ -127,7 +127,9 @@ class CaseInputs {
         .logger = std::make_shared<spdlog::logger>(std::string(info_.name),
                                                    std::make_shared<spdlog::sinks::null_sink_mt>()),
         .options = options_,
-        .interval = case_.interval.value_or(info_.default_interval)};
+        .interval = case_.interval.value_or(info_.default_interval),
+        .kmsg_path =
+            case_.kmsg_replay.empty() ? std::string() : testing::FixturePath(case_.kmsg_replay)};
     return context;
   }
 

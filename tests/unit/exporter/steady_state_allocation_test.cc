@@ -75,7 +75,8 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
                                    return std::make_unique<sys::ReplayEthtool>(dir.Path("ethtool"),
                                                                                filesystem);
                                  },
-                                 .logger = [&](std::string_view) { return logger; }};
+                                 .logger = [&](std::string_view) { return logger; },
+                                 .kmsg_path = dir.Path("kmsg")};
   auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
     std::optional<CollectorSelection> selection;
     if (info.name == "topology") return selection;  // a full PCI rediscovery per run, by design
@@ -95,7 +96,7 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
                                                 .logger = logger};
     measured.push_back(std::move(m));
   }
-  ASSERT_EQ(measured.size(), 4u);
+  ASSERT_EQ(measured.size(), 5u);
 
   for (int run = 0; run < kWarmupRuns + kMeasuredRuns; ++run) {
     // One simulated second per run: counters move, module monitors drift, files are rewritten
