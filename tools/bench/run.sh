@@ -10,6 +10,11 @@
 #                                      building build-bench (the smoke test in `make test` does)
 #   tools/bench/run.sh --replay NAME=SYSFS[:ETHTOOL]   any replay root, e.g. one captured on a
 #                                      real host (repeatable; no simulator involved)
+#   tools/bench/run.sh --flood-only    only the kernel log flood (6. below), about 90 s
+#   tools/bench/run.sh --no-flood      everything but the kernel log flood
+#   tools/bench/run.sh --flood-preset NAME --flood-rate N --flood-seconds S   the flood's
+#                                      workload (default hgx-roce, 10000 records/s, 60 s; smoke:
+#                                      the smoke preset, 3 s)
 #
 # What it measures, per preset (see README "Performance" for the method and the figures):
 #   1. fabricbench (in-process): CPU, heap allocations and file reads per steady-state sample of
@@ -28,6 +33,17 @@
 #      The files each reads per collection (strace for node_exporter, fabricbench for fabricwatch)
 #      give the CPU per file read; the comparison runs again on a copy of the tree without the
 #      kinds of files only fabricwatch reads (hw_counters, netdev statistics).
+#   6. Kernel log flood (issue 23, "Flood safety"): two agents at their default cadence on one
+#      simulator root, detectors on, one reading a --path.kmsg file that tools/bench/kmsg_flood.py
+#      appends 10,000 ACCESS_REG failure records per second to for 60 s (one mlx5 function with an
+#      RDMA device, the ConnectX-7 flood of gpud #1164), the other an empty one: CPU share and RSS
+#      of both before, during and after the flood; the kmsg collection's wall time; whether the
+#      other collectors keep their cadence (the longest time between successive
+#      fabricwatch_collector_last_sample_timestamp_seconds, scraped every 500 ms so that no 1 s
+#      snapshot is missed: 1 s when on time); records written against fabric_kernel_events_total,
+#      lost and skipped; the driver_fault finding (one for the device, its log lines), the size of
+#      /api/v1/anomalies and of the state file. It checks that nothing was lost and that the
+#      evidence stayed bounded; it asserts no timing.
 # Nothing is downloaded; it needs wrk, strace, jq and prometheus-node-exporter (tools/install-deps.sh
 # test installs them).
 set -euo pipefail
@@ -35,6 +51,10 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BENCH_BUILD_DIR:-$repo/build-bench}"
 smoke=0
+flood=yes
+flood_preset=""
+flood_rate=10000
+flood_seconds=""
 bin_dir=""
 presets=()
 replays=()
@@ -45,7 +65,12 @@ while (($#)); do
     --replay) replays+=("$2"); shift ;;
     --build-dir) build="$2"; shift ;;
     --bin-dir) bin_dir="$2"; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --flood-only) flood=only ;;
+    --no-flood) flood=no ;;
+    --flood-preset) flood_preset="$2"; shift ;;
+    --flood-rate) flood_rate="$2"; shift ;;
+    --flood-seconds) flood_seconds="$2"; shift ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -55,11 +80,14 @@ if ((${#presets[@]} == 0 && ${#replays[@]} == 0)); then
 fi
 if ((smoke)); then
   samples=20; renders=20; agent_window=3; wrk_seconds=2; ne_scrapes=10
+  flood_window=2; : "${flood_seconds:=3}"; : "${flood_preset:=${presets[0]:-roce-small}}"
 else
   samples=300; renders=500; agent_window=30; wrk_seconds=10; ne_scrapes=200
+  flood_window=10; : "${flood_seconds:=60}"; : "${flood_preset:=hgx-roce}"
 fi
+[[ "$flood" != only ]] || { presets=(); replays=(); }
 
-for tool in wrk strace prometheus-node-exporter curl jq; do
+for tool in wrk strace prometheus-node-exporter curl jq python3; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool not found (tools/install-deps.sh test)" >&2; exit 1; }
 done
 
@@ -71,7 +99,7 @@ else
     cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
   fi
   targets=(fabricwatch fabricbench)
-  ((${#presets[@]} == 0)) || targets+=(fabricsim)
+  ((${#presets[@]} == 0)) && [[ "$flood" == no ]] || targets+=(fabricsim)
   cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >/dev/null
 fi
 agent="$build/exporter/fabricwatch"
@@ -365,6 +393,216 @@ for workload in "${workloads[@]}"; do
     "fabricwatch_rss_kib": $fw_rss}
 JSON
 done
+
+# 6. Kernel log flood (issue 23, "Flood safety"): the same agent twice on one simulator root, one
+#    reading a --path.kmsg file that a writer floods with ACCESS_REG failures of one function, the
+#    other an empty one, both sampled twice a second through the three phases (twice, so that
+#    every 1 s snapshot is seen and the spacing of successive snapshots is the cadence kept).
+# flood_sample PORT OUT [ANOMALIES]: appends one line to OUT: the last sample timestamps of netdev,
+# rdma, ethtool and kmsg (1-4), their ages at the scrape (5-8, s), the kmsg collection's wall time
+# (9, s) and driver_fault's last evaluation (10, s); with ANOMALIES, the size of /api/v1/anomalies
+# (11, bytes) and the most log lines of one driver_fault finding (12).
+flood_sample() {
+  local body now line
+  body="$(curl -s "http://127.0.0.1:$1/metrics")"
+  now="$EPOCHREALTIME"
+  line="$(awk -v now="$now" '
+    /^fabricwatch_collector_last_sample_timestamp_seconds\{/ {
+      c = $1; sub(/.*collector="/, "", c); sub(/".*/, "", c); ts[c] = $2 }
+    /^fabricwatch_collector_duration_seconds\{collector="kmsg"\}/ { dur = $2 }
+    /^fabricwatch_detector_evaluation_duration_seconds\{detector="driver_fault"/ { ev = $2 }
+    END {
+      printf "%.6f %.6f %.6f %.6f", ts["netdev"], ts["rdma"], ts["ethtool"], ts["kmsg"]
+      printf " %.3f %.3f %.3f %.3f", now - ts["netdev"], now - ts["rdma"], now - ts["ethtool"], now - ts["kmsg"]
+      printf " %.6f %.6f", dur, ev }' <<<"$body")"
+  if [[ -n "${3:-}" ]]; then
+    curl -s "http://127.0.0.1:$1/api/v1/anomalies" >"$work/anomalies.json"
+    line+=" $(wc -c <"$work/anomalies.json") $(jq '[.anomalies[] | select(.detector == "driver_fault") | (.log | length)] | max // 0' "$work/anomalies.json")"
+  fi
+  echo "$line" >>"$2"
+}
+# flood_phase NAME SECONDS|pid:PID: samples both agents every 500 ms for SECONDS, or while PID
+# runs; sets <NAME>_cpu_flood and <NAME>_cpu_quiet (% of one core over the phase), <NAME>_rss_flood
+# and <NAME>_rss_quiet (KiB at its end).
+flood_phase() {
+  local name="$1" until="$2" f0 q0 w0 f1 q1 w1 next now
+  f0="$(cpu_ns "$fl_pid")"; q0="$(cpu_ns "$ql_pid")"; w0="${EPOCHREALTIME/./}"
+  next="$w0"
+  while :; do
+    if [[ "$until" == pid:* ]]; then
+      kill -0 "${until#pid:}" 2>/dev/null || break
+    else
+      ((${EPOCHREALTIME/./} - w0 < until * 1000000)) || break
+    fi
+    flood_sample "$fl_port" "$work/flood.$name.flood" anomalies
+    flood_sample "$ql_port" "$work/flood.$name.quiet"
+    next=$((next + 500000)); now="${EPOCHREALTIME/./}"
+    if ((next > now)); then sleep "$(awk -v d=$((next - now)) 'BEGIN{printf "%.6f", d / 1e6}')"; fi
+  done
+  f1="$(cpu_ns "$fl_pid")"; q1="$(cpu_ns "$ql_pid")"; w1="${EPOCHREALTIME/./}"
+  printf -v "${name}_cpu_flood" '%s' "$(awk -v a="$f0" -v b="$f1" -v w=$((w1 - w0)) 'BEGIN{printf "%.2f", (b-a)/1e9/(w/1e6)*100}')"
+  printf -v "${name}_cpu_quiet" '%s' "$(awk -v a="$q0" -v b="$q1" -v w=$((w1 - w0)) 'BEGIN{printf "%.2f", (b-a)/1e9/(w/1e6)*100}')"
+  printf -v "${name}_rss_flood" '%s' "$(rss_kb "$fl_pid" VmRSS)"
+  printf -v "${name}_rss_quiet" '%s' "$(rss_kb "$ql_pid" VmRSS)"
+}
+# column_stat FILE COLUMN max|mean: over the samples of a phase.
+column_stat() {
+  awk -v c="$2" -v how="$3" '{v = $c + 0; s += v; n++; if (n == 1 || v > m) m = v}
+    END {if (!n) exit; if (how == "max") printf "%.6g", m; else printf "%.6g", s / n}' "$1"
+}
+# largest_gap FILE COLUMN: the longest time between two successive snapshots (timestamps in
+# COLUMN): the interval when every collection is on time.
+largest_gap() {
+  awk -v c="$2" '{v = $c + 0; if (p && v != p && v - p > m) m = v - p; p = v} END {printf "%.3f", m}' "$1"
+}
+# flood_metric PORT SERIES: its value (awk reads to the end: an early exit would fail curl's write).
+flood_metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s && !n++ {print $2}'; }
+
+if [[ "$flood" != no ]]; then
+  echo "== kernel log flood ($flood_preset, $flood_rate records/s for $flood_seconds s)" >&2
+  froot="$work/flood-$flood_preset"
+  "$sim" build --preset "$flood_preset" --root "$froot" >/dev/null
+  : >"$froot/kmsg"  # the flood alone (older simulators write no file: this makes it)
+  : >"$work/kmsg.quiet"
+  # One function with an RDMA device: its BDF, device and netdev label the events.
+  fdir=""
+  for d in "$froot"/sys/bus/pci/devices/*/infiniband; do
+    [[ -d "$d" ]] && { fdir="$(dirname "$d")"; break; }
+  done
+  [[ -n "$fdir" ]] || { echo "run.sh: $flood_preset has no PCI function with an RDMA device" >&2; exit 1; }
+  fbdf="$(basename "$fdir")"
+  fdevice="$(find "$fdir/infiniband/" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | head -1)"
+  fnetdev="$(find "$fdir/net/" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | head -1)"
+  fseries="fabric_kernel_events_total{device=\"$fdevice\",netdev=\"$fnetdev\",event=\"access_reg_failed\"}"
+  fl_port="$(free_port)"
+  "$agent" --path.sysfs="$froot/sys" --path.ethtool="$froot/ethtool" --path.kmsg="$froot/kmsg" \
+    --state.file="$work/state.flood.json" --web.listen-address="127.0.0.1:$fl_port" --log.level=warn \
+    2>"$report/kmsg_flood.agent.log" &
+  fl_pid=$!; pids+=("$fl_pid")
+  ql_port="$(free_port)"
+  "$agent" --path.sysfs="$froot/sys" --path.ethtool="$froot/ethtool" --path.kmsg="$work/kmsg.quiet" \
+    --state.file="$work/state.quiet.json" --web.listen-address="127.0.0.1:$ql_port" --log.level=warn \
+    2>"$report/kmsg_flood.quiet.log" &
+  ql_pid=$!; pids+=("$ql_pid")
+  wait_http "http://127.0.0.1:$fl_port/metrics"
+  wait_http "http://127.0.0.1:$ql_port/metrics"
+  sleep 2  # discovery and the first samples of every collector
+  rm -f "$work"/flood.*
+
+  flood_phase before "$flood_window"
+  python3 "$repo/tools/bench/kmsg_flood.py" --file "$froot/kmsg" --bdf "$fbdf" --rate "$flood_rate" \
+    --seconds "$flood_seconds" --json "$work/writer.json" >/dev/null &
+  wpid=$!; pids+=("$wpid")
+  flood_phase during "pid:$wpid"
+  wait "$wpid"
+  flood_end="${EPOCHREALTIME/./}"
+  flood_hwm="$(rss_kb "$fl_pid" VmHWM)"
+  written="$(jq '.records' "$work/writer.json")"
+  # The records still unread when the writer stopped are read by the next collections. Not a
+  # timing check: 30 s bounds a stuck reader; the figure is how long it took.
+  counted=""
+  for _ in $(seq 300); do
+    counted="$(flood_metric "$fl_port" "$fseries")"
+    [[ "${counted:-0}" == "$written" ]] && break
+    sleep 0.1
+  done
+  drained_s="$(awk -v d=$((${EPOCHREALTIME/./} - flood_end)) 'BEGIN{printf "%.1f", d / 1e6}')"
+  metrics="$(curl -s "http://127.0.0.1:$fl_port/metrics")"
+  records_total="$(awk '$1 == "fabric_kernel_log_records_total" {print $2}' <<<"$metrics")"
+  lost="$(awk '$1 == "fabric_kernel_log_lost_records_total" {print $2}' <<<"$metrics")"
+  skipped="$(awk '/^fabric_kernel_log_skipped_records_total\{/ {s += $2} END {print s + 0}' <<<"$metrics")"
+  curl -s "http://127.0.0.1:$fl_port/api/v1/anomalies" >"$report/kmsg_flood.anomalies.json"
+  anomalies_bytes="$(wc -c <"$report/kmsg_flood.anomalies.json")"
+  findings() { jq -r --arg d "$fdevice" "[.anomalies[] | select(.detector == \"driver_fault\" and .entity.device == \$d)] | $1" "$report/kmsg_flood.anomalies.json"; }
+  device_findings="$(findings length)"
+  finding_log="$(findings '[.[].log | length] | max // 0')"
+  finding_value="$(findings '[.[].value] | max // 0')"
+  finding_severity="$(findings '[.[].severity] | first // "none"')"
+  flood_phase after "$flood_window"
+  after_hwm="$(rss_kb "$fl_pid" VmHWM)"; quiet_hwm="$(rss_kb "$ql_pid" VmHWM)"
+  stop "$fl_pid"; stop "$ql_pid"
+  state_bytes="$(wc -c <"$work/state.flood.json")"; state_quiet_bytes="$(wc -c <"$work/state.quiet.json")"
+
+  d_flood="$work/flood.during.flood"; d_quiet="$work/flood.during.quiet"
+  ms() { awk -v v="$1" -v p="${2:-2}" 'BEGIN{printf "%.*f", p, v * 1000}'; }
+  kmsg_mean_ms="$(ms "$(column_stat "$d_flood" 9 mean)")"
+  kmsg_max_ms="$(ms "$(column_stat "$d_flood" 9 max)")"
+  kmsg_quiet_ms="$(ms "$(column_stat "$d_quiet" 9 mean)" 3)"
+  eval_max_us="$(awk -v v="$(column_stat "$d_flood" 10 max)" 'BEGIN{printf "%.0f", v * 1e6}')"
+  eval_quiet_us="$(awk -v v="$(column_stat "$d_quiet" 10 max)" 'BEGIN{printf "%.0f", v * 1e6}')"
+  for c in netdev:1 rdma:2 ethtool:3 kmsg:4; do
+    printf -v "gap_${c%%:*}" '%s' "$(largest_gap "$d_flood" "${c#*:}")"
+    printf -v "gap_${c%%:*}_quiet" '%s' "$(largest_gap "$d_quiet" "${c#*:}")"
+    printf -v "age_${c%%:*}" '%s' "$(column_stat "$d_flood" "$((${c#*:} + 4))" max)"
+    printf -v "age_${c%%:*}_quiet" '%s' "$(column_stat "$d_quiet" "$((${c#*:} + 4))" max)"
+  done
+  anomalies_max_bytes="$(column_stat "$d_flood" 11 max)"
+  log_max="$(column_stat "$d_flood" 12 max)"
+  writer_rate="$(jq '.rate' "$work/writer.json")"; writer_bytes="$(jq '.bytes' "$work/writer.json")"
+  writer_late="$(jq '.max_batch_late_ms' "$work/writer.json")"
+  samples_during="$(wc -l <"$d_flood")"
+
+  for figure in before_cpu_flood before_cpu_quiet during_cpu_flood during_cpu_quiet after_cpu_flood after_cpu_quiet \
+      before_rss_flood during_rss_flood after_rss_flood before_rss_quiet during_rss_quiet after_rss_quiet flood_hwm \
+      after_hwm quiet_hwm kmsg_mean_ms kmsg_max_ms kmsg_quiet_ms eval_max_us eval_quiet_us gap_netdev gap_rdma \
+      gap_ethtool gap_kmsg gap_netdev_quiet gap_rdma_quiet gap_ethtool_quiet age_netdev age_rdma age_ethtool age_kmsg \
+      age_netdev_quiet age_rdma_quiet age_ethtool_quiet anomalies_bytes anomalies_max_bytes log_max written counted \
+      records_total lost skipped drained_s writer_rate writer_bytes finding_value state_bytes state_quiet_bytes; do
+    [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
+      echo "run.sh: kernel log flood: figure $figure was not measured (got '${!figure:-}')" >&2; exit 1; }
+  done
+  # What the flood must not break (correctness, not timing): every record counted, none lost or
+  # skipped, one finding for the device with at most 5 log lines.
+  ((counted == written && lost == 0 && skipped == 0)) || {
+    echo "run.sh: kernel log flood: wrote $written records, counted $counted (lost $lost, skipped $skipped)" >&2; exit 1; }
+  ((device_findings == 1 && finding_log <= 5 && log_max <= 5)) || {
+    echo "run.sh: kernel log flood: $device_findings driver_fault findings for $fdevice, log of $finding_log lines (max seen $log_max)" >&2; exit 1; }
+  mib() { awk -v k="$1" 'BEGIN{printf "%.1f", k / 1024}'; }
+  # The per-phase figures are set by flood_phase and the loop above through printf -v.
+  # shellcheck disable=SC2154
+  {
+    echo "## kernel log flood ($flood_preset)"
+    echo
+    echo "$written ACCESS_REG failure records of $fbdf ($fdevice, $fnetdev) appended to --path.kmsg at $writer_rate/s for $flood_seconds s ($((writer_bytes / 1048576)) MiB in 100 ms batches, the latest batch $writer_late ms behind), against the same agent reading an empty file in the same window: both at the default cadence with detectors on and a state file, scraped twice a second ($samples_during samples during the flood); before and after: $flood_window s each."
+    echo
+    echo "| figure | flood | no flood |"
+    echo "|---|---|---|"
+    echo "| agent CPU before / during / after the flood | $before_cpu_flood / **$during_cpu_flood** / $after_cpu_flood % of one core | $before_cpu_quiet / $during_cpu_quiet / $after_cpu_quiet % |"
+    echo "| agent RSS before / during / after (peak) | $(mib "$before_rss_flood") / **$(mib "$during_rss_flood")** / $(mib "$after_rss_flood") MiB (peak $(mib "$after_hwm")) | $(mib "$before_rss_quiet") / $(mib "$during_rss_quiet") / $(mib "$after_rss_quiet") MiB (peak $(mib "$quiet_hwm")) |"
+    echo "| kmsg collection wall time during the flood, mean / max | $kmsg_mean_ms / $kmsg_max_ms ms | $kmsg_quiet_ms ms |"
+    echo "| longest time between successive samples during the flood (1 s cadence): netdev / rdma / ethtool / kmsg | **$gap_netdev / $gap_rdma / $gap_ethtool** / $gap_kmsg s | $gap_netdev_quiet / $gap_rdma_quiet / $gap_ethtool_quiet / $gap_kmsg_quiet s |"
+    echo "| oldest sample at a scrape during the flood: netdev / rdma / ethtool / kmsg | $age_netdev / $age_rdma / $age_ethtool / $age_kmsg s | $age_netdev_quiet / $age_rdma_quiet / $age_ethtool_quiet / $age_kmsg_quiet s |"
+    echo "| driver_fault evaluation, max during the flood | $eval_max_us µs | $eval_quiet_us µs |"
+    echo "| records written / counted in fabric_kernel_events_total / read / lost / skipped | $written / **$counted** / $records_total / $lost / $skipped | |"
+    echo "| records not yet read when the writer stopped, all read within | $drained_s s | |"
+    echo "| driver_fault findings for $fdevice / log lines shown (most seen during the flood) | **$device_findings** $finding_severity (value $finding_value lines in the window) / **$finding_log** ($log_max) | |"
+    echo "| /api/v1/anomalies size after / largest during the flood | $anomalies_bytes / $anomalies_max_bytes bytes | |"
+    echo "| state file after the flood | $state_bytes bytes | $state_quiet_bytes bytes |"
+    echo
+  } >>"$summary"
+  ((first)) || echo "," >>"$json_all"
+  first=0
+  # shellcheck disable=SC2154
+  cat >>"$json_all" <<JSON
+  "kmsg_flood": {"preset": "$flood_preset", "bdf": "$fbdf", "device": "$fdevice", "netdev": "$fnetdev",
+    "rate": $writer_rate, "seconds": $flood_seconds, "written": $written, "counted": $counted, "records_read": $records_total,
+    "lost": $lost, "skipped": $skipped, "backlog_read_within_s": $drained_s,
+    "cpu_percent": {"before": $before_cpu_flood, "during": $during_cpu_flood, "after": $after_cpu_flood},
+    "cpu_percent_no_flood": {"before": $before_cpu_quiet, "during": $during_cpu_quiet, "after": $after_cpu_quiet},
+    "rss_kib": {"before": $before_rss_flood, "during": $during_rss_flood, "after": $after_rss_flood, "peak": $after_hwm, "peak_at_flood_end": $flood_hwm},
+    "rss_kib_no_flood": {"before": $before_rss_quiet, "during": $during_rss_quiet, "after": $after_rss_quiet, "peak": $quiet_hwm},
+    "kmsg_duration_ms": {"mean": $kmsg_mean_ms, "max": $kmsg_max_ms, "no_flood_mean": $kmsg_quiet_ms},
+    "largest_sample_gap_s": {"netdev": $gap_netdev, "rdma": $gap_rdma, "ethtool": $gap_ethtool, "kmsg": $gap_kmsg},
+    "largest_sample_gap_s_no_flood": {"netdev": $gap_netdev_quiet, "rdma": $gap_rdma_quiet, "ethtool": $gap_ethtool_quiet, "kmsg": $gap_kmsg_quiet},
+    "max_sample_age_s": {"netdev": $age_netdev, "rdma": $age_rdma, "ethtool": $age_ethtool, "kmsg": $age_kmsg},
+    "max_sample_age_s_no_flood": {"netdev": $age_netdev_quiet, "rdma": $age_rdma_quiet, "ethtool": $age_ethtool_quiet, "kmsg": $age_kmsg_quiet},
+    "driver_fault_evaluation_us_max": $eval_max_us, "driver_fault_evaluation_us_max_no_flood": $eval_quiet_us,
+    "driver_fault_findings": $device_findings, "finding_severity": "$finding_severity", "finding_value": $finding_value,
+    "finding_log_lines": $finding_log, "log_lines_max_during": $log_max,
+    "anomalies_bytes": $anomalies_bytes, "anomalies_bytes_max_during": $anomalies_max_bytes,
+    "state_file_bytes": $state_bytes, "state_file_bytes_no_flood": $state_quiet_bytes}
+JSON
+fi
 echo "}" >>"$json_all"
 cat "$summary"
 echo "report: $report" >&2
