@@ -68,7 +68,8 @@ void LinkCauses::Attach(Finding& finding, const EntityLabels& entity, TimePoint 
   for (const Line& line : *lines) {
     if (line.time < now - window || line.time > now) continue;
     recent.push_back(line.line);
-    if (line.rank > 0 && (best == nullptr || line.rank >= best->rank)) best = &line;
+    // The first line of the most telling kind: the fatal error, not the dump printed after it.
+    if (line.rank > 0 && (best == nullptr || line.rank > best->rank)) best = &line;
   }
   if (recent.empty()) return;
   if (best != nullptr) finding.reason += "; cause: " + best->cause + " (kernel log)";
