@@ -55,7 +55,7 @@ demo: build
 	  $(BUILD_DIR)/tools/fabricsim/fabricsim run --preset hgx-roce --root $(DEMO_ROOT) \
 	    --scenario tools/fabricsim/scenarios/demo.yaml --loop --speed $(DEMO_SPEED) & sim=$$!; \
 	  $(BUILD_DIR)/exporter/fabricwatch --path.sysfs=$(DEMO_ROOT)/sys \
-	    --path.ethtool=$(DEMO_ROOT)/ethtool $(ARGS) & agent=$$!; \
+	    --path.ethtool=$(DEMO_ROOT)/ethtool --path.kmsg=$(DEMO_ROOT)/kmsg $(ARGS) & agent=$$!; \
 	  echo "demo: agent on http://localhost:9868/ (metrics at /metrics); faults print below; Ctrl-C stops"; \
 	  wait $$agent
 
