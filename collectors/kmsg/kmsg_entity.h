@@ -2,13 +2,10 @@
 // Which fabric function a kernel log record is about (docs/reference.md §9.2, docs/design.md
 // §5.2).
 //
-// RecordSubject (pure) reads what the record names: the `DEVICE=` continuation
-// (`+pci:<bdf>`, `n<ifindex>`), the text prefix of the dev_* printers (`mlx5_core 0000:3b:00.0: `),
-// of netdev_* (`mlx5_core 0000:3b:00.0 enp59s0f0np0: `), of mlx5_ib's pr_err (`mlx5_0/1: `), and
-// the source function of an AER "received from <bdf>" line, which the Root Port prints.
-// EntityResolver (sysfs I/O) maps that to the RDMA device and netdev of this host. Names from the
-// text are checked before they become paths (a hostile or corrupt line cannot walk the tree),
-// and what sysfs answers is cached for a while, so a flood costs no sysfs reads per line.
+// SubjectOf (kmsg_subject.h, pure) reads what the record names; EntityResolver (sysfs I/O) maps
+// that to the RDMA device and netdev of this host. Names from the text are checked before they
+// become paths (a hostile or corrupt line cannot walk the tree), and what sysfs answers is cached
+// for a while, so a flood costs no sysfs reads per line.
 
 #include <chrono>
 #include <map>
@@ -17,30 +14,13 @@
 #include <string_view>
 #include <tuple>
 
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
+#include "collectors/kmsg/kmsg_subject.h"
 
 namespace fabricwatch::sys {
 class SysFs;
 }
 
 namespace fabricwatch::kmsg {
-
-struct RecordSubject {
-  std::string pci;     // PCI function address (0000:3b:00.0), or ""
-  std::string netdev;  // netdev the text names, or ""
-  std::string ibdev;   // RDMA device the text names, or ""
-  int ifindex = 0;     // DEVICE=n<ifindex>, or 0
-  bool empty() const { return pci.empty() && netdev.empty() && ibdev.empty() && ifindex == 0; }
-};
-
-// `message` is the record's unescaped text; `pattern` the row it matched (an AER source line
-// names the erring function in its text, not in its prefix).
-RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
-                        const sys::KernelEventPattern& pattern);
-
-// dddd:bb:dd.f, lower- or upper-case hex.
-bool IsPciAddress(std::string_view text);
 
 struct KernelEntity {
   std::string device;  // RDMA device, or ""

@@ -109,8 +109,10 @@ QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors
 PCI_SRCS=(collectors/topology/pci_config.cc)
 PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
 # The /dev/kmsg record parser (+ status.o from DECODER_SRCS).
-KMSG_SRCS=(collectors/sys/kmsg_parse.cc)
-KMSG_HEADERS=(collectors/sys/kmsg_parse.h collectors/core/status.h)
+KMSG_SRCS=(collectors/sys/kmsg_parse.cc collectors/sys/kmsg_patterns.cc
+  collectors/kmsg/kmsg_subject.cc)
+KMSG_HEADERS=(collectors/sys/kmsg_parse.h collectors/sys/kmsg_patterns.h
+  collectors/kmsg/kmsg_subject.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
