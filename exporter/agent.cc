@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -57,6 +58,16 @@ std::string KernelLogPath(const Config& config) {
   return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
 }
 
+// Reading /dev/kmsg needs CAP_SYSLOG only under kernel.dmesg_restrict=1 (kernel/printk/printk.c
+// check_syslog_permissions); unreadable counts as restricted.
+bool KernelLogNeedsSyslog(const Config& config) {
+  if (KernelLogPath(config) != "/dev/kmsg") return false;
+  std::ifstream restrict_file("/proc/sys/kernel/dmesg_restrict");
+  int restricted = 1;
+  restrict_file >> restricted;
+  return restricted != 0;
+}
+
 // The privileged features this configuration uses: an enabled collector's feature whose source
 // is the kernel (a replay needs no capability).
 std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
@@ -65,7 +76,7 @@ std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
     auto c = config.collectors.find(std::string(need.collector));
     if (c == config.collectors.end() || !c->second.enabled) continue;
     if (need.feature == "module_eeprom" && !ReadsKernelEthtool(config)) continue;
-    if (need.feature == "kernel_log" && KernelLogPath(config) != "/dev/kmsg") continue;
+    if (need.feature == "kernel_log" && !KernelLogNeedsSyslog(config)) continue;
     in_use.push_back(&need);
   }
   return in_use;
@@ -119,7 +130,11 @@ Status Agent::Build() {
       .new_ethtool = EthtoolSourceFactory(config_, filesystem_, *privileges_),
       .logger = [](std::string_view name) { return GetLogger(std::string(name)); },
       .kmsg_path = KernelLogPath(config_),
-      .kmsg_cursor = &kmsg_cursor_};
+      .kmsg_cursor = &kmsg_cursor_,
+      .privilege_refused =
+          [privileges = privileges_.get()](std::string_view feature, const Status& status) {
+            return privileges->Refused(feature, status);
+          }};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     const CollectorConfig& c = config_.collectors.at(std::string(info.name));
     return c.enabled ? std::optional<CollectorSelection>({c.options, c.interval}) : std::nullopt;

@@ -22,8 +22,8 @@ constexpr PrivilegeNeed kNeeds[] = {
     // kernel/printk/printk.c check_syslog_permissions(): with kernel.dmesg_restrict=1 (the
     // Debian default) opening /dev/kmsg for reading needs CAP_SYSLOG (docs/reference.md §9.1).
     {"CAP_SYSLOG", CAP_SYSLOG, "kernel_log", "kmsg",
-     "kernel log events of fabric drivers (fabric_kernel_*, the driver_fault detector and the "
-     "causes link_flap names)"},
+     "kernel log events of fabric drivers from /dev/kmsg (fabric_kernel_*, the driver_fault "
+     "detector and the causes link_flap names)"},
 };
 
 constexpr MetricDesc kMissing{
@@ -146,12 +146,12 @@ PrivilegeLog::PrivilegeLog(std::vector<const PrivilegeNeed*> in_use,
   }
 }
 
-void PrivilegeLog::Refused(std::string_view feature, const Status& status) {
+bool PrivilegeLog::Refused(std::string_view feature, const Status& status) {
   std::lock_guard lock(mutex_);
   for (Entry& entry : entries_) {
     if (entry.need->feature != feature) continue;
     entry.refused = true;
-    if (std::exchange(entry.logged, true)) return;
+    if (std::exchange(entry.logged, true)) return true;
     log_->warn(
         "privilege missing: the kernel refused {} ({} collector, feature {}){}: {}; not "
         "exported: {}",
@@ -160,8 +160,9 @@ void PrivilegeLog::Refused(std::string_view feature, const Status& status) {
                            "module?)"
                          : "",
         status.ToString(), entry.need->loses);
-    return;
+    return true;
   }
+  return false;
 }
 
 bool PrivilegeLog::Missing(std::string_view feature) const {

@@ -65,7 +65,8 @@ class PrivilegeLog {
 
   // A read of `feature` was refused with `status` (kPermissionDenied): the feature is missing
   // its capability from now on; logged once unless the start already said so.
-  void Refused(std::string_view feature, const Status& status);
+  // Returns whether `feature` is a privileged feature in use (then this log has said it, once).
+  bool Refused(std::string_view feature, const Status& status);
   // True when `feature` is in use and lacks its capability (up front or refused).
   bool Missing(std::string_view feature) const;
   // fabricwatch_privilege_missing for every feature in use.

@@ -14,6 +14,7 @@
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +78,10 @@ struct CollectorContext {
   // start at the end of the log).
   std::string kmsg_path = {};
   sys::KmsgCursor* kmsg_cursor = nullptr;
+  // Tells the agent's privilege log that the kernel refused a privileged feature (README
+  // "Privileges"); true when that log reports it (then the collector need not warn again).
+  // Null: nobody tracks privileges (tests, tools).
+  std::function<bool(std::string_view feature, const Status& status)> privilege_refused = {};
 };
 
 class Collector {

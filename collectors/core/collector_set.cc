@@ -40,7 +40,8 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .options = selection->options,
         .interval = selection->interval,
         .kmsg_path = sources.kmsg_path,
-        .kmsg_cursor = sources.kmsg_cursor};
+        .kmsg_cursor = sources.kmsg_cursor,
+        .privilege_refused = sources.privilege_refused};
     auto collector = info.factory(context);
     if (!collector) {
       return Error(collector.error().WithContext("collector " + std::string(info.name)));

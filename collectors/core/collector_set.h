@@ -36,6 +36,10 @@ struct CollectorSources {
   // The kernel log the kmsg collector reads, and its saved position (CollectorContext).
   std::string kmsg_path = {};
   sys::KmsgCursor* kmsg_cursor = nullptr;
+  // Tells the agent's privilege log that the kernel refused a privileged feature (README
+  // "Privileges"); true when that log reports it (then the collector need not warn again).
+  // Null: nobody tracks privileges (tests, tools).
+  std::function<bool(std::string_view feature, const Status& status)> privilege_refused = {};
 };
 
 // How one collector is to run; nullopt from a selector leaves the collector out.

@@ -49,6 +49,7 @@ class KmsgCollector final : public Collector {
         logger_(context.logger),
         path_(context.kmsg_path),
         cursor_(context.kmsg_cursor),
+        privilege_refused_(context.privilege_refused),
         user_records_(user_records),
         max_records_(max_records),
         resolver_(context.sysfs) {
@@ -100,6 +101,11 @@ class KmsgCollector final : public Collector {
         if (source_->replay()) {
           logger_->info("kernel log replay file not readable yet, kernel log events wait: {}",
                         s.ToString());
+        } else if (s.code() == StatusCode::kPermissionDenied && privilege_refused_ &&
+                   privilege_refused_("kernel_log", s)) {
+          // The privilege log has said it in its one warning line (README "Privileges").
+          logger_->info("kernel log not readable, kernel log events are not collected: {}",
+                        s.ToString());
         } else {
           logger_->warn(
               "kernel log not readable, kernel log events are not collected (reading {} needs "
@@ -120,15 +126,16 @@ class KmsgCollector final : public Collector {
 
   void Process(const std::string& raw, TimePoint read_time) {
     auto record = sys::ParseKmsgRecord(raw);
-    ++records_;
     if (!record) {
+      ++records_;
       const std::string& why = record.error().message();
       skipped_[why.find("longer than") != std::string::npos ? "too_long"
                : why.find("UTF-8") != std::string::npos     ? "invalid_utf8"
                                                             : "malformed"]++;
       return;
     }
-    if (!InSequence(record->sequence)) return;
+    if (!InSequence(record->sequence)) return;  // read before a restart: not read again
+    ++records_;
     // A userspace writer cannot set facility 0 (devkmsg_write): kernel records only, unless
     // configured otherwise.
     if (record->facility != 0 && !user_records_) return;
@@ -202,6 +209,7 @@ class KmsgCollector final : public Collector {
   std::shared_ptr<spdlog::logger> logger_;
   std::string path_;
   sys::KmsgCursor* cursor_;
+  std::function<bool(std::string_view, const Status&)> privilege_refused_;
   bool user_records_;
   size_t max_records_;
   EntityResolver resolver_;

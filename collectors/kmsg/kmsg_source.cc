@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -98,7 +99,9 @@ class ReplayKmsgSource final : public KmsgSource {
     records.clear();
     if (Status s = CheckRotation(stats); !s.ok()) return s;
     const size_t orphans = splitter_.orphans(), dropped = splitter_.dropped();
-    size_t budget = kMaxBytesPerRead;
+    // What is still buffered counts against the budget: a backlog larger than max_records per
+    // collection must not grow the buffer without bound.
+    size_t budget = kMaxBytesPerRead - std::min(kMaxBytesPerRead, splitter_.buffered());
     while (budget > 0) {
       const ssize_t n = ::pread(fd_.get(), chunk_, sizeof(chunk_), offset_);
       if (n < 0 && errno == EINTR) continue;

@@ -195,6 +195,7 @@ class DriverFaultDetector final : public Detector {
   std::vector<Signal> Judge(const EntityKey& key, EntityState& state, TimePoint now);
   Finding OneFinding(const EntityKey& key, std::vector<Signal> signals) const;
   void Prune(EntityState& state, TimePoint now) const;
+  Duration WindowOf(EventClass event_class) const;
   void NoteWindow(const EntityKey& key, std::string_view event, uint64_t lines) {
     window_lines_[{key.first, key.second, std::string(event)}] = lines;
   }
@@ -326,12 +327,31 @@ Finding DriverFaultDetector::OneFinding(const EntityKey& key, std::vector<Signal
 }
 
 void DriverFaultDetector::Prune(EntityState& state, TimePoint now) const {
-  const Duration keep = std::max({options_.fatal_hold, options_.cmd_timeout_window,
-                                  options_.module_hold, options_.flood_window});
   for (auto it = state.events.begin(); it != state.events.end();) {
+    // Each event is kept as long as its rule looks back, so an hour of flood keeps a minute of
+    // buckets, not an hour.
+    const sys::KernelEventPattern* pattern = sys::FindKernelEvent(it->first);
+    const Duration keep = pattern == nullptr ? Duration(0) : WindowOf(pattern->event_class);
     it->second.Prune(now - keep);
     it = now - it->second.last() >= keep ? state.events.erase(it) : std::next(it);
   }
+}
+
+Duration DriverFaultDetector::WindowOf(EventClass event_class) const {
+  switch (event_class) {
+    case EventClass::kFatal:
+      return options_.fatal_hold;
+    case EventClass::kCommandTimeout:
+      return options_.cmd_timeout_window;
+    case EventClass::kModule:
+      return options_.module_hold;
+    case EventClass::kNoisy:
+      return options_.flood_window;
+    case EventClass::kLinkCause:
+    case EventClass::kCountOnly:
+      break;
+  }
+  return Duration(0);
 }
 
 }  // namespace

@@ -151,7 +151,9 @@ ip -n "$NS" link set fwp0 up
 ip -n "$PEER_NS" link set fwp1 up
 
 SERIES='fabricwatch_privilege_missing{capability="CAP_NET_ADMIN",feature="module_eeprom"}'
-KERNEL_ARGS=(--collector.optics.device-include='^fwp0$' --collector.optics.interval=100ms
+# The kernel log (CAP_SYSLOG, feature kernel_log) is off here: this test is about module_eeprom,
+# and tests/e2e/kmsg_kernel_test.sh covers /dev/kmsg without privilege.
+KERNEL_ARGS=(--no-collector.kmsg --collector.optics.device-include='^fwp0$' --collector.optics.interval=100ms
   --collector.optics.module-interval=100ms --collector.ethtool.device-include='^fwp0$'
   --collector.netdev.interval=100ms)
 # optics_errors: the optics collector's error counter now.
