@@ -115,6 +115,9 @@ const Case kCases[] = {
      "syndrome 0x1",
      "cq_error"},
     {"switchd: PFC-PAUSE-ON priority 3", "pfc_pause_on"},
+    {"drv: DRV_INTERNAL_ERROR 507899", "drv_internal_error"},
+    {"mlx5_core 0000:3b:00.0: health poll failed", "health_poll_failed"},
+    {"e1000e 0000:00:19.0 eno1: lost carrier", "link_down"},
     // Lines that are not faults.
     {"mlx5_core 0000:3b:00.0: firmware version: 28.39.1002", nullptr},
     {"mlx5_core 0000:3b:00.0: E-Switch: Total vports 10, per vport: max uc(128) max mc(2048)",
