@@ -47,6 +47,17 @@ bad_sev="$(grep -hE '^ +severity: ' "${rules[@]}" | awk '{print $2}' | sort -u |
 [[ -z "$bad_sev" ]] || bad "unknown severities: $bad_sev"
 ok "no delta(); severities within critical/warning/info/none"
 
+# Issue 24: every anomaly alert joins the peer tables and falls back to the finding alone, so an
+# alert without a known neighbour still fires (alerts/tests/peer.test.yml tests the behaviour).
+A=alerts/fabricwatch-anomaly.rules.yml
+n_alerts="$(grep -c '^ *- alert: ' "$A")"
+n_fallback="$(grep -c '^ *or ignoring (peer_name, peer_port)$' "$A")"
+if [[ "$n_alerts" == "$n_fallback" ]]; then
+  ok "$A: $n_alerts alerts, each with the peer join and its no-peer fallback"
+else
+  bad "$A: $n_alerts alerts but $n_fallback 'or ignoring (peer_name, peer_port)' fallbacks"
+fi
+
 AM=alerts/alertmanager.example.yml
 if out="$(amtool check-config "$AM" 2>&1)"; then ok "amtool check-config $AM"; else bad "amtool check-config:"$'\n'"$out"; fi
 route() { amtool config routes test --config.file="$AM" "$@" 2>/dev/null; }
@@ -65,6 +76,16 @@ check_route ticket severity=warning alertname=FabricwatchKernelLogRecordsLost in
 check_route null severity=info alertname=FabricwatchKernelLogUnavailable instance=n1:9868 collector=kmsg
 check_route null severity=info alertname=FabricAnomalyInfo
 check_route heartbeat severity=none alertname=FabricwatchWatchdog
+check_route pager severity=critical alertname=FabricPeerSwitchSuspect scope=switch peer_name=leaf07
+check_route null severity=none alertname=FabricwatchDrainPeerSuspect drain_gate=peer_suspect instance=n1:9868 peer_name=leaf07
+# The switch alert mutes the per-port alerts facing it by peer_name (alertmanager cannot test
+# inhibition offline: check that the rule is there, with the labels the rules set).
+if awk '/source_matchers: \[.alertname="FabricPeerSwitchSuspect".\]/ { n = NR }
+         n && NR == n + 1 && /target_matchers:.*FabricLinkFlapping/ { t = 1 }
+         n && NR == n + 2 && t && /equal: \[fabric, peer_name\]/ { found = 1 }
+         END { exit !found }' "$AM"
+then ok "inhibit: FabricPeerSwitchSuspect mutes the per-port alerts by [fabric, peer_name]"
+else bad "inhibit: no FabricPeerSwitchSuspect rule with equal [fabric, peer_name]"; fi
 
 if ((fails > 0)); then echo "FAIL: rules_test: $fails failed"; exit 1; fi
 echo "PASS: rules_test"
