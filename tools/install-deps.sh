@@ -13,6 +13,7 @@ build_pkgs=(
   libspdlog-dev libfmt-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
+  liblldpctl-dev  # neighbours from a running lldpd (collectors/sys/lldpd_client.h)
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
 )
@@ -31,6 +32,7 @@ test_pkgs=(
   munge slurmctld slurmd slurm-client
   util-linux mount  # setpriv, unshare, mount: e2e.privileges_e2e_test (an unprivileged agent, a read-only root)
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
+  lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
 )
 
 mode="${1:-build}"

@@ -1,0 +1,49 @@
+#pragma once
+// Parser of `lldpctl -f keyvalue [<netdev>]` output (lldpd 1.0, src/client/kv_writer.c and
+// display.c), the replay format of `--path.lldp=DIR/<netdev>` (docs/design.md §5.10, issue 24):
+//     lldp.eth0.via=LLDP
+//     lldp.eth0.rid=1
+//     lldp.eth0.age=0 day, 00:00:03
+//     lldp.eth0.chassis.mac=ee:f4:11:85:c3:66       the id, keyed by its subtype: mac, ip,
+//     lldp.eth0.chassis.name=leaf07                  ifname, ifalias, local, unhandled
+//     lldp.eth0.chassis.descr=SONiC Software Version ...
+//     lldp.eth0.chassis.mgmt-ip=192.0.2.1
+//     lldp.eth0.chassis.Bridge.enabled=on
+//     lldp.eth0.port.ifname=Ethernet12               the port id, keyed the same way
+//     lldp.eth0.port.descr=uplink to node3
+//     lldp.eth0.port.ttl=120
+//     lldp.eth0.port.auto-negotiation.supported=no
+// kv_writer joins the nested tags with '.', replaces a tag by the value of its `name`/`type`
+// attribute (so `interface` becomes the netdev and `id` the id subtype), and turns newlines in a
+// value into spaces; the value is everything after the first '='. A netdev name may itself hold a
+// '.' (a VLAN, eth0.100), so the netdev is everything between `lldp.` and the first known section
+// (via, rid, age, alias, status, chassis, port, vlan, ppvid, pi, lldp-med, unknown-tlvs).
+// lldpd prints the TTL only when it is known and non-zero (lldpd before 1.0 under `chassis.`,
+// accepted too); a neighbour without one has ttl_seconds 0, which here means "not given": lldpd
+// lists live neighbours only. Two neighbours on one netdev (a repeated `via`): the first is kept.
+//
+// Bad input is an error naming the line, never a crash: text over kMaxLldpKeyValueBytes, a line
+// without '=' or not under `lldp.`, invalid UTF-8, a value over 255 bytes (the LLDP string bound),
+// a TTL that is not a number, a neighbour without a chassis id or a port id. Other keys (VLANs,
+// capabilities, LLDP-MED, dot3) are ignored. Thread-safety: functions of their arguments.
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/lldp_frame.h"
+
+namespace fabricwatch::sys {
+
+inline constexpr size_t kMaxLldpKeyValueBytes = 1 << 20;
+
+// netdev -> its neighbour; empty when the text names none (lldpctl prints nothing then).
+Result<std::map<std::string, LldpNeighbor, std::less<>>> ParseLldpKeyValue(std::string_view text);
+
+// lldpctl's names of the id subtypes (lldpd src/lib/atoms/chassis.c and port.c) as the numbers of
+// IEEE 802.1AB-2016 tables 8-2 and 8-3; 0 for "unhandled" and unknown names.
+uint8_t LldpChassisSubtypeOfName(std::string_view name);
+uint8_t LldpPortSubtypeOfName(std::string_view name);
+
+}  // namespace fabricwatch::sys

@@ -1,0 +1,135 @@
+// `lldpctl -f keyvalue` parser (collectors/sys/lldp_keyvalue.h): lldpd 1.0.16's own output
+// (captured on a veth pair in two network namespaces), a switch neighbour on a VLAN netdev whose
+// name holds a '.', two neighbours on one port, the older chassis TTL, and bad input.
+
+#include "collectors/sys/lldp_keyvalue.h"
+
+#include <gtest/gtest.h>
+
+namespace fabricwatch::sys {
+namespace {
+
+// `lldpctl -u b.sock -f keyvalue fwl-b`, lldpd 1.0.16, the peer configured with
+// `configure system hostname leaf07`, `configure lldp portidsubtype ifname`,
+// `configure ports fwl-a lldp portdescription "uplink to node3"`, tx-interval 1.
+constexpr std::string_view kLldpdOutput = R"(lldp.fwl-b.via=LLDP
+lldp.fwl-b.rid=1
+lldp.fwl-b.age=0 day, 00:00:03
+lldp.fwl-b.chassis.mac=ee:f4:11:85:c3:66
+lldp.fwl-b.chassis.name=leaf07
+lldp.fwl-b.chassis.descr=leaf07 test switch
+lldp.fwl-b.chassis.mgmt-ip=192.0.2.1
+lldp.fwl-b.chassis.mgmt-iface=22
+lldp.fwl-b.chassis.Bridge.enabled=off
+lldp.fwl-b.chassis.Router.enabled=off
+lldp.fwl-b.chassis.Wlan.enabled=off
+lldp.fwl-b.chassis.Station.enabled=on
+lldp.fwl-b.port.ifname=fwl-a
+lldp.fwl-b.port.descr=uplink to node3
+lldp.fwl-b.port.ttl=4
+lldp.fwl-b.port.auto-negotiation.supported=no
+lldp.fwl-b.port.auto-negotiation.enabled=no
+lldp.fwl-b.port.auto-negotiation.current=10GbaseT - Four-pair Category 6A or better, full duplex mode only
+)";
+
+TEST(LldpKeyValueTest, LldpdOutput) {
+  auto r = ParseLldpKeyValue(kLldpdOutput);
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  const LldpNeighbor& n = r->at("fwl-b");
+  EXPECT_EQ(n.chassis_id_subtype, kChassisIdMac);
+  EXPECT_EQ(n.chassis_id, "ee:f4:11:85:c3:66");
+  EXPECT_EQ(n.system_name, "leaf07");
+  EXPECT_EQ(n.system_description, "leaf07 test switch");
+  EXPECT_EQ(n.management_address.value_or(""), "192.0.2.1");
+  EXPECT_EQ(n.port_id_subtype, kPortIdInterfaceName);
+  EXPECT_EQ(n.port_id, "fwl-a");
+  EXPECT_EQ(n.port_description, "uplink to node3");
+  EXPECT_EQ(n.ttl_seconds, 4u);
+}
+
+TEST(LldpKeyValueTest, SwitchNeighboursVlanNetdevsAndOlderTtl) {
+  // A SONiC leaf seen on two netdevs, one a VLAN (eth2.100), one with a MAC port id and the TTL
+  // under the chassis (lldpd before 1.0), one with two neighbours (the first is kept).
+  constexpr std::string_view text =
+      "lldp.eth2.100.via=LLDP\n"
+      "lldp.eth2.100.rid=3\n"
+      "lldp.eth2.100.chassis.mac=0c:42:a1:07:00:00\n"
+      "lldp.eth2.100.chassis.name=leaf07\n"
+      "lldp.eth2.100.chassis.descr=SONiC Software Version: SONiC.202305 - HwSku: SN4700\n"
+      "lldp.eth2.100.port.ifname=Ethernet12\n"
+      "lldp.eth2.100.port.descr=node3:mlx5_2 p1\n"
+      "lldp.eth2.100.port.ttl=120\n"
+      "lldp.eth2.100.vlan.vlan-id=100\n"
+      "lldp.eth3.via=LLDP\n"
+      "lldp.eth3.chassis.local=leaf08-chassis\n"
+      "lldp.eth3.chassis.ttl=121\n"
+      "lldp.eth3.port.mac=0c:42:a1:08:00:0d\n"
+      "lldp.eth3.port.descr=swp13\n"
+      "lldp.eth4.via=LLDP\n"
+      "lldp.eth4.chassis.mac=00:00:00:00:00:01\n"
+      "lldp.eth4.chassis.name=first\n"
+      "lldp.eth4.port.ifname=p1\n"
+      "lldp.eth4.via=LLDP\n"
+      "lldp.eth4.chassis.mac=00:00:00:00:00:02\n"
+      "lldp.eth4.chassis.name=second\n"
+      "lldp.eth4.port.ifname=p2\r\n";
+  auto r = ParseLldpKeyValue(text);
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->size(), 3u);
+  const LldpNeighbor& vlan = r->at("eth2.100");
+  EXPECT_EQ(vlan.system_name, "leaf07");
+  EXPECT_EQ(vlan.port_id, "Ethernet12");
+  EXPECT_EQ(vlan.ttl_seconds, 120u);
+  const LldpNeighbor& old = r->at("eth3");
+  EXPECT_EQ(old.chassis_id_subtype, 7);
+  EXPECT_EQ(old.port_id_subtype, kPortIdMac);
+  EXPECT_EQ(old.ttl_seconds, 121u);
+  EXPECT_EQ(LldpPeerName(old), "leaf08-chassis");
+  EXPECT_EQ(LldpPeerPort(old), "swp13");
+  EXPECT_EQ(r->at("eth4").system_name, "first");
+  EXPECT_EQ(r->at("eth4").port_id, "p1");
+  EXPECT_FALSE(r->at("eth4").management_address.has_value());
+}
+
+TEST(LldpKeyValueTest, EmptyOutputIsNoNeighbour) {
+  auto r = ParseLldpKeyValue("");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->empty());
+  EXPECT_TRUE(ParseLldpKeyValue("\n\n")->empty());
+}
+
+TEST(LldpKeyValueTest, SubtypeNames) {
+  EXPECT_EQ(LldpChassisSubtypeOfName("mac"), 4);
+  EXPECT_EQ(LldpChassisSubtypeOfName("ip"), 5);
+  EXPECT_EQ(LldpChassisSubtypeOfName("ifname"), 6);
+  EXPECT_EQ(LldpChassisSubtypeOfName("unhandled"), 0);
+  EXPECT_EQ(LldpPortSubtypeOfName("ifname"), 5);
+  EXPECT_EQ(LldpPortSubtypeOfName("ifalias"), 1);
+  EXPECT_EQ(LldpPortSubtypeOfName("local"), 7);
+}
+
+TEST(LldpKeyValueTest, BadInputNamesTheLine) {
+  const std::string ok_port = "lldp.e.port.ifname=p\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"lldp.e.chassis.mac=aa\nno equals sign\n", "line 2: no '='"},
+      {"other.e.chassis.mac=aa\n", "line 1: key is not lldp."},
+      {"lldp.e.nosuchsection=1\n", "key is not lldp."},
+      {"lldp.e.chassis.name=leaf\xc3\x28\n", "UTF-8"},
+      {"lldp.e.chassis.descr=" + std::string(256, 'x') + "\n", "over 255"},
+      {"lldp.e.chassis.mac=aa\nlldp.e.port.ifname=p\nlldp.e.port.ttl=12x\n", "line 3: TTL"},
+      {"lldp.e.chassis.mac=aa\nlldp.e.port.ttl=70000\n" + ok_port, "TTL"},
+      {"lldp.e.via=LLDP\nlldp.e.chassis.name=leaf\n" + ok_port, "line 1: neighbour on e"},
+      {"lldp.e.chassis.mac=\n" + ok_port, "without a chassis id"},
+      {std::string(kMaxLldpKeyValueBytes + 1, '\n'), "1 MiB"},
+  };
+  for (const auto& [text, why] : cases) {
+    auto r = ParseLldpKeyValue(text);
+    ASSERT_FALSE(r) << text.substr(0, 80);
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.error().message().find(why), std::string::npos) << r.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace fabricwatch::sys
