@@ -188,9 +188,9 @@ TEST(LldpListenerTest, AFrameOnARealVethReachesTheTable) {
     seen = table.WaitForFrames(seen, std::chrono::milliseconds(100));
   ASSERT_EQ(seen, 2u);
   auto neighbor = table.NeighborOf(net.dev_b, Clock::now());
-  ASSERT_TRUE(neighbor.has_value()) << "parsed " << table.counts().parsed << ", rejected "
-                                    << table.counts().rejected_total() << ", shutdowns "
-                                    << table.counts().shutdowns;
+  ASSERT_TRUE(neighbor.has_value())
+      << "parsed " << table.counts().parsed << ", rejected " << table.counts().rejected_total()
+      << ", shutdowns " << table.counts().shutdowns;
   EXPECT_EQ(neighbor->system_name, "leaf07");
   EXPECT_EQ(neighbor->port_id, "Ethernet12");
   EXPECT_EQ(table.counts().rejected_total(), 1u);
