@@ -134,7 +134,11 @@ Status Agent::Build() {
       .privilege_refused =
           [privileges = privileges_.get()](std::string_view feature, const Status& status) {
             return privileges->Refused(feature, status);
-          }};
+          },
+      .smp_path = config_.smp_path,
+      .lldp_path = config_.lldp_path,
+      .procfs_path = config_.procfs_path,
+      .host = IsHostSysfs(config_.sysfs_path)};
   auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
     const CollectorConfig& c = config_.collectors.at(std::string(info.name));
     return c.enabled ? std::optional<CollectorSelection>({c.options, c.interval}) : std::nullopt;
@@ -150,6 +154,10 @@ Status Agent::Build() {
     // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake).
     if (b.info->reads_rdma_port_events && events_.rdma_log() != nullptr) {
       collectors_.back().wake.count = [log = events_.rdma_log()] { return log->total(); };
+    }
+    if (b.info->name == "jobs") {
+      collectors_.back().wake.count = [this] { return raised_findings_.load(); };
+      collectors_.back().wake.min_gap = std::chrono::seconds(1);
     }
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
@@ -181,6 +189,9 @@ Status Agent::Build() {
                                              engine_options);
   engine_->SetKmsgCursor(&kmsg_cursor_);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
+  engine_->tracker().Subscribe([this](const detect::AnomalyTransition& t) {
+    if (t.raised) raised_findings_.fetch_add(1);
+  });
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
 

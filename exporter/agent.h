@@ -93,6 +93,9 @@ class Agent {
   // The kmsg collector's position in the kernel log, shared with the engine's state file; it
   // outlives collectors rebuilt by a reload, which resume from it.
   sys::KmsgCursor kmsg_cursor_;
+  // Raised findings so far: a raise wakes the jobs collector, so the finding's jobs are known
+  // within a scan rather than at the next 30 s one (docs/design.md §5.10).
+  std::atomic<uint64_t> raised_findings_{0};
   // Before the ethtool sources, which report to it.
   std::unique_ptr<PrivilegeLog> privileges_;
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;

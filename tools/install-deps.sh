@@ -13,6 +13,7 @@ build_pkgs=(
   libspdlog-dev libfmt-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
+  libibmad-dev libibumad-dev  # InfiniBand neighbours by directed-route SMP (collectors/sys/smp_query.h)
   liblldpctl-dev  # neighbours from a running lldpd (collectors/sys/lldpd_client.h)
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)

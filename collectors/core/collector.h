@@ -82,6 +82,13 @@ struct CollectorContext {
   // "Privileges"); true when that log reports it (then the collector need not warn again).
   // Null: nobody tracks privileges (tests, tools).
   std::function<bool(std::string_view feature, const Status& status)> privilege_refused = {};
+  // Attribution sources (docs/design.md §5.10): replay paths (--path.smp, --path.lldp,
+  // --path.procfs; "" when not given), and whether the sysfs root is this host's own /sys, so
+  // that kernel interfaces (umad, lldpd, /proc) describe the same node.
+  std::string smp_path = {};
+  std::string lldp_path = {};
+  std::string procfs_path = {};
+  bool host = false;
 };
 
 class Collector {

@@ -41,7 +41,11 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .interval = selection->interval,
         .kmsg_path = sources.kmsg_path,
         .kmsg_cursor = sources.kmsg_cursor,
-        .privilege_refused = sources.privilege_refused};
+        .privilege_refused = sources.privilege_refused,
+        .smp_path = sources.smp_path,
+        .lldp_path = sources.lldp_path,
+        .procfs_path = sources.procfs_path,
+        .host = sources.host};
     auto collector = info.factory(context);
     if (!collector) {
       return Error(collector.error().WithContext("collector " + std::string(info.name)));

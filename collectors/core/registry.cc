@@ -1,9 +1,11 @@
 #include "collectors/core/registry.h"
 
 #include "collectors/ethtool/ethtool.h"
+#include "collectors/jobs/jobs.h"
 #include "collectors/kmsg/kmsg.h"
 #include "collectors/netdev/netdev.h"
 #include "collectors/optics/optics.h"
+#include "collectors/peer/peer.h"
 #include "collectors/rdma/rdma.h"
 #include "collectors/topology/topology.h"
 
@@ -33,6 +35,14 @@ const CollectorInfo kCollectors[] = {
      "Kernel log of fabric drivers: mlx5 firmware health, command timeouts, module events, "
      "PCIe AER and slot power, RDMA async errors, link lines; counted by device and event",
      true, 1s, kmsg::KmsgOptions(), kmsg::KmsgMetrics(), kmsg::NewKmsgCollector},
+    {"peer",
+     "The far end of each fabric port: InfiniBand neighbours (node description, GUID, port) "
+     "through directed-route SMP queries, Ethernet neighbours through lldpd or LLDP frames",
+     true, 10s, peer::PeerOptions(), peer::PeerMetrics(), peer::NewPeerCollector},
+    {"jobs",
+     "Scheduler jobs (Slurm job, Kubernetes pod) whose processes hold an RDMA device open, "
+     "from /proc: a bounded scan every 30 s and when a finding is raised",
+     true, 30s, jobs::JobsOptions(), jobs::JobsMetrics(), jobs::NewJobsCollector},
 };
 
 }  // namespace

@@ -90,6 +90,8 @@ nlohmann::json FindingJson(const Finding& finding) {
   }
   return {{"severity", SeverityName(finding.severity)},
           {"log", log},
+          {"peer", finding.peer},
+          {"jobs", finding.jobs},
           {"entity", entity},
           {"entity_order", order},
           {"value", finding.value},
@@ -123,6 +125,9 @@ Result<Finding> FindingFromJson(const nlohmann::json& json) {
       }
     }
     finding.drain_eligible = json.at("drain_eligible").get<bool>();
+    // "peer" and "jobs" came with attribution (issue 24): older state files have neither.
+    if (json.contains("peer")) finding.peer = json.at("peer").get<std::string>();
+    if (json.contains("jobs")) finding.jobs = json.at("jobs").get<std::vector<std::string>>();
     return finding;
   } catch (const nlohmann::json::exception& e) {
     return Error(StatusCode::kInvalidArgument, std::string("malformed finding: ") + e.what());

@@ -20,16 +20,16 @@
 //
 // Thread-safety: none; the detector engine calls a detector from one thread.
 
+#include <prometheus/metric_family.h>
+
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <prometheus/metric_family.h>
 
 #include "collectors/core/log_events.h"
 #include "collectors/core/metric_sink.h"
@@ -57,7 +57,7 @@ bool ParseSeverity(std::string_view name, Severity* severity);
 using EntityLabels = std::vector<std::pair<std::string, std::string>>;
 
 struct Evidence {
-  std::string name;   // snake_case, with its unit: "pause_ratio", "temperature_celsius"
+  std::string name;  // snake_case, with its unit: "pause_ratio", "temperature_celsius"
   double value = 0;
 };
 
@@ -73,6 +73,11 @@ struct Finding {
   // Kernel log lines that support it (driver_fault's own, link_flap's cause), oldest first, at
   // most kMaxLogLinesPerEvent (collectors/core/log_events.h).
   std::vector<LogLine> log = {};
+  // Attribution (detectors/core/attribution.h, filled by the engine, not by detectors): the
+  // neighbour at the far end of the finding's port ("peer_name peer_port") and the jobs on its
+  // RDMA device ("slurm:1234"); empty when unknown.
+  std::string peer = {};
+  std::vector<std::string> jobs = {};
 };
 
 // One collector snapshot as a detector sees it.
@@ -89,8 +94,8 @@ struct AnomalyTransition {
   std::string detector;
   bool raised = true;  // false: cleared
   TimePoint time;
-  TimePoint started;   // when the finding was raised (== time for a raise)
-  Finding finding;     // for a clear: the finding as it was last active
+  TimePoint started;  // when the finding was raised (== time for a raise)
+  Finding finding;    // for a clear: the finding as it was last active
 };
 
 // Detector options: the YAML keys of `detectors.<name>` merged with the flags

@@ -1,15 +1,16 @@
 #include "exporter/config/config.h"
 
-#include <charconv>
-
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
+#include <utility>
+
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
+#include "collectors/core/yaml_checks.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/listen_address.h"
-#include "collectors/core/yaml_checks.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -254,6 +255,15 @@ Status Validate(const Config& config) {
   if (!config.ethtool_path.empty() && !IsDirectory(config.ethtool_path)) {
     return Status(StatusCode::kInvalidArgument,
                   "--path.ethtool=\"" + config.ethtool_path + "\": not a directory");
+  }
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string*>{"--path.smp", &config.smp_path},
+        {"--path.lldp", &config.lldp_path},
+        {"--path.procfs", &config.procfs_path}}) {
+    if (!path->empty() && !IsDirectory(*path)) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(flag) + "=\"" + *path + "\": not a directory");
+    }
   }
   // A replay file may not exist yet (its writer starts after the agent); a directory is a typo.
   if (!config.kmsg_path.empty() && IsDirectory(config.kmsg_path)) {

@@ -56,6 +56,10 @@ struct Config {
   std::string ethtool_path;  // empty: ethtool data from the kernel
   // --path.kmsg: a kernel log replay file; empty: /dev/kmsg on the host's own /sys, else none.
   std::string kmsg_path;
+  // --path.smp, --path.lldp, --path.procfs: attribution replays (docs/design.md §5.10).
+  std::string smp_path;
+  std::string lldp_path;
+  std::string procfs_path;
   std::string config_file;
   bool config_check = false;
   bool shape_print = false;  // --shape.print: print the fabric shape as YAML and exit

@@ -41,6 +41,9 @@ struct GlobalFlags {
   CLI::Option* sysfs;
   CLI::Option* ethtool;
   CLI::Option* kmsg;
+  CLI::Option* smp;
+  CLI::Option* lldp;
+  CLI::Option* procfs;
   CLI::Option* level;
   CLI::Option* format;
   CLI::Option* state_file;
@@ -129,6 +132,18 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
       "Kernel log replay file in the /dev/kmsg record format, read as it grows (tests, the "
       "simulator, offline analysis); read by the kmsg collector. Default: /dev/kmsg when "
       "--path.sysfs is the host's /sys, else none");
+  g.smp =
+      app.add_option("--path.smp", flags.smp_path,
+                     "Replay directory of InfiniBand neighbours: DIR/<device>/<port>/nodeinfo and "
+                     "nodedesc with the text of smpquery -D nodeinfo|nodedesc 0,<port>; read by "
+                     "the peer collector instead of umad queries");
+  g.lldp = app.add_option("--path.lldp", flags.lldp_path,
+                          "Replay directory of LLDP neighbours: DIR/<netdev> with the text of "
+                          "lldpctl -f keyvalue <netdev>; read by the peer collector");
+  g.procfs = app.add_option("--path.procfs", flags.procfs_path,
+                            "procfs mount point, or a replay root shaped like /proc (<pid>/cgroup, "
+                            "<pid>/fd/*); read by the jobs collector. Default /proc on the host's "
+                            "/sys, else none");
   app.add_option("--web.config.file", config.web_config_file,
                  "exporter-toolkit web configuration file: TLS, client certificates, basic auth, "
                  "response headers (README \"Security\"). Re-read when it changes. Default: "
@@ -227,6 +242,9 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
   if (g.sysfs->count() > 0) config.sysfs_path = flags.sysfs_path;
   if (g.ethtool->count() > 0) config.ethtool_path = flags.ethtool_path;
   if (g.kmsg->count() > 0) config.kmsg_path = flags.kmsg_path;
+  if (g.smp->count() > 0) config.smp_path = flags.smp_path;
+  if (g.lldp->count() > 0) config.lldp_path = flags.lldp_path;
+  if (g.procfs->count() > 0) config.procfs_path = flags.procfs_path;
   if (g.level->count() > 0) config.log_level = flags.log_level;
   if (g.format->count() > 0) config.log_format = flags.log_format;
   for (auto& [name, f] : collector_flags) {

@@ -78,6 +78,8 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
          {"value", a.finding.value},
          {"evidence", evidence},
          {"log", log},
+         {"peer", a.finding.peer},
+         {"jobs", a.finding.jobs},
          {"reason", a.finding.reason},
          {"drain_eligible", a.finding.drain_eligible}});
   }

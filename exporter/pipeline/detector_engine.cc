@@ -78,6 +78,10 @@ DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> de
     evaluation_seconds_[std::string(d->name())] = 0;
     for (std::string& input : d->inputs()) inputs_.insert(std::move(input));
   }
+  // Attribution reads the port join, the peers and the jobs, whoever else reads them.
+  if (!detectors_.empty()) {
+    for (std::string& input : detect::Attribution::Inputs()) inputs_.insert(std::move(input));
+  }
 }
 
 DetectorEngine::~DetectorEngine() { Stop(); }
@@ -292,11 +296,19 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
 
 void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                              std::vector<sys::LinkEvent> events) {
-  // The rules join ports through the newest rdma snapshot (fabric_rdma_port_info, state).
+  // The rules join ports through the newest rdma snapshot (fabric_rdma_port_info, state); the
+  // attribution reads the newest rdma, peer and jobs snapshots.
   for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
     if ((*it)->collector != "rdma") continue;
     cross_rules_.ObservePorts((*it)->families);
     break;
+  }
+  for (const std::string& collector : detect::Attribution::Inputs()) {
+    for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
+      if ((*it)->collector != collector) continue;
+      attribution_.Observe(collector, (*it)->families);
+      break;
+    }
   }
   std::vector<prometheus::MetricFamily> evidence;
   std::map<std::string, double> durations;
@@ -310,6 +322,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
         detect::EntityText(s.finding.entity), s.cause, s.finding.reason);
   }
   for (auto& [name, list] : findings) {
+    for (detect::Finding& finding : list) attribution_.Annotate(finding);
     escalation_.Apply(name, now, list);
     if (!tracker_.Update(name, now, std::move(list)).empty()) dirty_ = true;
   }

@@ -36,6 +36,7 @@
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/attribution.h"
 #include "detectors/core/cross_rules.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/escalation.h"
@@ -110,8 +111,9 @@ class DetectorEngine {
   std::shared_ptr<spdlog::logger> logger_;
   EngineOptions options_;
   detect::AnomalyTracker tracker_;
-  detect::CrossRules cross_rules_;  // engine thread only
-  detect::Escalation escalation_;   // engine thread only; saved in the state file
+  detect::CrossRules cross_rules_;   // engine thread only
+  detect::Attribution attribution_;  // engine thread only: peer and jobs of each finding
+  detect::Escalation escalation_;    // engine thread only; saved in the state file
 
   mutable std::mutex queue_mutex_;
   std::condition_variable_any queue_changed_;

@@ -68,6 +68,12 @@ std::vector<std::string> BuildHookEnvironment(const HookConfig& config, const Ho
   env["FABRICWATCH_ENTITY"] = detect::EntityText(f.entity);
   for (const auto& [name, value] : f.entity) env[EnvName(name)] = value;
   env["FABRICWATCH_REASON"] = f.reason;
+  // Attribution (docs/design.md §5.10): the far end of the port and the jobs on the device;
+  // empty when unknown.
+  env["FABRICWATCH_PEER"] = f.peer;
+  std::string jobs;
+  for (const std::string& job : f.jobs) jobs += (jobs.empty() ? "" : ",") + job;
+  env["FABRICWATCH_JOBS"] = jobs;
   env["FABRICWATCH_VALUE"] = fmt::format("{}", f.value);
   env["FABRICWATCH_EVIDENCE"] =
       evidence.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -97,6 +97,12 @@ Status Apply(std::string_view key, std::string_view value, CollectorCase& c) {
     c.ethtool_replay = value;
   } else if (key == "kmsg_replay") {
     c.kmsg_replay = value;
+  } else if (key == "smp_replay") {
+    c.smp_replay = value;
+  } else if (key == "lldp_replay") {
+    c.lldp_replay = value;
+  } else if (key == "procfs_replay") {
+    c.procfs_replay = value;
   } else if (key == "replay_module") {
     const auto words = Words(value);
     if (words.size() != 2) return Status(StatusCode::kInvalidArgument, "wants <netdev> <image>");

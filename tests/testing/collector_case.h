@@ -8,6 +8,9 @@
 //   sysfs = sysfs/roce-node/sys          the sysfs root (required)
 //   ethtool_replay = ethtool/mlx5        an ethtool replay directory (--path.ethtool)
 //   kmsg_replay = kmsg/hgx-faults        a kernel log replay file (--path.kmsg)
+//   smp_replay = smp/ib-leaf             IB neighbours, smpquery text (--path.smp)
+//   lldp_replay = lldp/roce-leaf         LLDP neighbours, lldpctl keyvalue text (--path.lldp)
+//   procfs_replay = procfs/slurm-jobs    a /proc replay (--path.procfs)
 //   replay_module = enp1s0f0 sfp-internal
 //                                        (repeats) a netdev of the replay holding a module image
 //                                        of tests/testing/module_images.h (sfp-internal,
@@ -63,6 +66,9 @@ struct CollectorCase {
   std::string sysfs;
   std::string ethtool_replay;
   std::string kmsg_replay;
+  std::string smp_replay;
+  std::string lldp_replay;
+  std::string procfs_replay;
   std::vector<Module> replay_modules;
   CollectorOptions options;
   std::chrono::system_clock::time_point clock;

@@ -88,7 +88,8 @@ Status SimPipeline::BuildCollectors() {
                                  },
                                  .logger = [this](std::string_view) { return logger_; },
                                  .kmsg_path = sim_->kmsg_path(),
-                                 .kmsg_cursor = kmsg_cursor_.get()};
+                                 .kmsg_cursor = kmsg_cursor_.get(),
+                                 .procfs_path = sim_->procfs_root()};
   auto built = fabricwatch::BuildCollectors(sources, DefaultSelection);
   if (!built) return built.error();
   for (BuiltCollector& b : *built) {

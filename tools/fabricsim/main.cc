@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
               << s.node().ports.size() << " ports, " << s.files_written() << " files)\n";
   }
   std::cerr << "fabricsim: agent flags: --path.sysfs=" << s.sysfs_root()
-            << " --path.ethtool=" << s.ethtool_root() << " --path.kmsg=" << s.kmsg_path() << "\n";
+            << " --path.ethtool=" << s.ethtool_root() << " --path.kmsg=" << s.kmsg_path()
+            << " --path.procfs=" << s.procfs_root() << "\n";
   if (build->parsed()) return 0;
 
   struct sigaction sa {};

@@ -82,6 +82,7 @@ Simulator::Simulator(Node node, Scenario scenario, std::string root, SimOptions 
       sysfs_root_(root + "/sys"),
       ethtool_root_(root + "/ethtool"),
       kmsg_path_(root + "/kmsg"),
+      procfs_root_(root + "/proc"),
       rng_(options.seed) {}
 
 Simulator::~Simulator() = default;

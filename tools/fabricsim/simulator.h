@@ -113,6 +113,8 @@ class Simulator {
   const std::string& ethtool_root() const { return ethtool_root_; }
   // The kernel-log replay file (created by WriteInitial, appended to by AdvanceTo).
   const std::string& kmsg_path() const { return kmsg_path_; }
+  // A /proc replay (--path.procfs, docs/design.md §5.10): empty, no process holds a device yet.
+  const std::string& procfs_root() const { return procfs_root_; }
 
   // What the files say now (for tests): the printed values.
   std::optional<uint64_t> EthtoolStat(const std::string& netdev, const std::string& name) const;
@@ -236,6 +238,7 @@ class Simulator {
   std::string sysfs_root_;
   std::string ethtool_root_;
   std::string kmsg_path_;
+  std::string procfs_root_;
   KmsgLog kmsg_;
   bool kmsg_created_ = false;
   // Repeated log lines written so far by each active fault, and the last AER groups (correctable,

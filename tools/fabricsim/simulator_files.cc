@@ -137,6 +137,7 @@ Status Simulator::WriteGlobal() {
   FW_TRY(w.MakeDirs("sys/class/infiniband"));
   FW_TRY(w.MakeDirs("sys/class/hwmon"));
   FW_TRY(w.MakeDirs("ethtool"));
+  FW_TRY(w.MakeDirs("proc"));
   return Status::Ok();
 }
 

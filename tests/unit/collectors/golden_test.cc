@@ -118,6 +118,10 @@ class CaseInputs {
     return Status::Ok();
   }
 
+  static std::string Fixture(const std::string& relative) {
+    return relative.empty() ? std::string() : testing::FixturePath(relative);
+  }
+
   CollectorContext Context() const {
     CollectorContext context{
         .sysfs = sysfs_,
@@ -128,8 +132,10 @@ class CaseInputs {
                                                    std::make_shared<spdlog::sinks::null_sink_mt>()),
         .options = options_,
         .interval = case_.interval.value_or(info_.default_interval),
-        .kmsg_path =
-            case_.kmsg_replay.empty() ? std::string() : testing::FixturePath(case_.kmsg_replay)};
+        .kmsg_path = Fixture(case_.kmsg_replay),
+        .smp_path = Fixture(case_.smp_replay),
+        .lldp_path = Fixture(case_.lldp_replay),
+        .procfs_path = Fixture(case_.procfs_replay)};
     return context;
   }
 

@@ -287,10 +287,28 @@ TEST(HookEnvironmentTest, DescribesTheEvent) {
       {"FABRICWATCH_STARTED", "2027-01-15T08:00:00.000Z"},
       {"FABRICWATCH_TIME", "2027-01-15T08:00:01.234Z"},
       {"FABRICWATCH_FLEET_BUDGET_FILE", "/run/fabricwatch/drain-budget-exhausted"},
+      // Attribution (issue 24): none known for this finding.
+      {"FABRICWATCH_PEER", ""},
+      {"FABRICWATCH_JOBS", ""},
   };
   EXPECT_EQ(env, expected);
   auto evidence = nlohmann::json::parse(env["FABRICWATCH_EVIDENCE"]);
   EXPECT_DOUBLE_EQ(evidence["pause_ratio"].get<double>(), 0.97);
+}
+
+// Issue 24: the far end of the port and the jobs on the device reach the hooks.
+TEST(HookEnvironmentTest, CarriesThePeerAndTheJobs) {
+  HookConfig config = PolicyConfig();
+  AnomalyTransition t = Storm("source", true, kT0);
+  t.finding.peer = "leaf07 Ethernet12";
+  t.finding.jobs = {"slurm:1234", "slurm:1240"};
+  PlannedRun run{0, HookPurpose::kDrain, t};
+  std::map<std::string, std::string> env;
+  for (const std::string& entry : BuildHookEnvironment(config, config.hooks[0], run, "n", {})) {
+    env.emplace(entry.substr(0, entry.find('=')), entry.substr(entry.find('=') + 1));
+  }
+  EXPECT_EQ(env["FABRICWATCH_PEER"], "leaf07 Ethernet12");
+  EXPECT_EQ(env["FABRICWATCH_JOBS"], "slurm:1234,slurm:1240");
 }
 
 // The runner with real processes: /bin/sh hooks in a temporary directory that append what they

@@ -71,7 +71,8 @@ inline Samples CollectAll(const Simulator& sim) {
                              .options = options,
                              // One optics run reads every module (reads are spread otherwise).
                              .interval = std::chrono::seconds(30),
-                             .kmsg_path = sim.kmsg_path()};
+                             .kmsg_path = sim.kmsg_path(),
+                             .procfs_path = sim.procfs_root()};
     auto collector = info.factory(context);
     EXPECT_TRUE(collector) << info.name << ": " << collector.error().ToString();
     if (!collector) continue;

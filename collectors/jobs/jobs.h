@@ -1,0 +1,22 @@
+#pragma once
+// Collector `jobs`: the scheduler jobs whose processes hold an RDMA device open (issue 24,
+// docs/design.md §5.10), exported as fabric_device_job_info (collectors/jobs/jobs_metrics.h) for
+// the detector engine's attribution. The scan (collectors/sys/proc_jobs.h) reads <procfs>/*/fd
+// for /dev/infiniband/uverbsN links and the holders' cgroups (Slurm job_<id>, kubepods pod UID),
+// bounded in processes and time; it runs every `interval` (30 s) and at once when a finding is
+// raised (the agent wakes it). Without a procfs (a replay sysfs root and no --path.procfs) it
+// reports no data.
+
+#include <memory>
+#include <span>
+
+#include "collectors/core/collector.h"
+#include "collectors/core/registry.h"
+
+namespace fabricwatch::jobs {
+
+std::span<const CollectorOptionSpec> JobsOptions();
+std::span<const MetricDesc> JobsMetrics();
+Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& context);
+
+}  // namespace fabricwatch::jobs

@@ -1,0 +1,109 @@
+#include "collectors/peer/peer_lldp.h"
+
+#include <algorithm>
+
+#include "collectors/sys/lldp_keyvalue.h"
+#include "collectors/sys/lldpd_client.h"
+#include "collectors/sys/sysfs.h"
+
+namespace fabricwatch::peer {
+
+std::optional<LldpSources::Mode> LldpSources::ParseMode(std::string_view text) {
+  if (text == "auto") return Mode::kAuto;
+  if (text == "lldpd") return Mode::kLldpd;
+  if (text == "listen") return Mode::kListen;
+  if (text == "off") return Mode::kOff;
+  return std::nullopt;
+}
+
+LldpSources::LldpSources(Mode mode, std::string replay_dir, bool host, std::string lldpd_socket,
+                         const sys::FileSystem& fs, std::shared_ptr<spdlog::logger> logger)
+    : mode_(mode),
+      replay_dir_(std::move(replay_dir)),
+      host_(host),
+      lldpd_socket_(std::move(lldpd_socket)),
+      fs_(fs),
+      logger_(std::move(logger)) {}
+
+LldpSources::~LldpSources() = default;
+
+void LldpSources::SayOnce(bool& said, std::string_view what, const Status& status) {
+  if (std::exchange(said, true)) return;
+  logger_->info("LLDP neighbours not read from {}: {}", what, status.ToString());
+}
+
+std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::string>& netdevs,
+                                                       std::vector<Status>& errors) {
+  if (mode_ == Mode::kOff) return {};
+  if (!replay_dir_.empty()) return FromReplay(netdevs, errors);
+  // A replay sysfs root describes another node: this host's lldpd and links say nothing of it.
+  if (!host_) return {};
+  if (mode_ == Mode::kAuto || mode_ == Mode::kLldpd) {
+    auto answer = sys::QueryLldpdNeighbors({.socket_path = lldpd_socket_});
+    if (answer) {
+      std::map<std::string, LldpPeer> out;
+      for (const std::string& netdev : netdevs) {
+        if (auto it = answer->by_netdev.find(netdev); it != answer->by_netdev.end()) {
+          out[netdev] = {it->second, "lldpd"};
+        }
+      }
+      listener_.reset();  // lldpd answers: no second receiver on the same links
+      listening_on_.clear();
+      return out;
+    }
+    SayOnce(said_lldpd_, "lldpd", answer.error());
+    if (mode_ == Mode::kLldpd) return {};
+  }
+  return FromListener(netdevs);
+}
+
+std::map<std::string, LldpPeer> LldpSources::FromReplay(const std::vector<std::string>& netdevs,
+                                                        std::vector<Status>& errors) {
+  const sys::SysFs files(replay_dir_, fs_);
+  std::map<std::string, LldpPeer> out;
+  for (const std::string& netdev : netdevs) {
+    auto text = files.ReadString(netdev);
+    if (!text) {
+      // No file: no neighbour heard on that port. Anything else is an error of that port.
+      if (text.error().code() != StatusCode::kNotFound) errors.push_back(text.error());
+      continue;
+    }
+    auto parsed = sys::ParseLldpKeyValue(*text);
+    if (!parsed) {
+      errors.push_back(parsed.error().WithContext(files.Path(netdev)));
+      continue;
+    }
+    auto it = parsed->find(netdev);
+    if (it == parsed->end() && parsed->size() == 1) it = parsed->begin();
+    if (it != parsed->end()) out[netdev] = {it->second, "lldpd"};
+  }
+  return out;
+}
+
+std::map<std::string, LldpPeer> LldpSources::FromListener(const std::vector<std::string>& netdevs) {
+  std::vector<std::string> wanted = netdevs;
+  std::sort(wanted.begin(), wanted.end());
+  if (wanted != listening_on_ && !listener_failed_) {
+    listener_.reset();
+    listening_on_ = wanted;
+    if (!wanted.empty()) {
+      auto started = sys::LldpListener::Start(table_, wanted, logger_);
+      if (started) {
+        listener_ = std::move(*started);
+      } else {
+        // Without CAP_NET_RAW this does not change by itself: said once, not retried.
+        listener_failed_ = started.error().code() == StatusCode::kPermissionDenied;
+        SayOnce(said_listener_, "the passive listener", started.error());
+      }
+    }
+  }
+  std::map<std::string, LldpPeer> out;
+  if (listener_ == nullptr) return out;
+  const auto now = sys::LldpNeighborTable::Clock::now();
+  for (const std::string& netdev : netdevs) {
+    if (auto n = table_.NeighborOf(netdev, now)) out[netdev] = {*n, "lldp"};
+  }
+  return out;
+}
+
+}  // namespace fabricwatch::peer

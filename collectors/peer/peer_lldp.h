@@ -1,0 +1,65 @@
+#pragma once
+// The LLDP neighbours of the peer collector's Ethernet (RoCE) ports (docs/design.md §5.10), from
+// the first source that answers:
+//   replay   --path.lldp=DIR: DIR/<netdev> holds `lldpctl -f keyvalue <netdev>` text;
+//   lldpd    a running lldpd, asked through liblldpctl on its socket (collectors/sys/
+//            lldpd_client.h) every collection;
+//   lldp     the agent's own passive listener (AF_PACKET, EtherType 0x88cc; CAP_NET_RAW;
+//            collectors/sys/lldp_listener.h), restarted when the set of netdevs changes.
+// `mode` picks: auto (lldpd when it answers, else the listener), lldpd, listen, off. A source that
+// cannot run (no lldpd, no CAP_NET_RAW) is said once and the neighbours are absent.
+
+#include <spdlog/logger.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/lldp_frame.h"
+#include "collectors/sys/lldp_listener.h"
+
+namespace fabricwatch::peer {
+
+struct LldpPeer {
+  sys::LldpNeighbor neighbor;
+  std::string source;  // "lldpd" or "lldp"
+};
+
+class LldpSources {
+ public:
+  enum class Mode { kAuto, kLldpd, kListen, kOff };
+  static std::optional<Mode> ParseMode(std::string_view text);
+
+  // `replay_dir` non-empty: replay only. `host`: the kernel and lldpd describe this node.
+  LldpSources(Mode mode, std::string replay_dir, bool host, std::string lldpd_socket,
+              const sys::FileSystem& fs, std::shared_ptr<spdlog::logger> logger);
+  ~LldpSources();
+
+  // The neighbours of `netdevs` now; errors of single files go to `errors`.
+  std::map<std::string, LldpPeer> Neighbors(const std::vector<std::string>& netdevs,
+                                            std::vector<Status>& errors);
+
+ private:
+  std::map<std::string, LldpPeer> FromReplay(const std::vector<std::string>& netdevs,
+                                             std::vector<Status>& errors);
+  std::map<std::string, LldpPeer> FromListener(const std::vector<std::string>& netdevs);
+  void SayOnce(bool& said, std::string_view what, const Status& status);
+
+  Mode mode_;
+  std::string replay_dir_;
+  bool host_;
+  std::string lldpd_socket_;
+  const sys::FileSystem& fs_;
+  std::shared_ptr<spdlog::logger> logger_;
+  sys::LldpNeighborTable table_;
+  std::unique_ptr<sys::LldpListener> listener_;
+  std::vector<std::string> listening_on_;
+  bool listener_failed_ = false;
+  bool said_lldpd_ = false;
+  bool said_listener_ = false;
+};
+
+}  // namespace fabricwatch::peer

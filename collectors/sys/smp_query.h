@@ -1,0 +1,28 @@
+#pragma once
+// The node one hop from a local InfiniBand port, asked through umad (issue 24, docs/design.md
+// §5.10): a directed-route SubnGet(NodeInfo) and SubnGet(NodeDescription) to the path "0,<port>"
+// — what `smpquery -C <device> -P <port> -D nodeinfo 0,<port>` does — with libibmad from
+// rdma-core. One query per port on discovery and on a port up event, never per sample.
+//
+// Opening /dev/infiniband/umadN needs read-write access to it (root, or a udev rule); without it
+// the query fails with kPermissionDenied and the caller reports the peer absent, once.
+// Not run on InfiniBand hardware here: tests use the smpquery text (collectors/sys/smp_text.h).
+
+#include <chrono>
+#include <string>
+
+#include "collectors/core/status.h"
+#include "collectors/sys/smp_text.h"
+
+namespace fabricwatch::sys {
+
+struct SmpNeighbor {
+  SmpNodeInfo info;
+  std::string description;
+};
+
+// Queries the neighbour of `device` port `port`; `timeout` per MAD.
+Result<SmpNeighbor> QuerySmpNeighbor(const std::string& device, int port,
+                                     std::chrono::milliseconds timeout);
+
+}  // namespace fabricwatch::sys

@@ -1,0 +1,220 @@
+// Collector `peer`, InfiniBand part (issue 24): the neighbour of each ACTIVE IB port from the
+// smpquery replay text (--path.smp), asked when a port is first seen ACTIVE and when it comes
+// back, absent while the port is down; a corrupt or hostile reply is an error for that port only.
+// The text format is libibmad's mad_dump_nodeinfo, as smpquery prints it (generated here by
+// libibmad itself for the fixture: see kNodeInfo).
+
+#include "collectors/peer/peer.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/smp_text.h"
+#include "collectors/sys/sysfs.h"
+
+namespace fabricwatch::peer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `smpquery -D nodeinfo 0,1` of a leaf switch port, as libibmad 44.0 formats it (mad_dump_nodeinfo
+// over a NodeInfo with these values; produced on this machine through libibmad).
+constexpr char kNodeInfo[] =
+    "# Node info: DR path slid 65535; dlid 65535; 0,1\n"
+    "BaseVers:........................1\n"
+    "ClassVers:.......................1\n"
+    "NodeType:........................Switch\n"
+    "NumPorts:........................65\n"
+    "SystemGuid:......................0x1070fd0300aa0001\n"
+    "Guid:............................0x1070fd0300aa0001\n"
+    "PortGuid:........................0x1070fd0300aa0001\n"
+    "PartCap:.........................8\n"
+    "DevId:...........................0xd2f2\n"
+    "Revision:........................0x000000a0\n"
+    "LocalPort:.......................12\n"
+    "VendorId:........................0x0002c9\n";
+constexpr char kNodeDesc[] = "Node Description:........MF0;leaf07:MQM9790/U1\n";
+
+class FixedClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  }
+};
+
+class Tree {
+ public:
+  Tree()
+      : root_(fs::temp_directory_path() /
+              ("peer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
+    Port("mlx5_0", "1", "InfiniBand", "4: ACTIVE");
+    Port("mlx5_1", "1", "InfiniBand", "4: ACTIVE");
+    Port("mlx5_2", "1", "Ethernet", "4: ACTIVE");
+    Write("sys/class/infiniband/mlx5_2/ports/1/gid_attrs/ndevs/0", "enp2s0np0\n");
+    Write("smp/mlx5_0/1/nodeinfo", kNodeInfo);
+    Write("smp/mlx5_0/1/nodedesc", kNodeDesc);
+  }
+  ~Tree() { fs::remove_all(root_); }
+  void Write(const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text;
+  }
+  void Port(const std::string& dev, const std::string& port, const std::string& layer,
+            const std::string& state) {
+    const std::string dir = "sys/class/infiniband/" + dev + "/ports/" + port + "/";
+    Write(dir + "link_layer", layer + "\n");
+    Write(dir + "state", state + "\n");
+  }
+  std::string Path(const std::string& rel) const { return (root_ / rel).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path root_;
+};
+
+class Harness {
+ public:
+  explicit Harness(const Tree& tree, CollectorOptions options = {})
+      : sysfs_(tree.Path("sys"), filesystem_), options_(std::move(options)) {
+    CollectorContext context{.sysfs = sysfs_,
+                             .clock = clock_,
+                             .logger = std::make_shared<spdlog::logger>(
+                                 "peer", std::make_shared<spdlog::sinks::null_sink_mt>()),
+                             .options = options_,
+                             .smp_path = tree.Path("smp"),
+                             .lldp_path = tree.Path("lldp")};
+    auto collector = NewPeerCollector(context);
+    EXPECT_TRUE(collector) << collector.error().ToString();
+    if (collector) collector_ = std::move(*collector);
+  }
+  // The peer series as "device/port -> labels", and the collection's error count.
+  std::map<std::string, std::map<std::string, std::string>> Collect(size_t* errors = nullptr) {
+    MetricSink sink;
+    EXPECT_TRUE(collector_->Collect(sink).ok());
+    if (errors != nullptr) *errors = sink.error_count();
+    std::map<std::string, std::map<std::string, std::string>> out;
+    for (const auto& family : sink.TakeFamilies()) {
+      for (const auto& metric : family.metric) {
+        std::map<std::string, std::string> labels;
+        for (const auto& l : metric.label) labels[l.name] = l.value;
+        out[labels["device"] + "/" + labels["port"]] = labels;
+      }
+    }
+    return out;
+  }
+
+ private:
+  sys::RealFileSystem filesystem_;
+  sys::SysFs sysfs_;
+  FixedClock clock_;
+  CollectorOptions options_;
+  std::unique_ptr<Collector> collector_;
+};
+
+TEST(PeerCollector, ib_port_names_its_neighbour) {
+  Tree tree;
+  Harness h(tree);
+  size_t errors = 0;
+  auto peers = h.Collect(&errors);
+  ASSERT_EQ(peers.size(), 1u);  // mlx5_1 has no reply on file, mlx5_2 is Ethernet
+  const auto& p = peers["mlx5_0/1"];
+  EXPECT_EQ(p.at("peer_name"), "MF0;leaf07:MQM9790/U1");
+  EXPECT_EQ(p.at("peer_port"), "12");
+  EXPECT_EQ(p.at("peer_id"), "0x1070fd0300aa0001");
+  EXPECT_EQ(p.at("source"), "smp");
+  EXPECT_EQ(errors, 0u);  // a port with no reply is absent, once logged, not an error
+}
+
+TEST(PeerCollector, down_port_has_no_neighbour_and_is_asked_again_when_back) {
+  Tree tree;
+  Harness h(tree);
+  EXPECT_EQ(h.Collect().size(), 1u);
+  tree.Port("mlx5_0", "1", "InfiniBand", "1: DOWN");
+  EXPECT_TRUE(h.Collect().empty());
+  // Re-cabled to another switch port while down: the new neighbour is asked on the way up.
+  tree.Write("smp/mlx5_0/1/nodedesc", "Node Description:........MF0;leaf08:MQM9790/U1\n");
+  tree.Port("mlx5_0", "1", "InfiniBand", "4: ACTIVE");
+  auto peers = h.Collect();
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_EQ(peers["mlx5_0/1"].at("peer_name"), "MF0;leaf08:MQM9790/U1");
+}
+
+TEST(PeerCollector, corrupt_or_hostile_replies_are_errors_of_that_port) {
+  Tree tree;
+  tree.Write("smp/mlx5_1/1/nodeinfo", "NodeType:....Switch\nGuid:....0xzz\nLocalPort:...1\n");
+  tree.Write("smp/mlx5_1/1/nodedesc", kNodeDesc);
+  Harness h(tree);
+  size_t errors = 0;
+  auto peers = h.Collect(&errors);
+  EXPECT_EQ(peers.size(), 1u);
+  EXPECT_EQ(errors, 1u);
+  Tree hostile;
+  hostile.Write("smp/mlx5_0/1/nodedesc", "Node Description:........leaf\x1b[31m07\n");
+  Harness g(hostile);
+  EXPECT_TRUE(g.Collect(&errors).empty());
+  EXPECT_EQ(errors, 1u);
+}
+
+// `lldpctl -f keyvalue enp2s0np0` on a node whose RoCE port faces leaf07 (lldpd 1.0.16 format).
+constexpr char kLldpKeyValue[] =
+    "lldp.enp2s0np0.via=LLDP\n"
+    "lldp.enp2s0np0.rid=1\n"
+    "lldp.enp2s0np0.age=0 day, 00:00:03\n"
+    "lldp.enp2s0np0.chassis.mac=ee:f4:11:85:c3:66\n"
+    "lldp.enp2s0np0.chassis.name=leaf07\n"
+    "lldp.enp2s0np0.chassis.descr=SONiC leaf07\n"
+    "lldp.enp2s0np0.port.ifname=Ethernet12\n"
+    "lldp.enp2s0np0.port.descr=node3:enp2s0np0\n"
+    "lldp.enp2s0np0.port.ttl=120\n";
+
+TEST(PeerCollector, roce_port_names_its_lldp_neighbour_from_the_replay) {
+  Tree tree;
+  tree.Write("lldp/enp2s0np0", kLldpKeyValue);
+  Harness h(tree);
+  size_t errors = 0;
+  auto peers = h.Collect(&errors);
+  ASSERT_EQ(peers.size(), 2u);
+  const auto& p = peers["mlx5_2/1"];
+  EXPECT_EQ(p.at("netdev"), "enp2s0np0");
+  EXPECT_EQ(p.at("peer_name"), "leaf07");
+  EXPECT_EQ(p.at("peer_port"), "Ethernet12");
+  EXPECT_EQ(p.at("peer_id"), "ee:f4:11:85:c3:66");
+  EXPECT_EQ(p.at("source"), "lldpd");
+  EXPECT_EQ(errors, 0u);
+  // A corrupt file is an error of that port; lldp off reads nothing.
+  tree.Write("lldp/enp2s0np0", "lldp.enp2s0np0.chassis.name\n");
+  EXPECT_EQ(h.Collect(&errors).size(), 1u);
+  EXPECT_EQ(errors, 1u);
+  tree.Write("lldp/enp2s0np0", kLldpKeyValue);
+  Harness off(tree, {{"lldp", "off"}});
+  EXPECT_EQ(off.Collect().size(), 1u);
+}
+
+TEST(SmpText, parses_nodeinfo_and_nodedesc) {
+  auto info = sys::ParseSmpNodeInfo(kNodeInfo);
+  ASSERT_TRUE(info) << info.error().ToString();
+  EXPECT_EQ(info->node_type, "Switch");
+  EXPECT_EQ(info->node_guid, 0x1070fd0300aa0001ULL);
+  EXPECT_EQ(info->local_port, 12u);
+  EXPECT_EQ(info->num_ports, 65u);
+  EXPECT_EQ(info->vendor_id, 0x2c9u);
+  EXPECT_EQ(sys::FormatGuid(info->node_guid), "0x1070fd0300aa0001");
+  EXPECT_EQ(*sys::ParseSmpNodeDesc(kNodeDesc), "MF0;leaf07:MQM9790/U1");
+  // CRLF and trailing spaces are tolerated; missing fields, bad numbers and long or control
+  // text are errors.
+  EXPECT_TRUE(sys::ParseSmpNodeDesc("Node Description:........gpu-node-017 HCA-1 \r\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeInfo("NodeType:....Switch\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeInfo("NodeType:..Switch\nGuid:..0x1\nLocalPort:..300\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:" + std::string(65, 'a') + "\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....a\tb\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....\xff\xfe\n"));
+  EXPECT_FALSE(sys::ParseSmpNodeDesc("nothing here\n"));
+}
+
+}  // namespace
+}  // namespace fabricwatch::peer
