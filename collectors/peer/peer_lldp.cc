@@ -36,8 +36,9 @@ std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::st
                                                        std::vector<Status>& errors) {
   if (mode_ == Mode::kOff) return {};
   if (!replay_dir_.empty()) return FromReplay(netdevs, errors);
-  // A replay sysfs root describes another node: this host's lldpd and links say nothing of it.
-  if (!host_) return {};
+  // A replay sysfs root describes another node: this host's lldpd and links say nothing of it,
+  // unless the operator named a source (the e2e test names its veth's lldpd).
+  if (!host_ && mode_ == Mode::kAuto) return {};
   if (mode_ == Mode::kAuto || mode_ == Mode::kLldpd) {
     auto answer = sys::QueryLldpdNeighbors({.socket_path = lldpd_socket_});
     if (answer) {

@@ -6,7 +6,8 @@
 //            lldpd_client.h) every collection;
 //   lldp     the agent's own passive listener (AF_PACKET, EtherType 0x88cc; CAP_NET_RAW;
 //            collectors/sys/lldp_listener.h), restarted when the set of netdevs changes.
-// `mode` picks: auto (lldpd when it answers, else the listener), lldpd, listen, off. A source that
+// `mode` picks: auto (lldpd when it answers, else the listener; on the host's own /sys only),
+// lldpd, listen (also on a replay root: the operator named them), off. A source that
 // cannot run (no lldpd, no CAP_NET_RAW) is said once and the neighbours are absent.
 
 #include <spdlog/logger.h>
