@@ -1,10 +1,14 @@
 #include "collectors/jobs/jobs.h"
 
+#include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "collectors/core/collector_options.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/jobs/jobs_metrics.h"
+#include "collectors/sys/command.h"
 #include "collectors/sys/proc_jobs.h"
 #include "collectors/sys/sysfs.h"
 
@@ -18,6 +22,13 @@ constexpr CollectorOptionSpec kOptions[] = {
      "\"Jobs on each device\")",
      "500ms"},
     {"max-jobs-per-device", "Jobs exported per RDMA device at most (bounded cardinality)", "32"},
+    {"slurm-listpids",
+     "Where Slurm runs without job cgroups (proctrack/linuxproc), attribute the device holders "
+     "that no cgroup names with `scontrol listpids` (auto: when there are such holders and "
+     "scontrol is in PATH; off)",
+     "auto"},
+    {"uverbs-dir", "Where the uverbs device nodes are (a replay directory in tests)",
+     "/dev/infiniband"},
 };
 
 constexpr MetricDesc kHolders{
@@ -47,12 +58,13 @@ constexpr MetricDesc kMetrics[] = {kDeviceJobInfo, kHolders, kScanSeconds, kScan
 class JobsCollector final : public Collector {
  public:
   JobsCollector(const CollectorContext& context, std::string procfs, sys::ScanLimits limits,
-                size_t max_jobs)
+                size_t max_jobs, bool listpids)
       : sysfs_(context.sysfs),
         logger_(context.logger),
         procfs_(std::move(procfs)),
         limits_(std::move(limits)),
-        max_jobs_(max_jobs) {}
+        max_jobs_(max_jobs),
+        listpids_(listpids) {}
 
   Status Collect(MetricSink& sink) override {
     if (procfs_.empty()) {
@@ -66,6 +78,14 @@ class JobsCollector final : public Collector {
     }
     auto scan = sys::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_);
     if (!scan) return scan.error();
+    // Holders no cgroup names: a Slurm without job cgroups knows them (scontrol listpids). Asked
+    // only when there are such holders, then the scan is done again with the answer.
+    if (listpids_ && scan->stats.unattributed > 0) {
+      if (auto pids = ListPids()) {
+        auto again = sys::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_, &*pids);
+        if (again) scan = std::move(again);
+      }
+    }
     for (const auto& [device, jobs] : scan->jobs) {
       size_t n = 0;
       for (const sys::Job& job : jobs) {
@@ -88,12 +108,32 @@ class JobsCollector final : public Collector {
   }
 
  private:
+  std::optional<sys::PidJobMap> ListPids() {
+    auto out = sys::RunCommand({"scontrol", "listpids"}, std::chrono::seconds(2));
+    if (!out) {
+      // No Slurm here, or slurmd not answering: said once; the holders stay unattributed.
+      if (!std::exchange(said_listpids_, true)) {
+        logger_->info("device holders in no job cgroup stay unattributed: {}",
+                      out.error().ToString());
+      }
+      return std::nullopt;
+    }
+    auto pids = sys::ParseScontrolListpids(*out);
+    if (!pids) {
+      logger_->debug("scontrol listpids: {}", pids.error().ToString());
+      return std::nullopt;
+    }
+    return std::move(*pids);
+  }
+
   const sys::SysFs& sysfs_;
   std::shared_ptr<spdlog::logger> logger_;
   std::string procfs_;
   sys::ScanLimits limits_;
   size_t max_jobs_;
+  bool listpids_;
   bool reported_ = false;
+  bool said_listpids_ = false;
 };
 
 }  // namespace
@@ -116,6 +156,15 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
                                                    options.Flag("max-jobs-per-device") +
                                                    " must be at least 1");
   }
+  const std::string listpids = options.Value("slurm-listpids");
+  if (listpids != "auto" && listpids != "off") {
+    return Error(StatusCode::kInvalidArgument,
+                 options.Flag("slurm-listpids") + ": want auto or off, got '" + listpids + "'");
+  }
+  limits.uverbs_dir = options.Value("uverbs-dir");
+  while (limits.uverbs_dir.size() > 1 && limits.uverbs_dir.back() == '/') {
+    limits.uverbs_dir.pop_back();
+  }
   limits.max_processes = *max_processes;
   limits.time_budget = *budget;
   // The scan's budget and its reported duration run on the collector's clock (tests and goldens
@@ -130,8 +179,11 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
   std::string procfs = !context.procfs_path.empty() ? context.procfs_path
                        : context.host               ? std::string("/proc")
                                                     : std::string();
-  return std::unique_ptr<Collector>(
-      new JobsCollector(context, std::move(procfs), std::move(limits), *max_jobs));
+  // scontrol's pids are this host's: asked only when the scan reads this host's /proc.
+  std::error_code ec;
+  const bool host_proc = !procfs.empty() && std::filesystem::equivalent(procfs, "/proc", ec);
+  return std::unique_ptr<Collector>(new JobsCollector(context, std::move(procfs), std::move(limits),
+                                                      *max_jobs, listpids == "auto" && host_proc));
 }
 
 }  // namespace fabricwatch::jobs

@@ -119,7 +119,7 @@ class Scanner {
         if (Classify(target.error()) == Outcome::kVanished) continue;
         return Outcome::kUnreadable;
       }
-      auto index = UverbsIndexOf(*target);
+      auto index = UverbsIndexOf(*target, limits_.uverbs_dir);
       if (!index) continue;
       const std::optional<std::string>& ibdev = IbdevOf(*index);
       if (!ibdev) {

@@ -51,6 +51,8 @@ struct ScanLimits {
   std::chrono::nanoseconds time_budget = std::chrono::milliseconds(200);
   // The clock of the budget and of ScanStats::elapsed; empty means steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock;
+  // Where the uverbs device nodes are: /dev/infiniband, or a replay directory in tests.
+  std::string uverbs_dir = "/dev/infiniband";
 };
 
 struct ScanStats {

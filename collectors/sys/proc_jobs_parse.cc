@@ -140,8 +140,11 @@ std::optional<Job> ParseCgroupJob(std::string_view text) {
   return job;
 }
 
-std::optional<uint32_t> UverbsIndexOf(std::string_view link_target) {
-  constexpr std::string_view kPrefix = "/dev/infiniband/uverbs";
+std::optional<uint32_t> UverbsIndexOf(std::string_view link_target, std::string_view uverbs_dir) {
+  // <dir>/uverbsN; the directory is /dev/infiniband on a host, another one in a replay test.
+  if (!link_target.starts_with(uverbs_dir)) return std::nullopt;
+  link_target.remove_prefix(uverbs_dir.size());
+  constexpr std::string_view kPrefix = "/uverbs";
   if (!link_target.starts_with(kPrefix)) return std::nullopt;
   std::string_view digits = link_target.substr(kPrefix.size());
   // The kernel names nodes uverbs0, uverbs1, … (ib_uverbs_add_one(), dev_set_name

@@ -64,7 +64,8 @@ std::optional<std::string> PodUidOfCgroupPath(std::string_view path);
 // N of a readlink of /proc/<pid>/fd/<n> that is exactly `/dev/infiniband/uverbsN`; anything else
 // (another file, `… (deleted)` after the node went away with its device, `uverbs` with no or a
 // malformed number) is nullopt.
-std::optional<uint32_t> UverbsIndexOf(std::string_view link_target);
+std::optional<uint32_t> UverbsIndexOf(std::string_view link_target,
+                                      std::string_view uverbs_dir = "/dev/infiniband");
 
 // pid → Slurm job id from the text of `scontrol listpids`. Blank text (no job on the node) is an
 // empty map; text whose first non-blank line is not the header is InvalidArgument; a row whose

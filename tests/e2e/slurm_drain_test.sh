@@ -223,13 +223,37 @@ EOF
   fail "fabricsim build failed"
 "$FABRICSIM" run --root "$T/sim" --scenario "$T/storm.yml" >"$T/fabricsim.out" 2>&1 &
 register_pid $!
+# A job holding the RDMA device open (issue 24): it opens the replay node of mlx5_0's verbs
+# device (the simulator's class/infiniband_verbs/uverbs0) and sleeps. The cluster runs without
+# job cgroups (proctrack/linuxproc), so the agent learns the job from `scontrol listpids`.
+mkdir -p "$T/dev/infiniband"
+: >"$T/dev/infiniband/uverbs0"
+JOB="$(sbatch --parsable -N1 -w "$NODE" -o /dev/null --wrap "exec 3<$T/dev/infiniband/uverbs0; sleep 600")" ||
+  fail "sbatch failed: $(daemon_logs)"
+on_cleanup "scancel $JOB"
+for _ in $(seq 1 100); do
+  [[ "$(squeue -h -j "$JOB" -o %T 2>/dev/null)" == RUNNING ]] && break
+  sleep 0.2
+done
+[[ "$(squeue -h -j "$JOB" -o %T 2>/dev/null)" == RUNNING ]] ||
+  fail "job $JOB did not start: $(squeue -j "$JOB" 2>&1) $(daemon_logs)"
 start_agent --path.sysfs="$T/sim/sys" --path.ethtool="$T/sim/ethtool" \
-  --config.file="$T/fabricwatch.yml" --detector.pfc_storm
+  --config.file="$T/fabricwatch.yml" --detector.pfc_storm \
+  --path.procfs=/proc --collector.jobs.uverbs-dir="$T/dev/infiniband" --collector.jobs.interval=2s
+wait_for_metric /metrics "fabric_device_job_info{device=\"mlx5_0\",scheduler=\"slurm\",job_id=\"$JOB\"}" 30 ||
+  fail "the agent did not attribute mlx5_0 to job $JOB:
+$(scrape /metrics | grep -E 'fabric_device|fabric_jobs|collector="jobs"'); $(grep -i jobs "$AGENT_LOG" | tail -n 5)"
+ok "job $JOB, holding mlx5_0's verbs node open, is attributed to mlx5_0 (scontrol listpids)"
 wait_state 'drained|draining' 120 || fail "the agent did not drain $NODE within 120 s:
 $(grep -i hook "$AGENT_LOG" | tail -n 20)"
 reason="$(node_reason)"
-[[ "$reason" == "fabricwatch: pfc_storm "*"role=source"* ]] || fail "agent drain reason: $reason"
+[[ "$reason" == "fabricwatch: pfc_storm "*"role=source"*"jobs $JOB"* ]] ||
+  fail "agent drain reason: $reason (want the storm and jobs $JOB)"
 ok "the simulated PFC storm source drained $NODE through the agent: \"$reason\""
+anomalies="$(scrape /api/v1/anomalies)"
+[[ "$anomalies" == *"\"jobs\":[\"slurm:$JOB\"]"* ]] || fail "/api/v1/anomalies has no jobs: $anomalies"
+ok "/api/v1/anomalies carries the job (\"slurm:$JOB\")"
+scancel "$JOB"
 wait_state 'idle' 150 || fail "the agent did not resume $NODE after the storm cleared:
 $(grep -i hook "$AGENT_LOG" | tail -n 20)"
 ok "after the storm cleared and the hold-down passed, the agent resumed $NODE"

@@ -169,6 +169,7 @@ class Simulator {
   // vendor, device, class, NUMA node, local CPUs and PCIe link speed/width of one function.
   Status WritePciAttributes(const PciFunction& f);
   Status WritePort(PortState& ps);
+  int UverbsIndex(const std::string& rdma_device) const;
   Status Unplug(PortState& ps);
   // The fabric's shape (simulator_link.cc): faults that train a link short of its port, hold an
   // IB port in INIT, take a card away or change its firmware, and the files that show them.

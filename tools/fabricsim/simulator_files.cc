@@ -3,6 +3,7 @@
 // ethtool replay directory (`ethtool -S` text and module EEPROM images). What shows how a link
 // trained (rate, state, speed, ethtool link, fw_ver) is written by simulator_link.cc.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -162,6 +163,13 @@ Status Simulator::WriteStatic(const PortState& ps) {
   FW_TRY(w.Write(dev + "/node_desc", node_.spec.hostname + " " + p.rdma_device + "\n"));
   FW_TRY(w.Symlink(dev + "/device", "../../../" + f.bdf));
   FW_TRY(w.Symlink("sys/class/infiniband/" + p.rdma_device, "../../" + ps.dev_dir));
+  // The verbs node of the device (drivers/infiniband/core/uverbs_main.c: uverbsN, its ibdev),
+  // which the jobs collector maps a process's /dev/infiniband/uverbsN to.
+  const std::string uverbs = "uverbs" + std::to_string(UverbsIndex(p.rdma_device));
+  const std::string uverbs_dir = "devices/" + f.path + "/infiniband_verbs/" + uverbs;
+  FW_TRY(w.Write("sys/" + uverbs_dir + "/ibdev", p.rdma_device + "\n"));
+  FW_TRY(w.Write("sys/" + uverbs_dir + "/abi_version", "1\n"));
+  FW_TRY(w.Symlink("sys/class/infiniband_verbs/" + uverbs, "../../" + uverbs_dir));
   const std::string port = dev + "/ports/" + std::to_string(p.port_num);
   const bool ethernet = p.link_layer == LinkLayer::kEthernet;
   FW_TRY(w.Write(port + "/link_layer", std::string(LinkLayerName(p.link_layer)) + "\n"));
@@ -208,10 +216,23 @@ Status Simulator::WriteStatic(const PortState& ps) {
   return Status::Ok();
 }
 
+int Simulator::UverbsIndex(const std::string& rdma_device) const {
+  // One node per RDMA device, numbered in the order the devices first appear.
+  std::vector<std::string> seen;
+  for (const auto& port : ports_) {
+    const std::string& device = port->port->rdma_device;
+    if (std::find(seen.begin(), seen.end(), device) == seen.end()) seen.push_back(device);
+    if (device == rdma_device) break;
+  }
+  return static_cast<int>(seen.size()) - 1;
+}
+
 Status Simulator::Unplug(PortState& ps) {
   const Port& p = *ps.port;
   FW_TRY(writer_.Remove("sys/class/net/" + p.netdev));
   FW_TRY(writer_.Remove("sys/class/infiniband/" + p.rdma_device));
+  FW_TRY(writer_.Remove("sys/class/infiniband_verbs/uverbs" +
+                        std::to_string(UverbsIndex(p.rdma_device))));
   FW_TRY(writer_.Remove("sys/class/hwmon/" + ps.hwmon));
   FW_TRY(writer_.Remove("sys/bus/pci/devices/" + ps.pci->bdf));
   FW_TRY(writer_.Remove("sys/devices/" + ps.pci->path));
