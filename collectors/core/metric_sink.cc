@@ -1,10 +1,12 @@
 #include "collectors/core/metric_sink.h"
 
+#include <prometheus/check_names.h>
+
 #include <algorithm>
 #include <functional>
 #include <utility>
 
-#include <prometheus/check_names.h>
+#include "collectors/core/utf8.h"
 
 namespace fabricwatch {
 namespace {
@@ -15,33 +17,6 @@ constexpr size_t kMaxValidated = 4096;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid (RFC 3629:
-// no overlongs, no surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t len;
-  uint32_t min;
-  uint32_t cp;
-  if ((c & 0xe0) == 0xc0) {
-    len = 2, min = 0x80, cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    len = 3, min = 0x800, cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    len = 4, min = 0x10000, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return len;
 }
 
 // SanitizeUtf8 into `out`, reusing its storage.
@@ -126,8 +101,8 @@ Status ValidateDesc(const MetricDesc& desc) {
   for (size_t i = 0; i < desc.labels.size(); ++i) {
     const std::string_view label = desc.labels[i];
     if (!prometheus::CheckLabelName(scratch.assign(label))) {
-      return error("metric " + std::string(name) + ": invalid label name \"" +
-                   std::string(label) + "\"");
+      return error("metric " + std::string(name) + ": invalid label name \"" + std::string(label) +
+                   "\"");
     }
     if (label == "type") {
       return error("metric " + std::string(name) + ": a label named \"type\" is not allowed");
@@ -135,8 +110,8 @@ Status ValidateDesc(const MetricDesc& desc) {
     // At most LabelNames::kMax labels: comparing pairs beats building a set.
     for (size_t k = 0; k < i; ++k) {
       if (desc.labels[k] == label) {
-        return error("metric " + std::string(name) + ": duplicate label \"" +
-                     std::string(label) + "\"");
+        return error("metric " + std::string(name) + ": duplicate label \"" + std::string(label) +
+                     "\"");
       }
     }
   }

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 
+#include "collectors/core/utf8.h"
+
 namespace fabricwatch::sys {
 namespace {
 
@@ -184,38 +186,7 @@ std::string_view LldpRejectName(LldpReject reason) {
   return "unknown";
 }
 
-bool IsValidLldpText(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t extra = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      extra = 1, cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2, cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size()) return false;
-    for (size_t k = 1; k <= extra; ++k) {
-      const auto d = static_cast<unsigned char>(text[i + k]);
-      if ((d & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) ||
-        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
+bool IsValidLldpText(std::string_view text) { return IsValidUtf8(text); }
 
 Result<LldpNeighbor> ParseLldpdu(std::span<const uint8_t> pdu, LldpReject* reason_out) {
   LldpReject reason = LldpReject::kTruncated;

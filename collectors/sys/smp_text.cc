@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "collectors/core/metric_sink.h"
+#include "collectors/core/utf8.h"
 
 namespace fabricwatch::sys {
 namespace {
@@ -36,12 +36,12 @@ bool Number(std::string_view text, T& out) {
 
 bool ValidText(std::string_view text) {
   // Switch firmware writes printable ASCII ("MF0;leaf07:MQM9790/U1"); UTF-8 is accepted when it is
-  // well-formed (SanitizeUtf8 leaves it unchanged), control characters never.
+  // well-formed, control characters never.
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) return false;
   }
-  return SanitizeUtf8(text) == text;
+  return IsValidUtf8(text);
 }
 
 }  // namespace

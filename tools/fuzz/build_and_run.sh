@@ -110,14 +110,15 @@ QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors
 # The PCI config-space parser (+ status.o from DECODER_SRCS).
 PCI_SRCS=(collectors/topology/pci_config.cc)
 PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
-# The /dev/kmsg record parser (+ status.o from DECODER_SRCS).
-KMSG_SRCS=(collectors/sys/kmsg_parse.cc collectors/sys/kmsg_patterns.cc
+# The /dev/kmsg record parser and the UTF-8 check (+ status.o from DECODER_SRCS).
+KMSG_SRCS=(collectors/core/utf8.cc collectors/sys/kmsg_parse.cc collectors/sys/kmsg_patterns.cc
   collectors/kmsg/kmsg_subject.cc)
-KMSG_HEADERS=(collectors/sys/kmsg_parse.h collectors/sys/kmsg_patterns.h
+KMSG_HEADERS=(collectors/core/utf8.h collectors/sys/kmsg_parse.h collectors/sys/kmsg_patterns.h
   collectors/kmsg/kmsg_subject.h collectors/core/status.h)
-# The LLDP frame and lldpctl keyvalue parsers (+ status.o from DECODER_SRCS).
+# The LLDP frame and lldpctl keyvalue parsers (+ status.o from DECODER_SRCS, utf8.o from
+# KMSG_SRCS).
 LLDP_SRCS=(collectors/sys/lldp_frame.cc collectors/sys/lldp_keyvalue.cc)
-LLDP_HEADERS=(collectors/sys/lldp_frame.h collectors/sys/lldp_keyvalue.h collectors/core/status.h)
+LLDP_HEADERS=(collectors/core/utf8.h collectors/sys/lldp_frame.h collectors/sys/lldp_keyvalue.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
@@ -275,7 +276,7 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${kmsg_objs[@]}" -o "$BUILD/bin/kmsg_fuzz"
   fi
 
-  local lldp_objs=("$BUILD/obj/lldp_fuzz.o" "$BUILD/obj/status.o")
+  local lldp_objs=("$BUILD/obj/lldp_fuzz.o" "$BUILD/obj/status.o" "$BUILD/obj/utf8.o")
   for src in "${LLDP_SRCS[@]}"; do lldp_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
   if stale "$BUILD/bin/lldp_fuzz" "${lldp_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${lldp_objs[@]}" -o "$BUILD/bin/lldp_fuzz"
