@@ -2,6 +2,7 @@
 #   make run    install what is missing (Debian packages), build, start the agent in the foreground
 #   make test   install what is missing, build everything, run every test (lint included)
 #   make lint   only the lint: clang-format on changed lines, file and function sizes
+#   make deb    a Release build in build-deb/ packaged as build-deb/fabricwatch_<version>_<arch>.deb
 # Pass agent flags with ARGS, e.g.  make run ARGS='--web.listen-address=127.0.0.1:9868 --log.level=debug'
 
 BUILD_DIR ?= build
@@ -10,7 +11,7 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all deps test-deps build build-all run test lint clean demo
+.PHONY: all deps test-deps build build-all run test lint clean demo deb
 
 all: build
 
@@ -36,6 +37,14 @@ build-all: test-deps
 
 test: build-all
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
+
+# The Debian package (README "Install"): its own Release tree without tests, the agent built,
+# then cpack (deploy/CMakeLists.txt). cpack does not build: the tree is packaged as built.
+DEB_BUILD_DIR ?= build-deb
+deb: deps
+	@cmake -S . -B $(DEB_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+	@cmake --build $(DEB_BUILD_DIR) --target fabricwatch -j $(JOBS)
+	@cd $(DEB_BUILD_DIR) && cpack -G DEB
 
 # clang-format on the lines changed since a base, and the size limits (tools/lint.sh; `make test`
 # runs it too, as ctest lint.format_and_size). LINT_BASE=<commit> chooses the base.

@@ -17,6 +17,7 @@ build_pkgs=(
   liblldpctl-dev  # neighbours from a running lldpd (collectors/sys/lldpd_client.h)
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
+  dpkg-dev file  # make deb: cpack's Depends scan runs dpkg-shlibdeps on what `file` calls ELF
 )
 test_pkgs=(
   libgtest-dev libgmock-dev
@@ -34,6 +35,7 @@ test_pkgs=(
   util-linux mount  # setpriv, unshare, mount: e2e.privileges_e2e_test (an unprivileged agent, a read-only root)
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
   lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
+  lintian           # e2e.deb_package_test reports what lintian finds in the package
 )
 
 mode="${1:-build}"

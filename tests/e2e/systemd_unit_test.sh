@@ -18,14 +18,14 @@ README="$FABRICWATCH_SOURCE_DIR/README.md"
 
 # The unit as shipped, with the binary where this build has it.
 UNIT="$E2E_TMP/fabricwatch.service"
-sed "s|/usr/local/bin/fabricwatch|$FABRICWATCH_BIN|" "$UNIT_SRC" >"$UNIT"
+sed "s|/usr/bin/fabricwatch|$FABRICWATCH_BIN|" "$UNIT_SRC" >"$UNIT"
 if ! out="$(systemd-analyze verify "$UNIT" 2>&1)"; then
   fail "systemd-analyze verify: $out"
 fi
 [[ -z "$out" ]] || fail "systemd-analyze verify warns: $out"
 ok "systemd-analyze verify accepts the unit"
 
-# Exposure 0 (locked down) .. 100 (unrestricted) on systemd's scale; the unit scores about 21.
+# Exposure 0 (locked down) .. 100 (unrestricted) on systemd's scale; the unit scores about 26.
 if ! out="$(systemd-analyze security --offline=yes --threshold=30 "$UNIT" 2>&1)"; then
   fail "systemd-analyze security: exposure above 3.0:
 $(tail -n 3 <<<"$out")"
@@ -57,10 +57,19 @@ grep -q -- "--state.file=/var/lib/$state_dir/" <<<"$(key ExecStart)" ||
   fail "ExecStart does not keep --state.file under /var/lib/$state_dir: $(key ExecStart)"
 ok "--state.file lives in StateDirectory (/var/lib/$state_dir), the only writable path"
 
+# The package's layout (deploy/CMakeLists.txt): the binary in /usr/bin, flags from the optional
+# /etc/default/fabricwatch.
+[[ "$(key ExecStart)" == /usr/bin/fabricwatch\ * ]] || fail "ExecStart is not /usr/bin/fabricwatch"
+# shellcheck disable=SC2016  # $ARGS is systemd's, literally
+[[ "$(key ExecStart)" == *' $ARGS' ]] || fail "ExecStart does not end in \$ARGS"
+[[ "$(key EnvironmentFile)" == -/etc/default/fabricwatch ]] ||
+  fail "EnvironmentFile is not -/etc/default/fabricwatch"
+ok "ExecStart runs /usr/bin/fabricwatch with \$ARGS from /etc/default/fabricwatch"
+
 # shellcheck disable=SC2016  # $MAINPID is systemd's, literally
 [[ "$(key ExecReload)" == '/bin/kill -HUP $MAINPID' ]] || fail "ExecReload is not kill -HUP"
 families="$(key RestrictAddressFamilies)"
-for family in AF_UNIX AF_INET AF_INET6 AF_NETLINK; do
+for family in AF_UNIX AF_INET AF_INET6 AF_NETLINK AF_PACKET; do
   grep -qw "$family" <<<"$families" || fail "RestrictAddressFamilies lacks $family"
 done
 grep -q '^SystemCallFilter=@system-service$' "$UNIT_SRC" || fail "no SystemCallFilter=@system-service"
