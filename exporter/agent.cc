@@ -111,7 +111,10 @@ Agent::Agent(const Config& config)
       sysfs_(config_.sysfs_path, filesystem_, &fd_budget_),
       events_(config_) {}
 
-Agent::~Agent() = default;
+Agent::~Agent() {
+  // The runner's policy thread asks the engine for the jobs of held drains: stop it first.
+  if (hooks_) hooks_->Stop();
+}
 
 Result<std::unique_ptr<Agent>> Agent::Create(const Config& config) {
   std::unique_ptr<Agent> agent(new Agent(config));
@@ -180,7 +183,20 @@ Status Agent::Build() {
   // with OnTransition() (never blocks). The runner is declared before the engine, so it outlives
   // every call the engine's thread makes.
   hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
-                                        AgentEnvironment());
+  // hooks.hold_drain_while_jobs asks, once a second per held drain, which jobs the engine now
+  // attributes to the finding. ~Agent() stops the runner before the engine goes.
+  auto current_jobs =
+      [this](const detect::AnomalyTransition& t) -> std::optional<std::vector<std::string>> {
+    if (engine_ == nullptr) return std::nullopt;
+    for (const detect::ActiveAnomaly& a : engine_->tracker().Active()) {
+      if (a.detector == t.detector && a.finding.severity == t.finding.severity &&
+          a.finding.entity == t.finding.entity) {
+        return a.finding.jobs;
+      }
+    }
+    return std::nullopt;
+  };
+                                        AgentEnvironment(), std::move(current_jobs));
   EngineOptions engine_options;
   engine_options.escalation.count = config_.escalation_count;
   engine_options.escalation.window = config_.escalation_window;

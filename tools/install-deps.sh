@@ -36,6 +36,7 @@ test_pkgs=(
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
   lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
   lintian           # e2e.deb_package_test reports what lintian finds in the package
+  npm               # e2e.deploy_manifests_test: npm ci of tools/k8s-validate (Kubernetes API schemas)
 )
 
 mode="${1:-build}"
@@ -44,6 +45,9 @@ wanted=("${build_pkgs[@]}")
 
 missing=()
 for p in "${wanted[@]}"; do
+  # A Node.js from outside Debian (NodeSource's nodejs) bundles npm and conflicts with Debian's
+  # npm package: an npm already on PATH is enough.
+  [[ "$p" == npm ]] && command -v npm >/dev/null && continue
   status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
   [[ "$status" == installed ]] || missing+=("$p")
 done

@@ -1,9 +1,11 @@
 #include "exporter/remediation/drain_policy.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "collectors/core/value_parse.h"
 #include "detectors/core/anomaly_tracker.h"
 
 namespace fabricwatch::exporter {
@@ -19,6 +21,32 @@ std::string_view HookPurposeName(HookPurpose purpose) {
   }
   return "notify";
 }
+std::set<std::string, std::less<>> ParseSuspectPeers(std::string_view text) {
+  std::set<std::string, std::less<>> peers;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    line = TrimSpace(line.substr(0, line.find('#')));
+    if (!line.empty()) peers.emplace(line);
+    pos = end + 1;
+  }
+  return peers;
+}
+
+const std::string* SuspectPeerOf(std::string_view peer,
+                                 const std::set<std::string, std::less<>>& suspects) {
+  // "name port": a name may itself hold spaces (an LLDP system name), so match it as a prefix.
+  for (const std::string& name : suspects) {
+    if (!name.empty() && peer.starts_with(name) &&
+        (peer.size() == name.size() || peer[name.size()] == ' ')) {
+      return &name;
+    }
+  }
+  return nullptr;
+}
+
 std::string FindingKey(const std::string& detector, const detect::Finding& finding) {
   std::string key = detector + "/" + std::string(detect::SeverityName(finding.severity)) + "/";
   for (const auto& [name, value] : finding.entity) key += name + "=" + value + ",";
@@ -40,7 +68,7 @@ bool DrainPolicy::Matches(const HookSpec& hook, const detect::AnomalyTransition&
 }
 
 HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::TimePoint now,
-                                   bool fleet_budget_exhausted) {
+                                   const DrainGates& gates) {
   HookPlan plan;
   std::vector<size_t> drain_hooks;
   for (size_t i = 0; i < config_.hooks.size(); ++i) {
@@ -57,15 +85,62 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
   const std::string key = FindingKey(t.detector, t.finding);
 
   if (!t.raised) {
+    held_.erase(key);  // a held drain of a finding that is gone is not wanted any more
     // Only the findings that hold the node can lead to a resume; any other clear is not ours.
     if (holding_.erase(key) == 0 || !holding_.empty() || drained_hooks_.empty()) return plan;
     pending_resume_ = PendingResume{t, now + config_.clear_hold_down};
-    HookPlan due = OnTimer(now);  // a zero hold-down resumes at once
+    HookPlan due = OnTimer(now, gates);  // a zero hold-down resumes at once
     plan.runs.insert(plan.runs.end(), due.runs.begin(), due.runs.end());
+    plan.suppressed.insert(plan.suppressed.end(), due.suppressed.begin(), due.suppressed.end());
     return plan;
   }
 
   if (drain_hooks.empty()) return plan;
+  if (!t.finding.drain_eligible) {
+    for (size_t i : drain_hooks) {
+      plan.suppressed.push_back({i, "suppressed_not_eligible",
+                                 fmt::format("{} {}: the finding is not drain-eligible (not "
+                                             "node-local, a storm victim or maintenance)",
+                                             t.detector, detect::EntityText(t.finding.entity))});
+    }
+    return plan;
+  }
+  // From here on the finding holds the node, even when this raise is suppressed or held: the
+  // node must not be resumed while it is active, whoever drained it.
+  holding_.insert(key);
+  pending_resume_.reset();
+  // A warning is worth a job's life less than a critical finding is (issue 24): with
+  // hold_drain_while_jobs, a non-critical finding on a device that jobs hold open waits for
+  // them. Critical findings never wait.
+  if (config_.hold_drain_while_jobs && t.finding.severity != detect::Severity::kCritical &&
+      !t.finding.jobs.empty()) {
+    held_[key] = HeldDrain{t, drain_hooks, now};
+    for (size_t i : drain_hooks) {
+      plan.suppressed.push_back(
+          {i, "held_for_jobs",
+           fmt::format(
+               "{} {}: {} finding, jobs {} run on the device; the drain waits for them "
+               "(hooks.hold_drain_while_jobs{})",
+               t.detector, detect::EntityText(t.finding.entity),
+               detect::SeverityName(t.finding.severity), fmt::join(t.finding.jobs, ","),
+               config_.max_drain_hold.count() > 0
+                   ? fmt::format(", at most {}s", std::chrono::duration_cast<std::chrono::seconds>(
+                                                      config_.max_drain_hold)
+                                                      .count())
+                   : std::string())});
+    }
+    return plan;
+  }
+  PlanDrain(t, drain_hooks, now, gates, plan);
+  // Hooks run in the order the operator listed them.
+  std::stable_sort(plan.runs.begin(), plan.runs.end(),
+                   [](const PlannedRun& a, const PlannedRun& b) { return a.hook < b.hook; });
+  return plan;
+}
+
+void DrainPolicy::PlanDrain(const detect::AnomalyTransition& t,
+                            const std::vector<size_t>& drain_hooks, detect::TimePoint now,
+                            const DrainGates& gates, HookPlan& plan) {
   auto suppress_all = [&](std::string_view result, const std::string& why) {
     for (size_t i : drain_hooks) {
       plan.suppressed.push_back(
@@ -73,19 +148,19 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
            fmt::format("{} {}: {}", t.detector, detect::EntityText(t.finding.entity), why)});
     }
   };
-  if (!t.finding.drain_eligible) {
-    suppress_all("suppressed_not_eligible",
-                 "the finding is not drain-eligible (not node-local, a storm victim or "
-                 "maintenance)");
-    return plan;
-  }
-  // From here on the finding holds the node, even when this raise is suppressed: the node must
-  // not be resumed while it is active, whoever drained it.
-  holding_.insert(key);
-  pending_resume_.reset();
-  if (fleet_budget_exhausted) {
+  if (gates.fleet_budget_exhausted) {
     suppress_all("suppressed_fleet_budget", "the fleet drain budget is exhausted");
-    return plan;
+    return;
+  }
+  // The switch gate (issue 24: "a node whose ports face one bad switch is not drain-eligible"):
+  // the fleet rules name the suspect switch (FabricwatchDrainPeerSuspect), the receiver lists it
+  // in hooks.suspect_peers_file. Only findings on ports facing it wait; another port's fault
+  // still drains.
+  if (SuspectPeerOf(t.finding.peer, gates.suspect_peers) != nullptr) {
+    suppress_all("suppressed_peer_suspect",
+                 fmt::format("the port faces {}, a switch the fleet rules hold suspect ({})",
+                             t.finding.peer, config_.suspect_peers_file));
+    return;
   }
   while (!drains_.empty() && now - drains_.front() >= std::chrono::hours(1)) drains_.pop_front();
   if (last_drain_ && now - *last_drain_ < config_.cooldown) {
@@ -94,13 +169,13 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
         fmt::format("last drain request {}s ago, cooldown {}s",
                     std::chrono::duration_cast<std::chrono::seconds>(now - *last_drain_).count(),
                     std::chrono::duration_cast<std::chrono::seconds>(config_.cooldown).count()));
-    return plan;
+    return;
   }
   if (drains_.size() >= static_cast<size_t>(config_.max_drains_per_hour)) {
     suppress_all("suppressed_rate_limit",
                  fmt::format("{} drain requests in the last hour (max_drains_per_hour {})",
                              drains_.size(), config_.max_drains_per_hour));
-    return plan;
+    return;
   }
   drains_.push_back(now);
   last_drain_ = now;
@@ -108,14 +183,39 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
     plan.runs.push_back({i, HookPurpose::kDrain, t});
     drained_hooks_.insert(i);
   }
-  // Hooks run in the order the operator listed them.
-  std::stable_sort(plan.runs.begin(), plan.runs.end(),
-                   [](const PlannedRun& a, const PlannedRun& b) { return a.hook < b.hook; });
+}
+
+HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates) {
+  HookPlan plan;
+  for (auto it = held_.begin(); it != held_.end();) {
+    HeldDrain& held = it->second;
+    std::optional<std::vector<std::string>> jobs;
+    if (current_jobs_) {
+      jobs = current_jobs_(held.raise);
+      if (!jobs) {  // no longer active: its clear is on its way, and erases the hold
+        ++it;
+        continue;
+      }
+    }
+    const bool expired =
+        config_.max_drain_hold.count() > 0 && now - held.since >= config_.max_drain_hold;
+    if (!expired && (!jobs || !jobs->empty())) {
+      ++it;
+      continue;
+    }
+    // The drain goes out with the finding as it is now (no jobs, or the ones still running
+    // when max_drain_hold ran out), so the hook's FABRICWATCH_JOBS tells the truth.
+    detect::AnomalyTransition raise = held.raise;
+    if (jobs) raise.finding.jobs = std::move(*jobs);
+    raise.time = now;
+    PlanDrain(raise, held.drain_hooks, now, gates, plan);
+    it = held_.erase(it);
+  }
   return plan;
 }
 
-HookPlan DrainPolicy::OnTimer(detect::TimePoint now) {
-  HookPlan plan;
+HookPlan DrainPolicy::OnTimer(detect::TimePoint now, const DrainGates& gates) {
+  HookPlan plan = ReleaseHeld(now, gates);
   if (!pending_resume_ || now < pending_resume_->due) return plan;
   for (size_t i : drained_hooks_) {
     // A drain hook without `clear` in `on` leaves the resume to a human.

@@ -6,6 +6,8 @@
 // Thread-safety: none.
 
 #include <deque>
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,6 +31,8 @@ inline constexpr std::string_view kHookResults[] = {
     "suppressed_cooldown",      // a drain was requested less than `cooldown` ago
     "suppressed_rate_limit",    // max_drains_per_hour reached
     "suppressed_fleet_budget",  // the fleet-budget file says the partition's budget is spent
+    "suppressed_peer_suspect",  // the finding's port faces a switch listed as suspect
+    "held_for_jobs",            // not critical and jobs run on the device: drain when they end
 };
 
 enum class HookPurpose { kDrain, kResume, kNotify };
@@ -54,21 +58,53 @@ struct HookPlan {
 // "pfc_storm/critical/netdev=eth2,priority=3,role=source": a finding's identity.
 std::string FindingKey(const std::string& detector, const detect::Finding& finding);
 
+// What the gates outside the policy say at one moment: the fleet-budget toggle file, and the
+// switches the fleet rules hold suspect (hooks.suspect_peers_file, peer names).
+struct DrainGates {
+  bool fleet_budget_exhausted = false;
+  std::set<std::string, std::less<>> suspect_peers;
+};
+
+// The jobs the engine attributes now to the active finding of a transition (Finding::jobs,
+// detectors/core/attribution.h); nullopt when that finding is no longer active.
+using CurrentJobs =
+    std::function<std::optional<std::vector<std::string>>(const detect::AnomalyTransition&)>;
+
+// The lines of hooks.suspect_peers_file: one switch name a line, as the receiver writes the
+// peer_name label of FabricwatchDrainPeerSuspect; '#' starts a comment, blanks are trimmed.
+std::set<std::string, std::less<>> ParseSuspectPeers(std::string_view text);
+
+// The suspect switch a finding's port faces: the entry of `suspects` that names the peer of
+// Finding::peer ("leaf07 Ethernet1/3" faces "leaf07"; design §5.10), or null.
+const std::string* SuspectPeerOf(std::string_view peer,
+                                 const std::set<std::string, std::less<>>& suspects);
+
 class DrainPolicy {
  public:
-  explicit DrainPolicy(const HookConfig& config) : config_(config) {}
+  // `current_jobs` releases drains held for jobs (hooks.hold_drain_while_jobs); without it a
+  // held drain waits for its finding to clear or for max_drain_hold.
+  explicit DrainPolicy(const HookConfig& config, CurrentJobs current_jobs = {})
+      : config_(config), current_jobs_(std::move(current_jobs)) {}
 
   HookPlan OnTransition(const detect::AnomalyTransition& transition, detect::TimePoint now,
-                        bool fleet_budget_exhausted);
-  // The resume that is due at `now`, if any.
-  HookPlan OnTimer(detect::TimePoint now);
+                        const DrainGates& gates);
+  // The resume that is due at `now`, if any, and the held drains whose jobs have ended (or
+  // whose max_drain_hold has passed), planned through the same gates as a raise.
+  HookPlan OnTimer(detect::TimePoint now, const DrainGates& gates);
   // When OnTimer() next has something to do.
   std::optional<detect::TimePoint> next_deadline() const;
   // A drain was requested (or dry-run) and not yet resumed.
   bool drain_requested() const { return !drained_hooks_.empty(); }
+  // Drains held because jobs run on the finding's device.
+  size_t drains_held() const { return held_.size(); }
 
  private:
   bool Matches(const HookSpec& hook, const detect::AnomalyTransition& t) const;
+  // The gates every drain passes, for a raise or a released hold: fleet budget, suspect switch,
+  // cooldown, rate limit. Appends the runs or the suppressions to `plan`.
+  void PlanDrain(const detect::AnomalyTransition& t, const std::vector<size_t>& drain_hooks,
+                 detect::TimePoint now, const DrainGates& gates, HookPlan& plan);
+  HookPlan ReleaseHeld(detect::TimePoint now, const DrainGates& gates);
 
   const HookConfig& config_;
   std::set<std::string> holding_;         // eligible findings that keep the node drained
@@ -80,6 +116,13 @@ class DrainPolicy {
     detect::TimePoint due;
   };
   std::optional<PendingResume> pending_resume_;
+  CurrentJobs current_jobs_;
+  struct HeldDrain {
+    detect::AnomalyTransition raise;
+    std::vector<size_t> drain_hooks;
+    detect::TimePoint since;
+  };
+  std::map<std::string, HeldDrain> held_;  // by FindingKey
 };
 
 }  // namespace fabricwatch::exporter

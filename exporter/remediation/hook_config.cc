@@ -252,6 +252,21 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
           return Invalid(value, source, path, "must be an absolute path (or empty: no file)");
         }
         config.fleet_budget_file = *v;
+      } else if (key == "suspect_peers_file") {
+        auto v = Scalar(value, source, path);
+        if (!v) return Error(v.error());
+        if (!v->empty() && v->front() != '/') {
+          return Invalid(value, source, path, "must be an absolute path (or empty: no file)");
+        }
+        config.suspect_peers_file = *v;
+      } else if (key == "hold_drain_while_jobs") {
+        auto v = StrictBool(value, source, path);
+        if (!v) return Error(v.error());
+        config.hold_drain_while_jobs = *v;
+      } else if (key == "max_drain_hold") {
+        auto v = Duration(value, source, path, true);
+        if (!v) return Error(v.error());
+        config.max_drain_hold = *v;
       } else if (key == "user" || key == "group") {
         auto v = Scalar(value, source, path);
         if (!v) return Error(v.error());
@@ -274,7 +289,8 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
         return Invalid(entry.first, source, path,
                        "unknown key (known: dry_run, node_name, cooldown, max_drains_per_hour, "
                        "clear_hold_down, timeout, kill_grace, max_output_bytes, "
-                       "fleet_budget_file, user, group, run)");
+                       "fleet_budget_file, suspect_peers_file, hold_drain_while_jobs, "
+                       "max_drain_hold, user, group, run)");
       }
     }
   } catch (const YAML::Exception& e) {

@@ -12,6 +12,11 @@
 //     kill_grace: 5s
 //     max_output_bytes: 16384    # of stdout+stderr kept for the log
 //     fleet_budget_file: /run/fabricwatch/drain-budget-exhausted   # exists: no drain
+//     suspect_peers_file: /run/fabricwatch/suspect-peers   # switch names, one a line: no drain
+//                                # for findings on ports facing them
+//     hold_drain_while_jobs: false   # true: a non-critical finding's drain waits while jobs
+//                                    # hold the device open (Finding::jobs)
+//     max_drain_hold: 0s         # how long such a drain waits at most; 0: until the jobs end
 //     user: fabricwatch-hooks    # when the agent is root: hooks run as this user (name or uid)
 //     group: fabricwatch-hooks   # and group (name or gid; default: the user's primary group)
 //     run:
@@ -68,8 +73,11 @@ struct HookConfig {
   std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
   size_t max_output_bytes = 16 * 1024;
   std::string fleet_budget_file = "/run/fabricwatch/drain-budget-exhausted";
-  std::string user;   // empty: the agent's own user
-  std::string group;  // empty: the user's primary group
+  std::string suspect_peers_file = "/run/fabricwatch/suspect-peers";
+  bool hold_drain_while_jobs = false;
+  std::chrono::milliseconds max_drain_hold{0};  // 0: as long as the jobs run
+  std::string user;                             // empty: the agent's own user
+  std::string group;                            // empty: the user's primary group
   std::vector<HookSpec> hooks;
 };
 

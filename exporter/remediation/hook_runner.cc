@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "collectors/sys/filesystem.h"
 #include "detectors/core/anomaly_tracker.h"
 
 namespace fabricwatch::exporter {
@@ -19,7 +21,8 @@ constexpr MetricDesc kRunsTotal{
     "Hook runs and suppressed runs by result: success, failure, timeout, cancelled (killed "
     "because the agent stopped), spawn_error, dry_run, suppressed_not_eligible, "
     "suppressed_cooldown, suppressed_rate_limit, "
-    "suppressed_fleet_budget.",
+    "suppressed_fleet_budget, suppressed_peer_suspect, held_for_jobs (counted when the hold "
+    "starts; the drain is counted again when it runs).",
     MetricKind::kCounter,
     {"hook", "result"}};
 constexpr MetricDesc kDryRun{
@@ -39,7 +42,46 @@ constexpr MetricDesc kDropped{
     "anomalies arrive).",
     MetricKind::kCounter,
     {}};
-constexpr MetricDesc kAllDescs[] = {kRunsTotal, kDryRun, kDrainRequested, kDropped};
+constexpr MetricDesc kDrainsHeld{
+    "fabricwatch_hook_drains_held",
+    "Drains waiting because jobs hold the finding's device open and the finding is not "
+    "critical (hooks.hold_drain_while_jobs).",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kAllDescs[] = {kRunsTotal, kDryRun, kDrainRequested, kDrainsHeld, kDropped};
+
+// hooks.suspect_peers_file: one switch name a line, as the receiver writes the peer_name label
+// of FabricwatchDrainPeerSuspect; '#' starts a comment. Bounded: a runaway file cannot stall
+// the policy thread. An absent file is no suspect.
+constexpr size_t kSuspectPeersMaxBytes = 64 * 1024;
+
+std::set<std::string, std::less<>> ReadSuspectPeers(const std::string& path, spdlog::logger& log,
+                                                    std::string& last_error) {
+  std::set<std::string, std::less<>> peers;
+  if (path.empty()) return peers;
+  // Non-blocking, regular files only (sys::RealFileSystem::Open): a FIFO put in its place must
+  // not stall the policy thread.
+  const sys::RealFileSystem fs;
+  std::string error;
+  if (auto fd = fs.Open(path); fd) {
+    std::string text(kSuspectPeersMaxBytes, '\0');
+    if (auto n = fs.ReadAt0(*fd, text, path); n) {
+      text.resize(*n);
+      if (*n == kSuspectPeersMaxBytes) {
+        error =
+            fmt::format("{}: longer than {} bytes, read up to there", path, kSuspectPeersMaxBytes);
+      }
+      peers = ParseSuspectPeers(text);
+    } else {
+      error = n.error().ToString();
+    }
+  } else if (fd.error().code() != StatusCode::kNotFound) {
+    error = fd.error().ToString();  // an absent file is no suspect, not an error
+  }
+  if (error != last_error && !error.empty()) log.warn("hooks.suspect_peers_file: {}", error);
+  last_error = std::move(error);
+  return peers;
+}
 
 std::string ShortHostname() {
   char buf[256] = {};
@@ -53,14 +95,14 @@ std::string ShortHostname() {
 
 HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
                        std::shared_ptr<spdlog::logger> logger,
-                       std::map<std::string, std::string> agent_env)
+                       std::map<std::string, std::string> agent_env, CurrentJobs current_jobs)
     : config_(std::move(config)),
       launcher_(launcher),
       clock_(clock),
       log_(std::move(logger)),
       agent_env_(std::move(agent_env)),
       node_name_(config_.node_name.empty() ? ShortHostname() : config_.node_name),
-      policy_(config_),
+      policy_(config_, std::move(current_jobs)),
       counts_(config_.hooks.size()) {
   for (size_t i = 0; i < config_.hooks.size(); ++i) {
     hook_queues_.push_back(std::make_unique<HookQueue>());
@@ -153,10 +195,13 @@ bool HookRunner::IdleLocked() const {
   return true;
 }
 
-bool HookRunner::FleetBudgetExhausted() const {
-  if (config_.fleet_budget_file.empty()) return false;
+DrainGates HookRunner::Gates() {
+  DrainGates gates;
   struct stat st {};
-  return ::stat(config_.fleet_budget_file.c_str(), &st) == 0;
+  gates.fleet_budget_exhausted =
+      !config_.fleet_budget_file.empty() && ::stat(config_.fleet_budget_file.c_str(), &st) == 0;
+  gates.suspect_peers = ReadSuspectPeers(config_.suspect_peers_file, *log_, suspect_peers_error_);
+  return gates;
 }
 
 void HookRunner::WorkerLoop() {
@@ -177,13 +222,16 @@ void HookRunner::WorkerLoop() {
     busy_ = true;
     lock.unlock();
 
+    // The gates are read once a pass (at most once a second, or per batch of transitions).
+    const DrainGates gates = Gates();
     for (const detect::AnomalyTransition& t : events) {
-      Execute(policy_.OnTransition(t, clock_.Now(), FleetBudgetExhausted()));
+      Execute(policy_.OnTransition(t, clock_.Now(), gates));
     }
-    Execute(policy_.OnTimer(clock_.Now()));
+    Execute(policy_.OnTimer(clock_.Now(), gates));
 
     lock.lock();
     drain_requested_ = policy_.drain_requested();
+    drains_held_ = policy_.drains_held();
     busy_ = false;
     idle_cv_.notify_all();
   }
@@ -315,6 +363,7 @@ void HookRunner::Export(MetricSink& sink) const {
   }
   sink.Add(kDryRun, {}, config_.dry_run ? 1 : 0);
   sink.Add(kDrainRequested, {}, drain_requested_ ? 1 : 0);
+  sink.Add(kDrainsHeld, {}, static_cast<double>(drains_held_));
   sink.Add(kDropped, {}, static_cast<double>(dropped_));
 }
 

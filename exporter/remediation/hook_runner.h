@@ -20,6 +20,10 @@
 //   - a resume (the drain hooks, event clear) runs only after every eligible finding that held
 //     the node has cleared and stayed clear for `clear_hold_down`; a new eligible raise in that
 //     window cancels it; only hooks that ran a drain are asked to resume;
+//   - a drain-eligible finding on a port facing a switch listed in suspect_peers_file does not
+//     drain (the fleet rules hold the switch suspect); with hold_drain_while_jobs, a
+//     non-critical finding's drain waits while jobs hold its device open, then passes the same
+//     gates when they end (or after max_drain_hold);
 //   - notify hooks run on every matching transition, with none of the drain limits;
 //   - every run has a timeout (SIGTERM to the process group, SIGKILL after the grace), its output
 //     goes to the log, its result to fabricwatch_hook_runs_total{hook,result}.
@@ -60,7 +64,7 @@ class HookRunner {
   // `node_name`: empty resolves to config.node_name, then the short hostname.
   HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
              std::shared_ptr<spdlog::logger> logger,
-             std::map<std::string, std::string> agent_env = {});
+             std::map<std::string, std::string> agent_env = {}, CurrentJobs current_jobs = {});
   ~HookRunner();  // Stop()
   HookRunner(const HookRunner&) = delete;
   HookRunner& operator=(const HookRunner&) = delete;
@@ -103,7 +107,8 @@ class HookRunner {
   void Execute(const HookPlan& plan);
   void RunOne(const PlannedRun& run);
   bool IdleLocked() const;
-  bool FleetBudgetExhausted() const;
+  // The fleet-budget file and the suspect switches, read now (worker thread).
+  DrainGates Gates();
   void Count(size_t hook, std::string_view result);
 
   const HookConfig config_;
@@ -121,7 +126,9 @@ class HookRunner {
   bool stop_ = false;
   bool wake_ = false;
   bool busy_ = false;
-  bool drain_requested_ = false;  // copy of policy_.drain_requested() for Export()
+  bool drain_requested_ = false;     // copy of policy_.drain_requested() for Export()
+  size_t drains_held_ = 0;           // copy of policy_.drains_held() for Export()
+  std::string suspect_peers_error_;  // the last one logged (worker thread)
   uint64_t dropped_ = 0;
   std::vector<std::map<std::string, uint64_t, std::less<>>> counts_;  // per hook
   std::vector<std::unique_ptr<HookQueue>> hook_queues_;               // per hook

@@ -1,7 +1,6 @@
 #include "exporter/remediation/hook_config.h"
 
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +37,9 @@ TEST(HookConfigTest, AbsentSectionRunsNothingInDryRun) {
   EXPECT_EQ(config->clear_hold_down, minutes(10));
   EXPECT_EQ(config->timeout, seconds(30));
   EXPECT_EQ(config->fleet_budget_file, "/run/fabricwatch/drain-budget-exhausted");
+  EXPECT_EQ(config->suspect_peers_file, "/run/fabricwatch/suspect-peers");
+  EXPECT_FALSE(config->hold_drain_while_jobs);
+  EXPECT_EQ(config->max_drain_hold, milliseconds(0));
 }
 
 TEST(HookConfigTest, FullSection) {
@@ -52,6 +54,9 @@ hooks:
   kill_grace: 2s
   max_output_bytes: 4096
   fleet_budget_file: ""
+  suspect_peers_file: /var/run/fw-suspects
+  hold_drain_while_jobs: true
+  max_drain_hold: 12h
   run:
     - name: slurm
       command: [/usr/lib/fabricwatch/hooks/slurm-drain, --verbose]
@@ -76,6 +81,9 @@ hooks:
   EXPECT_EQ(config->kill_grace, seconds(2));
   EXPECT_EQ(config->max_output_bytes, 4096u);
   EXPECT_EQ(config->fleet_budget_file, "");
+  EXPECT_EQ(config->suspect_peers_file, "/var/run/fw-suspects");
+  EXPECT_TRUE(config->hold_drain_while_jobs);
+  EXPECT_EQ(config->max_drain_hold, std::chrono::hours(12));
   ASSERT_EQ(config->hooks.size(), 2u);
   const HookSpec& slurm = config->hooks[0];
   EXPECT_EQ(slurm.name, "slurm");
@@ -107,7 +115,8 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(ErrorOf("hooks:\n  dryrun: false\n"),
             "fw.yml:2:3: hooks.dryrun: unknown key (known: dry_run, node_name, cooldown, "
             "max_drains_per_hour, clear_hold_down, timeout, kill_grace, max_output_bytes, "
-            "fleet_budget_file, user, group, run)");
+            "fleet_budget_file, suspect_peers_file, hold_drain_while_jobs, max_drain_hold, "
+            "user, group, run)");
   EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"),
             "fw.yml:2:12: hooks.dry_run: expected true or false (unquoted), got \"maybe\"");
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),
@@ -135,6 +144,12 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
             "fw.yml:3:40: hooks.run[0].action: expected drain or notify, got \"evict\"");
   EXPECT_EQ(ErrorOf("hooks:\n  fleet_budget_file: budget\n"),
             "fw.yml:2:22: hooks.fleet_budget_file: must be an absolute path (or empty: no file)");
+  EXPECT_EQ(ErrorOf("hooks:\n  suspect_peers_file: suspects\n"),
+            "fw.yml:2:23: hooks.suspect_peers_file: must be an absolute path (or empty: no "
+            "file)");
+  EXPECT_EQ(ErrorOf("hooks:\n  hold_drain_while_jobs: yes\n"),
+            "fw.yml:2:26: hooks.hold_drain_while_jobs: expected true or false (unquoted), got "
+            "\"yes\"");
   EXPECT_EQ(ErrorOf("hooks: [1]\n"), "fw.yml:1:8: hooks: must be a mapping");
 }
 

@@ -17,108 +17,30 @@
 #include <vector>
 
 #include "exporter/logging.h"
+#include "tests/unit/exporter/hook_test_support.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
 namespace fs = std::filesystem;
-using detect::AnomalyTransition;
-using detect::Severity;
-using std::chrono::hours;
-using std::chrono::milliseconds;
-using std::chrono::minutes;
-using std::chrono::seconds;
-
-const detect::TimePoint kT0 = detect::TimePoint(seconds(1'800'000'000));
-
-class FakeClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    std::lock_guard lock(mutex_);
-    return now_;
-  }
-  void Set(detect::TimePoint t) {
-    std::lock_guard lock(mutex_);
-    now_ = t;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  detect::TimePoint now_ = kT0;
-};
-
-// A PFC storm on eth2 priority 3, as the pfc_storm detector reports it.
-AnomalyTransition Storm(std::string role, bool raised, detect::TimePoint time,
-                        std::string netdev = "eth2") {
-  AnomalyTransition t;
-  t.detector = "pfc_storm";
-  t.raised = raised;
-  t.time = time;
-  t.started = time;
-  t.finding.severity = Severity::kCritical;
-  t.finding.entity = {{"netdev", netdev}, {"priority", "3"}, {"role", role}};
-  t.finding.value = 0.97;
-  t.finding.evidence = {{"pause_ratio", 0.97}, {"tx_pause_frames_per_second", 151234}};
-  t.finding.reason = netdev + " priority 3 sends pause frames 97% of the time (\"source\")";
-  t.finding.drain_eligible = role == "source";
-  return t;
-}
-
-HookSpec Hook(std::string name, HookAction action, std::vector<std::string> detectors = {}) {
-  HookSpec hook;
-  hook.name = std::move(name);
-  hook.action = action;
-  hook.command = {"/bin/true"};
-  hook.detectors = std::move(detectors);
-  return hook;
-}
-
-HookConfig PolicyConfig() {
-  HookConfig config;
-  config.cooldown = minutes(30);
-  config.max_drains_per_hour = 2;
-  config.clear_hold_down = minutes(10);
-  config.hooks = {Hook("slurm", HookAction::kDrain, {"pfc_storm", "link_flap"}),
-                  Hook("webhook", HookAction::kNotify),
-                  Hook("optics-only", HookAction::kDrain, {"optical_drift"})};
-  return config;
-}
-
-std::vector<std::string> Runs(const HookPlan& plan, const HookConfig& config) {
-  std::vector<std::string> out;
-  for (const PlannedRun& run : plan.runs) {
-    out.push_back(config.hooks[run.hook].name + ":" + std::string(HookPurposeName(run.purpose)) +
-                  ":" + (run.transition.raised ? "raise" : "clear"));
-  }
-  return out;
-}
-
-std::vector<std::string> Suppressed(const HookPlan& plan, const HookConfig& config) {
-  std::vector<std::string> out;
-  for (const Suppression& s : plan.suppressed) {
-    out.push_back(config.hooks[s.hook].name + ":" + std::string(s.result));
-  }
-  return out;
-}
-
-using Names = std::vector<std::string>;
+using namespace hook_testing;
 
 TEST(DrainPolicyTest, OnlyDrainEligibleFindingsDrain) {
   HookConfig config = PolicyConfig();
   DrainPolicy policy(config);
   // A storm victim is never drained; the notify hook still hears about it.
-  HookPlan victim = policy.OnTransition(Storm("victim", true, kT0), kT0, false);
+  HookPlan victim = policy.OnTransition(Storm("victim", true, kT0), kT0, kOpen);
   EXPECT_EQ(Runs(victim, config), Names{"webhook:notify:raise"});
   EXPECT_EQ(Suppressed(victim, config), Names{"slurm:suppressed_not_eligible"});
   EXPECT_FALSE(policy.drain_requested());
 
-  HookPlan source = policy.OnTransition(Storm("source", true, kT0), kT0, false);
+  HookPlan source = policy.OnTransition(Storm("source", true, kT0), kT0, kOpen);
   EXPECT_EQ(Runs(source, config), (Names{"slurm:drain:raise", "webhook:notify:raise"}));
   EXPECT_TRUE(Suppressed(source, config).empty());
   EXPECT_TRUE(policy.drain_requested());
 
   // The victim clearing is not ours to act on.
-  HookPlan victim_clear = policy.OnTransition(Storm("victim", false, kT0), kT0, false);
+  HookPlan victim_clear = policy.OnTransition(Storm("victim", false, kT0), kT0, kOpen);
   EXPECT_EQ(Runs(victim_clear, config), Names{"webhook:notify:clear"});
   EXPECT_FALSE(policy.next_deadline().has_value());
 }
@@ -129,7 +51,7 @@ TEST(DrainPolicyTest, SeverityFilterApplies) {
   DrainPolicy policy(config);
   AnomalyTransition warning = Storm("source", true, kT0);
   warning.finding.severity = Severity::kWarning;
-  EXPECT_EQ(Runs(policy.OnTransition(warning, kT0, false), config), Names{"webhook:notify:raise"});
+  EXPECT_EQ(Runs(policy.OnTransition(warning, kT0, kOpen), config), Names{"webhook:notify:raise"});
   EXPECT_FALSE(policy.drain_requested());
 }
 
@@ -137,14 +59,14 @@ TEST(DrainPolicyTest, CooldownSpacesDrainRequests) {
   HookConfig config = PolicyConfig();
   DrainPolicy policy(config);
   config.hooks.resize(1);
-  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, false), config),
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, kOpen), config),
             Names{"slurm:drain:raise"});
   const auto t1 = kT0 + minutes(29);
-  HookPlan second = policy.OnTransition(Storm("source", true, t1, "eth3"), t1, false);
+  HookPlan second = policy.OnTransition(Storm("source", true, t1, "eth3"), t1, kOpen);
   EXPECT_TRUE(Runs(second, config).empty());
   EXPECT_EQ(Suppressed(second, config), Names{"slurm:suppressed_cooldown"});
   const auto t2 = kT0 + minutes(30);
-  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, t2, "eth4"), t2, false), config),
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, t2, "eth4"), t2, kOpen), config),
             Names{"slurm:drain:raise"});
 }
 
@@ -154,7 +76,7 @@ TEST(DrainPolicyTest, RateLimitIsASlidingHour) {
   config.hooks.resize(1);
   DrainPolicy policy(config);
   auto raise = [&](const std::string& netdev, detect::TimePoint t) {
-    return policy.OnTransition(Storm("source", true, t, netdev), t, false);
+    return policy.OnTransition(Storm("source", true, t, netdev), t, kOpen);
   };
   EXPECT_EQ(Runs(raise("eth2", kT0), config).size(), 1u);
   EXPECT_EQ(Runs(raise("eth3", kT0 + minutes(20)), config).size(), 1u);
@@ -171,7 +93,7 @@ TEST(DrainPolicyTest, ZeroDrainsPerHourNeverDrains) {
   config.max_drains_per_hour = 0;
   config.hooks.resize(1);
   DrainPolicy policy(config);
-  EXPECT_EQ(Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, false), config),
+  EXPECT_EQ(Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, kOpen), config),
             Names{"slurm:suppressed_rate_limit"});
 }
 
@@ -179,35 +101,35 @@ TEST(DrainPolicyTest, ResumeWaitsForTheHoldDown) {
   HookConfig config = PolicyConfig();
   config.hooks.resize(1);
   DrainPolicy policy(config);
-  policy.OnTransition(Storm("source", true, kT0), kT0, false);
+  policy.OnTransition(Storm("source", true, kT0), kT0, kOpen);
   const auto cleared = kT0 + minutes(3);
   EXPECT_TRUE(
-      Runs(policy.OnTransition(Storm("source", false, cleared), cleared, false), config).empty());
+      Runs(policy.OnTransition(Storm("source", false, cleared), cleared, kOpen), config).empty());
   ASSERT_TRUE(policy.next_deadline().has_value());
   EXPECT_EQ(*policy.next_deadline(), cleared + minutes(10));
-  EXPECT_TRUE(policy.OnTimer(cleared + minutes(10) - seconds(1)).runs.empty());
-  HookPlan resume = policy.OnTimer(cleared + minutes(10));
+  EXPECT_TRUE(policy.OnTimer(cleared + minutes(10) - seconds(1), kOpen).runs.empty());
+  HookPlan resume = policy.OnTimer(cleared + minutes(10), kOpen);
   EXPECT_EQ(Runs(resume, config), Names{"slurm:resume:clear"});
   EXPECT_FALSE(policy.drain_requested());
-  EXPECT_TRUE(policy.OnTimer(cleared + hours(1)).runs.empty());
+  EXPECT_TRUE(policy.OnTimer(cleared + hours(1), kOpen).runs.empty());
 }
 
 TEST(DrainPolicyTest, RaiseDuringHoldDownCancelsTheResume) {
   HookConfig config = PolicyConfig();
   config.hooks.resize(1);
   DrainPolicy policy(config);
-  policy.OnTransition(Storm("source", true, kT0), kT0, false);
-  policy.OnTransition(Storm("source", false, kT0 + minutes(1)), kT0 + minutes(1), false);
+  policy.OnTransition(Storm("source", true, kT0), kT0, kOpen);
+  policy.OnTransition(Storm("source", false, kT0 + minutes(1)), kT0 + minutes(1), kOpen);
   // It comes back within the hold-down (a flapping fault): the node stays drained; the raise
   // itself is inside the cooldown, so no second drain request is made.
   HookPlan again =
-      policy.OnTransition(Storm("source", true, kT0 + minutes(5)), kT0 + minutes(5), false);
+      policy.OnTransition(Storm("source", true, kT0 + minutes(5)), kT0 + minutes(5), kOpen);
   EXPECT_EQ(Suppressed(again, config), Names{"slurm:suppressed_cooldown"});
   EXPECT_FALSE(policy.next_deadline().has_value());
-  EXPECT_TRUE(policy.OnTimer(kT0 + hours(2)).runs.empty());
+  EXPECT_TRUE(policy.OnTimer(kT0 + hours(2), kOpen).runs.empty());
   EXPECT_TRUE(policy.drain_requested());
-  policy.OnTransition(Storm("source", false, kT0 + hours(2)), kT0 + hours(2), false);
-  EXPECT_EQ(Runs(policy.OnTimer(kT0 + hours(2) + minutes(10)), config),
+  policy.OnTransition(Storm("source", false, kT0 + hours(2)), kT0 + hours(2), kOpen);
+  EXPECT_EQ(Runs(policy.OnTimer(kT0 + hours(2) + minutes(10), kOpen), config),
             Names{"slurm:resume:clear"});
 }
 
@@ -216,12 +138,12 @@ TEST(DrainPolicyTest, EveryHoldingFindingMustClear) {
   config.hooks.resize(1);
   config.clear_hold_down = milliseconds(0);
   DrainPolicy policy(config);
-  policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, false);
+  policy.OnTransition(Storm("source", true, kT0, "eth2"), kT0, kOpen);
   // Suppressed by the cooldown, but it still holds the node.
-  policy.OnTransition(Storm("source", true, kT0, "eth3"), kT0, false);
-  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0, "eth2"), kT0, false).runs.empty());
+  policy.OnTransition(Storm("source", true, kT0, "eth3"), kT0, kOpen);
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0, "eth2"), kT0, kOpen).runs.empty());
   // A zero hold-down resumes in the same step as the last clear.
-  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", false, kT0, "eth3"), kT0, false), config),
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", false, kT0, "eth3"), kT0, kOpen), config),
             Names{"slurm:resume:clear"});
 }
 
@@ -230,10 +152,11 @@ TEST(DrainPolicyTest, FleetBudgetBlocksDrainsAndNothingIsResumed) {
   config.hooks.resize(1);
   config.clear_hold_down = milliseconds(0);
   DrainPolicy policy(config);
-  EXPECT_EQ(Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, true), config),
-            Names{"slurm:suppressed_fleet_budget"});
+  EXPECT_EQ(
+      Suppressed(policy.OnTransition(Storm("source", true, kT0), kT0, kBudgetExhausted), config),
+      Names{"slurm:suppressed_fleet_budget"});
   EXPECT_FALSE(policy.drain_requested());
-  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, false).runs.empty());
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, kOpen).runs.empty());
 }
 
 TEST(DrainPolicyTest, DrainHookWithoutClearLeavesTheResumeToAHuman) {
@@ -242,8 +165,8 @@ TEST(DrainPolicyTest, DrainHookWithoutClearLeavesTheResumeToAHuman) {
   config.hooks[0].on_clear = false;
   config.clear_hold_down = milliseconds(0);
   DrainPolicy policy(config);
-  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0), kT0, false), config).size(), 1u);
-  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, false).runs.empty());
+  EXPECT_EQ(Runs(policy.OnTransition(Storm("source", true, kT0), kT0, kOpen), config).size(), 1u);
+  EXPECT_TRUE(policy.OnTransition(Storm("source", false, kT0), kT0, kOpen).runs.empty());
   EXPECT_FALSE(policy.drain_requested());
 }
 
@@ -351,6 +274,7 @@ class HookRunnerTest : public ::testing::Test {
     HookConfig config;
     config.node_name = "gpu-a17";
     config.fleet_budget_file = (dir_ / "budget-exhausted").string();
+    config.suspect_peers_file = (dir_ / "suspect-peers").string();
     config.timeout = seconds(10);
     config.kill_grace = milliseconds(200);
     return config;
@@ -440,7 +364,7 @@ TEST_F(HookRunnerTest, FailuresTimeoutsAndSpawnErrorsAreCounted) {
   runner.Export(sink);
   EXPECT_EQ(sink.error_count(), 0u);
   auto families = sink.TakeFamilies();
-  ASSERT_EQ(families.size(), 4u);
+  ASSERT_EQ(families.size(), 5u);
   EXPECT_EQ(families[0].name, "fabricwatch_hook_runs_total");
   EXPECT_EQ(families[0].metric.size(), 3 * std::size(kHookResults));
   EXPECT_EQ(families[1].name, "fabricwatch_hook_dry_run");
@@ -500,6 +424,63 @@ TEST_F(HookRunnerTest, HangingHookDoesNotDelayOthersAndStopKillsIt) {
   EXPECT_EQ((counts[{"hang", "cancelled"}]), 1u);
   EXPECT_EQ((counts[{"hang", "timeout"}]), 0u);
   EXPECT_EQ((counts[{"hang", "dry_run"}]), 0u);
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter
+
+namespace fabricwatch::exporter {
+namespace {
+
+double DrainsHeld(const HookRunner& runner) {
+  MetricSink sink;
+  runner.Export(sink);
+  for (const auto& family : sink.TakeFamilies()) {
+    if (family.name == "fabricwatch_hook_drains_held") return family.metric.at(0).gauge.value;
+  }
+  return -1;
+}
+
+// The agent-side switch gate through the file the fleet rules' receiver writes, and a drain
+// held while a job runs, released on the runner's timer when the job ends.
+TEST_F(HookRunnerTest, SuspectPeersFileAndHeldDrainsGoThroughTheRunner) {
+  HookConfig config = BaseConfig();
+  config.cooldown = seconds(0);
+  config.max_drains_per_hour = 10;
+  config.hold_drain_while_jobs = true;
+  config.hooks = {Recorder("slurm")};
+  std::ofstream(dir_ / "suspect-peers") << "# written by the receiver\nleaf07\n";
+  std::mutex mutex;
+  std::vector<std::string> jobs = {"slurm:1234"};
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"), {},
+                    [&](const AnomalyTransition&) -> std::optional<std::vector<std::string>> {
+                      std::lock_guard lock(mutex);
+                      return jobs;
+                    });
+  runner.Start();
+  AnomalyTransition facing = Storm("source", true, kT0, "eth2");
+  facing.finding.peer = "leaf07 Ethernet1/3";
+  runner.OnTransition(facing);
+  AnomalyTransition held = Storm("source", true, kT0, "eth3");
+  held.finding.severity = Severity::kWarning;
+  held.finding.peer = "leaf08 Ethernet1/3";
+  held.finding.jobs = {"slurm:1234"};
+  runner.OnTransition(held);
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_TRUE(Recorded().empty());
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"slurm", "suppressed_peer_suspect"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "held_for_jobs"}]), 1u);
+  EXPECT_EQ(DrainsHeld(runner), 1);
+
+  {
+    std::lock_guard lock(mutex);
+    jobs.clear();  // the job ended
+  }
+  runner.Wake();
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Recorded(), Names{"slurm drain raise 1 netdev=eth3 priority=3 role=source"});
+  EXPECT_EQ(DrainsHeld(runner), 0);
 }
 
 }  // namespace
