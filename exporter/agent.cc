@@ -182,7 +182,6 @@ Status Agent::Build() {
   // Node-drain hooks run on their own thread; the anomaly tracker hands them its transitions
   // with OnTransition() (never blocks). The runner is declared before the engine, so it outlives
   // every call the engine's thread makes.
-  hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
   // hooks.hold_drain_while_jobs asks, once a second per held drain, which jobs the engine now
   // attributes to the finding. ~Agent() stops the runner before the engine goes.
   auto current_jobs =
@@ -196,6 +195,7 @@ Status Agent::Build() {
     }
     return std::nullopt;
   };
+  hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
                                         AgentEnvironment(), std::move(current_jobs));
   EngineOptions engine_options;
   engine_options.escalation.count = config_.escalation_count;
