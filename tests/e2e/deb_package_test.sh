@@ -78,7 +78,7 @@ readelf -S /usr/bin/fabricwatch | grep -q '\.debug_info' && fail "/usr/bin/fabri
 ok "/usr/bin/fabricwatch runs ($want_version) and is stripped"
 
 for path in /usr/lib/systemd/system/fabricwatch.service /etc/fabricwatch/fabricwatch.yml \
-  /etc/default/fabricwatch /usr/share/doc/fabricwatch/README.md \
+  /etc/default/fabricwatch /usr/share/doc/fabricwatch/README.md /usr/share/doc/fabricwatch/changelog.gz \
   /usr/share/fabricwatch/alerts/fabricwatch-anomaly.rules.yml \
   /usr/share/fabricwatch/alerts/alertmanager.example.yml \
   /usr/share/fabricwatch/dashboards/node-fabric-detail.json \
