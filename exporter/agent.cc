@@ -162,6 +162,9 @@ Status Agent::Build() {
       collectors_.back().wake.count = [this] { return raised_findings_.load(); };
       collectors_.back().wake.min_gap = std::chrono::seconds(1);
     }
+    // The peer collector asks the neighbour on a port up event (issue 24): woken by the same
+    // port events, at most once a second, so a flapping port cannot turn into an SMP storm.
+    if (b.info->name == "peer") collectors_.back().wake.min_gap = std::chrono::seconds(1);
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
   if (config_.config_check || config_.shape_print) return Status::Ok();

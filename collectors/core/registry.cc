@@ -38,7 +38,9 @@ const CollectorInfo kCollectors[] = {
     {"peer",
      "The far end of each fabric port: InfiniBand neighbours (node description, GUID, port) "
      "through directed-route SMP queries, Ethernet neighbours through lldpd or LLDP frames",
-     true, 10s, peer::PeerOptions(), peer::PeerMetrics(), peer::NewPeerCollector},
+     true, 10s, peer::PeerOptions(), peer::PeerMetrics(), peer::NewPeerCollector,
+     // Woken by libibverbs port events: a port that comes up is asked about at once.
+     /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/true},
     {"jobs",
      "Scheduler jobs (Slurm job, Kubernetes pod) whose processes hold an RDMA device open, "
      "from /proc: a bounded scan every 30 s and when a finding is raised",
