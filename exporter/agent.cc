@@ -19,6 +19,7 @@
 #include "exporter/config/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/http/routes.h"
+#include "exporter/http/status_page.h"
 #include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
 #include "exporter/privileges.h"
@@ -213,6 +214,8 @@ Status Agent::Build() {
   });
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
+  engine_->tracker().Subscribe(
+      [history = &transition_history_](const detect::AnomalyTransition& t) { history->Record(t); });
 
   store_ = std::make_unique<SnapshotStore>();
   store_->SetPublishListener(
@@ -334,16 +337,18 @@ Status Agent::Start() {
                              .privileges = privileges_.get(),
                              .link_events = events_.link_log(),
                              .rdma_events = events_.rdma_log(),
-                             .http_server = &server_for_metrics_};
+                             .http_server = &server_for_metrics_,
+                             .transitions = &transition_history_};
   if (web_security_ == nullptr) {
     if (Status web = LoadWebConfig(); !web.ok()) return web;
   }
   metrics_cache_ = MakeMetricsCache(sources);
+  status_cache_ = MakeStatusCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
   if (!address) return address.error();
   auto server =
-      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_), GetLogger("http"),
-                        config_.http, MakeSecuritySource(web_security_));
+      HttpServer::Start(*address, AgentRoutes(sources, *metrics_cache_, *status_cache_),
+                        GetLogger("http"), config_.http, MakeSecuritySource(web_security_));
   if (!server) return server.error();
   server_ = std::move(*server);
   server_for_metrics_ = server_.get();

@@ -35,6 +35,7 @@
 #include "exporter/pipeline/scheduler.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
+#include "exporter/pipeline/transition_history.h"
 #include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 #include "exporter/remediation/process_launcher.h"
@@ -101,12 +102,16 @@ class Agent {
   std::vector<std::unique_ptr<sys::EthtoolSource>> ethtool_sources_;
   std::vector<ScheduledCollector> collectors_;
   PosixProcessLauncher hook_launcher_;
+  // The last hour's anomaly transitions for the status page; a tracker observer, so declared
+  // before the engine that calls it.
+  TransitionHistory transition_history_;
   std::unique_ptr<HookRunner> hooks_;
   std::unique_ptr<DetectorEngine> engine_;
   std::unique_ptr<SnapshotStore> store_;
   std::unique_ptr<SelfMetrics> self_metrics_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RenderCache> metrics_cache_;
+  std::unique_ptr<RenderCache> status_cache_;
   std::shared_ptr<WebSecurity> web_security_;
   std::unique_ptr<HttpServer> server_;
   std::atomic<const HttpServer*> server_for_metrics_{nullptr};  // what /metrics reports on

@@ -47,6 +47,7 @@
 #include "exporter/config/listen_address.h"
 #include "exporter/http/http_limits.h"
 #include "exporter/http/render_cache.h"
+#include "exporter/http/response.h"
 
 namespace fabricwatch::exporter {
 
@@ -57,6 +58,9 @@ struct Route {
   // When set, used instead of `body`: a body shared between requests (RenderCache), served
   // without a copy, its gzip made once.
   std::function<std::shared_ptr<const RenderedBody>()> shared_body;
+  // Sent with a 200 answer after the web configuration's headers (the status page's
+  // Content-Security-Policy, exporter/http/status_html.h).
+  HeaderList headers = {};
 };
 
 // The connection cap actually used: `configured`, but at most a quarter of the open-file limit

@@ -3,12 +3,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "collectors/core/duration.h"
 #include "collectors/core/metric_sink.h"
-#include "collectors/core/registry.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/verbs_events.h"
-#include "exporter/version.h"
 
 namespace fabricwatch::exporter {
 
@@ -86,66 +83,6 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
   return nlohmann::json{{"anomalies", list}}.dump(-1, ' ', false,
                                                   nlohmann::json::error_handler_t::replace) +
          "\n";
-}
-
-std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health,
-                        const std::vector<detect::ActiveAnomaly>& anomalies) {
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string html =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fabricwatch</title>"
-      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-      "td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}</style></head><body>\n"
-      "<h1>fabricwatch</h1>\n<p>RDMA fabric exporter and watchdog, version " +
-      HtmlEscape(kVersion) + " (revision " + HtmlEscape(kRevision) + ").</p>\n<ul><li><a href=\"" +
-      HtmlEscape(config.telemetry_path) +
-      "\">Metrics</a></li><li><a href=\"/healthz\">Health</a></li>"
-      "<li><a href=\"/api/v1/link-events\">Link events</a> (JSON)</li>"
-      "<li><a href=\"/api/v1/anomalies\">Active anomalies</a> (JSON)</li></ul>\n"
-      "<p>sysfs root: <code>" +
-      HtmlEscape(config.sysfs_path) +
-      "</code></p>\n"
-      "<h2>Collectors</h2>\n<table><tr><th>collector</th><th>enabled</th><th>interval</th>"
-      "<th>status</th><th>series</th><th>errors</th><th>last sample age</th></tr>\n";
-  for (const CollectorInfo& info : CollectorRegistry()) {
-    const std::string name(info.name);
-    auto c = config.collectors.find(name);
-    const bool enabled = c != config.collectors.end() && c->second.enabled;
-    html += "<tr><td>" + HtmlEscape(name) + "</td><td>" + (enabled ? "yes" : "no") + "</td>";
-    auto h = health.find(name);
-    if (!enabled || h == health.end()) {
-      html += "<td></td><td></td><td></td><td></td><td></td></tr>\n";
-      continue;
-    }
-    const CollectorHealth& s = h->second;
-    // A status quotes what the collector read (a file's content, a device string): bounded as
-    // a label value is (docs/design.md §5.6).
-    std::string status = !s.has_run ? "not run yet" : BoundLabelValue(s.last_status.ToString());
-    char age[32] = "";
-    if (s.has_run) snprintf(age, sizeof(age), "%.1fs", now - s.last_sample_timestamp);
-    html += "<td>" + FormatDuration(s.interval) + "</td><td>" + HtmlEscape(status) + "</td><td>" +
-            std::to_string(s.series) + "</td><td>" + std::to_string(s.errors_total) + "</td><td>" +
-            age + "</td></tr>\n";
-  }
-  html += "</table>\n<h2>Active anomalies</h2>\n";
-  if (anomalies.empty()) {
-    html += "<p>None.</p>\n";
-  } else {
-    html +=
-        "<table><tr><th>detector</th><th>severity</th><th>entity</th><th>since</th>"
-        "<th>drain-eligible</th><th>reason</th></tr>\n";
-    for (const detect::ActiveAnomaly& a : anomalies) {
-      html += "<tr><td>" + HtmlEscape(a.detector) + "</td><td>" +
-              HtmlEscape(detect::SeverityName(a.finding.severity)) + "</td><td>" +
-              HtmlEscape(detect::EntityText(a.finding.entity)) + "</td><td>" +
-              HtmlEscape(Rfc3339(a.started)) + "</td><td>" +
-              (a.finding.drain_eligible ? "yes" : "no") + "</td><td>" +
-              HtmlEscape(BoundLabelValue(a.finding.reason)) + "</td></tr>\n";
-    }
-    html += "</table>\n";
-  }
-  html += "</body></html>\n";
-  return html;
 }
 
 std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,

@@ -1,5 +1,6 @@
 #pragma once
-// Bodies of the non-metrics endpoints: the landing page, /healthz and /api/v1/link-events.
+// Bodies of the JSON endpoints (/api/v1/anomalies, /api/v1/link-events) and the text helpers
+// the status page shares with them (status_html.h).
 
 #include <map>
 #include <string>
@@ -15,8 +16,6 @@ class RdmaPortEventLog;
 
 namespace fabricwatch::exporter {
 
-std::string LandingPage(const Config& config, const std::map<std::string, CollectorHealth>& health,
-                        const std::vector<detect::ActiveAnomaly>& anomalies = {});
 // JSON (docs/design.md §5): {"anomalies":[{"detector":"link_flap","severity":"critical",
 //   "entity":{"netdev":"eth0"},"started":"<RFC 3339>","started_timestamp":<unix s>,
 //   "value":5,"evidence":{"flap_penalty":4870,...},"reason":"...","drain_eligible":true}]}
@@ -26,7 +25,7 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies);
 //                            "events":[{"time":"...","device":"mlx5_0","port":1,"event":"port_err"}]}}
 std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
                            size_t max_events);
-// HTML-escapes text for the landing page.
+// HTML-escapes text for the status page.
 std::string HtmlEscape(std::string_view text);
 std::string Rfc3339(std::chrono::system_clock::time_point time);
 

@@ -118,6 +118,9 @@ void HttpServer::Impl::RunRoute(uint64_t id, Connection& c, Clock::time_point no
       response.close = close;
       response.text = ErrorBody(500);
     }
+    if (status == 200) {
+      for (const auto& header : route->headers) headers.push_back(header);
+    }
     if (status == 200 && gzip) {
       if (shared != nullptr) {
         if (const std::string* compressed = shared->Gzipped()) {

@@ -7,6 +7,7 @@
 #include "exporter/http/http_metrics.h"
 #include "exporter/http/pages.h"
 #include "exporter/http/render.h"
+#include "exporter/http/status_html.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -17,54 +18,55 @@ constexpr std::chrono::milliseconds kRenderMaxAge{100};
 
 }  // namespace
 
+AgentFamilies GatherFamilies(const RouteSources& sources) {
+  AgentFamilies out;
+  // The agent's own families are small and made per render; the snapshots' families are read
+  // where they lie (held by `snapshots` until the caller is done with them).
+  out.own = sources.self_metrics.Collect();
+  std::vector<prometheus::MetricFamily> detected = sources.engine.Collect();
+  out.own.insert(out.own.end(), std::make_move_iterator(detected.begin()),
+                 std::make_move_iterator(detected.end()));
+  MetricSink hook_sink;
+  sources.hooks.Export(hook_sink);
+  if (const HttpServer* server = sources.http_server ? sources.http_server->load() : nullptr) {
+    ExportHttpStats(server->stats(), hook_sink);
+  }
+  if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);
+  for (auto& family : hook_sink.TakeFamilies()) out.own.push_back(std::move(family));
+  out.snapshots = sources.store.AllLatest();
+  for (const prometheus::MetricFamily& family : out.own) out.all.push_back(&family);
+  for (const auto& snapshot : out.snapshots) {
+    for (const prometheus::MetricFamily& family : snapshot->families) out.all.push_back(&family);
+  }
+  return out;
+}
+
 std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
   return std::make_unique<RenderCache>(
       [sources, last_size = size_t{0}]() mutable {
-        // The agent's own families are small and made per render; the snapshots' families are
-        // read where they lie (held by `snapshots` until the text is written).
-        std::vector<prometheus::MetricFamily> own = sources.self_metrics.Collect();
-        std::vector<prometheus::MetricFamily> detected = sources.engine.Collect();
-        own.insert(own.end(), std::make_move_iterator(detected.begin()),
-                   std::make_move_iterator(detected.end()));
-        MetricSink hook_sink;
-        sources.hooks.Export(hook_sink);
-        if (const HttpServer* server =
-                sources.http_server ? sources.http_server->load() : nullptr) {
-          ExportHttpStats(server->stats(), hook_sink);
-        }
-        if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);
-        for (auto& family : hook_sink.TakeFamilies()) own.push_back(std::move(family));
-        const std::vector<std::shared_ptr<const Snapshot>> snapshots = sources.store.AllLatest();
-        std::vector<const prometheus::MetricFamily*> families;
-        for (const prometheus::MetricFamily& family : own) families.push_back(&family);
-        for (const auto& snapshot : snapshots) {
-          for (const prometheus::MetricFamily& family : snapshot->families) {
-            families.push_back(&family);
-          }
-        }
+        AgentFamilies families = GatherFamilies(sources);
         std::string text;
         text.reserve(last_size + last_size / 8);  // one allocation for a body like the last one
-        AppendExposition(families, text);
+        AppendExposition(families.all, text);
         last_size = text.size();
         return text;
       },
       kRenderMaxAge);
 }
 
-std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache) {
+std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache,
+                                         RenderCache& status_cache) {
   std::map<std::string, Route> routes;
   routes[sources.config.telemetry_path] =
       Route{.content_type = std::string(kExpositionContentType),
             .body = {},
             .gzip = true,
             .shared_body = [&metrics_cache] { return metrics_cache.Get(); }};
-  routes["/"] = Route{"text/html; charset=utf-8",
-                      [sources] {
-                        return LandingPage(sources.config, sources.self_metrics.Collectors(),
-                                           sources.engine.tracker().Active());
-                      },
-                      true,
-                      {}};
+  routes["/"] = Route{.content_type = "text/html; charset=utf-8",
+                      .body = {},
+                      .gzip = true,
+                      .shared_body = [&status_cache] { return status_cache.Get(); },
+                      .headers = status::StatusPageHeaders()};
   routes["/healthz"] =
       Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }, false, {}};
   routes["/api/v1/anomalies"] =

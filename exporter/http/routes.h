@@ -1,7 +1,8 @@
 #pragma once
 // The agent's HTTP routes: /metrics (everything merged and rendered once per 100 ms at most,
-// shared among concurrent scrapers), the landing page, /healthz and the JSON API. The routes
-// read the parts they show through references; those parts must outlive the HTTP server.
+// shared among concurrent scrapers), the status page at / (likewise shared, status_page.h),
+// /healthz and the JSON API. The routes read the parts they show through references; those
+// parts must outlive the HTTP server.
 
 #include <atomic>
 #include <map>
@@ -14,6 +15,7 @@
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
+#include "exporter/pipeline/transition_history.h"
 #include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 
@@ -36,12 +38,27 @@ struct RouteSources {
   const sys::RdmaPortEventLog* rdma_events = nullptr;
   // The server whose counters /metrics shows (fabricwatch_http_*); set once it runs.
   const std::atomic<const HttpServer*>* http_server = nullptr;
+  // The anomaly transitions of the last hour, for the status page; null: none shown (tests).
+  const TransitionHistory* transitions = nullptr;
 };
+
+// Every family /metrics serves, at one moment: the agent's own (self, engine, hooks, HTTP,
+// privileges) and the latest snapshots'. `all` points into `own` and `snapshots`.
+struct AgentFamilies {
+  std::vector<prometheus::MetricFamily> own;
+  std::vector<std::shared_ptr<const Snapshot>> snapshots;
+  std::vector<const prometheus::MetricFamily*> all;
+  AgentFamilies() = default;
+  AgentFamilies(AgentFamilies&&) = default;  // the pointers stay valid: vectors move their storage
+};
+AgentFamilies GatherFamilies(const RouteSources& sources);
 
 // The /metrics render, shared among scrapers (RenderCache). Keep it alive as long as the routes.
 std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources);
 
-// Every route of the agent; /metrics serves `metrics_cache`.
-std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache);
+// Every route of the agent; /metrics serves `metrics_cache`, / serves `status_cache`
+// (MakeStatusCache, exporter/http/status_page.h).
+std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCache& metrics_cache,
+                                         RenderCache& status_cache);
 
 }  // namespace fabricwatch::exporter

@@ -6,13 +6,13 @@
 # revision, serial and date code) holds <script>, quotes, backslashes, newlines, a 10 KB string
 # (refused by the sysfs reader: over one page), a 3 KB one (cut by the sink) or invalid UTF-8
 # (tests/e2e/hostile_tree.py). The replay root itself sits under a path that
-# contains "<script>alert(1)</script>" (the landing page shows it).
+# contains "<script>alert(1)</script>" (the status page shows it).
 # The ethtool passthrough is on, so hostile statistic names become metric names and HELP text.
 # Checks: /metrics passes `promtool check metrics` and a strict parse of text format 0.0.4, is
 # valid UTF-8, every label value is at most 1024 bytes, no metric name is over 200 bytes, no
 # HELP text over 1024, and the hostile strings did reach it (HTML,
-# an escaped quote, backslash and newline, U+FFFD, a truncation marker); the landing page has no
-# unescaped markup from them; both JSON endpoints parse; every log line is one valid JSON object;
+# an escaped quote, backslash and newline, U+FFFD, a truncation marker); the status page has no
+# unescaped markup from them and shows the hostile netdev as text; both JSON endpoints parse; every log line is one valid JSON object;
 # the agent is still alive and serving after it all.
 #
 # Needs the simulator (build target fabricsim) and promtool.
@@ -123,14 +123,21 @@ PY
 $parse_out"
 ok "strict 0.0.4 parse: $parse_out, all valid UTF-8 and <= 1024 bytes; HTML, quotes, backslashes, newlines, U+FFFD and truncation reached the labels"
 
+# The status page (README "Status page"): its one <script> element is its own refresh script;
+# the hostile sysfs path and the hostile netdev name (in the port grid) are text.
 page="$(scrape /)"
-grep -q '<script' <<<"$page" && fail "landing page holds unescaped markup:
-$(grep -n '<script' <<<"$page" | head -n 5)"
+[[ "$(grep -o '<script' <<<"$page" | wc -l)" == 1 ]] && grep -q '<script>(function(){var busy' <<<"$page" ||
+  fail "status page holds a <script> element that is not its own:
+$(grep -o '.\{40\}<script.\{40\}' <<<"$page" | head -n 5)"
+grep -q '<b>' <<<"$page" && fail "status page holds unescaped markup:
+$(grep -o '.\{40\}<b>.\{40\}' <<<"$page" | head -n 5)"
 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' <<<"$page" ||
-  fail "landing page does not show the (escaped) hostile sysfs path"
+  fail "status page does not show the (escaped) hostile sysfs path"
+grep -q 'data-netdev="&lt;b&gt;&quot;x&#39;\\&amp;�"' <<<"$page" ||
+  fail "status page port grid does not show the (escaped) hostile netdev: $(grep -o 'data-netdev="[^"]*"' <<<"$page" | head -n 3)"
 python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' <<<"$page" ||
-  fail "landing page is not UTF-8"
-ok "landing page: the hostile path is shown escaped, no <script> element"
+  fail "status page is not UTF-8"
+ok "status page: the hostile path and netdev are shown escaped, no <script> element but its own"
 
 for api in /api/v1/anomalies /api/v1/link-events; do
   json="$(scrape "$api")"

@@ -45,8 +45,10 @@ constexpr std::array<FaultInfo, 37> kFaults = {{
      "(counters/link_error_recovery +1 each; state stays ACTIVE, link_downed unchanged). A "
      "down+up shorter than the poll is link_flap with down: 0",
      false, 0, "count=3 period=60 (duration: count*period)"},
-    {"module_temp_ramp", "module temperature ramps linearly to target_celsius, then recovers",
-     false, 120, "target_celsius=(high alarm + 3)"},
+    {"module_temp_ramp",
+     "module temperature ramps linearly to target_celsius over `ramp` s, holds it to the end of "
+     "the duration, then recovers",
+     false, 120, "target_celsius=(high alarm + 3) ramp=(duration)"},
     {"rx_power_decay", "receive power of one lane decays to target_dbm", false, 120,
      "lane=1 target_dbm=-13"},
     {"laser_bias_creep", "laser bias current of one lane creeps up to target_ma", false, 300,

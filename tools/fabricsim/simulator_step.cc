@@ -195,8 +195,11 @@ void Simulator::ApplyFaults(PortState& ps) {
       ps.ber_lane = ev.lane ? *ev.lane - 1 : -1;
     } else if (ev.fault == "module_temp_ramp") {
       const double target = EventParam(ev, "target_celsius", ps.module.temperature.high_alarm + 3);
+      // Reaches the target after `ramp` s (default: the duration) and holds it to the end.
+      const double ramp = EventParam(ev, "ramp", length);
+      const double heated = ramp <= 0 ? 1.0 : std::clamp(elapsed / ramp, 0.0, 1.0);
       ps.module.temperature_c =
-          ps.module_base.temperature_c + progress * (target - ps.module_base.temperature_c);
+          ps.module_base.temperature_c + heated * (target - ps.module_base.temperature_c);
     } else if (ev.fault == "rx_power_decay") {
       const int lane = ev.lane.value_or(1) - 1;
       const double from = ps.module_base.rx_power_mw[lane];

@@ -1,0 +1,55 @@
+#include "exporter/http/status_page.h"
+
+#include <unistd.h>
+
+#include "collectors/sys/link_events.h"
+#include "collectors/sys/verbs_events.h"
+#include "exporter/http/status_html.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+// As many link events as the page shows, from each log (the page merges and cuts them).
+constexpr size_t kEventsRead = 30;
+
+}  // namespace
+
+std::string NodeHostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+status::StatusInputs GatherStatusInputs(const RouteSources& sources, const AgentFamilies& families,
+                                        const std::string& hostname, detect::TimePoint now) {
+  status::StatusInputs inputs;
+  inputs.hostname = hostname;
+  inputs.sysfs_root = sources.config.sysfs_path;
+  inputs.now = now;
+  inputs.families = families.all;
+  inputs.collectors = sources.self_metrics.Collectors();
+  inputs.anomalies = sources.engine.tracker().Active();
+  if (sources.transitions != nullptr) inputs.transitions = sources.transitions->Recent(now);
+  if (sources.link_events != nullptr) {
+    inputs.link_events = sources.link_events->Recent(kEventsRead);
+    inputs.link_events_listening = sources.link_events->listening();
+  }
+  if (sources.rdma_events != nullptr) {
+    inputs.rdma_events = sources.rdma_events->Recent(kEventsRead);
+    inputs.rdma_events_listening = sources.rdma_events->listening();
+  }
+  return inputs;
+}
+
+std::unique_ptr<RenderCache> MakeStatusCache(const RouteSources& sources) {
+  return std::make_unique<RenderCache>(
+      [sources, hostname = NodeHostname()] {
+        const AgentFamilies families = GatherFamilies(sources);
+        const status::StatusInputs inputs =
+            GatherStatusInputs(sources, families, hostname, std::chrono::system_clock::now());
+        return status::RenderStatusPage(status::BuildStatusModel(inputs));
+      },
+      kStatusRenderMaxAge);
+}
+
+}  // namespace fabricwatch::exporter
