@@ -15,6 +15,7 @@ build_pkgs=(
   libibverbs-dev
   libibmad-dev libibumad-dev  # InfiniBand neighbours by directed-route SMP (collectors/sys/smp_query.h)
   liblldpctl-dev  # neighbours from a running lldpd (collectors/sys/lldpd_client.h)
+  libcurl4-openssl-dev  # pod names from the kubelet's HTTPS API (collectors/sys/kubelet_client.h)
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
   dpkg-dev file  # make deb: cpack's Depends scan runs dpkg-shlibdeps on what `file` calls ELF

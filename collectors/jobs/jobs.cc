@@ -2,13 +2,16 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "collectors/core/collector_options.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/jobs/jobs_metrics.h"
+#include "collectors/jobs/pod_names.h"
 #include "collectors/sys/command.h"
+#include "collectors/sys/kubelet_client.h"
 #include "collectors/sys/proc_jobs.h"
 #include "collectors/sys/sysfs.h"
 
@@ -29,6 +32,19 @@ constexpr CollectorOptionSpec kOptions[] = {
      "auto"},
     {"uverbs-dir", "Where the uverbs device nodes are (a replay directory in tests)",
      "/dev/infiniband"},
+    {"kubelet",
+     "Name pods (namespace/name) through the kubelet's GET /pods: auto (https://127.0.0.1:10250 "
+     "when the agent reads this host's /proc and kubelet-token-file exists), off, or the "
+     "kubelet's https:// URL (also with a --path.procfs replay); needs `get` on nodes/proxy",
+     "auto"},
+    {"kubelet-token-file", "Bearer token for the kubelet, read at each request",
+     "/var/run/secrets/kubernetes.io/serviceaccount/token"},
+    {"kubelet-ca-file",
+     "CA bundle that signs the kubelet's serving certificate (empty: the system's CA store)",
+     "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"},
+    {"kubelet-insecure-skip-verify",
+     "Accept any kubelet certificate (its default one is self-signed): true or false", "false"},
+    {"kubelet-timeout", "Timeout of the connection and of the whole request to the kubelet", "2s"},
 };
 
 constexpr MetricDesc kHolders{
@@ -52,19 +68,35 @@ constexpr MetricDesc kScanTruncated{
     "found until then.",
     MetricKind::kGauge,
     {}};
-constexpr MetricDesc kMetrics[] = {kDeviceJobInfo, kHolders, kScanSeconds, kScanProcesses,
-                                   kScanTruncated};
+constexpr MetricDesc kKubeletRequests{
+    "fabric_jobs_kubelet_requests_total",
+    "Requests to the kubelet for the names of pods (GET /pods) by outcome: success, no_token, "
+    "connect, timeout, tls, unauthorized (401), forbidden (403: no `get` on nodes/proxy), "
+    "http_error, too_large, malformed, error. Only while the kubelet option is on.",
+    MetricKind::kCounter,
+    {"outcome"}};
+constexpr MetricDesc kKubeletSkipped{
+    "fabric_jobs_kubelet_pods_skipped",
+    "Items of the kubelet's last pod list skipped as malformed (no valid uid, name or namespace).",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kMetrics[] = {kDeviceJobInfo, kHolders,         kScanSeconds,   kScanProcesses,
+                                   kScanTruncated, kKubeletRequests, kKubeletSkipped};
 
 class JobsCollector final : public Collector {
  public:
   JobsCollector(const CollectorContext& context, std::string procfs, sys::ScanLimits limits,
-                size_t max_jobs, bool listpids)
+                size_t max_jobs, bool listpids, std::unique_ptr<PodNames> pods,
+                std::string pods_off_reason)
       : sysfs_(context.sysfs),
+        clock_(context.clock),
         logger_(context.logger),
         procfs_(std::move(procfs)),
         limits_(std::move(limits)),
         max_jobs_(max_jobs),
-        listpids_(listpids) {}
+        listpids_(listpids),
+        pods_(std::move(pods)),
+        pods_off_reason_(std::move(pods_off_reason)) {}
 
   Status Collect(MetricSink& sink) override {
     if (procfs_.empty()) {
@@ -86,13 +118,19 @@ class JobsCollector final : public Collector {
         if (again) scan = std::move(again);
       }
     }
+    NamePods(*scan);
     for (const auto& [device, jobs] : scan->jobs) {
       size_t n = 0;
       for (const sys::Job& job : jobs) {
         if (n++ == max_jobs_) break;
+        const sys::PodName* pod =
+            job.scheduler == sys::Scheduler::kKubernetes && pods_ ? pods_->Find(job.id) : nullptr;
+        const std::string job_id = pod ? pod->pod_namespace + "/" + pod->name : job.id;
         sink.AddInfo(kDeviceJobInfo, {{"device", device},
                                       {"scheduler", sys::SchedulerName(job.scheduler)},
-                                      {"job_id", job.id}});
+                                      {"job_id", job_id},
+                                      {"pod_namespace", pod ? pod->pod_namespace : ""},
+                                      {"pod_name", pod ? pod->name : ""}});
       }
     }
     for (const auto& [device, count] : scan->processes) {
@@ -104,10 +142,36 @@ class JobsCollector final : public Collector {
     sink.Add(kScanProcesses, {{"outcome", "skipped"}}, static_cast<double>(s.skipped()));
     sink.Add(kScanProcesses, {{"outcome", "unattributed"}}, static_cast<double>(s.unattributed));
     sink.Add(kScanTruncated, {}, s.truncated ? 1 : 0);
+    if (pods_) {
+      for (const sys::KubeletOutcome outcome : sys::kKubeletOutcomes) {
+        sink.Add(kKubeletRequests, {{"outcome", sys::KubeletOutcomeName(outcome)}},
+                 static_cast<double>(pods_->Requests(outcome)));
+      }
+      sink.Add(kKubeletSkipped, {}, static_cast<double>(pods_->SkippedItems()));
+    }
     return Status::Ok();
   }
 
  private:
+  // The names of the pods the scan found, from the kubelet (PodNames asks it only for new pods).
+  void NamePods(const sys::DeviceJobs& scan) {
+    std::set<std::string, std::less<>> uids;
+    for (const auto& [device, jobs] : scan.jobs) {
+      for (const sys::Job& job : jobs) {
+        if (job.scheduler == sys::Scheduler::kKubernetes) uids.insert(job.id);
+      }
+    }
+    if (uids.empty()) return;
+    if (!pods_) {
+      // Said once, when it first matters: pods are on the devices and stay UIDs.
+      if (!std::exchange(said_pods_off_, true)) {
+        logger_->info("pods are exported by UID: {}", pods_off_reason_);
+      }
+      return;
+    }
+    pods_->Update(uids, clock_.Now());
+  }
+
   std::optional<sys::PidJobMap> ListPids() {
     auto out = sys::RunCommand({"scontrol", "listpids"}, std::chrono::seconds(2));
     if (!out) {
@@ -127,14 +191,71 @@ class JobsCollector final : public Collector {
   }
 
   const sys::SysFs& sysfs_;
+  const Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   std::string procfs_;
   sys::ScanLimits limits_;
   size_t max_jobs_;
   bool listpids_;
+  std::unique_ptr<PodNames> pods_;  // null: the kubelet is not asked
+  std::string pods_off_reason_;
   bool reported_ = false;
   bool said_listpids_ = false;
+  bool said_pods_off_ = false;
 };
+
+// The kubelet client's configuration from the kubelet options, or nullopt with the reason why
+// pods are not named (`off`, or `auto` where it does not apply). `host_proc`: the scan reads this
+// host's /proc, so the pods are this node's kubelet's.
+Result<std::optional<sys::KubeletConfig>> KubeletConfigOf(const CollectorOptionReader& options,
+                                                          bool host_proc, std::string& off_reason) {
+  sys::KubeletConfig config;
+  config.token_file = options.Value("kubelet-token-file");
+  config.ca_file = options.Value("kubelet-ca-file");
+  const std::string insecure = options.Value("kubelet-insecure-skip-verify");
+  if (insecure != "true" && insecure != "false") {
+    return Error(StatusCode::kInvalidArgument, options.Flag("kubelet-insecure-skip-verify") +
+                                                   ": want true or false, got '" + insecure + "'");
+  }
+  config.insecure_skip_verify = insecure == "true";
+  auto timeout = options.Duration("kubelet-timeout");
+  if (!timeout) return Error(timeout.error());
+  if (*timeout <= std::chrono::milliseconds(0) || *timeout > std::chrono::seconds(30)) {
+    return Error(
+        StatusCode::kInvalidArgument,
+        options.Flag("kubelet-timeout") + ": want between 1ms and 30s (the scan interval)");
+  }
+  config.timeout = *timeout;
+  if (config.token_file.empty()) {
+    return Error(StatusCode::kInvalidArgument, options.Flag("kubelet-token-file") + " is empty");
+  }
+  std::string url = options.Value("kubelet");
+  if (url == "off") {
+    off_reason = options.Flag("kubelet") + "=off";
+    return std::optional<sys::KubeletConfig>();
+  }
+  if (url == "auto") {
+    std::error_code ec;
+    if (!host_proc) {
+      off_reason = options.Flag("kubelet") + "=auto asks only for this host's /proc";
+      return std::optional<sys::KubeletConfig>();
+    }
+    if (!std::filesystem::exists(config.token_file, ec)) {
+      off_reason = "no kubelet token at " + config.token_file + " (" + options.Flag("kubelet") +
+                   "=auto; the agent does not run in a pod with a ServiceAccount token)";
+      return std::optional<sys::KubeletConfig>();
+    }
+    return std::optional<sys::KubeletConfig>(std::move(config));  // the default URL
+  }
+  while (url.size() > 1 && url.back() == '/') url.pop_back();
+  if (Status valid = sys::ValidateKubeletUrl(url); !valid.ok()) {
+    return Error(
+        StatusCode::kInvalidArgument,
+        options.Flag("kubelet") + ": want auto, off or an https:// URL; " + valid.message());
+  }
+  config.url = std::move(url);
+  return std::optional<sys::KubeletConfig>(std::move(config));
+}
 
 }  // namespace
 
@@ -182,8 +303,17 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
   // scontrol's pids are this host's: asked only when the scan reads this host's /proc.
   std::error_code ec;
   const bool host_proc = !procfs.empty() && std::filesystem::equivalent(procfs, "/proc", ec);
+  std::string pods_off_reason;
+  auto kubelet = KubeletConfigOf(options, host_proc, pods_off_reason);
+  if (!kubelet) return Error(kubelet.error());
+  std::unique_ptr<PodNames> pods;
+  if (*kubelet) {
+    auto client = std::make_shared<const sys::KubeletClient>(std::move(**kubelet));
+    pods = std::make_unique<PodNames>([client] { return client->GetPods(); }, context.logger);
+  }
   return std::unique_ptr<Collector>(new JobsCollector(context, std::move(procfs), std::move(limits),
-                                                      *max_jobs, listpids == "auto" && host_proc));
+                                                      *max_jobs, listpids == "auto" && host_proc,
+                                                      std::move(pods), std::move(pods_off_reason)));
 }
 
 }  // namespace fabricwatch::jobs

@@ -10,9 +10,11 @@ namespace fabricwatch::jobs {
 inline constexpr MetricDesc kDeviceJobInfo{
     "fabric_device_job_info",
     "A job with a process that holds the RDMA device open (/dev/infiniband/uverbsN): scheduler "
-    "slurm (job id) or kubernetes (namespace/pod, or the pod UID) in job_id (not `job`, which is "
-    "Prometheus's own target label). Constant 1.",
+    "slurm (job id) or kubernetes (namespace/name when the kubelet named the pod, else the pod "
+    "UID) in job_id (not `job`, which is Prometheus's own target label); a named pod's namespace "
+    "and name also in pod_namespace and pod_name (not `namespace` and `pod`, the target labels "
+    "of a scrape through Kubernetes service discovery), empty otherwise. Constant 1.",
     MetricKind::kInfo,
-    {"device", "scheduler", "job_id"}};
+    {"device", "scheduler", "job_id", "pod_namespace", "pod_name"}};
 
 }  // namespace fabricwatch::jobs

@@ -56,9 +56,19 @@ Attribution Node() {
   a.Observe("peer", peer.families());
   Families jobs;
   jobs.Gauge(jobs::kDeviceJobInfo,
-             {{"device", "mlx5_1"}, {"scheduler", "slurm"}, {"job_id", "1240"}}, 1);
+             {{"device", "mlx5_1"},
+              {"scheduler", "slurm"},
+              {"job_id", "1240"},
+              {"pod_namespace", ""},
+              {"pod_name", ""}},
+             1);
   jobs.Gauge(jobs::kDeviceJobInfo,
-             {{"device", "mlx5_1"}, {"scheduler", "slurm"}, {"job_id", "1234"}}, 1);
+             {{"device", "mlx5_1"},
+              {"scheduler", "slurm"},
+              {"job_id", "1234"},
+              {"pod_namespace", ""},
+              {"pod_name", ""}},
+             1);
   a.Observe("jobs", jobs.families());
   return a;
 }
@@ -94,6 +104,30 @@ TEST(Attribution, device_finding_gets_the_port_peer) {
   Finding g = With({{"device", "mlx5_1"}});
   a.Annotate(g);
   EXPECT_EQ(g.peer, "leaf03 Ethernet12");
+}
+
+TEST(Attribution, a_pod_is_its_namespace_and_name_when_the_kubelet_named_it_else_its_uid) {
+  Attribution a = Node();
+  Families jobs;
+  jobs.Gauge(jobs::kDeviceJobInfo,
+             {{"device", "mlx5_0"},
+              {"scheduler", "kubernetes"},
+              {"job_id", "ml/trainer-0"},
+              {"pod_namespace", "ml"},
+              {"pod_name", "trainer-0"}},
+             1);
+  jobs.Gauge(jobs::kDeviceJobInfo,
+             {{"device", "mlx5_0"},
+              {"scheduler", "kubernetes"},
+              {"job_id", "1b4e28ba-2fa1-11d2-883f-0016d3cca427"},
+              {"pod_namespace", ""},
+              {"pod_name", ""}},
+             1);
+  a.Observe("jobs", jobs.families());
+  Finding f = With({{"device", "mlx5_0"}, {"port", "1"}});
+  a.Annotate(f);
+  EXPECT_EQ(f.jobs, (std::vector<std::string>{"kubernetes:1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+                                              "kubernetes:ml/trainer-0"}));
 }
 
 TEST(Attribution, nothing_known_leaves_both_empty_and_stale_values_go) {
