@@ -36,6 +36,7 @@ test_pkgs=(
   util-linux mount  # setpriv, unshare, mount: e2e.privileges_e2e_test (an unprivileged agent, a read-only root)
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
   lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
+  chromium          # headless browser: e2e.status_page_browser_test loads the status page at /
   lintian           # e2e.deb_package_test reports what lintian finds in the package
   npm               # e2e.deploy_manifests_test: npm ci of tools/k8s-validate (Kubernetes API schemas)
 )

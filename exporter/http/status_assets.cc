@@ -6,7 +6,7 @@
 namespace fabricwatch::exporter::status {
 
 // Marked values carry a text mark and a note besides their colour (status_html.cc), so the
-// colours only help; a phone scrolls the wide tables sideways (.scroll) and stacks the anomaly
+// colours only help; a phone scrolls the wide tables sideways (.scroll) and wraps the anomaly
 // details.
 const std::string_view kStatusStyle =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fafafa}"
@@ -18,7 +18,7 @@ const std::string_view kStatusStyle =
     ".summary.bad{background:#fde2e1;color:#8a1010}"
     ".summary.wait{background:#fff3cd;color:#6b4e00}"
     ".meta{color:#555;margin:.3em 0}.stale{color:#8a1010;font-weight:600}"
-    "nav a{margin-right:.8em;white-space:nowrap}"
+    "nav{display:flex;flex-wrap:wrap;gap:2px 14px}"
     ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}"
     "table{border-collapse:collapse;background:#fff}"
     "th,td{border:1px solid #d4d4d4;padding:3px 7px;text-align:left;vertical-align:top;"
@@ -35,19 +35,19 @@ const std::string_view kStatusStyle =
     ".badge{display:inline-block;padding:0 6px;border-radius:3px;background:#8a6100;color:#fff;"
     "font-size:.85em}"
     ".critical .badge{background:#b00}"
-    ".anomaly h3{font-size:1em;margin:.2em 0;overflow-wrap:anywhere}"
-    ".anomaly dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:.4em 0}"
-    "dt{color:#555}dd{margin:0;overflow-wrap:anywhere}"
-    ".anomaly dl.evidence{display:flex;flex-wrap:wrap;gap:2px 22px}"
-    ".evidence div{display:flex;gap:6px}.evidence dd{font-variant-numeric:tabular-nums}"
+    ".anomaly h3{font-size:1em;margin:.2em 0;overflow-wrap:anywhere}.reason{margin:.3em 0}"
+    ".anomaly dl{display:flex;flex-wrap:wrap;gap:2px 22px;margin:.3em 0}"
+    ".anomaly dl div{display:flex;gap:6px}dt{color:#555}"
+    "dd{margin:0;overflow-wrap:anywhere;font-variant-numeric:tabular-nums}"
+    ".evidence{border-top:1px dotted #ccc;padding-top:3px}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f3;padding:4px;"
     "margin:.3em 0;font-size:.9em}"
-    "@media (max-width:700px){main{padding:6px}.anomaly dl{grid-template-columns:1fr}"
-    "th,td{padding:2px 5px}}";
+    "@media (max-width:700px){main{padding:6px}.anomaly dl{gap:0 14px}th,td{padding:2px 5px}}";
 
-// Every kRefreshSeconds: fetch the page, swap <main id=status> (scroll position kept), keep the
-// <details> the reader opened; on failure say so and keep the old values marked stale. Only
-// textContent is written from script; the new <main> comes from DOMParser, which runs no script.
+// Every kRefreshSeconds (status_html.h; 10000 ms below), and when the tab becomes visible again:
+// fetch the page and swap <main id=status>, so the scroll position stays; on failure say so and
+// mark the old values stale. Only textContent is written from script; the new <main> comes from
+// DOMParser, which runs no script.
 const std::string_view kStatusScript =
     "(function(){var busy=false;"
     "function refresh(){if(busy||document.hidden)return;busy=true;"
@@ -55,11 +55,8 @@ const std::string_view kStatusScript =
     ".then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.text();})"
     ".then(function(text){var doc=new DOMParser().parseFromString(text,'text/html');"
     "var next=doc.getElementById('status');if(!next)throw new Error('no status in the answer');"
-    "var open=[];document.querySelectorAll('details[open][id]').forEach(function(d){"
-    "open.push(d.id);});"
-    "next=document.adoptNode(next);open.forEach(function(id){var d=next.querySelector("
-    "'details[id=\"'+CSS.escape(id)+'\"]');if(d)d.open=true;});"
-    "document.getElementById('status').replaceWith(next);document.title=doc.title;})"
+    "document.getElementById('status').replaceWith(document.adoptNode(next));"
+    "document.title=doc.title;})"
     ".catch(function(e){var s=document.getElementById('refresh-state');if(s){s.textContent="
     "'\\u26a0 refresh failed at '+new Date().toLocaleTimeString()+' ('+e.message+"
     "'): the values below are stale';s.className='stale';}})"

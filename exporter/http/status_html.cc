@@ -101,6 +101,11 @@ void Header(const StatusModel& m, std::string& html) {
           "</nav></header>\n";
 }
 
+// One name-value pair of a <dl>; `value` is HTML already.
+std::string Fact(std::string_view name, const std::string& value) {
+  return "<div><dt>" + E(name) + "</dt><dd>" + value + "</dd></div>";
+}
+
 void Anomaly(const detect::ActiveAnomaly& a, detect::TimePoint now, std::string& html) {
   const std::string severity(detect::SeverityName(a.finding.severity));
   const std::string entity = detect::EntityText(a.finding.entity);
@@ -108,22 +113,21 @@ void Anomaly(const detect::ActiveAnomaly& a, detect::TimePoint now, std::string&
           "\" data-entity=\"" + E(entity) + "\" data-severity=\"" + E(severity) +
           "\"><h3><span class=\"badge\">" + std::string(kBadMark) + E(severity) + "</span> " +
           E(a.detector) + " \u2014 " + E(entity) + "</h3>\n<p class=\"reason\">" +
-          E(a.finding.reason) + "</p>\n<dl><dt>since</dt><dd>" + When(a.started, now) +
-          (a.restored ? " (restored from the state file)" : "") + "</dd><dt>value</dt><dd>" +
-          Number(a.finding.value, "%g") + "</dd><dt>drain-eligible</dt><dd>" +
-          (a.finding.drain_eligible ? "yes" : "no") + "</dd><dt>peer</dt><dd>" +
-          (a.finding.peer.empty() ? "unknown" : E(a.finding.peer)) + "</dd><dt>jobs</dt><dd>";
-  if (a.finding.jobs.empty()) html += "none known";
-  for (size_t i = 0; i < a.finding.jobs.size(); ++i) {
-    html += (i ? ", " : "") + E(a.finding.jobs[i]);
-  }
-  html += "</dd></dl>\n<dl class=\"evidence\">";
+          E(a.finding.reason) + "</p>\n<dl>";
+  std::string jobs = a.finding.jobs.empty() ? "none known" : "";
+  for (size_t i = 0; i < a.finding.jobs.size(); ++i) jobs += (i ? ", " : "") + E(a.finding.jobs[i]);
+  html +=
+      Fact("since", When(a.started, now) + (a.restored ? " (restored from the state file)" : "")) +
+      Fact("value", Number(a.finding.value, "%g")) +
+      Fact("drain-eligible", a.finding.drain_eligible ? "yes" : "no") +
+      Fact("peer", a.finding.peer.empty() ? "unknown" : E(a.finding.peer)) + Fact("jobs", jobs) +
+      "</dl>\n<dl class=\"evidence\">";
   for (const detect::Evidence& e : a.finding.evidence) {
-    html += "<div><dt>" + E(e.name) + "</dt><dd>" + Number(e.value, "%g") + "</dd></div>";
+    html += Fact(e.name, Number(e.value, "%g"));
   }
   html += "</dl>\n";
   if (!a.finding.log.empty()) {
-    html += "<p>kernel log:</p><pre>";
+    html += "<pre class=\"log\">";
     for (const LogLine& line : a.finding.log) {
       html += E(Rfc3339(line.time)) + " " + E(line.text) + "\n";
     }
