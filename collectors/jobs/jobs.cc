@@ -35,7 +35,8 @@ constexpr CollectorOptionSpec kOptions[] = {
     {"kubelet",
      "Name pods (namespace/name) through the kubelet's GET /pods: auto (https://127.0.0.1:10250 "
      "when the agent reads this host's /proc and kubelet-token-file exists), off, or the "
-     "kubelet's https:// URL (also with a --path.procfs replay); needs `get` on nodes/proxy",
+     "kubelet's https:// URL (also with a --path.procfs replay); needs `get` on nodes/pods "
+     "(nodes/proxy before Kubernetes 1.33)",
      "auto"},
     {"kubelet-token-file", "Bearer token for the kubelet, read at each request",
      "/var/run/secrets/kubernetes.io/serviceaccount/token"},
@@ -71,7 +72,8 @@ constexpr MetricDesc kScanTruncated{
 constexpr MetricDesc kKubeletRequests{
     "fabric_jobs_kubelet_requests_total",
     "Requests to the kubelet for the names of pods (GET /pods) by outcome: success, no_token, "
-    "connect, timeout, tls, unauthorized (401), forbidden (403: no `get` on nodes/proxy), "
+    "connect, timeout, tls, unauthorized (401), forbidden (403: no `get` on nodes/pods, or "
+    "nodes/proxy before Kubernetes 1.33), "
     "http_error, too_large, malformed, error. Only while the kubelet option is on.",
     MetricKind::kCounter,
     {"outcome"}};

@@ -5,9 +5,11 @@
 //
 // The kubelet's authenticated HTTPS API (default port 10250; kubelet
 // pkg/kubelet/server/server.go) checks a bearer token with the API server (TokenReview) and
-// authorises GET /pods as the subresource `nodes/proxy` verb `get` (SubjectAccessReview; kubelet
-// docs "Kubelet authentication/authorization"): the agent's ServiceAccount needs one ClusterRole
-// rule {apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"]} (README "Attribution").
+// authorises GET /pods with a SubjectAccessReview (kubelet docs "Kubelet
+// authentication/authorization"; pkg/kubelet/server/auth.go): verb `get` on `nodes/pods` from
+// Kubernetes 1.33 (KEP-2862, feature gate KubeletFineGrainedAuthz, beta and on by default), on
+// `nodes/proxy` before. The agent's ServiceAccount needs that one ClusterRole rule
+// (deploy/kubernetes/10-rbac.yaml; README "Attribution").
 //
 // - The token is read from its file on every request: a projected ServiceAccount token expires
 //   (one hour by default) and the kubelet rewrites the file before it does.
@@ -51,7 +53,7 @@ enum class KubeletOutcome {
   kTimeout,       // the connection or the transfer ran past the timeout
   kTls,           // handshake failed or the certificate was not trusted
   kUnauthorized,  // 401: the kubelet rejected the token
-  kForbidden,     // 403: the token's account may not get nodes/proxy
+  kForbidden,     // 403: the token's account may not get nodes/pods (nodes/proxy)
   kHttpError,     // another status than 200
   kTooLarge,      // a body over max_body_bytes
   kMalformed,     // 200 but not a PodList (set by the caller that parses it)
