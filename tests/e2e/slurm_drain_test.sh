@@ -240,7 +240,7 @@ done
 start_agent --path.sysfs="$T/sim/sys" --path.ethtool="$T/sim/ethtool" \
   --config.file="$T/fabricwatch.yml" --detector.pfc_storm \
   --path.procfs=/proc --collector.jobs.uverbs-dir="$T/dev/infiniband" --collector.jobs.interval=2s
-wait_for_metric /metrics "fabric_device_job_info{device=\"mlx5_0\",scheduler=\"slurm\",job_id=\"$JOB\"}" 30 ||
+wait_for_metric /metrics "fabric_device_job_info{device=\"mlx5_0\",scheduler=\"slurm\",job_id=\"$JOB\",pod_namespace=\"\",pod_name=\"\"}" 30 ||
   fail "the agent did not attribute mlx5_0 to job $JOB:
 $(scrape /metrics | grep -E 'fabric_device|fabric_jobs|collector="jobs"'); $(grep -i jobs "$AGENT_LOG" | tail -n 5)"
 ok "job $JOB, holding mlx5_0's verbs node open, is attributed to mlx5_0 (scontrol listpids)"
