@@ -153,8 +153,10 @@ void PortRowHtml(const PortRow& p, std::string& html) {
           "\" data-status=\"" + (p.abnormal ? "abnormal" : "ok") + "\">";
   html += p.abnormal ? "<td class=\"bad st\">" + std::string(kBadMark) + "abnormal</td>"
                      : "<td class=\"ok st\">" + std::string(kOkMark) + "ok</td>";
-  html += "<td>" + E(p.device) + "/" + E(p.port) + "<small>" + E(p.link_layer) + "</small></td>" +
-          "<td>" + (p.netdev.empty() ? "\u2014" : E(p.netdev)) + "</td>";
+  // The RDMA port, and below it its netdev and link layer.
+  html += "<td><strong>" + E(p.device) + "/" + E(p.port) + "</strong><small>" +
+          (p.netdev.empty() ? "no netdev" : E(p.netdev)) + " \u00b7 " + E(p.link_layer) +
+          "</small></td>";
   const std::string state = p.state ? PortStateName(*p.state) : "\u2014";
   html += p.state_abnormal ? "<td class=\"bad\">" + std::string(kBadMark) + E(state) + "<small>" +
                                  E(p.state_why) + "</small></td>"
@@ -192,9 +194,9 @@ void Ports(const StatusModel& m, std::string& html) {
     return;
   }
   html +=
-      "<div class=\"scroll\"><table id=\"port-grid\"><thead><tr><th>status</th><th>port</th>"
-      "<th>netdev</th><th>state</th><th>rate</th><th>width</th><th>BER</th><th>PFC pause</th>"
-      "<th>module temp</th><th>Rx power (weakest lane)</th><th>peer</th><th>jobs</th>"
+      "<div class=\"scroll\"><table id=\"port-grid\"><thead><tr><th>status</th>"
+      "<th>port \u00b7 netdev</th><th>state</th><th>rate</th><th>width</th><th>BER</th>"
+      "<th>PFC pause</th><th>module temp</th><th>Rx power</th><th>peer</th><th>jobs</th>"
       "<th>anomalies</th></tr></thead><tbody>\n";
   for (const PortRow& p : m.ports) PortRowHtml(p, html);
   html += "</tbody></table></div></section>\n";

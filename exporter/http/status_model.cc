@@ -141,7 +141,7 @@ void AddLinkShape(const FamilyIndex& index, std::vector<PortRow>& rows) {
   }
   auto judge = [&](Reading& reading, double expected, const std::string& source,
                    const std::string& text) {
-    reading.detail = "expected " + text + " (" + source + ")";
+    reading.detail = "expected " + text + ", " + source;
     if (reading.value && *reading.value < expected * 0.999) Mark(reading, "below expected");
   };
   // A down port's rate is stale (rdma_metrics.h): only a port that is up is judged on it.
@@ -171,7 +171,7 @@ void AddErrorsAndPause(const FamilyIndex& index, std::vector<PortRow>& rows) {
   });
   Each(index, kPauseRatio, [&](const ClientMetric& m, double v) {
     if (PortRow* row = FindNetdev(rows, m)) {
-      raise(row->pfc_pause, v, Label(m, "direction") + " priority " + Label(m, "priority"));
+      raise(row->pfc_pause, v, Label(m, "direction") + " prio " + Label(m, "priority"));
     }
   });
   Each(index, kStormSeconds, [&](const ClientMetric& m, double v) {
@@ -201,14 +201,14 @@ void AddOptics(const FamilyIndex& index, std::vector<PortRow>& rows) {
     PortRow* row = FindNetdev(rows, m);
     if (row == nullptr || detect::LabelOr(m, "threshold") != "high_warning") return;
     Reading& t = row->temperature_celsius;
-    if (t.value && *t.value >= v) Mark(t, FormatNumber(v, "at or above the high warning %g °C"));
+    if (t.value && *t.value >= v) Mark(t, FormatNumber(v, "\u2265 high warning %g °C"));
   });
   Each(index, optics::kRxPowerThreshold.name, [&](const ClientMetric& m, double v) {
     PortRow* row = FindNetdev(rows, m);
     if (row == nullptr || detect::LabelOr(m, "threshold") != "low_warning" || v <= 0) return;
     Reading& p = row->rx_power_dbm;
     const double dbm = 10 * std::log10(v * 1000);
-    if (p.value && *p.value < dbm) Mark(p, FormatNumber(dbm, "below the low warning %.1f dBm"));
+    if (p.value && *p.value < dbm) Mark(p, FormatNumber(dbm, "< low warning %.1f dBm"));
   });
   Each(index, optics::kRxLos.name, [&](const ClientMetric& m, double v) {
     PortRow* row = FindNetdev(rows, m);

@@ -196,8 +196,8 @@ for port in sorted(ports):
     if port not in rows:
         problems.append(f"port {port[0]}/{port[1]} has no row in the port grid")
 named = {a["entity"].get("netdev") for a in stable} | {a["entity"].get("device") for a in stable}
-header = ["status", "port", "netdev", "state", "rate", "width", "BER", "PFC pause",
-          "module temp", "Rx power", "peer", "jobs", "anomalies"]
+header = ["status", "port", "state", "rate", "width", "BER", "PFC pause", "module temp",
+          "Rx power", "peer", "jobs", "anomalies"]
 for port, row in rows.items():
     cells = {name: c for name, c in zip(header, row["cells"])}
     status = cells["status"]["text"].strip()

@@ -130,15 +130,15 @@ TEST(StatusHtmlTest, abnormal_values_carry_a_text_mark_not_only_a_colour) {
   StatusModel m = HostileModel();
   m.ports[0] = ActivePort("mlx5_3", "eth3");
   m.ports[0].temperature_celsius = {
-      .value = 82, .abnormal = true, .why = "at or above the high warning 70 °C", .detail = ""};
+      .value = 82, .abnormal = true, .why = "\u2265 high warning 70 °C", .detail = ""};
   m.ports[0].abnormal = true;
   const std::string page = RenderStatusPage(m);
   EXPECT_NE(page.find("data-port=\"mlx5_3/1\" data-netdev=\"eth3\" data-status=\"abnormal\"><td "
                       "class=\"bad st\">\u26a0 abnormal</td>"),
             std::string::npos);
-  EXPECT_NE(page.find("<td class=\"bad\">\u26a0 82.0 °C<small>at or above the high warning 70 "
-                      "°C</small></td>"),
-            std::string::npos);
+  EXPECT_NE(
+      page.find("<td class=\"bad\">\u26a0 82.0 °C<small>\u2265 high warning 70 °C</small></td>"),
+      std::string::npos);
 }
 
 TEST(StatusHtmlTest, policy_hashes_are_those_of_the_inline_style_and_script) {

@@ -137,7 +137,7 @@ TEST(StatusModelTest, builds_one_row_per_port_with_values_and_marks) {
   EXPECT_EQ(good.netdev, "eth0");
   EXPECT_FALSE(good.abnormal);
   EXPECT_DOUBLE_EQ(*good.rate_gbps.value, 400);
-  EXPECT_EQ(good.rate_gbps.detail, "expected 400 Gb/s (siblings)");
+  EXPECT_EQ(good.rate_gbps.detail, "expected 400 Gb/s, siblings");
   EXPECT_DOUBLE_EQ(*good.rx_power_dbm.value, 0);
 
   EXPECT_TRUE(bad.abnormal);
@@ -145,13 +145,13 @@ TEST(StatusModelTest, builds_one_row_per_port_with_values_and_marks) {
   EXPECT_TRUE(bad.rate_gbps.abnormal);
   EXPECT_EQ(bad.rate_gbps.why, "below expected");
   EXPECT_TRUE(bad.temperature_celsius.abnormal);
-  EXPECT_EQ(bad.temperature_celsius.why, "at or above the high warning 70 °C");
+  EXPECT_EQ(bad.temperature_celsius.why, "\u2265 high warning 70 °C");
   EXPECT_TRUE(bad.rx_power_dbm.abnormal);  // lane 2 at -20 dBm, below -10
   EXPECT_DOUBLE_EQ(*bad.rx_power_dbm.value, -20);
   EXPECT_EQ(bad.rx_power_dbm.detail, "lane 2");
   EXPECT_TRUE(bad.pfc_pause.abnormal);
   EXPECT_DOUBLE_EQ(*bad.pfc_pause.value, 0.97);
-  EXPECT_EQ(bad.pfc_pause.detail, "tx priority 3");
+  EXPECT_EQ(bad.pfc_pause.detail, "tx prio 3");
   EXPECT_EQ(bad.peer_name, "leaf07");
   EXPECT_EQ(bad.peer_port, "Ethernet12");
   EXPECT_EQ(bad.jobs, std::vector<std::string>{"slurm:4242"});
