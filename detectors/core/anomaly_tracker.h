@@ -92,7 +92,7 @@ class AnomalyTracker {
 //   reason="..."
 TransitionObserver LogTransitions(std::shared_ptr<spdlog::logger> logger);
 
-// "netdev=eth0 priority=3" — for logs and the landing page.
+// "netdev=eth0 priority=3" — for logs and the status page.
 std::string EntityText(const EntityLabels& entity);
 
 nlohmann::json FindingJson(const Finding& finding);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The agent binary against the replay fixtures: exposition validity (promtool), golden metrics,
-# HTTP behaviour (gzip, 404/405, landing page, healthz, concurrency), bind failure, flag and config
+# HTTP behaviour (gzip, 404/405, status page, healthz, concurrency), bind failure, flag and config
 # errors, --config.check, a malformed tree, and SIGTERM latency.
 #
 # Usage: FABRICWATCH_SOURCE_DIR=<repo> bash tests/e2e/agent_e2e_test.sh <fabricwatch binary>
@@ -109,10 +109,10 @@ code="$(http_code /metrics -I)"
 [[ "$code" == 200 ]] || fail "HEAD /metrics: $code"
 ok "HEAD /metrics: 200"
 
-landing="$(scrape /)"
-grep -q fabricwatch <<<"$landing" || fail "/ does not mention fabricwatch"
-grep -q netdev <<<"$landing" || fail "/ does not mention netdev"
-ok "landing page mentions fabricwatch and netdev"
+page="$(scrape /)"
+grep -q fabricwatch <<<"$page" || fail "/ does not mention fabricwatch"
+grep -q netdev <<<"$page" || fail "/ does not mention netdev"
+ok "status page mentions fabricwatch and netdev"
 [[ "$(scrape /healthz)" == ok ]] || fail "/healthz: '$(scrape /healthz)', want ok"
 ok "/healthz: ok"
 events="$(scrape /api/v1/link-events)"
