@@ -4,7 +4,7 @@
   fleet_measure.py measure --prom URL --plan DIR/plan.json --dashboard dashboards/fleet-overview.json
                            --minutes 5 --interval 15 --out N.json [--until-alerts]
   fleet_measure.py check --prom URL --plan DIR/plan.json --timeout 60    (federation: alerts only)
-  fleet_measure.py summarize N1.json N2.json ... > report.md             (fleet_report.py)
+  fleet_measure.py quiet --prom URL --result N.json --dashboard ...   (after the targets stop)
 
 measure watches a running Prometheus for --minutes, reading its /metrics every --interval:
 head series (prometheus_tsdb_head_series), resident memory (process_resident_memory_bytes, the
@@ -249,12 +249,40 @@ def measure(args):
     queries, variables = dashboard_queries(args.dashboard)
     end = time.time()
     start = max(samples[0]["t"], end - 3600)
+    report["start"], report["end"] = start, end
     report["queries"] = [time_query(args.prom, title, expand(expr, variables), start, end, args.interval)
                          for title, expr in queries]
     report["build_info"] = [r["metric"] for r in api(args.prom, "/api/v1/query", query="count by (version, revision) (fabricwatch_build_info)")["result"]]
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
     return verdict(report, args.check)
+
+
+def quiet(args):
+    """Every rule's and dashboard query's cost with no ingestion beside it: run after the fleet
+    server is stopped (scrapes then fail at once and write nothing), as instant queries at the
+    end of the measured window, when the data was complete. Rule evaluation time under load
+    (measure) is wall time on a machine whose cores also scrape, parse and serve the fleet; this
+    is the part of it that grows with the data, which is what the growth exponent must judge."""
+    with open(args.result) as f:
+        report = json.load(f)
+    at = report["end"]
+    rules = []
+    for g in api(args.prom, "/api/v1/rules")["groups"]:
+        for r in g["rules"]:
+            latency, _ = timed(lambda: api(args.prom, "/api/v1/query", query=r["query"], time=at))
+            rules.append({"group": g["name"], "rule": r["name"], "s": latency})
+    groups = {}
+    for r in rules:
+        groups[r["group"]] = groups.get(r["group"], 0) + r["s"]
+    queries, variables = dashboard_queries(args.dashboard)
+    dash = [time_query(args.prom, title, expand(expr, variables), report["start"], at, args.interval)
+            for title, expr in queries]
+    report["quiet"] = {"rule_groups_s": groups, "rules_total_s": sum(groups.values()),
+                       "slowest_rules": sorted(rules, key=lambda r: -r["s"])[:6], "queries": dash}
+    with open(args.result, "w") as f:
+        json.dump(report, f, indent=1)
+    return 0
 
 
 def verdict(report, check):
@@ -308,8 +336,13 @@ def main():
     c.add_argument("--plan", required=True)
     c.add_argument("--timeout", type=float, default=60)
     c.add_argument("--out")
+    q = sub.add_parser("quiet")
+    q.add_argument("--prom", required=True)
+    q.add_argument("--result", required=True, help="measure's output; gains a quiet section")
+    q.add_argument("--dashboard", required=True)
+    q.add_argument("--interval", type=float, default=15)
     args = ap.parse_args()
-    sys.exit(measure(args) if args.cmd == "measure" else check(args))
+    sys.exit({"measure": measure, "check": check, "quiet": quiet}[args.cmd](args))
 
 
 if __name__ == "__main__":

@@ -70,20 +70,21 @@ def alerts_verdict(r):
 
 def per_n_table(results):
     out = ["| N | series/node (profile) | head series | RSS | bytes/series | samples/s | "
-           "rule eval (all groups, median) | slowest group | slowest dashboard query | targets up/down | fleet alerts |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "rule eval (all groups, median) | slowest group | rules, quiet | slowest dashboard query | targets up/down | fleet alerts |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         if "rss_cap_hit_kb" in r:
-            out.append("| %d | stopped: Prometheus passed the RSS cap (%.1f GiB) | | | | | | | | | |"
+            out.append("| %d | stopped: Prometheus passed the RSS cap (%.1f GiB) | | | | | | | | | | |"
                        % (r["nodes"], r["rss_cap_hit_kb"] / 1024 / 1024))
             continue
         spn = ", ".join("%s %d" % (p, v) for p, v in r["series_per_node"].items())
         g, gv = rule_worst(r)
         q = slowest_query(r)
-        out.append("| %d | %s | %d | %.2f GiB | %.0f | %.0f | %.1f ms | %s %.1f ms (max %.1f) | %.0f ms (%s) | %d/%d | %s |" % (
+        out.append("| %d | %s | %d | %.2f GiB | %.0f | %.0f | %.1f ms | %s %.1f ms (max %.1f) | %s | %.0f ms (%s) | %d/%d | %s |" % (
             r["nodes"], spn, r["head_series"], r["rss_max_bytes"] / kGiB,
             r["rss_max_bytes"] / r["head_series"], r["samples_per_s"] or 0, rule_total(r) * 1e3,
             g, gv["median_s"] * 1e3, gv["max_s"] * 1e3,
+            "%.1f ms" % (r["quiet"]["rules_total_s"] * 1e3) if "quiet" in r else "-",
             max(q.get("instant_s", 0), q.get("range_s", 0)) * 1e3, q["title"],
             r["targets"]["health"].get("up", 0), r["targets"]["health"].get("down", 0),
             alerts_verdict(r)))
@@ -101,7 +102,8 @@ def query_table(results):
     for title, expr in titles:
         cells, pts = [], []
         for r in results:
-            q = next((x for x in r["queries"] if x["title"] == title and x["expr"] == expr), {})
+            pool = r["quiet"]["queries"] if "quiet" in r else r["queries"]
+            q = next((x for x in pool if x["title"] == title and x["expr"] == expr), {})
             if "error" in q or not q:
                 cells.append("error")
                 continue
@@ -123,6 +125,11 @@ def extrapolation(results):
         ("Prometheus RSS (GiB)", lambda r: r["rss_max_bytes"] / kGiB, "%.1f"),
         ("ingestion (samples/s)", lambda r: r["samples_per_s"], "%.0f"),
         ("rule evaluation, all groups (ms per round)", lambda r: rule_total(r) * 1e3, "%.1f"),
+        ("rule evaluation, quiet (ms per round)",
+         lambda r: r["quiet"]["rules_total_s"] * 1e3 if "quiet" in r else None, "%.1f"),
+        ("slowest dashboard query, quiet (ms)",
+         lambda r: max(max(q.get("instant_s", 0), q.get("range_s", 0)) for q in r["quiet"]["queries"]) * 1e3
+         if "quiet" in r else None, "%.1f"),
         ("slowest dashboard query (ms)",
          lambda r: max(max(q.get("instant_s", 0), q.get("range_s", 0)) for q in r["queries"]) * 1e3, "%.1f"),
     ]
@@ -157,7 +164,12 @@ def main():
         out += ["| %d | %s |" % (r["nodes"], "; ".join("%s %.1f ms" % (x["rule"], x["s"] * 1e3)
                                                        for x in r.get("slowest_rules", [])))
                 for r in measured] + [""]
-        out += ["## Dashboard queries (dashboards/fleet-overview.json, fleet scope, median of 3)", ""]
+        out += ["## Slowest rules, quiet (instant query at the window's end, nothing ingesting)", "",
+                "| N | rules |", "|---|---|"]
+        out += ["| %d | %s |" % (r["nodes"], "; ".join("%s %.1f ms" % (x["rule"], x["s"] * 1e3)
+                                                       for x in r["quiet"]["slowest_rules"]))
+                for r in measured if "quiet" in r] + [""]
+        out += ["## Dashboard queries (dashboards/fleet-overview.json, fleet scope, median of 3; quiet)", ""]
         out += query_table(measured) + [""]
         out += ["## Extrapolation", ""] + extrapolation(measured) + [""]
     print("\n".join(out))

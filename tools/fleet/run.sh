@@ -24,7 +24,9 @@
 # storm sources, three nodes answering garbage, stalling and 404) and writes the file_sd targets;
 # a fresh Debian Prometheus scrapes them at 15 s with every shipped rule file; after --minutes,
 # fleet_measure.py reads Prometheus's own metrics and times every query of
-# dashboards/fleet-overview.json through the HTTP API (fleet_measure.py says what it measures).
+# dashboards/fleet-overview.json through the HTTP API, then, with the fleet server stopped,
+# every rule and query again with nothing ingesting beside them (fleet_measure.py says what it
+# measures).
 # fleet_report.py writes report.md: the per-N table, series per node per profile, the
 # extrapolation to 4,096 and 16,384 nodes and the growth exponent of each figure. Everything
 # listens on 127.0.0.1; every process it starts is stopped on exit. The full run asserts nothing
@@ -264,8 +266,15 @@ EOF
   if ((smoke)); then
     wait "$fed_pid" || rc=1
   fi
-  kill "$shard_pid" "$server_pid" 2>/dev/null || true
-  wait "$shard_pid" "$server_pid" 2>/dev/null || true
+  # The rules and queries again with nothing ingesting beside them (fleet_measure.py quiet).
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  if [[ -s "$dir/result.json" && ! -e "$dir/rss_cap_hit" ]]; then
+    python3 "$here/fleet_measure.py" quiet --prom "$shard_url" --result "$dir/result.json" \
+      --dashboard "$repo/dashboards/fleet-overview.json" --interval "$interval" || rc=1
+  fi
+  kill "$shard_pid" 2>/dev/null || true
+  wait "$shard_pid" 2>/dev/null || true
   rm -rf "$work/shard-n$n-data"
   if [[ -e "$dir/rss_cap_hit" ]]; then
     log "N=$n: prometheus passed ${rss_cap_gib} GiB resident ($(cat "$dir/rss_cap_hit") kB): no larger N"
