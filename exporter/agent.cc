@@ -168,6 +168,12 @@ Status Agent::Build() {
     if (b.info->name == "peer") collectors_.back().wake.min_gap = std::chrono::seconds(1);
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
+  // The series budget of /metrics; an unknown --metrics.include is a configuration error, so
+  // --config.check reports it too.
+  auto budget = SeriesBudget::Create(
+      SeriesBudgetOptions{.all = config_.metrics_all, .include = config_.metrics_include});
+  if (!budget) return budget.error();
+  series_budget_.emplace(std::move(*budget));
   if (config_.config_check || config_.shape_print) return Status::Ok();
 
   auto detectors = detect::BuildDetectors([&](const detect::DetectorInfo& info) {
@@ -338,7 +344,8 @@ Status Agent::Start() {
                              .link_events = events_.link_log(),
                              .rdma_events = events_.rdma_log(),
                              .http_server = &server_for_metrics_,
-                             .transitions = &transition_history_};
+                             .transitions = &transition_history_,
+                             .series_filter = &*series_budget_};
   if (web_security_ == nullptr) {
     if (Status web = LoadWebConfig(); !web.ok()) return web;
   }

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "collectors/core/collector.h"
@@ -34,6 +35,7 @@
 #include "exporter/pipeline/event_sources.h"
 #include "exporter/pipeline/scheduler.h"
 #include "exporter/pipeline/self_metrics.h"
+#include "exporter/pipeline/series_budget.h"
 #include "exporter/pipeline/snapshot_store.h"
 #include "exporter/pipeline/transition_history.h"
 #include "exporter/privileges.h"
@@ -110,6 +112,7 @@ class Agent {
   std::unique_ptr<SnapshotStore> store_;
   std::unique_ptr<SelfMetrics> self_metrics_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::optional<SeriesBudget> series_budget_;  // before the cache whose render uses it
   std::unique_ptr<RenderCache> metrics_cache_;
   std::unique_ptr<RenderCache> status_cache_;
   std::shared_ptr<WebSecurity> web_security_;

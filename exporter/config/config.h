@@ -52,6 +52,9 @@ struct Config {
   // authenticated, exporter-toolkit's behaviour).
   bool web_healthz_unauthenticated = false;
   std::string telemetry_path = "/metrics";
+  // --metrics.all, --metrics.include: the series budget (exporter/pipeline/series_budget.h).
+  bool metrics_all = false;
+  std::vector<std::string> metrics_include;
   std::string sysfs_path = "/sys";
   std::string ethtool_path;  // empty: ethtool data from the kernel
   // --path.kmsg: a kernel log replay file; empty: /dev/kmsg on the host's own /sys, else none.

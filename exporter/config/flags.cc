@@ -144,6 +144,13 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
                             "procfs mount point, or a replay root shaped like /proc (<pid>/cgroup, "
                             "<pid>/fd/*); read by the jobs collector. Default /proc on the host's "
                             "/sys, else none");
+  app.add_flag("--metrics.all", config.metrics_all,
+               "Export every series the collectors and detectors make, beyond the series budget "
+               "(README \"Series budget\"; about 4,400 series on an 8-port RoCE node)");
+  app.add_option("--metrics.include", config.metrics_include,
+                 "Families the series budget trims to export whole again, comma-separated; a "
+                 "name, or a prefix ending in '*' (README \"Series budget\" lists them)")
+      ->delimiter(',');
   app.add_option("--web.config.file", config.web_config_file,
                  "exporter-toolkit web configuration file: TLS, client certificates, basic auth, "
                  "response headers (README \"Security\"). Re-read when it changes. Default: "

@@ -10,6 +10,7 @@
 #include "exporter/http/http_metrics.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
+#include "exporter/pipeline/series_budget.h"
 #include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
 
@@ -82,7 +83,12 @@ std::string RegistryTablesMarkdown() {
 }
 
 std::string MetricReferenceMarkdown() {
-  std::string out = "### The agent itself (always exported)\n\n" + MetricTable(SelfMetricDescs());
+  std::string out =
+      "### The series budget: families /metrics trims by default\n\n"
+      "`--metrics.include=FAMILY` exports one of them whole again, `--metrics.all` all of "
+      "them (README \"Series budget\").\n\n" +
+      SeriesBudgetMarkdown() + "### The agent itself (always exported)\n\n" +
+      MetricTable(SelfMetricDescs());
   out += "### The HTTP server (always exported)\n\n" + MetricTable(HttpMetricDescs());
   out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
          MetricTable(HookRunner::MetricDescs());

@@ -122,9 +122,10 @@ void AppendCountAndSum(const prometheus::MetricFamily& family,
   AppendTail(metric, out);
 }
 
-void AppendSamples(const prometheus::MetricFamily& family, std::string& out) {
+void AppendSamples(const prometheus::MetricFamily& family, std::string& out, SeriesFilter* filter) {
   std::string scratch;
   for (const prometheus::ClientMetric& metric : family.metric) {
+    if (filter != nullptr && !filter->WantSample(family, metric)) continue;
     switch (family.type) {
       case prometheus::MetricType::Counter:
         AppendLine(family, metric, metric.counter.value, out);
@@ -184,12 +185,18 @@ std::string_view TypeName(prometheus::MetricType type) {
 
 }  // namespace
 
-void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, std::string& out) {
+void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, std::string& out,
+                      SeriesFilter* filter) {
   // Stable: the first family of a name gives HELP and TYPE, and samples keep their sources' order.
   std::stable_sort(families.begin(), families.end(),
                    [](const auto* a, const auto* b) { return a->name < b->name; });
+  if (filter != nullptr) filter->Prepare(families);
   for (size_t i = 0; i < families.size();) {
     const prometheus::MetricFamily& head = *families[i];
+    if (filter != nullptr && !filter->WantFamily(head.name)) {
+      while (i < families.size() && families[i]->name == head.name) ++i;
+      continue;
+    }
     if (!head.help.empty()) {
       out += "# HELP ";
       out += head.name;
@@ -206,7 +213,7 @@ void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, st
     // sources that disagree on the type still show their values (under the first one's TYPE).
     size_t next = i;
     for (; next < families.size() && families[next]->name == head.name; ++next) {
-      AppendSamples(*families[next], out);
+      AppendSamples(*families[next], out, filter);
     }
     i = next;
   }

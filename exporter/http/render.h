@@ -23,10 +23,24 @@ namespace fabricwatch::exporter {
 inline constexpr std::string_view kExpositionContentType =
     "text/plain; version=0.0.4; charset=utf-8";
 
+// Which families and samples a render writes: the series budget (exporter/pipeline/
+// series_budget.h). A render calls Prepare() once with every family, then WantFamily() once per
+// name and WantSample() for each sample of a wanted family, in the order written.
+class SeriesFilter {
+ public:
+  virtual ~SeriesFilter() = default;
+  virtual void Prepare(const std::vector<const prometheus::MetricFamily*>& families) = 0;
+  virtual bool WantFamily(std::string_view name) const = 0;
+  virtual bool WantSample(const prometheus::MetricFamily& family,
+                          const prometheus::ClientMetric& sample) = 0;
+};
+
 // Appends the exposition of `families` to `out`. Families that share a name (two sources of one
 // metric) are written as one, under the HELP and TYPE of the first, their samples in the order
-// given; families are sorted by name. `families` is reordered.
-void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, std::string& out);
+// given; families are sorted by name. `families` is reordered. With a `filter`, only what it
+// wants is written (a family it drops whole has no HELP or TYPE either).
+void AppendExposition(std::vector<const prometheus::MetricFamily*>& families, std::string& out,
+                      SeriesFilter* filter = nullptr);
 
 // The exposition of `families` as a new string (tests, tools).
 std::string RenderText(const std::vector<prometheus::MetricFamily>& families);

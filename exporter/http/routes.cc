@@ -47,7 +47,7 @@ std::unique_ptr<RenderCache> MakeMetricsCache(const RouteSources& sources) {
         AgentFamilies families = GatherFamilies(sources);
         std::string text;
         text.reserve(last_size + last_size / 8);  // one allocation for a body like the last one
-        AppendExposition(families.all, text);
+        AppendExposition(families.all, text, sources.series_filter);
         last_size = text.size();
         return text;
       },

@@ -11,6 +11,7 @@
 
 #include "exporter/config/config.h"
 #include "exporter/http/http_server.h"
+#include "exporter/http/render.h"
 #include "exporter/http/render_cache.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
@@ -40,6 +41,9 @@ struct RouteSources {
   const std::atomic<const HttpServer*>* http_server = nullptr;
   // The anomaly transitions of the last hour, for the status page; null: none shown (tests).
   const TransitionHistory* transitions = nullptr;
+  // The series budget of /metrics (exporter/pipeline/series_budget.h); null: everything.
+  // Only the /metrics render uses it, one render at a time.
+  SeriesFilter* series_filter = nullptr;
 };
 
 // Every family /metrics serves, at one moment: the agent's own (self, engine, hooks, HTTP,

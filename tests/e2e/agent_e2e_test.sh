@@ -24,8 +24,9 @@ command -v promtool >/dev/null ||
 
 # Detectors off: the golden pins the collectors' series; detector evidence (outage lengths,
 # decaying penalties) depends on wall time and is tested by tests/unit/detectors and the netns
-# e2e test.
-start_agent --path.sysfs="$ROCE" --detector.disable-defaults
+# e2e test. --metrics.all: the golden pins every series the collectors make; what the series
+# budget trims from them is e2e.series_budget_test's.
+start_agent --path.sysfs="$ROCE" --detector.disable-defaults --metrics.all
 ok "agent started on 127.0.0.1:0, bound port $AGENT_PORT"
 # The port line is logged before the first collection: wait for it.
 wait_for_metric /metrics 'fabricwatch_collector_success{collector="netdev"}' 10 1 ||
@@ -231,7 +232,7 @@ $(scrape /metrics | grep '^fabricwatch_collector' || true)"
 metrics="$(scrape /metrics)"
 grep -q '^fabric_netdev_oper_up{netdev="good0"} ' <<<"$metrics" ||
   fail "malformed: good0 metrics missing"
-grep -q '^fabric_netdev_carrier_changes_total{netdev="good0"} ' <<<"$metrics" ||
+grep -q '^fabric_netdev_carrier_down_changes_total{netdev="good0"} ' <<<"$metrics" ||
   fail "malformed: good0 counters missing"
 errors="$(metric_value "$metrics" 'fabricwatch_collector_errors_total{collector="netdev"}')"
 { [[ -n "$errors" ]] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$errors"; } ||

@@ -27,7 +27,8 @@ mkdir -p "$E2E_TMP/sim"
 # module ramps ~2 °C/s, past its warning and alarm by ~18 s and there until 42 s (a ramp
 # recovers when it ends). PFC off on one port feeds the configuration row (config_drift held 2 s
 # rather than 30 s, within the window); failed ACCESS_REG commands in the kernel log feed the
-# kernel-log panels.
+# kernel-log panels. A NIC that trains at half width feeds the downtrained-links table (the series
+# budget exports a link's flag once it is 1).
 cat >"$E2E_TMP/scenario.yaml" <<'YAML'
 preset: hgx-roce
 duration: 30m
@@ -37,6 +38,7 @@ events:
   - {at: 3s, fault: link_flap, device: mlx5_3, count: 20, period: 2s, down: 1}
   - {at: 2s, fault: module_temp_ramp, device: mlx5_6, target_celsius: 120, duration: 40s}
   - {at: 2s, fault: pfc_off, device: mlx5_2, duration: 20m}
+  - {at: 2s, fault: pcie_downtrain, device: mlx5_5, duration: 20m}
   - {at: 2s, fault: access_reg_flood, device: mlx5_4, rate: 5, duration: 20m}
 YAML
 # A state file and a dry-run notify hook, so the agent-health panels of both have series.
@@ -51,12 +53,13 @@ YAML
 register_pid $!
 for _ in $(seq 1 100); do [[ -d "$E2E_TMP/sim/sys/class/net" ]] && break; sleep 0.1; done
 # Each module read every 2 s rather than every 30 s: the temperature ramp reaches its alarm within
-# the test's window, and a module first read before the ramp must be read again inside it.
+# the test's window, and a module first read before the ramp must be read again inside it. The
+# PCIe topology every 2 s rather than 60 s, so the downtrain at 2 s is seen inside it.
 start_agent --path.sysfs="$E2E_TMP/sim/sys" --path.ethtool="$E2E_TMP/sim/ethtool" \
   --path.kmsg="$E2E_TMP/sim/kmsg" \
   --config.file="$E2E_TMP/agent.yaml" --state.file="$E2E_TMP/state.json" \
   --collector.optics.interval=1s --collector.optics.module-interval=2s \
-  --detector.config_drift.hold-for=2s
+  --collector.topology.interval=2s --detector.config_drift.hold-for=2s
 targets+=("127.0.0.1:$AGENT_PORT")
 ok "agent on the simulator's hgx-roce preset"
 

@@ -17,6 +17,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init dcb_veth_quiet_test "$@"
+# Agents run with --metrics.all: this test checks the collectors' series, not the series
+# budget (e2e.series_budget_test).
 
 ((EUID == 0)) || skip "needs root to create network namespaces (running as uid $EUID)"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed"
@@ -54,7 +56,7 @@ fi
 # --- the agent --------------------------------------------------------------------------------
 # shellcheck disable=SC2034  # used by lib.sh
 E2E_WRAP=(ip netns exec "$NS")
-start_agent --collector.ethtool.interval=100ms --collector.ethtool.device-include='^fwd[01]$' \
+start_agent --metrics.all --collector.ethtool.interval=100ms --collector.ethtool.device-include='^fwd[01]$' \
   --log.level=debug
 ok "agent running in $NS on 127.0.0.1:$AGENT_PORT"
 

@@ -11,6 +11,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init ethtool_veth_test "$@"
+# Agents run with --metrics.all: this test checks the collectors' series, not the series
+# budget (e2e.series_budget_test).
 
 ((EUID == 0)) || skip "needs root to create network namespaces (running as uid $EUID)"
 for tool in ip ethtool ping python3 promtool; do
@@ -46,7 +48,7 @@ ping_peer 20
 
 # shellcheck disable=SC2034  # used by lib.sh
 E2E_WRAP=(ip netns exec "$NS")
-start_agent --collector.ethtool.interval=100ms --collector.ethtool.device-include='^fwe0$' \
+start_agent --metrics.all --collector.ethtool.interval=100ms --collector.ethtool.device-include='^fwe0$' \
   --collector.ethtool.metrics-include='.*' --log.level=debug
 ok "agent running in $NS on 127.0.0.1:$AGENT_PORT"
 wait_for_metric /metrics 'fabric_ethtool_driver_stats{netdev="fwe0"}' 10 ||

@@ -29,6 +29,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init kmsg_kernel_test "$@"
+# Agents run with --metrics.all: this test checks the collectors' series, not the series
+# budget (e2e.series_budget_test).
 
 ((EUID == 0)) || skip "needs root to write /dev/kmsg and create a veth pair (running as uid $EUID)"
 for tool in ip python3; do
@@ -93,7 +95,7 @@ veth_anomaly() {
 kmsg_warnings() { grep 'level=warn' "$AGENT_LOG" | grep -c '/dev/kmsg' || true; }
 
 # --- 1. user records counted, warning then critical ---------------------------------------------
-start_agent --collector.kmsg.user-records=true --collector.kmsg.interval=200ms \
+start_agent --metrics.all --collector.kmsg.user-records=true --collector.kmsg.interval=200ms \
   --state.file="$STATE"
 wait_kmsg_running
 ok "agent on the host's /sys and /dev/kmsg (user records on), 127.0.0.1:$AGENT_PORT"
@@ -153,7 +155,7 @@ ok "state file keeps the kernel log position: detectors._kmsg_cursor.sequence = 
 # Written while no agent runs: a restart that started at the end of the log would miss these.
 kmsg_write "$(module_line 4)"
 kmsg_write "$(module_line 5)"
-start_agent --collector.kmsg.user-records=true --collector.kmsg.interval=200ms \
+start_agent --metrics.all --collector.kmsg.user-records=true --collector.kmsg.interval=200ms \
   --state.file="$STATE"
 wait_kmsg_running
 wait_for_metric /metrics "$EVENTS" 10 2 ||
@@ -174,7 +176,7 @@ ok "a line written after the restart is counted ($EVENTS 3)"
 stop_agent "$AGENT_PID"
 
 # --- 3. without user-records: read, not counted -------------------------------------------------
-start_agent --collector.kmsg.interval=200ms
+start_agent --metrics.all --collector.kmsg.interval=200ms
 wait_kmsg_running
 records0="$(metric_value "$(scrape /metrics)" fabric_kernel_log_records_total)"
 kmsg_write "$(module_line 7)"
@@ -221,7 +223,7 @@ if [[ -n "$probe" ]]; then
   printf '# skipped: /dev/kmsg that cannot be opened (%s)\n' "$probe"
 else
   E2E_WRAP=("${IN_PRIVATE_MOUNTS[@]}" "${NO_CAPS[@]}")
-  start_agent --collector.kmsg.interval=200ms --collector.netdev.interval=200ms
+  start_agent --metrics.all --collector.kmsg.interval=200ms --collector.netdev.interval=200ms
   E2E_WRAP=()  # scrapes run from the host
   [[ "$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$AGENT_PID/status")" == 0000000000000000 ]] ||
     fail "the agent kept capabilities: $(grep Cap "/proc/$AGENT_PID/status")"

@@ -14,6 +14,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init netns_flap_test "$@"
+# Agents run with --metrics.all: this test checks the collectors' series, not the series
+# budget (e2e.series_budget_test).
 
 FLAPS=5
 ((EUID == 0)) || skip "needs root to create network namespaces (running as uid $EUID)"
@@ -52,7 +54,7 @@ ok "veth fwv0 ($NS) <-> fwv1 ($PEER_NS) up, carrier 1"
 E2E_WRAP=(ip netns exec "$NS")
 STATE_DIR="$(mktemp -d)"
 on_cleanup "rm -rf $STATE_DIR"
-start_agent --collector.netdev.interval=100ms --state.file="$STATE_DIR/state.json" \
+start_agent --metrics.all --collector.netdev.interval=100ms --state.file="$STATE_DIR/state.json" \
   --detector.link_flap.hard-window=5s --detector.link_flap.half-life=1s \
   --detector.link_flap.slow-window=8s
 ok "agent running in $NS on 127.0.0.1:$AGENT_PORT"

@@ -113,11 +113,11 @@ result="$(query fabricwatch_build_info)"
   fail "fabricwatch_build_info value is not 1: $result"
 ok "fabricwatch_build_info queryable: $(json_get "$result" 'd[0]["metric"].get("version")')"
 
-result="$(query 'fabric_netdev_carrier_changes_total{netdev="enp65s0f0np0"}')"
-[[ "$result" != "[]" ]] || fail "fabric_netdev_carrier_changes_total{netdev=\"enp65s0f0np0\"}: empty"
+result="$(query 'fabric_netdev_carrier_down_changes_total{netdev="enp65s0f0np0"}')"
+[[ "$result" != "[]" ]] || fail "fabric_netdev_carrier_down_changes_total{netdev=\"enp65s0f0np0\"}: empty"
 value="$(json_get "$result" 'd[0]["value"][1]')"
-[[ "$value" == 4 ]] || fail "fabric_netdev_carrier_changes_total{netdev=\"enp65s0f0np0\"} = $value, want 4"
-ok "fabric_netdev_carrier_changes_total{netdev=\"enp65s0f0np0\"} = 4"
+[[ "$value" == 2 ]] || fail "fabric_netdev_carrier_down_changes_total{netdev=\"enp65s0f0np0\"} = $value, want 2"
+ok "fabric_netdev_carrier_down_changes_total{netdev=\"enp65s0f0np0\"} = 2"
 
 result="$(query 'fabricwatch_collector_success{collector="netdev"}')"
 [[ "$(json_get "$result" 'd[0]["value"][1] if d else "none"')" == 1 ]] ||

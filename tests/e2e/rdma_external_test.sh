@@ -36,6 +36,8 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init rdma_external_test "$@"
+# Agents run with --metrics.all: this test checks the collectors' series, not the series
+# budget (e2e.series_budget_test).
 T0_MS=$(now_ms)
 
 CORPUS="$FABRICWATCH_SOURCE_DIR/../shared/fixtures/external/sysfs"
@@ -702,7 +704,7 @@ for src in "${trees[@]}"; do
     >"$WORK/$name.config-check" 2>&1
   set -e
 
-  start_agent --path.sysfs="$sysfs" --no-collector.netdev
+  start_agent --metrics.all --path.sysfs="$sysfs" --no-collector.netdev
   wait_first_rdma_sample ||
     fail "$name: the rdma collector published no snapshot within 10 s; log:
 $(cat "$AGENT_LOG")"
