@@ -8,6 +8,8 @@
 #   - every port of fabric_rdma_port_info is a row of the port grid; the rows an anomaly names
 #     say "abnormal" in text, the others "ok"; the storm's PFC cell, the flap's state cell and
 #     the hot module's temperature cell carry the text mark;
+#   - every row's peer cell names the leaf switch and switch port fabricsim cabled it to (its
+#     --path.lldp replay: port i on leaf01-rail<i+1>), as fabric_port_peer_info says;
 #   - the page logged nothing to the console (no script error, no Content-Security-Policy
 #     refusal), after a probe shows that console lines do reach the log;
 #   - every request made for the page went to the agent on 127.0.0.1 (Chromium's net log; its
@@ -63,6 +65,7 @@ register_pid $!
 # thermal_drift's warning-for and alarm-for shortened (defaults 2m and 1m) so that the hot
 # module raises within the test; module EEPROMs read every second.
 start_agent --path.sysfs="$root/sys" --path.ethtool="$root/ethtool" --path.kmsg="$root/kmsg" \
+  --path.smp="$root/smp" --path.lldp="$root/lldp" \
   --collector.optics.module-interval=1s \
   --detector.thermal_drift.warning-for=3s --detector.thermal_drift.alarm-for=3s
 # All three critical at once: the storm source, the hard flap, the module past its alarm.
@@ -215,6 +218,27 @@ def expect_mark(device, column, detector):
     if not cell["text"].startswith(MARK) or "bad" not in cell["class"]:
         problems.append(f"{device} ({detector}): {column} cell not marked: {cell['text']!r}")
 
+# Each port's far end: fabric_port_peer_info (fabricsim's LLDP replay) in the row's peer cell,
+# and every port has one (the hgx-roce preset is cabled rail-optimised, port i to rail i+1).
+peers = {}
+for m in re.finditer(r'^fabric_port_peer_info\{([^}]*)\}', open(sys.argv[4]).read(), re.M):
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m[1]))
+    peers[(labels["device"], labels["port"])] = (labels["peer_name"], labels["peer_port"])
+rails = set()
+for port in sorted(ports):
+    if port not in peers:
+        problems.append(f"port {'/'.join(port)} has no fabric_port_peer_info")
+        continue
+    name, switch_port = peers[port]
+    rails.add(name)
+    if not re.fullmatch(r"leaf01-rail[1-8]", name) or not switch_port.startswith("Ethernet"):
+        problems.append(f"port {'/'.join(port)}: peer {name} {switch_port} is not fabricsim's leaf")
+    cell = dict(zip(header, rows[port]["cells"]))["peer"]["text"] if port in rows else ""
+    if not cell.startswith(f"{name} {switch_port}"):
+        problems.append(f"port {'/'.join(port)}: peer cell {cell!r}, want {name} {switch_port}")
+if len(rails) != len(ports):
+    problems.append(f"{len(ports)} ports face {len(rails)} rail leaves: {sorted(rails)}")
+
 expect_mark("mlx5_0", "PFC pause", "pfc_storm")
 expect_mark("mlx5_3", "state", "link_flap")
 expect_mark("mlx5_6", "module temp", "thermal_drift")
@@ -222,7 +246,8 @@ for p in problems:
     print(p)
 if problems:
     sys.exit(1)
-print(f"{len(stable)} anomalies and {len(ports)} ports on the page with their marks")
+print(f"{len(stable)} anomalies and {len(ports)} ports on the page with their marks, "
+      f"each port's peer on its own rail leaf ({len(rails)} leaves)")
 PY
 )" || fail "DOM checks:
 $checks"

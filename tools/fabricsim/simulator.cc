@@ -83,6 +83,8 @@ Simulator::Simulator(Node node, Scenario scenario, std::string root, SimOptions 
       ethtool_root_(root + "/ethtool"),
       kmsg_path_(root + "/kmsg"),
       procfs_root_(root + "/proc"),
+      smp_root_(root + "/smp"),
+      lldp_root_(root + "/lldp"),
       rng_(options.seed) {}
 
 Simulator::~Simulator() = default;
@@ -177,6 +179,7 @@ Result<int> Simulator::Resolve(const ScenarioEvent& ev) const {
 }
 
 Status Simulator::Init() {
+  FW_TRY(CheckLeafOptions(node_, options_.leaf));
   InitConfig();
   for (const ScenarioEvent& ev : scenario_.events) {
     auto port = Resolve(ev);

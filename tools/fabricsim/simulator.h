@@ -9,6 +9,11 @@
 //   <root>/kmsg     kernel-log replay file: /dev/kmsg records (docs/reference.md §9.1) of the
 //                   lines the drivers print, appended as simulated time passes (kmsg_log.h):
 //                   --path.kmsg=<root>/kmsg
+//   <root>/smp      peer replay of every InfiniBand port: <dev>/<port>/{nodeinfo,nodedesc}, the
+//                   `smpquery -D nodeinfo|nodedesc 0,<port>` text of its leaf switch
+//                   (leaf_switch.h): --path.smp=<root>/smp
+//   <root>/lldp     peer replay of every Ethernet port: <netdev>, the `lldpctl -f keyvalue`
+//                   text of its leaf switch: --path.lldp=<root>/lldp
 //
 // Time is simulated: one tick per simulated second. Nothing here sleeps or reads a clock, so
 // tests drive it deterministically:
@@ -41,6 +46,7 @@
 
 #include "collectors/core/status.h"
 #include "tools/fabricsim/kmsg_log.h"
+#include "tools/fabricsim/leaf_switch.h"
 #include "tools/fabricsim/module.h"
 #include "tools/fabricsim/node.h"
 #include "tools/fabricsim/pci_config_image.h"
@@ -67,6 +73,7 @@ std::string InjectionJson(const Injection& injection, double unix_time);
 struct SimOptions {
   uint64_t seed = 1;
   bool loop = false;  // repeat the scenario timeline forever
+  LeafOptions leaf = {};  // the switches the ports face (leaf_switch.h)
 };
 
 // The IBA PortCounters files (counters/), in the kernel's order (core/sysfs.c pma_table).
@@ -115,6 +122,11 @@ class Simulator {
   const std::string& kmsg_path() const { return kmsg_path_; }
   // A /proc replay (--path.procfs, docs/design.md §5.10): empty, no process holds a device yet.
   const std::string& procfs_root() const { return procfs_root_; }
+  // Peer replays (--path.smp, --path.lldp): both exist, empty where no port has that link layer.
+  const std::string& smp_root() const { return smp_root_; }
+  const std::string& lldp_root() const { return lldp_root_; }
+  // The switch at the far end of a port.
+  LeafPort Leaf(const Port& port) const { return LeafOf(node_, port, options_.leaf); }
 
   // What the files say now (for tests): the printed values.
   std::optional<uint64_t> EthtoolStat(const std::string& netdev, const std::string& name) const;
@@ -166,6 +178,8 @@ class Simulator {
   void ResetCounters(PortState& ps);
   Status WriteStatic(const PortState& ps);
   Status WriteGlobal();
+  // The peer replays of every port (written once: the cabling does not change).
+  Status WritePeers();
   // vendor, device, class, NUMA node, local CPUs and PCIe link speed/width of one function.
   Status WritePciAttributes(const PciFunction& f);
   Status WritePort(PortState& ps);
@@ -240,6 +254,8 @@ class Simulator {
   std::string ethtool_root_;
   std::string kmsg_path_;
   std::string procfs_root_;
+  std::string smp_root_;
+  std::string lldp_root_;
   KmsgLog kmsg_;
   bool kmsg_created_ = false;
   // Repeated log lines written so far by each active fault, and the last AER groups (correctable,

@@ -295,8 +295,26 @@ Status Simulator::WritePort(PortState& ps) {
   return Status::Ok();
 }
 
+Status Simulator::WritePeers() {
+  TreeWriter& w = writer_;
+  FW_TRY(w.MakeDirs("smp"));
+  FW_TRY(w.MakeDirs("lldp"));
+  for (const Port& p : node_.ports) {
+    const LeafPort leaf = Leaf(p);
+    if (p.link_layer == LinkLayer::kInfiniBand) {
+      const std::string dir = "smp/" + p.rdma_device + "/" + std::to_string(p.port_num);
+      FW_TRY(w.Write(dir + "/nodeinfo", SmpNodeInfoText(p, leaf)));
+      FW_TRY(w.Write(dir + "/nodedesc", SmpNodeDescText(p, leaf)));
+    } else {
+      FW_TRY(w.Write("lldp/" + p.netdev, LldpKeyValueText(node_, p, leaf)));
+    }
+  }
+  return Status::Ok();
+}
+
 Status Simulator::WriteInitial() {
   FW_TRY(WriteGlobal());
+  FW_TRY(WritePeers());
   for (auto& ps : ports_) FW_TRY(WritePort(*ps));
   return FlushKmsg();  // creates the kernel log (empty at t = 0)
 }

@@ -53,7 +53,8 @@ struct Samples {
 };
 
 // Runs every registered collector once on the simulator's replay root, as the agent does with
-// --path.sysfs=ROOT/sys --path.ethtool=ROOT/ethtool --path.kmsg=ROOT/kmsg.
+// --path.sysfs=ROOT/sys --path.ethtool=ROOT/ethtool --path.kmsg=ROOT/kmsg --path.procfs=ROOT/proc
+// --path.smp=ROOT/smp --path.lldp=ROOT/lldp (the flags fabricsim prints).
 inline Samples CollectAll(const Simulator& sim) {
   sys::RealFileSystem real;
   sys::SysFs sysfs(sim.sysfs_root(), real);
@@ -72,6 +73,8 @@ inline Samples CollectAll(const Simulator& sim) {
                              // One optics run reads every module (reads are spread otherwise).
                              .interval = std::chrono::seconds(30),
                              .kmsg_path = sim.kmsg_path(),
+                             .smp_path = sim.smp_root(),
+                             .lldp_path = sim.lldp_root(),
                              .procfs_path = sim.procfs_root()};
     auto collector = info.factory(context);
     EXPECT_TRUE(collector) << info.name << ": " << collector.error().ToString();
