@@ -52,8 +52,9 @@ lint: test-deps
 	@tools/lint.sh
 
 # The demo (README "Demo: a simulated node"): a simulated HGX RoCE node cycling through every fault
-# (tools/fabricsim/scenarios/demo.yaml, looping) and the agent on it at :9868. No root, no RDMA
-# hardware. Ctrl-C stops both. DEMO_ROOT holds the replay root, DEMO_SPEED compresses time.
+# (tools/fabricsim/scenarios/demo.yaml, looping) and the agent on it at :9868, each port's peer
+# read from the simulator's LLDP replay (leaf01-rail1..8). No root, no RDMA hardware. Ctrl-C
+# stops both. DEMO_ROOT holds the replay root, DEMO_SPEED compresses time.
 DEMO_ROOT ?= $(BUILD_DIR)/demo-node
 DEMO_SPEED ?= 1
 demo: build
@@ -64,7 +65,8 @@ demo: build
 	  $(BUILD_DIR)/tools/fabricsim/fabricsim run --preset hgx-roce --root $(DEMO_ROOT) \
 	    --scenario tools/fabricsim/scenarios/demo.yaml --loop --speed $(DEMO_SPEED) & sim=$$!; \
 	  $(BUILD_DIR)/exporter/fabricwatch --path.sysfs=$(DEMO_ROOT)/sys \
-	    --path.ethtool=$(DEMO_ROOT)/ethtool --path.kmsg=$(DEMO_ROOT)/kmsg $(ARGS) & agent=$$!; \
+	    --path.ethtool=$(DEMO_ROOT)/ethtool --path.kmsg=$(DEMO_ROOT)/kmsg \
+	    --path.smp=$(DEMO_ROOT)/smp --path.lldp=$(DEMO_ROOT)/lldp $(ARGS) & agent=$$!; \
 	  echo "demo: agent on http://localhost:9868/ (metrics at /metrics); faults print below; Ctrl-C stops"; \
 	  wait $$agent
 
