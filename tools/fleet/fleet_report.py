@@ -169,6 +169,11 @@ def main():
         out += ["| %d | %s |" % (r["nodes"], "; ".join("%s %.1f ms" % (x["rule"], x["s"] * 1e3)
                                                        for x in r["quiet"]["slowest_rules"]))
                 for r in measured if "quiet" in r] + [""]
+        out += ["## Findings behind the peer rules (last 10 min, per peer switch: nodes by profile and finding)", "",
+                "| N | peers |", "|---|---|"]
+        out += ["| %d | %s |" % (r["nodes"], "; ".join(
+            "%s: %s" % (peer, ", ".join("%s x%d" % kv for kv in sorted(f.items())))
+            for peer, f in sorted(r.get("findings_by_peer", {}).items()))) for r in measured] + [""]
         out += ["## Dashboard queries (dashboards/fleet-overview.json, fleet scope, median of 3; quiet)", ""]
         out += query_table(measured) + [""]
         out += ["## Extrapolation", ""] + extrapolation(measured) + [""]

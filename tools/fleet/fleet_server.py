@@ -9,9 +9,10 @@ every second; 1,000 of them (plus 1,000 simulators animating their trees) do not
 beside Prometheus, and what Prometheus pays for depends only on what it scrapes. So a few real
 agents, one per profile, each on its own fabricsim root and scenario, produce the expositions,
 and this server hands each node the latest exposition of its profile. The only per-node rewrite
-is the peer switch: the profiles' LLDP and SMP replays name their neighbour FLEETLEAF, which
-becomes the node's own leaf (leaf-07), so that the peer join (fabric_port_peer_info ->
-peer:fabric_faulty_nodes:count) sees a leaf-wide fault as one sick switch. instance, leaf, fabric
+is the peer switch: fabricsim --leaf FLEETLEAF names each port's neighbour after that leaf (on
+the HGX presets, cabled rail-optimised, port i faces FLEETLEAF-rail<i+1>), and FLEETLEAF becomes
+the node's own leaf (leaf-07, leaf-07-rail4), so that the peer join (fabric_port_peer_info ->
+peer:fabric_faulty_nodes:count) sees the nodes of a leaf-wide fault facing one sick switch. instance, leaf, fabric
 and partition are target labels from the targets file this server writes (file_sd), as the
 shipped scrape configurations set them (deploy/prometheus/).
 
@@ -20,13 +21,13 @@ The fleet (deterministic, from --nodes and --leaf-size):
   is InfiniBand (fabric ib-a, profile healthy-ib), the others RoCE (fabric roce-a);
   leaf-01 flaps: every node under it serves the flap-roce profile (a port flapping);
   a few RoCE nodes elsewhere are PFC storm sources (storm-roce): about 3 % of the RoCE nodes,
-  at least one;
+  at least one, at most one per leaf;
   three nodes misbehave: one answers garbage (200, not the text format), one stalls past any
   scrape timeout, one answers 404. They must show as down targets and nothing else.
   partition: train for the first half of the leaves, infer for the rest.
 
 Writes DIR/targets.json (file_sd), DIR/plan.json (every node, and the fleet alerts the faults
-must raise and may raise) and DIR/port; serves GET /node/<i>/metrics (HTTP/1.1, keep-alive)
+must raise and may raise: label values, or regular expressions where the name ends in ~) and DIR/port; serves GET /node/<i>/metrics (HTTP/1.1, keep-alive)
 until --lifetime seconds have passed or SIGTERM. 127.0.0.1 only. Standard library only.
 """
 
@@ -35,6 +36,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -74,17 +76,22 @@ def plan_fleet(nodes, leaf_size):
             "partition": "train" if leaf < (leaves + 1) // 2 else "infer",
             "profile": profile, "kind": "ok",
         })
-    # Healthy RoCE nodes off the flapping leaf, spread from the end: storms, then the bad nodes.
-    spare = [n for n in reversed(plan) if n["profile"] == "healthy-roce"]
+    # One storm source per RoCE leaf, from the last leaf back: storms are each node's own fault,
+    # and a handful under one leaf would be a (different) fault of that leaf. Then the bad nodes,
+    # healthy RoCE nodes from the end.
     roce = sum(1 for n in plan if n["fabric"] == "roce-a")
     storms = max(1, int(roce * kStormShare))
-    if len(spare) < storms + len(kBadKinds):
-        raise SystemExit("fleet_server: too few healthy RoCE nodes for %d storms and %d bad nodes"
-                         % (storms, len(kBadKinds)))
-    # Every other spare node, so the storms land on different leaves.
-    for n in spare[0:2 * storms:2]:
+    last_of_leaf = {}
+    for n in plan:
+        if n["profile"] == "healthy-roce":
+            last_of_leaf[n["leaf"]] = n
+    storm_nodes = [last_of_leaf[leaf] for leaf in sorted(last_of_leaf, reverse=True)][:storms]
+    for n in storm_nodes:
         n["profile"] = "storm-roce"
-    spare = [n for n in spare if n["profile"] == "healthy-roce"]
+    spare = [n for n in reversed(plan) if n["profile"] == "healthy-roce"]
+    if len(storm_nodes) < storms or len(spare) < len(kBadKinds):
+        raise SystemExit("fleet_server: too few RoCE leaves or nodes for %d storms and %d bad nodes"
+                         % (storms, len(kBadKinds)))
     for n, kind in zip(spare, kBadKinds):
         n["kind"] = kind
     return plan
@@ -95,8 +102,10 @@ def expected_alerts(plan):
     arithmetic, not because the rig tolerates noise)."""
     flap = [n for n in plan if n["profile"] == "flap-roce"]
     leaf, fabric = flap[0]["leaf"], flap[0]["fabric"]
+    # The flapping port faces the leaf itself or, rail-optimised, one of its rail switches.
     must = [{"alertname": "FabricLeafFlapping", "fabric": fabric, "leaf": leaf},
-            {"alertname": "FabricPeerSwitchSuspect", "fabric": fabric, "peer_name": leaf}]
+            {"alertname": "FabricPeerSwitchSuspect", "fabric": fabric,
+             "peer_name~": re.escape(leaf) + r"(-rail[0-9]+)?"}]
     may = []
     for fab in sorted({n["fabric"] for n in plan}):
         up = [n for n in plan if n["fabric"] == fab and n["kind"] == "ok"]

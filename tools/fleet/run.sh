@@ -19,8 +19,8 @@
 #
 # How (tools/fleet/fleet_server.py says why one server and a few agents): four real agents,
 # one per profile (healthy-roce, healthy-ib, flap-roce, storm-roce), each on its own fabricsim
-# root animated by tools/fleet/scenarios/<profile>.yaml, with an LLDP or SMP replay that names
-# the neighbour FLEETLEAF. Per N: fleet_server.py serves the N nodes (one leaf flapping, a few
+# root animated by tools/fleet/scenarios/<profile>.yaml, whose LLDP or SMP replays name the
+# neighbours after the leaf FLEETLEAF. Per N: fleet_server.py serves the N nodes (one leaf flapping, a few
 # storm sources, three nodes answering garbage, stalling and 404) and writes the file_sd targets;
 # a fresh Debian Prometheus scrapes them at 15 s with every shipped rule file; after --minutes,
 # fleet_measure.py reads Prometheus's own metrics and times every query of
@@ -94,38 +94,25 @@ free_port() {
   return 1
 }
 
-# start_profile NAME SEED: a fabricsim root animated by scenarios/NAME.yaml and an agent on it
-# with a neighbour replay naming FLEETLEAF; sets PROFILE_URL.
+# start_profile NAME SEED: a fabricsim root animated by scenarios/NAME.yaml and an agent on it;
+# fabricsim writes the neighbour replays (--path.lldp, --path.smp) with the leaf switch FLEETLEAF
+# (on the HGX presets, cabled rail-optimised: port i faces FLEETLEAF-rail<i+1>), which the
+# fleet server renames per node. Sets PROFILE_URL.
 start_profile() {
-  local name="$1" seed="$2" root="$work/$name" preset dev port n agent_log
-  preset="$(sed -n 's/^preset: *//p' "$here/scenarios/$name.yaml")"
-  "$fabricsim" build --preset "$preset" --root "$root" >"$work/$name.build.log" 2>&1
-  local peer_flags=()
-  if [[ -d "$root/sys/class/net" && "$preset" != hgx-ib* ]]; then
-    mkdir -p "$root/lldp"
-    for n in "$root"/sys/class/net/*; do
-      n="${n##*/}"
-      sed -e "s/enp65s0f1np1/$n/g" -e 's/leaf07/FLEETLEAF/' \
-        "$repo/tests/fixtures/lldp/roce-leaf/enp65s0f1np1" >"$root/lldp/$n"
-    done
-    peer_flags=(--path.lldp="$root/lldp")
-  else
-    for dev in "$root"/sys/class/infiniband/*/ports/*; do
-      port="${dev##*/}" dev="${dev%/ports/*}" dev="${dev##*/}"
-      mkdir -p "$root/smp/$dev/$port"
-      cp "$repo/tests/fixtures/smp/ib-leaf/mlx5_0/1/nodeinfo" "$root/smp/$dev/$port/"
-      sed 's/leaf07/FLEETLEAF/' "$repo/tests/fixtures/smp/ib-leaf/mlx5_0/1/nodedesc" \
-        >"$root/smp/$dev/$port/nodedesc"
-    done
-    peer_flags=(--path.smp="$root/smp")
-  fi
+  local name="$1" seed="$2" root="$work/$name" port agent_log
   "$fabricsim" run --root "$root" --scenario "$here/scenarios/$name.yaml" --loop --seed "$seed" \
-    >"$work/$name.sim.log" 2>&1 &
+    --leaf FLEETLEAF >"$work/$name.sim.log" 2>&1 &
   pids+=($!)
+  for _ in $(seq 1 100); do
+    [[ -d "$root/lldp" || -d "$root/smp" ]] && grep -q 'agent flags' "$work/$name.sim.log" && break
+    sleep 0.1
+  done
+  grep -q 'agent flags' "$work/$name.sim.log" ||
+    die "fabricsim did not write the $name node: $(tail -n 5 "$work/$name.sim.log")"
   agent_log="$work/$name.agent.log"
   "$fabricwatch" --web.listen-address=127.0.0.1:0 --path.sysfs="$root/sys" \
     --path.ethtool="$root/ethtool" --path.kmsg="$root/kmsg" --path.procfs="$root/proc" \
-    "${peer_flags[@]}" >"$agent_log" 2>&1 &
+    --path.lldp="$root/lldp" --path.smp="$root/smp" >"$agent_log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do
     port="$(sed -n 's/.*listening on .*(port \([0-9]*\)).*/\1/p' "$agent_log" | head -n1)"
@@ -157,7 +144,7 @@ start_prometheus() {
       --storage.tsdb.retention.time=2h --web.listen-address="127.0.0.1:$port" \
       --web.console.templates=/usr/share/prometheus/consoles \
       --web.console.libraries=/usr/share/prometheus/console_libraries \
-      --log.level=warn >"$logf" 2>&1 &
+      --web.enable-lifecycle --log.level=warn >"$logf" 2>&1 &
     PROM_PID=$!
     pids+=("$PROM_PID")
     for _ in $(seq 1 300); do
@@ -211,6 +198,9 @@ rss_guard() {
   done
 }
 
+# Everything below runs from main, which bash reads whole before running: editing this file
+# while a run is under way does not change (or break) that run.
+main() {
 log "agent: $("$fabricwatch" --version 2>&1 | head -n1); tree at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD -- collectors detectors exporter 2>/dev/null || echo ' (with uncommitted changes)')"
 profile_flags=()
 seed=1
@@ -266,7 +256,16 @@ EOF
   if ((smoke)); then
     wait "$fed_pid" || rc=1
   fi
-  # The rules and queries again with nothing ingesting beside them (fleet_measure.py quiet).
+  # The rules and queries again with nothing ingesting or evaluating beside them
+  # (fleet_measure.py quiet): Prometheus reloads a configuration without targets and rules
+  # (the head keeps the data), and gets 20 s to write the stale markers of the dropped targets.
+  if [[ -s "$dir/result.json" && ! -e "$dir/rss_cap_hit" ]]; then
+    cp "$dir/prometheus.yml" "$dir/prometheus-scraping.yml"
+    printf 'global: {scrape_interval: %ss, evaluation_interval: %ss}\n' "$interval" "$interval" \
+      >"$dir/prometheus.yml"
+    curl -sf -X POST --max-time 60 "$shard_url/-/reload" >/dev/null || rc=1
+    sleep 20
+  fi
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   if [[ -s "$dir/result.json" && ! -e "$dir/rss_cap_hit" ]]; then
@@ -289,3 +288,5 @@ python3 "$here/fleet_report.py" "${results[@]}" >"$report/report.md"
 cat "$report/report.md"
 log "report: $report/report.md"
 exit "$status"
+}
+main
