@@ -3,7 +3,7 @@
 # agent on a fabricsim replay root where every string a collector reads (node_desc, fw_ver,
 # board_id, hca_type, GUIDs, link layer, rate, operstate, duplex, address, local_cpulist, IOMMU
 # group type, hwmon labels, one netdev name, ethtool statistic names, module EEPROM vendor, part,
-# revision, serial and date code) holds <script>, quotes, backslashes, newlines, a 10 KB string
+# revision, serial and date code, the LLDP neighbour's system and port names) holds <script>, quotes, backslashes, newlines, a 10 KB string
 # (refused by the sysfs reader: over one page), a 3 KB one (cut by the sink) or invalid UTF-8
 # (tests/e2e/hostile_tree.py). The replay root itself sits under a path that
 # contains "<script>alert(1)</script>" (the status page shows it).
@@ -37,9 +37,10 @@ summary="$(python3 "$(dirname "${BASH_SOURCE[0]}")/hostile_tree.py" "$ROOT")" ||
 ok "hostile replay root: $summary"
 
 # Passthrough on: hostile statistic names become metric names and HELP text too.
-start_agent --path.sysfs="$ROOT/sys" --path.ethtool="$ROOT/ethtool" --log.format=json \
+start_agent --path.sysfs="$ROOT/sys" --path.ethtool="$ROOT/ethtool" --path.lldp="$ROOT/lldp" \
+  --log.format=json \
   --collector.optics.module-interval=1s --collector.ethtool.metrics-include='.*'
-for c in netdev rdma ethtool optics topology; do
+for c in netdev rdma ethtool optics topology peer; do
   wait_for_metric /metrics "fabricwatch_collector_last_sample_timestamp_seconds{collector=\"$c\"}" 15 ||
     fail "collector $c never ran; log:
 $(tail -n 20 "$AGENT_LOG")"
@@ -109,6 +110,7 @@ reached = {
     "truncated": any(v.endswith("\u2026[truncated]") for _, _, v in values),
     "module_vendor": any(f == "fabric_optics_info" and l == "vendor" and v.strip() for f, l, v in values),
     "hostile_netdev": any(l == "netdev" and "<b>" in v for _, l, v in values),
+    "hostile_peer": any(l == "peer_name" and v == "<b>leaf\"x'\\&01" for _, l, v in values),
     "passthrough_help": re.search(r'^# HELP fabric_ethtool_\S+ Driver statistic "<script>', text, re.M) is not None,
 }
 for what, seen in reached.items():
@@ -135,9 +137,11 @@ grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' <<<"$page" ||
   fail "status page does not show the (escaped) hostile sysfs path"
 grep -q 'data-netdev="&lt;b&gt;&quot;x&#39;\\&amp;�"' <<<"$page" ||
   fail "status page port grid does not show the (escaped) hostile netdev: $(grep -o 'data-netdev="[^"]*"' <<<"$page" | head -n 3)"
+grep -q 'leaf&quot;x&#39;\\&amp;01 Ethernet0&lt;script&gt;alert(2)&lt;/script&gt;' <<<"$page" ||
+  fail "status page does not show the (escaped) hostile LLDP neighbour: $(grep -o '.\{20\}leaf&quot;.\{60\}' <<<"$page" | head -n 2)"
 python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' <<<"$page" ||
   fail "status page is not UTF-8"
-ok "status page: the hostile path and netdev are shown escaped, no <script> element but its own"
+ok "status page: the hostile path, netdev and LLDP neighbour are shown escaped, no <script> element but its own"
 
 for api in /api/v1/anomalies /api/v1/link-events; do
   json="$(scrape "$api")"

@@ -12,6 +12,7 @@ usage: hostile_tree.py ROOT   (ROOT holds sys/ and ethtool/ from `fabricsim buil
 prints the new netdev name and the number of files changed.
 """
 import os
+import re
 import sys
 
 SCRIPT = b"<script>alert(1)</script>"
@@ -137,6 +138,25 @@ def rewrite_statistics(root):
     return count
 
 
+def rewrite_lldp(root):
+    """The far end's words: the switch's LLDP system name and port name (peer_name, peer_port)
+    hold markup, quotes and a backslash; valid UTF-8, as the keyvalue parser only takes that."""
+    count = 0
+    lldp = os.path.join(root, "lldp")
+    for name in sorted(os.listdir(lldp)) if os.path.isdir(lldp) else []:
+        p = os.path.join(lldp, name)
+        with open(p, "rb") as fh:
+            text = fh.read()
+        sysname = b"<b>leaf\"x'\\&01"  # <b>leaf"x'\&01
+        port = b"Ethernet0<script>alert(2)</script>"
+        text = re.sub(rb"(\.chassis\.name=)[^\n]*", lambda m: m.group(1) + sysname, text)
+        text = re.sub(rb"(\.port\.ifname=)[^\n]*", lambda m: m.group(1) + port, text)
+        with open(p, "wb") as fh:
+            fh.write(text)
+        count += 1
+    return count
+
+
 def main():
     root = sys.argv[1]
     old, new = rename_netdev(root)
@@ -144,9 +164,13 @@ def main():
     n += rewrite_strings(root)
     eeproms = rewrite_eeproms(root)
     stats = rewrite_statistics(root)
-    print(f"{old} -> {new!r}; {n} string files, {eeproms} module images, {stats} statistics files")
+    peers = rewrite_lldp(root)
+    print(f"{old} -> {new!r}; {n} string files, {eeproms} module images, {stats} statistics "
+          f"files, {peers} LLDP neighbours")
     if eeproms == 0:
         raise SystemExit("no module-eeprom image to make hostile")
+    if peers == 0:
+        raise SystemExit("no LLDP neighbour replay to make hostile (fabricsim writes DIR/lldp)")
 
 
 main()
