@@ -174,7 +174,7 @@ def main():
         out += ["| %d | %s |" % (r["nodes"], "; ".join(
             "%s: %s" % (peer, ", ".join("%s x%d" % kv for kv in sorted(f.items())))
             for peer, f in sorted(r.get("findings_by_peer", {}).items()))) for r in measured] + [""]
-        out += ["## Dashboard queries (dashboards/fleet-overview.json, fleet scope, median of 3; quiet)", ""]
+        out += ["## Dashboard queries (dashboards/fleet-overview.json, fleet scope; quiet: fastest of 5)", ""]
         out += query_table(measured) + [""]
         out += ["## Extrapolation", ""] + extrapolation(measured) + [""]
     print("\n".join(out))
