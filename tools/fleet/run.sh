@@ -56,9 +56,9 @@ while (($#)); do
   esac
   shift
 done
-interval=15 timeout=10 for_override=""
+interval=15 timeout=10 for_override="" settle_s=20
 if ((smoke)); then
-  nodes_list=20 leaf_size=4 interval=2 timeout=1 for_override=10s minutes=1.2
+  nodes_list=20 leaf_size=4 interval=2 timeout=1 for_override=10s minutes=1.2 settle_s=3
 fi
 PROMETHEUS="${PROMETHEUS:-/usr/bin/prometheus}"
 if [[ ! -x "$PROMETHEUS" ]] || ! command -v promtool >/dev/null; then
@@ -99,7 +99,8 @@ free_port() {
 # (on the HGX presets, cabled rail-optimised: port i faces FLEETLEAF-rail<i+1>), which the
 # fleet server renames per node. Sets PROFILE_URL.
 start_profile() {
-  local name="$1" seed="$2" root="$work/$name" port agent_log
+  local name="$1" seed="$2" root port agent_log
+  root="$work/$name"
   "$fabricsim" run --root "$root" --scenario "$here/scenarios/$name.yaml" --loop --seed "$seed" \
     --leaf FLEETLEAF >"$work/$name.sim.log" 2>&1 &
   pids+=($!)
@@ -176,8 +177,9 @@ start_global() {
     -e "s#^\( *\)- .*/alerts/fabricwatch-fleet.rules.yml#\1- $rules/fabricwatch-fleet.rules.yml#" \
     -e "s#^\( *\)- targets: \['alertmanager:9093'\]#\1- targets: []#" \
     "$fleet/global.yml" >"$2/global.yml"
-  grep -q "$1" "$2/global.yml" && grep -q "$rules/fabricwatch-fleet" "$2/global.yml" ||
+  if ! grep -q "$1" "$2/global.yml" || ! grep -q "$rules/fabricwatch-fleet" "$2/global.yml"; then
     die "global.yml: the federation target or the rule path line moved (see its header)"
+  fi
   promtool check config "$2/global.yml" >"$2/promtool-global-rig.log" 2>&1 ||
     die "promtool check config (rewritten global.yml): $(cat "$2/promtool-global-rig.log")"
   start_prometheus "global" "$2/global.yml"
@@ -258,13 +260,14 @@ EOF
   fi
   # The rules and queries again with nothing ingesting or evaluating beside them
   # (fleet_measure.py quiet): Prometheus reloads a configuration without targets and rules
-  # (the head keeps the data), and gets 20 s to write the stale markers of the dropped targets.
+  # (the head keeps the data), and gets settle_s to write the stale markers of the dropped
+  # targets (20 s; 3 s for the smoke's 20 nodes).
   if [[ -s "$dir/result.json" && ! -e "$dir/rss_cap_hit" ]]; then
     cp "$dir/prometheus.yml" "$dir/prometheus-scraping.yml"
     printf 'global: {scrape_interval: %ss, evaluation_interval: %ss}\n' "$interval" "$interval" \
       >"$dir/prometheus.yml"
     curl -sf -X POST --max-time 60 "$shard_url/-/reload" >/dev/null || rc=1
-    sleep 20
+    sleep "$settle_s"
   fi
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
