@@ -36,6 +36,8 @@ constexpr FamilyBudgetRule kRules[] = {
     {"fabric_ethtool_link_advertised_max_speed_bytes_per_second", kOff,
      "static; link_degraded compares the link with it and names it in its finding"},
     {"fabric_ethtool_link_autoneg", kOff, "static configuration, read by link_degraded"},
+    {"fabric_ethtool_link_info", kOff,
+     "static attributes of the link (duplex, connector), what ethtool NETDEV prints"},
     {"fabric_ethtool_link_lanes", kOff,
      "the same as fabric_rdma_port_lanes and fabric_link_degraded_lanes"},
     {"fabric_ethtool_link_speed_bytes_per_second", kOff,
@@ -79,6 +81,9 @@ constexpr FamilyBudgetRule kRules[] = {
      "the history"},
     {"fabric_link_flap_window_downtime_seconds", kNonZero,
      "0 on a port that was not down in the window"},
+    {"fabric_netdev_admin_up", kOff,
+     "the operator's own setting; fabric_netdev_oper_up and fabric_netdev_carrier say whether the "
+     "port works, and link_flap reads it to tell maintenance from a fault"},
     {"fabric_netdev_carrier_changes_total", kOff,
      "the sum of fabric_netdev_carrier_{up,down}_changes_total"},
     {"fabric_netdev_carrier_up_changes_total", kOff,
@@ -197,6 +202,9 @@ constexpr FamilyBudgetRule kRules[] = {
     {"fabric_rdma_port_receive_constraint_errors_total", kInfiniBand,
      "InfiniBand partition enforcement; not maintained on RoCE ports"},
     {"fabric_rdma_port_receive_dct_connects_total", kOff, "workload statistics, not fault signals"},
+    {"fabric_rdma_port_receive_packets_total", kOff,
+     "fabric_rdma_port_receive_bytes_total tells the load; packet counts are node_exporter's "
+     "infiniband collector's too"},
     {"fabric_rdma_port_receive_read_requests_total", kOff,
      "workload statistics, not fault signals"},
     {"fabric_rdma_port_receive_switch_relay_errors_total", kInfiniBand,
@@ -223,6 +231,9 @@ constexpr FamilyBudgetRule kRules[] = {
      "fabric_rdma_port_phys_state why not"},
     {"fabric_rdma_port_transmit_constraint_errors_total", kInfiniBand,
      "InfiniBand partition enforcement; not maintained on RoCE ports"},
+    {"fabric_rdma_port_transmit_packets_total", kOff,
+     "fabric_rdma_port_transmit_bytes_total tells the load; packet counts are node_exporter's "
+     "infiniband collector's too"},
     {"fabric_rdma_port_unicast_receive_packets_total", kOff,
      "fabric_rdma_port_receive_packets_total counts them with the multicast ones"},
     {"fabric_rdma_port_unicast_transmit_packets_total", kOff,

@@ -28,8 +28,10 @@ settled() {
   local preset="$1" root="$E2E_TMP/$1"
   shift
   [[ -d "$root" ]] || "$SIM" build --preset "$preset" --root "$root" >/dev/null
-  start_agent --path.sysfs="$root/sys" --path.ethtool="$root/ethtool" \
-    --path.procfs="$root/proc" --collector.optics.module-interval=5s "$@"
+  # Every source fabricsim writes: kernel log, the neighbours (peer), /proc (jobs).
+  start_agent --path.sysfs="$root/sys" --path.ethtool="$root/ethtool" --path.kmsg="$root/kmsg" \
+    --path.smp="$root/smp" --path.lldp="$root/lldp" --path.procfs="$root/proc" \
+    --collector.optics.module-interval=5s "$@"
   local last=-1 same=0 n start deadline
   start=$(date +%s)
   deadline=$((start + 120))
