@@ -2,35 +2,14 @@
 
 #include <algorithm>
 
+#include "detectors/core/snapshot_lookup.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
 // Past this many remembered series the sticky set starts again (each once non-zero series is
 // shown again at its next non-zero value); ten times the largest node's exposition.
 constexpr size_t kMaxSticky = 100'000;
-
-std::string_view LabelValue(const prometheus::ClientMetric& sample, std::string_view name) {
-  for (const auto& label : sample.label) {
-    if (label.name == name) return label.value;
-  }
-  return {};
-}
-
-double Value(const prometheus::MetricFamily& family, const prometheus::ClientMetric& sample) {
-  switch (family.type) {
-    case prometheus::MetricType::Counter:
-      return sample.counter.value;
-    case prometheus::MetricType::Gauge:
-      return sample.gauge.value;
-    case prometheus::MetricType::Untyped:
-      return sample.untyped.value;
-    case prometheus::MetricType::Summary:
-      return static_cast<double>(sample.summary.sample_count);
-    case prometheus::MetricType::Histogram:
-      return static_cast<double>(sample.histogram.sample_count);
-  }
-  return 0;
-}
 
 // FNV-1a over the family name and the label pairs, with separators that cannot occur in names.
 uint64_t SeriesHash(const prometheus::MetricFamily& family,
@@ -109,7 +88,7 @@ void SeriesBudget::Prepare(const std::vector<const prometheus::MetricFamily*>& f
   for (const prometheus::MetricFamily* family : families) {
     if (family->name == kRdmaPortInfo) {
       for (const prometheus::ClientMetric& sample : family->metric) {
-        if (LabelValue(sample, "link_layer") == "InfiniBand" &&
+        if (detect::LabelOr(sample, "link_layer") == "InfiniBand" &&
             !infiniband_ports_.contains(PortKey(sample))) {
           infiniband_ports_.insert(key_);
         }
@@ -121,7 +100,7 @@ void SeriesBudget::Prepare(const std::vector<const prometheus::MetricFamily*>& f
                                    family->name) != std::end(kPriorityTraffic);
     if (!pfc && !traffic) continue;
     for (const prometheus::ClientMetric& sample : family->metric) {
-      if (Value(*family, sample) == 0) continue;
+      if (detect::SampleValue(*family, sample) == 0) continue;
       // Sticky: a priority that carried traffic once stays, so its counters keep their history.
       if (!active_priorities_.contains(PriorityKey(sample))) active_priorities_.insert(key_);
       if (pfc && !lossless_priorities_.contains(key_)) lossless_priorities_.insert(key_);
@@ -131,16 +110,16 @@ void SeriesBudget::Prepare(const std::vector<const prometheus::MetricFamily*>& f
 
 const std::string& SeriesBudget::PriorityKey(const prometheus::ClientMetric& sample) {
   // "netdev/priority": a netdev name holds no '/' (dev_valid_name, net/core/dev.c).
-  key_.assign(LabelValue(sample, "netdev"));
+  key_.assign(detect::LabelOr(sample, "netdev"));
   key_ += '/';
-  key_ += LabelValue(sample, "priority");
+  key_ += detect::LabelOr(sample, "priority");
   return key_;
 }
 
 const std::string& SeriesBudget::PortKey(const prometheus::ClientMetric& sample) {
-  key_.assign(LabelValue(sample, "device"));
+  key_.assign(detect::LabelOr(sample, "device"));
   key_ += '/';
-  key_ += LabelValue(sample, "port");
+  key_ += detect::LabelOr(sample, "port");
   return key_;
 }
 
@@ -167,17 +146,17 @@ bool SeriesBudget::WantSample(const prometheus::MetricFamily& family,
     case ExportRule::kOff:
       return false;
     case ExportRule::kNonZero:
-      return Sticky(family, sample, Value(family, sample) != 0);
+      return Sticky(family, sample, detect::SampleValue(family, sample) != 0);
     case ExportRule::kActivePriority:
       return active_priorities_.contains(PriorityKey(sample));
     case ExportRule::kEndpoints:
-      return LabelValue(sample, "role") != "bridge";
+      return detect::LabelOr(sample, "role") != "bridge";
     case ExportRule::kLosslessPriority:
       return lossless_priorities_.contains(PriorityKey(sample));
     case ExportRule::kInfiniBand:
       return infiniband_ports_.contains(PortKey(sample));
     case ExportRule::kAlarmThresholds: {
-      const std::string_view threshold = LabelValue(sample, "threshold");
+      const std::string_view threshold = detect::LabelOr(sample, "threshold");
       return threshold == "high_alarm" || threshold == "low_alarm";
     }
   }

@@ -153,9 +153,11 @@ ip -n "$PEER_NS" link set fwp1 up
 SERIES='fabricwatch_privilege_missing{capability="CAP_NET_ADMIN",feature="module_eeprom"}'
 # The kernel log (CAP_SYSLOG, feature kernel_log) is off here: this test is about module_eeprom,
 # and tests/e2e/kmsg_kernel_test.sh covers /dev/kmsg without privilege.
+# --metrics.all: a veth's ethtool series are its static link attributes, which the series budget
+# keeps inside the agent; the check below is that the unprivileged ethtool reads happen.
 KERNEL_ARGS=(--no-collector.kmsg --collector.optics.device-include='^fwp0$' --collector.optics.interval=100ms
   --collector.optics.module-interval=100ms --collector.ethtool.device-include='^fwp0$'
-  --collector.netdev.interval=100ms)
+  --collector.netdev.interval=100ms --metrics.all)
 # optics_errors: the optics collector's error counter now.
 optics_errors() {
   metric_value "$(scrape /metrics)" 'fabricwatch_collector_errors_total{collector="optics"}'
