@@ -222,8 +222,9 @@ void HookRunner::WorkerLoop() {
     busy_ = true;
     lock.unlock();
 
-    // The gates are read once a pass (at most once a second, or per batch of transitions).
-    const DrainGates gates = Gates();
+    // The gates (a stat and a small read) only when a raise or a held drain may need them: a
+    // resume does not, and an idle runner reads nothing.
+    const DrainGates gates = !events.empty() || policy_.drains_held() > 0 ? Gates() : DrainGates{};
     for (const detect::AnomalyTransition& t : events) {
       Execute(policy_.OnTransition(t, clock_.Now(), gates));
     }

@@ -15,6 +15,30 @@
 
 namespace fabricwatch::testing {
 
+using SampleLabels = std::vector<std::pair<std::string, std::string>>;
+
+// One family of counter or gauge samples, named freely: for the tests of what reads any family
+// (the render, the snapshot store, the series budget) rather than one collector's.
+inline prometheus::MetricFamily MakeFamily(std::string name, prometheus::MetricType type,
+                                           std::vector<std::pair<SampleLabels, double>> samples,
+                                           std::string help = "help") {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  for (auto& [labels, value] : samples) {
+    prometheus::ClientMetric metric;
+    for (auto& [n, v] : labels) metric.label.push_back({n, v});
+    if (type == prometheus::MetricType::Counter) {
+      metric.counter.value = value;
+    } else {
+      metric.gauge.value = value;
+    }
+    family.metric.push_back(std::move(metric));
+  }
+  return family;
+}
+
 class Families {
  public:
   Families& Counter(const MetricDesc& desc, std::vector<std::pair<std::string, std::string>> labels,

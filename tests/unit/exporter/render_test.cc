@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testing/families.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -22,21 +24,8 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 
 prometheus::MetricFamily Family(std::string name, std::string help, prometheus::MetricType type,
                                 std::vector<std::pair<Labels, double>> samples) {
-  prometheus::MetricFamily family;
-  family.name = std::move(name);
-  family.help = std::move(help);
-  family.type = type;
-  for (const auto& [labels, value] : samples) {
-    prometheus::ClientMetric metric;
-    for (const auto& [n, v] : labels) metric.label.push_back({n, v});
-    if (type == prometheus::MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family.metric.push_back(std::move(metric));
-  }
-  return family;
+  return fabricwatch::testing::MakeFamily(std::move(name), type, std::move(samples),
+                                          std::move(help));
 }
 
 size_t Count(std::string_view text, std::string_view needle) {

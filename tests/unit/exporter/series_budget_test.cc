@@ -20,6 +20,7 @@
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/privileges.h"
 #include "exporter/remediation/hook_runner.h"
+#include "tests/testing/families.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -28,21 +29,7 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 
 prometheus::MetricFamily Family(std::string name, prometheus::MetricType type,
                                 std::vector<std::pair<Labels, double>> samples) {
-  prometheus::MetricFamily family;
-  family.name = std::move(name);
-  family.help = "help";
-  family.type = type;
-  for (auto& [labels, value] : samples) {
-    prometheus::ClientMetric metric;
-    for (auto& [k, v] : labels) metric.label.push_back({k, v});
-    if (type == prometheus::MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family.metric.push_back(std::move(metric));
-  }
-  return family;
+  return fabricwatch::testing::MakeFamily(std::move(name), type, std::move(samples));
 }
 
 constexpr auto kGauge = prometheus::MetricType::Gauge;

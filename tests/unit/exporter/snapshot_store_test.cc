@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testing/families.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -22,25 +24,9 @@ const Clock::time_point kT0 = Clock::time_point(std::chrono::seconds(1'700'000'0
 
 Clock::time_point At(int seconds) { return kT0 + std::chrono::seconds(seconds); }
 
-prometheus::ClientMetric Sample(const Labels& labels, double value, prometheus::MetricType type) {
-  prometheus::ClientMetric metric;
-  for (const auto& [name, v] : labels) metric.label.push_back({name, v});
-  if (type == prometheus::MetricType::Counter) {
-    metric.counter.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  return metric;
-}
-
 prometheus::MetricFamily Family(std::string name, prometheus::MetricType type,
                                 std::vector<std::pair<Labels, double>> samples) {
-  prometheus::MetricFamily family;
-  family.name = std::move(name);
-  family.help = "help";
-  family.type = type;
-  for (const auto& [labels, value] : samples) family.metric.push_back(Sample(labels, value, type));
-  return family;
+  return fabricwatch::testing::MakeFamily(std::move(name), type, std::move(samples));
 }
 
 std::shared_ptr<const Snapshot> MakeSnapshot(std::string collector, Clock::time_point time,

@@ -17,6 +17,7 @@
 #include "collectors/sys/qos_parse.h"
 #include "collectors/topology/pci_config.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_paths.h"
 #include "tests/unit/sim/sim_testing.h"
 #include "tools/fabricsim/simulator.h"
 
@@ -24,6 +25,7 @@ namespace fabricwatch::sim {
 namespace {
 
 namespace fs = std::filesystem;
+using fabricwatch::testing::ReadTextFile;
 using fabricwatch::testing::TempDir;
 using simtest::CollectAll;
 using simtest::MakeSim;
@@ -31,13 +33,8 @@ using simtest::Quiet;
 using simtest::Samples;
 using ::testing::HasSubstr;
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 std::vector<uint8_t> Bytes(const std::string& path) {
-  const std::string s = Read(path);
+  const std::string s = ReadTextFile(path);
   return std::vector<uint8_t>(s.begin(), s.end());
 }
 
@@ -54,7 +51,7 @@ std::map<std::string, std::string> ConfigFiles(const Simulator& sim) {
     if (name == "qos" || name == "pause" || name == "tunables" || name == "mtu" ||
         name == "config" || rel.find("/ecn/") != std::string::npos ||
         rel.starts_with("sys/module/")) {
-      out[rel] = Read(e.path().string());
+      out[rel] = ReadTextFile(e.path().string());
     }
   }
   return out;
@@ -104,13 +101,13 @@ TEST_P(HealthyConfigTest, every_roce_port_is_lossless_and_every_function_has_a_c
     SCOPED_TRACE(p.netdev);
     const std::string net = sys + "/class/net/" + p.netdev;
     if (p.link_layer != LinkLayer::kEthernet) {
-      EXPECT_EQ(Read(net + "/mtu"), "4092\n");  // IPoIB keeps its own
+      EXPECT_EQ(ReadTextFile(net + "/mtu"), "4092\n");  // IPoIB keeps its own
       EXPECT_FALSE(fs::exists(eth + "/" + p.netdev + "/qos"));
       EXPECT_FALSE(fs::exists(net + "/ecn"));
       continue;
     }
-    EXPECT_EQ(Read(net + "/mtu"), "9000\n");
-    const std::string qos_text = Read(eth + "/" + p.netdev + "/qos");
+    EXPECT_EQ(ReadTextFile(net + "/mtu"), "9000\n");
+    const std::string qos_text = ReadTextFile(eth + "/" + p.netdev + "/qos");
     auto qos = sys::ParseMlnxQosText(qos_text, "qos");
     ASSERT_TRUE(qos) << qos.error().ToString();
     EXPECT_EQ(qos->unknown_lines, 0u) << qos_text;
@@ -128,12 +125,12 @@ TEST_P(HealthyConfigTest, every_roce_port_is_lossless_and_every_function_has_a_c
     EXPECT_EQ(q.traffic_classes[3]->tsa, "ets");
     EXPECT_EQ(q.traffic_classes[3]->bandwidth_percent, 50);
     EXPECT_EQ(
-        Read(eth + "/" + p.netdev + "/pause"),
+        ReadTextFile(eth + "/" + p.netdev + "/pause"),
         "Pause parameters for " + p.netdev + ":\nAutonegotiate:\toff\nRX:\t\toff\nTX:\t\toff\n\n");
-    EXPECT_EQ(Read(eth + "/" + p.netdev + "/tunables"), "pfc-prevention-tout: 100\n");
+    EXPECT_EQ(ReadTextFile(eth + "/" + p.netdev + "/tunables"), "pfc-prevention-tout: 100\n");
     for (const char* role : {"roce_np", "roce_rp"}) {
       for (int prio = 0; prio < 8; ++prio) {
-        EXPECT_EQ(Read(net + "/ecn/" + role + "/enable/" + std::to_string(prio)), "1\n");
+        EXPECT_EQ(ReadTextFile(net + "/ecn/" + role + "/enable/" + std::to_string(prio)), "1\n");
       }
     }
   }
@@ -458,7 +455,7 @@ std::map<std::string, std::string> AllFiles(const Simulator& sim) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
     if (!e.is_regular_file() || e.is_symlink()) continue;
-    out[fs::relative(e.path(), root).string()] = Read(e.path().string());
+    out[fs::relative(e.path(), root).string()] = ReadTextFile(e.path().string());
   }
   return out;
 }

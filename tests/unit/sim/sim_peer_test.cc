@@ -27,17 +27,13 @@ namespace fabricwatch::sim {
 namespace {
 
 namespace fs = std::filesystem;
+using fabricwatch::testing::ReadTextFile;
 using fabricwatch::testing::TempDir;
 using simtest::CollectAll;
 using simtest::MakeSim;
 using simtest::Quiet;
 using simtest::Samples;
 using ::testing::HasSubstr;
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // "Name:....value" lines of a libibmad dump, the names only, in order.
 std::vector<std::string> FieldNames(const std::string& text) {
@@ -87,15 +83,15 @@ TEST(SimPeerTest, infiniband_ports_face_one_rail_leaf_each_in_the_capture_format
   auto sim = MakeSim("hgx-ib", Quiet(), dir.str());
   const std::string fixture =
       fabricwatch::testing::SourcePath("tests/fixtures/smp/ib-leaf/mlx5_0/1/");
-  const std::string fixture_info = Read(fixture + "nodeinfo");
+  const std::string fixture_info = ReadTextFile(fixture + "nodeinfo");
   ASSERT_FALSE(fixture_info.empty());
   std::set<uint64_t> guids;
   int index = 0;
   for (const Port& p : sim->node().ports) {
     SCOPED_TRACE(p.rdma_device);
     const std::string base = sim->smp_root() + "/" + p.rdma_device + "/1/";
-    const std::string info_text = Read(base + "nodeinfo");
-    const std::string desc_text = Read(base + "nodedesc");
+    const std::string info_text = ReadTextFile(base + "nodeinfo");
+    const std::string desc_text = ReadTextFile(base + "nodedesc");
     EXPECT_EQ(FieldNames(info_text), FieldNames(fixture_info));
     auto info = sys::ParseSmpNodeInfo(info_text);
     ASSERT_TRUE(info) << info.error().ToString();
@@ -119,11 +115,11 @@ TEST(SimPeerTest, infiniband_ports_face_one_rail_leaf_each_in_the_capture_format
 TEST(SimPeerTest, hdr_ports_face_quantum_switches) {
   TempDir dir;
   auto sim = MakeSim("hgx-ib-hdr", Quiet(), dir.str());
-  auto info = sys::ParseSmpNodeInfo(Read(sim->smp_root() + "/mlx5_0/1/nodeinfo"));
+  auto info = sys::ParseSmpNodeInfo(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodeinfo"));
   ASSERT_TRUE(info);
   EXPECT_EQ(info->num_ports, 41u);
   EXPECT_EQ(info->device_id, 0xcf08u);
-  EXPECT_EQ(*sys::ParseSmpNodeDesc(Read(sim->smp_root() + "/mlx5_0/1/nodedesc")),
+  EXPECT_EQ(*sys::ParseSmpNodeDesc(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodedesc")),
             "MF0;leaf01-rail1:MQM8700/U1");
 }
 
@@ -131,13 +127,13 @@ TEST(SimPeerTest, roce_ports_have_lldp_neighbours_in_the_capture_format) {
   TempDir dir;
   auto sim = MakeSimOn("hgx-roce", dir.str(), {.leaf = "su2-leaf", .slot = 5});
   const std::string fixture =
-      Read(fabricwatch::testing::SourcePath("tests/fixtures/lldp/roce-leaf/enp65s0f1np1"));
+      ReadTextFile(fabricwatch::testing::SourcePath("tests/fixtures/lldp/roce-leaf/enp65s0f1np1"));
   ASSERT_FALSE(fixture.empty());
   std::set<std::string> chassis;
   int index = 0;
   for (const Port& p : sim->node().ports) {
     SCOPED_TRACE(p.netdev);
-    const std::string text = Read(sim->lldp_root() + "/" + p.netdev);
+    const std::string text = ReadTextFile(sim->lldp_root() + "/" + p.netdev);
     EXPECT_EQ(Keys(text, p.netdev), Keys(fixture, "enp65s0f1np1"));
     auto parsed = sys::ParseLldpKeyValue(text);
     ASSERT_TRUE(parsed) << parsed.error().ToString();
@@ -162,7 +158,7 @@ TEST(SimPeerTest, a_non_hgx_node_faces_one_leaf_on_consecutive_ports) {
   std::vector<std::string> ports;
   std::set<std::string> chassis;
   for (const Port& p : sim->node().ports) {
-    auto parsed = sys::ParseLldpKeyValue(Read(sim->lldp_root() + "/" + p.netdev));
+    auto parsed = sys::ParseLldpKeyValue(ReadTextFile(sim->lldp_root() + "/" + p.netdev));
     ASSERT_TRUE(parsed) << parsed.error().ToString();
     EXPECT_EQ(parsed->at(p.netdev).system_name, "tor7");
     chassis.insert(parsed->at(p.netdev).chassis_id);
