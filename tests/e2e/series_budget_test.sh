@@ -16,8 +16,10 @@ SIM="${FABRICSIM:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fabricsim}"
 
 series() { grep -vc '^#' <<<"$1" || true; }
 top_families() {
-  grep -v '^#' <<<"$1" | sed -E 's/[{ ].*//' | sort | uniq -c | sort -rn | head -"${2:-12}" |
-    awk '{printf "    %5d %s\n", $1, $2}'
+  # awk, not head, cuts the list: head exits after N lines, and sort's next write then dies of
+  # SIGPIPE, which pipefail turns into the script's exit (a CI failure with no message).
+  grep -v '^#' <<<"$1" | sed -E 's/[{ ].*//' | sort | uniq -c | sort -rn |
+    awk -v n="${2:-12}" 'NR <= n {printf "    %5d %s\n", $1, $2}'
 }
 
 # settled PRESET [FLAGS...]: BODY is the exposition once every module has been read (optics reads
