@@ -74,7 +74,7 @@ ok "dpkg -i installed it"
 want_version="$("$FABRICWATCH_BIN" --version)"
 [[ "$(/usr/bin/fabricwatch --version)" == "$want_version" ]] ||
   fail "/usr/bin/fabricwatch --version: $(/usr/bin/fabricwatch --version), built: $want_version"
-readelf -S /usr/bin/fabricwatch | grep -q '\.debug_info' && fail "/usr/bin/fabricwatch is not stripped"
+grep -q '\.debug_info' <<<"$(readelf -S /usr/bin/fabricwatch)" && fail "/usr/bin/fabricwatch is not stripped"
 ok "/usr/bin/fabricwatch runs ($want_version) and is stripped"
 
 for path in /usr/lib/systemd/system/fabricwatch.service /etc/fabricwatch/fabricwatch.yml \

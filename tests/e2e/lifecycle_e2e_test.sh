@@ -80,7 +80,7 @@ reload_bad() {
 $(cat "$AGENT_LOG")"
     sleep 0.05
   done
-  grep 'reload failed' "$AGENT_LOG" | tail -n1 | grep -q -- "$want" ||
+  grep 'reload failed' "$AGENT_LOG" | tail -n1 | grep -- "$want" >/dev/null ||
     fail "$what: the reload error does not name '$want': $(grep 'reload failed' "$AGENT_LOG" | tail -n1)"
   kill -0 "$AGENT_PID" || fail "$what: agent died"
   wait_for_metric /metrics 'fabricwatch_collector_success{collector="netdev"}' 5 1 ||

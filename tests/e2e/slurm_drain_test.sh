@@ -182,7 +182,7 @@ FABRICSIM="${FABRICSIM_BIN:-$(dirname "$FABRICWATCH_BIN")/../tools/fabricsim/fab
 agent_phase_missing=""
 if [[ ! -x "$FABRICSIM" ]]; then
   agent_phase_missing="the simulator is not built ($FABRICSIM)"
-elif ! "$FABRICWATCH_BIN" --help 2>&1 | grep -q -- '--detector.pfc_storm'; then
+elif ! grep -q -- '--detector.pfc_storm' <<<"$("$FABRICWATCH_BIN" --help 2>&1)"; then
   agent_phase_missing="the agent has no pfc_storm detector (--detector.pfc_storm not in --help)"
 fi
 if [[ -n "$agent_phase_missing" ]]; then

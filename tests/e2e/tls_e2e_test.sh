@@ -218,7 +218,7 @@ until grep -q 'reload failed, keeping the running configuration' "$AGENT_LOG"; d
 $(tail -n 5 "$AGENT_LOG")"
   sleep 0.1
 done
-grep 'reload failed' "$AGENT_LOG" | grep -q 'web.yml' || fail "the reload error does not name web.yml"
+grep 'reload failed' "$AGENT_LOG" | grep 'web.yml' >/dev/null || fail "the reload error does not name web.yml"
 tls_curl --fail -o /dev/null --cert client.crt --key client.key -u prometheus:s3cret-pass \
   "$HTTPS/metrics" || fail "not serving with the old web config after a failed reload"
 ok "SIGHUP with a typo in the web config: logged, naming the file; the old configuration serves"
