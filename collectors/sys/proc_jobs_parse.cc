@@ -97,11 +97,25 @@ std::optional<std::string> SlurmJobOfCgroupPath(std::string_view path) {
 
 std::optional<std::string> PodUidOfCgroupPath(std::string_view path) {
   bool under_kubepods = false;
+  bool leading_dotdot = true;    // still in the path's leading run of ".." components
+  bool kubepods_hidden = false;  // that run hid kubepods, and only QoS classes came after it
   std::optional<std::string> uid;
   AnyComponent(path, [&](std::string_view c) {
+    leading_dotdot = leading_dotdot && c == "..";
+    if (leading_dotdot) {
+      kubepods_hidden = true;
+      return false;
+    }
     // "kubepods", "kubepods.slice", "kubelet-kubepods.slice", "kubepods-burstable.slice", …
     if (c.find("kubepods") != std::string_view::npos) under_kubepods = true;
-    if (!under_kubepods) return false;
+    if (!under_kubepods) {
+      // Seen from a cgroup namespace, the shared ancestors are ".." (header): after them only
+      // a cgroupfs QoS class (kubelet qos_container_manager_linux.go) may come before the pod.
+      if (!kubepods_hidden) return false;
+      if (c == "burstable" || c == "besteffort") return false;
+      kubepods_hidden = false;
+      if (!c.starts_with("pod")) return false;
+    }
     if (c.starts_with("pod")) {  // cgroupfs driver: pod<uid>
       uid = CanonicalPodUid(c.substr(3), '-');
       if (uid) return true;

@@ -20,7 +20,13 @@
 //   systemd slice separator); kind nests it as `/kubelet.slice/kubelet-kubepods.slice/…`. A
 //   UID is a UUID (8-4-4-4-12 hex), or 32 hex digits for a static pod (kubelet
 //   pkg/kubelet/config/common.go: an MD5 of the manifest). A `kubepods` component must come
-//   first, so a user's unit called `pod…` is not a pod.
+//   first, so a user's unit called `pod…` is not a pod. One exception: an agent in a container
+//   under cgroup v2 reads from its own cgroup namespace, where another pod's path is relative to
+//   the agent's cgroup and starts with a `..` for each level above it (cgroup_path_ns(),
+//   kernfs_path_from_node() in fs/kernfs/dir.c). With the cgroupfs driver the `kubepods`
+//   component is then among the hidden ones, `/../../besteffort/pod<uid>/<id>`, so after a
+//   leading `..` run a `pod<uid>` counts when only a QoS class comes before it. The systemd
+//   driver's names carry `kubepods` in every level and need no exception.
 // - `scontrol listpids` (scontrol(1)): a header `PID JOBID STEPID LOCALID GLOBALID`, then one
 //   row per process of the jobs on this node, e.g. `12345 1234 batch 0 0`, with `-` for unknown
 //   local and global ids.

@@ -90,6 +90,22 @@ INSTANTIATE_TEST_SUITE_P(
                    "kubelet-kubepods-besteffort-pod0f3e7a52_1c9b_4d2e_9a7f_5b6c8d9e0a1b.slice/"
                    "cri-containerd-1.scope\n",
                    Pod(kUid)},
+        // Read from the agent's own cgroup namespace (a container under cgroup v2): the shared
+        // ancestors, kubepods among them, are "..".
+        CgroupCase{"k8s_cgroupfs_from_a_cgroup_namespace",
+                   "0::/../../../besteffort/pod0f3e7a52-1c9b-4d2e-9a7f-5b6c8d9e0a1b/8a1c2e3f\n",
+                   Pod(kUid)},
+        CgroupCase{"k8s_cgroupfs_same_qos_from_a_cgroup_namespace",
+                   "0::/../../pod0f3e7a52-1c9b-4d2e-9a7f-5b6c8d9e0a1b/8a1c2e3f\n", Pod(kUid)},
+        CgroupCase{"k8s_systemd_from_a_cgroup_namespace",
+                   "0::/../../kubepods-burstable-pod0f3e7a52_1c9b_4d2e_9a7f_5b6c8d9e0a1b.slice/"
+                   "cri-containerd-8a1c.scope\n",
+                   Pod(kUid)},
+        CgroupCase{"dotdot_then_a_user_unit",
+                   "0::/../../user.slice/pod0f3e7a52-1c9b-4d2e-9a7f-5b6c8d9e0a1b/x\n",
+                   std::nullopt},
+        CgroupCase{"dotdot_inside_a_path",
+                   "0::/system.slice/../pod0f3e7a52-1c9b-4d2e-9a7f-5b6c8d9e0a1b/x\n", std::nullopt},
         // A static pod's UID: 32 hex digits (kubelet config/common.go).
         CgroupCase{"k8s_static_pod",
                    "0::/kubepods/burstable/podd41d8cd98f00b204e9800998ecf8427e/c\n",
