@@ -19,6 +19,7 @@ build_pkgs=(
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
   dpkg-dev file  # make deb: cpack's Depends scan runs dpkg-shlibdeps on what `file` calls ELF
+  help2man  # the manual page fabricwatch.1, from the built binary's --help (deploy/CMakeLists.txt)
 )
 test_pkgs=(
   libgtest-dev libgmock-dev

@@ -60,6 +60,10 @@ if command -v lintian >/dev/null; then
   findings="$(lintian --no-cfg "$deb" 2>/dev/null | grep -E '^[EW]: ' || true)"
   log "lintian: $(grep -c '^E: ' <<<"$findings" || true) errors, $(grep -c '^W: ' <<<"$findings" || true) warnings"
   [[ -z "$findings" ]] || log "$findings"
+  # The manual page is ours to keep right (deploy/make-manpage.sh), unlike the licence.
+  if grep -E 'no-manual-page|manpage|groff' <<<"$findings"; then
+    fail "lintian finds fault with the manual page (above)"
+  fi
 else
   log "lintian is not installed (tools/install-deps.sh test): not run"
 fi
@@ -89,6 +93,16 @@ for hook in slurm-drain kubernetes-drain webhook; do
   [[ -x "/usr/lib/fabricwatch/hooks/$hook" ]] || fail "/usr/lib/fabricwatch/hooks/$hook is not executable"
 done
 ok "unit, configuration, hooks, alerts, dashboards, runbooks and README are where README says"
+
+# The manual page, made from this binary's --help (deploy/make-manpage.sh). Read from the
+# package: a minimal Debian image may keep dpkg from installing /usr/share/man (path-exclude).
+man_page=/usr/share/man/man1/fabricwatch.1.gz
+grep -qx "$man_page" <<<"$contents" || fail "$man_page is not in the package"
+man_text="$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ".$man_page" | gzip -dc)"
+for want in '^\.TH FABRICWATCH "1"' 'web\.listen\\-address' '^\.SH FILES' '/etc/default/fabricwatch'; do
+  grep -q -- "$want" <<<"$man_text" || fail "$man_page lacks $want"
+done
+ok "the package has $man_page: the options of --help and the files"
 
 # The state directory in systemd's DynamicUser= layout, root's until systemd hands it over
 # (deploy/debian/postinst says why).
