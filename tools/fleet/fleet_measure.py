@@ -3,7 +3,8 @@
 
   fleet_measure.py measure --prom URL --plan DIR/plan.json --dashboard dashboards/fleet-overview.json
                            --minutes 5 --interval 15 --out N.json [--until-alerts]
-  fleet_measure.py check --prom URL --plan DIR/plan.json --timeout 60    (federation: alerts only)
+  fleet_measure.py check --prom URL --plan DIR/plan.json --timeout 60 [--targets-of SHARD_URL]
+                         (federation: the global's fleet alerts; the shard's targets)
   fleet_measure.py quiet --prom URL --result N.json --dashboard ...   (after the targets stop)
 
 measure watches a running Prometheus for --minutes, reading its /metrics every --interval:
@@ -336,6 +337,11 @@ def check(args):
             break
         time.sleep(1)
     report = {"alerts": judged}
+    if args.targets_of:
+        # Each planned node is its own target with its own instance, up or down as planned: a
+        # relabelling that clobbered the instance label would show here.
+        report["targets"] = judge_targets(args.targets_of, plan)
+        print("fleet_measure: %s targets: %s" % (args.targets_of, report["targets"]["health"]))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
@@ -360,6 +366,7 @@ def main():
     c.add_argument("--plan", required=True)
     c.add_argument("--timeout", type=float, default=60)
     c.add_argument("--out")
+    c.add_argument("--targets-of", help="also judge this Prometheus's targets against the plan")
     q = sub.add_parser("quiet")
     q.add_argument("--prom", required=True)
     q.add_argument("--result", required=True, help="measure's output; gains a quiet section")

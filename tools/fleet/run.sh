@@ -7,9 +7,11 @@
 #   tools/fleet/run.sh --smoke                  what `make test` runs (ctest e2e.fleet_smoke, about
 #                                               a minute): 20 nodes at a 2 s scrape interval with the
 #                                               rules' for: shortened to 10 s; asserts the fleet
-#                                               alerts, the down targets and every dashboard query,
-#                                               on the shard and on a global Prometheus federating
-#                                               it (deploy/prometheus/fleet/global.yml); exit 77
+#                                               alerts, the down targets and every dashboard query
+#                                               on the rig's Prometheus, and the fleet alerts on the
+#                                               shipped pair: a shard running
+#                                               deploy/prometheus/fleet/shard-by-fabric.yml and a
+#                                               global running global.yml federating it; exit 77
 #                                               without Debian's prometheus
 #   --bin-dir DIR        the build tree with exporter/fabricwatch and tools/fabricsim/fabricsim
 #                        (default build/)
@@ -161,9 +163,33 @@ start_prometheus() {
   die "prometheus $name: no free port after 5 attempts"
 }
 
-# start_global SHARD_ADDR DIR: the shipped deploy/prometheus/fleet/global.yml federating the
-# rig's Prometheus (the shard), with its interval, targets and rule path rewritten for loopback;
-# every shipped fleet configuration passes promtool first. Sets PROM_URL.
+# start_shipped_shard DIR: the shipped deploy/prometheus/fleet/shard-by-fabric.yml scraping the
+# rig's nodes (DIR/targets.json, every fabric of the rig), with its intervals, rule paths, file_sd
+# path and Alertmanager rewritten for loopback and nothing else, so its relabelling (a target's
+# own instance label is kept) and its choice of rule files are what the global's alerts rest on.
+# Sets PROM_URL.
+start_shipped_shard() {
+  local out="$1/shard-by-fabric.yml"
+  sed -e "s/^\( *\)scrape_interval: .*/\1scrape_interval: ${interval}s/" \
+    -e "s/^\( *\)scrape_timeout: .*/\1scrape_timeout: ${timeout}s/" \
+    -e "s/^\( *\)evaluation_interval: .*/\1evaluation_interval: ${interval}s/" \
+    -e "s#^\( *\)- \.\./\.\./\.\./alerts/\(.*\)#\1- $rules/\2#" \
+    -e "s#^\( *\)- files: \['targets/.*#\1- files: ['$1/targets.json']#" \
+    -e "s#^\( *\)- targets: \['alertmanager:9093'\]#\1- targets: []#" \
+    "$repo/deploy/prometheus/fleet/shard-by-fabric.yml" >"$out"
+  if grep -Eq '^[^#]*(\.\./alerts/|targets/roce-a|alertmanager:9093)' "$out" ||
+    ! grep -q "$rules/fabricwatch-recording" "$out" || ! grep -q "$1/targets.json" "$out"; then
+    die "shard-by-fabric.yml: a rule path, file_sd or Alertmanager line moved (see its header)"
+  fi
+  promtool check config "$out" >"$1/promtool-shard-rig.log" 2>&1 ||
+    die "promtool check config (rewritten shard-by-fabric.yml): $(cat "$1/promtool-shard-rig.log")"
+  start_prometheus "shard-shipped" "$out"
+  log "shipped shard prometheus $PROM_URL (shard-by-fabric.yml) scraping the rig's nodes"
+}
+
+# start_global SHARD_ADDR DIR: the shipped deploy/prometheus/fleet/global.yml federating a
+# shard, with its interval, targets and rule path rewritten for loopback; every shipped fleet
+# configuration passes promtool first. Sets PROM_URL.
 start_global() {
   local fleet="$repo/deploy/prometheus/fleet" f
   for f in "$fleet"/*.yml; do
@@ -246,9 +272,12 @@ EOF
   measure_flags=()
   if ((smoke)); then
     measure_flags=(--until-alerts --check)
-    start_global "${shard_url#http://}" "$dir"
+    # The shipped pair: shard-by-fabric.yml scraping the nodes, global.yml federating it.
+    start_shipped_shard "$dir"
+    shipped_url="$PROM_URL"
+    start_global "${shipped_url#http://}" "$dir"
     python3 "$here/fleet_measure.py" check --prom "$PROM_URL" --plan "$dir/plan.json" \
-      --timeout 80 --out "$dir/global.json" &
+      --targets-of "$shipped_url" --timeout 80 --out "$dir/global.json" &
     fed_pid=$!
   fi
   rc=0
