@@ -17,6 +17,19 @@ namespace fabricwatch::testing {
 
 using SampleLabels = std::vector<std::pair<std::string, std::string>>;
 
+// One sample of a counter or gauge family: what MakeFamily and Families both append.
+inline prometheus::ClientMetric MakeSample(const SampleLabels& labels, prometheus::MetricType type,
+                                           double value) {
+  prometheus::ClientMetric metric;
+  for (const auto& [n, v] : labels) metric.label.push_back({n, v});
+  if (type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  return metric;
+}
+
 // One family of counter or gauge samples, named freely: for the tests of what reads any family
 // (the render, the snapshot store, the series budget) rather than one collector's.
 inline prometheus::MetricFamily MakeFamily(std::string name, prometheus::MetricType type,
@@ -26,15 +39,8 @@ inline prometheus::MetricFamily MakeFamily(std::string name, prometheus::MetricT
   family.name = std::move(name);
   family.help = std::move(help);
   family.type = type;
-  for (auto& [labels, value] : samples) {
-    prometheus::ClientMetric metric;
-    for (auto& [n, v] : labels) metric.label.push_back({n, v});
-    if (type == prometheus::MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family.metric.push_back(std::move(metric));
+  for (const auto& [labels, value] : samples) {
+    family.metric.push_back(MakeSample(labels, type, value));
   }
   return family;
 }
@@ -70,14 +76,7 @@ class Families {
       families_.push_back({std::string(desc.name), "test", type, {}});
       family = &families_.back();
     }
-    prometheus::ClientMetric metric;
-    for (auto& [n, v] : labels) metric.label.push_back({n, v});
-    if (type == prometheus::MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family->metric.push_back(std::move(metric));
+    family->metric.push_back(MakeSample(labels, type, value));
     return *this;
   }
   std::vector<prometheus::MetricFamily> families_;
