@@ -110,7 +110,7 @@ Agent::Agent(const Config& config)
     : config_(config),
       fd_budget_(KeptOpenFileBudget(OpenFileLimit()), GetLogger("main")),
       sysfs_(config_.sysfs_path, filesystem_, &fd_budget_),
-      events_(config_) {}
+      events_(config_, clock_) {}
 
 Agent::~Agent() {
   // The runner's policy thread asks the engine for the jobs of held drains: stop it first.
@@ -345,7 +345,8 @@ Status Agent::Start() {
                              .rdma_events = events_.rdma_log(),
                              .http_server = &server_for_metrics_,
                              .transitions = &transition_history_,
-                             .series_filter = &*series_budget_};
+                             .series_filter = &*series_budget_,
+                             .clock = &clock_};
   if (web_security_ == nullptr) {
     if (Status web = LoadWebConfig(); !web.ok()) return web;
   }

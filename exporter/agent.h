@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "collectors/core/agent_clock.h"
 #include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool.h"
@@ -86,7 +87,10 @@ class Agent {
   Status Build();
 
   Config config_;
-  const SystemClock clock_;
+  // Detection time: wall time at start advanced by the monotonic clock, so that no window jumps
+  // with a step of the wall clock; displayed times are rebased by its measured offset (issue 39
+  // item 7). Collectors, event listeners, the engine and the hooks all read it.
+  const AgentClock clock_;
   const sys::RealFileSystem filesystem_;
   // The counter files the collectors may keep open: what the open-file limit leaves after the
   // reserve for HTTP and the state file (exporter/file_limit.h).

@@ -38,6 +38,7 @@ test_pkgs=(
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
   lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
   chromium          # headless browser: e2e.status_page_browser_test loads the status page at /
+  faketime          # libfaketime: e2e.clock_step_test steps the agent's wall clock while it runs
   lintian           # e2e.deb_package_test reports what lintian finds in the package
   npm               # e2e.deploy_manifests_test: npm ci of tools/k8s-validate (Kubernetes API schemas)
 )

@@ -5,8 +5,8 @@
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/socket.h>
 #include <netlink/route/rtnl.h>
+#include <netlink/socket.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -77,18 +77,26 @@ uint64_t LinkEventLog::WaitForEvents(uint64_t seen, std::chrono::milliseconds ti
 std::string_view OperStateName(uint8_t operstate) {
   // IF_OPER_* from linux/if.h (RFC 2863), as net/core/net-sysfs.c prints them.
   switch (operstate) {
-    case IF_OPER_UNKNOWN: return "unknown";
-    case IF_OPER_NOTPRESENT: return "notpresent";
-    case IF_OPER_DOWN: return "down";
-    case IF_OPER_LOWERLAYERDOWN: return "lowerlayerdown";
-    case IF_OPER_TESTING: return "testing";
-    case IF_OPER_DORMANT: return "dormant";
-    case IF_OPER_UP: return "up";
+    case IF_OPER_UNKNOWN:
+      return "unknown";
+    case IF_OPER_NOTPRESENT:
+      return "notpresent";
+    case IF_OPER_DOWN:
+      return "down";
+    case IF_OPER_LOWERLAYERDOWN:
+      return "lowerlayerdown";
+    case IF_OPER_TESTING:
+      return "testing";
+    case IF_OPER_DORMANT:
+      return "dormant";
+    case IF_OPER_UP:
+      return "up";
   }
   return "unknown";
 }
 
-std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous, const LinkMessage& message,
+std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous,
+                                          const LinkMessage& message,
                                           std::chrono::system_clock::time_point now) {
   std::vector<LinkEvent> events;
   auto make = [&](bool up, bool inferred) {
@@ -166,11 +174,16 @@ bool ParseLinkMessage(nl_msg* msg, LinkMessage& out, bool& deleted) {
 }  // namespace
 
 struct LinkEventListener::Impl {
-  Impl(LinkEventLog& log, std::shared_ptr<spdlog::logger> logger)
-      : log(log), logger(std::move(logger)) {}
+  Impl(LinkEventLog& log, std::shared_ptr<spdlog::logger> logger, const Clock* clock)
+      : log(log), logger(std::move(logger)), clock(clock) {}
+
+  std::chrono::system_clock::time_point Now() const {
+    return clock != nullptr ? clock->Now() : std::chrono::system_clock::now();
+  }
 
   LinkEventLog& log;
   std::shared_ptr<spdlog::logger> logger;
+  const Clock* clock;
   NlSock events{nullptr, &nl_socket_free};
   std::map<int, LinkTrackState> links;
 
@@ -181,8 +194,7 @@ struct LinkEventListener::Impl {
     }
     auto it = links.find(message.ifindex);
     if (it != links.end() && !dumping_baseline) {
-      for (LinkEvent& event : TransitionsBetween(it->second, message,
-                                                 std::chrono::system_clock::now())) {
+      for (LinkEvent& event : TransitionsBetween(it->second, message, Now())) {
         logger->info("link {} carrier {}{} (operstate {})", event.netdev,
                      event.carrier_up ? "up" : "down", event.inferred ? " (inferred)" : "",
                      event.operstate);
@@ -225,7 +237,8 @@ struct LinkEventListener::Impl {
     dumping_baseline = baseline;
     int err = nl_recvmsgs_default(sock.get());
     dumping_baseline = false;
-    if (err < 0) return Status(StatusCode::kUnavailable, NlError(err, "rtnetlink RTM_GETLINK dump"));
+    if (err < 0)
+      return Status(StatusCode::kUnavailable, NlError(err, "rtnetlink RTM_GETLINK dump"));
     return Status::Ok();
   }
 
@@ -280,8 +293,8 @@ LinkEventListener::~LinkEventListener() {
 }
 
 Result<std::unique_ptr<LinkEventListener>> LinkEventListener::Start(
-    LinkEventLog& log, std::shared_ptr<spdlog::logger> logger) {
-  auto impl = std::make_unique<Impl>(log, std::move(logger));
+    LinkEventLog& log, std::shared_ptr<spdlog::logger> logger, const Clock* clock) {
+  auto impl = std::make_unique<Impl>(log, std::move(logger), clock);
   if (Status s = impl->Open(); !s.ok()) return Error(s);
   // Listening from the moment the socket joined the group: events that arrive before the thread
   // first polls wait in the socket buffer, so nothing is lost, and a collection that runs before

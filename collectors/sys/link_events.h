@@ -14,6 +14,8 @@
 // Thread-safety: LinkEventLog is internally synchronised; the listener runs its own thread and
 // stops within its poll timeout (200 ms) when destroyed.
 
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -25,8 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include <spdlog/logger.h>
-
+#include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 
 namespace fabricwatch::sys {
@@ -35,9 +36,9 @@ struct LinkEvent {
   std::chrono::system_clock::time_point time;
   int ifindex = 0;
   std::string netdev;
-  bool carrier_up = false;   // the state the link went to
-  std::string operstate;     // RFC 2863 name at notification time ("up", "down", ...)
-  bool inferred = false;     // implied by the carrier counters, not seen as its own message
+  bool carrier_up = false;  // the state the link went to
+  std::string operstate;    // RFC 2863 name at notification time ("up", "down", ...)
+  bool inferred = false;    // implied by the carrier counters, not seen as its own message
 };
 
 struct LinkEventCounts {
@@ -100,16 +101,20 @@ struct LinkMessage {
 // With counters on both sides the number of transitions is the counter delta (u32 wrap-aware)
 // and they alternate, ending in the message's carrier state; the earlier ones are `inferred`.
 // Without counters, a carrier change is one transition.
-std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous, const LinkMessage& message,
+std::vector<LinkEvent> TransitionsBetween(const LinkTrackState& previous,
+                                          const LinkMessage& message,
                                           std::chrono::system_clock::time_point now);
 
 std::string_view OperStateName(uint8_t operstate);
 
 class LinkEventListener {
  public:
-  // Opens the sockets, dumps the current links as the baseline and starts the thread.
+  // Opens the sockets, dumps the current links as the baseline and starts the thread. Events
+  // are stamped with `clock` (the agent's, collectors/core/agent_clock.h; it must outlive the
+  // listener), or the wall clock when null.
   static Result<std::unique_ptr<LinkEventListener>> Start(LinkEventLog& log,
-                                                          std::shared_ptr<spdlog::logger> logger);
+                                                          std::shared_ptr<spdlog::logger> logger,
+                                                          const Clock* clock = nullptr);
   ~LinkEventListener();
   LinkEventListener(const LinkEventListener&) = delete;
   LinkEventListener& operator=(const LinkEventListener&) = delete;

@@ -136,8 +136,8 @@ using Context = std::unique_ptr<ibv_context, ContextClose>;
 }  // namespace
 
 struct VerbsPortListener::Impl {
-  Impl(RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger)
-      : log(log), logger(std::move(logger)) {}
+  Impl(RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger, const Clock* clock)
+      : log(log), logger(std::move(logger)), clock(clock) {}
 
   struct Open {
     std::string name;
@@ -146,6 +146,7 @@ struct VerbsPortListener::Impl {
 
   RdmaPortEventLog& log;
   std::shared_ptr<spdlog::logger> logger;
+  const Clock* clock;
   std::vector<Open> devices;
   std::vector<std::string> names;
   bool logged_none = false;
@@ -206,8 +207,8 @@ struct VerbsPortListener::Impl {
       const int type = event.event_type;
       const int port = IsPortEvent(type) ? event.element.port_num : 0;
       ibv_ack_async_event(&event);  // always, or ibv_close_device() would block
-      RdmaPortEvent record{std::chrono::system_clock::now(), device.name, port,
-                           AsyncEventName(type)};
+      RdmaPortEvent record{clock != nullptr ? clock->Now() : std::chrono::system_clock::now(),
+                           device.name, port, AsyncEventName(type)};
       if (IsPortEvent(type) || type == IBV_EVENT_DEVICE_FATAL) {
         logger->info("{} port {}: {}", device.name, port, record.event);
         log.Record(std::move(record));
@@ -251,8 +252,8 @@ VerbsPortListener::~VerbsPortListener() {
 }
 
 Result<std::unique_ptr<VerbsPortListener>> VerbsPortListener::Start(
-    RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger) {
-  auto impl = std::make_unique<Impl>(log, std::move(logger));
+    RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger, const Clock* clock) {
+  auto impl = std::make_unique<Impl>(log, std::move(logger), clock);
   impl->OpenAll();
   return std::unique_ptr<VerbsPortListener>(new VerbsPortListener(std::move(impl)));
 }

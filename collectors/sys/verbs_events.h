@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collectors/core/collector.h"
 #include "collectors/core/status.h"
 
 namespace fabricwatch::sys {
@@ -72,8 +73,10 @@ inline constexpr const char* kPrimaryPortEvents[] = {"port_active", "port_err"};
 
 class VerbsPortListener {
  public:
+  // Events are stamped with `clock` (it must outlive the listener), or the wall clock when null.
   static Result<std::unique_ptr<VerbsPortListener>> Start(RdmaPortEventLog& log,
-                                                          std::shared_ptr<spdlog::logger> logger);
+                                                          std::shared_ptr<spdlog::logger> logger,
+                                                          const Clock* clock = nullptr);
   ~VerbsPortListener();
   VerbsPortListener(const VerbsPortListener&) = delete;
   VerbsPortListener& operator=(const VerbsPortListener&) = delete;

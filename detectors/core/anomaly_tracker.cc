@@ -237,7 +237,8 @@ std::vector<ActiveAnomaly> AnomalyTracker::Active() const {
   return out;
 }
 
-std::vector<prometheus::MetricFamily> AnomalyTracker::Collect() const {
+std::vector<prometheus::MetricFamily> AnomalyTracker::Collect(
+    std::chrono::system_clock::duration wall_offset) const {
   prometheus::MetricFamily active = Family(kActive);
   prometheus::MetricFamily value = Family(kValue);
   prometheus::MetricFamily started = Family(kStarted);
@@ -245,7 +246,7 @@ std::vector<prometheus::MetricFamily> AnomalyTracker::Collect() const {
   for (const ActiveAnomaly& anomaly : Active()) {
     active.metric.push_back(Sample(anomaly, 1));
     value.metric.push_back(Sample(anomaly, anomaly.finding.value));
-    started.metric.push_back(Sample(anomaly, EpochSeconds(anomaly.started)));
+    started.metric.push_back(Sample(anomaly, EpochSeconds(anomaly.started + wall_offset)));
   }
   {
     std::lock_guard lock(mutex_);

@@ -17,18 +17,18 @@
 //
 // Thread-safety: all methods may be called concurrently (engine thread vs. HTTP threads).
 
+#include <prometheus/metric_family.h>
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <prometheus/metric_family.h>
-#include <spdlog/logger.h>
 
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
@@ -62,7 +62,10 @@ class AnomalyTracker {
 
   // Sorted by detector, severity (critical first), entity.
   std::vector<ActiveAnomaly> Active() const;
-  std::vector<prometheus::MetricFamily> Collect() const;
+  // `wall_offset` is added to the start times shown (Clock::WallOffset(): detection time is
+  // the agent's monotonic clock, the started timestamp is wall time).
+  std::vector<prometheus::MetricFamily> Collect(
+      std::chrono::system_clock::duration wall_offset = {}) const;
 
   nlohmann::json SaveState() const;
   // `now`: the restore time, from which restore_grace runs.
@@ -91,6 +94,24 @@ class AnomalyTracker {
 //   anomaly raised detector=link_flap severity=critical netdev=eth0 value=5 drain_eligible=true
 //   reason="..."
 TransitionObserver LogTransitions(std::shared_ptr<spdlog::logger> logger);
+
+// The anomaly or transition with every time moved by `wall_offset` (Clock::WallOffset()): what
+// the status page, the JSON API and the hooks show, in wall time, of the detection clock's
+// times (collectors/core/agent_clock.h).
+inline ActiveAnomaly ToWall(ActiveAnomaly anomaly,
+                            std::chrono::system_clock::duration wall_offset) {
+  anomaly.started += wall_offset;
+  anomaly.updated += wall_offset;
+  for (LogLine& line : anomaly.finding.log) line.time += wall_offset;
+  return anomaly;
+}
+inline AnomalyTransition ToWall(AnomalyTransition t,
+                                std::chrono::system_clock::duration wall_offset) {
+  t.time += wall_offset;
+  t.started += wall_offset;
+  for (LogLine& line : t.finding.log) line.time += wall_offset;
+  return t;
+}
 
 // "netdev=eth0 priority=3" — for logs and the status page.
 std::string EntityText(const EntityLabels& entity);

@@ -23,7 +23,7 @@ std::optional<TimePoint> StateLoadCheck::Checked(const nlohmann::json& epoch_sec
     Drop(kInvalidTimestamp);
     return std::nullopt;
   }
-  const TimePoint time = FromEpochSeconds(seconds);
+  const TimePoint time = FromEpochSeconds(seconds) + shift_;
   if (time > latest) {
     Drop(kFutureTimestamp);
     return std::nullopt;

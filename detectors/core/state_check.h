@@ -19,11 +19,10 @@
 // Thread-safety: none (one load at a time).
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "detectors/core/detector.h"
 
@@ -36,8 +35,14 @@ class StateLoadCheck {
   static constexpr std::string_view kInvalidTimestamp = "invalid_timestamp";
   static constexpr std::string_view kOutOfRange = "out_of_range";
 
-  explicit StateLoadCheck(TimePoint now) : now_(now) {}
+  // `shift` is added to every instant read: the wall clock minus the saving agent's clock at
+  // the save (its WallOffset(), collectors/core/agent_clock.h, kept by the engine under
+  // "_clock"): that agent measured on the monotonic clock, so after a step of the wall clock
+  // during its run its times are rebased to wall time here, not dropped as "from the future".
+  explicit StateLoadCheck(TimePoint now, std::chrono::system_clock::duration shift = {})
+      : now_(now), shift_(shift) {}
   TimePoint now() const { return now_; }
+  std::chrono::system_clock::duration shift() const { return shift_; }
 
   // A past instant in Unix seconds: a JSON number, finite, in range, not after now().
   // nullopt (counted) otherwise.
@@ -58,6 +63,7 @@ class StateLoadCheck {
   std::optional<TimePoint> Checked(const nlohmann::json& epoch_seconds, TimePoint latest);
 
   TimePoint now_;
+  std::chrono::system_clock::duration shift_;
   std::map<std::string, uint64_t, std::less<>> dropped_;
 };
 

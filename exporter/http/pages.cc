@@ -86,7 +86,7 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies) {
 }
 
 std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
-                           size_t max_events) {
+                           size_t max_events, std::chrono::system_clock::duration wall_offset) {
   nlohmann::json out;
   out["listening"] = log != nullptr && log->listening();
   out["overruns"] = log != nullptr ? log->overruns() : 0;
@@ -94,7 +94,7 @@ std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEven
   nlohmann::json events = nlohmann::json::array();
   if (log != nullptr) {
     for (const sys::LinkEvent& event : log->Recent(max_events)) {
-      events.push_back({{"time", Rfc3339(event.time)},
+      events.push_back({{"time", Rfc3339(event.time + wall_offset)},
                         {"netdev", event.netdev},
                         {"ifindex", event.ifindex},
                         {"carrier", event.carrier_up ? "up" : "down"},
@@ -109,7 +109,7 @@ std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEven
   nlohmann::json rdma_events = nlohmann::json::array();
   if (rdma_log != nullptr) {
     for (const sys::RdmaPortEvent& event : rdma_log->Recent(max_events)) {
-      rdma_events.push_back({{"time", Rfc3339(event.time)},
+      rdma_events.push_back({{"time", Rfc3339(event.time + wall_offset)},
                              {"device", event.device},
                              {"port", event.port},
                              {"event", event.event}});

@@ -23,8 +23,9 @@ std::string AnomaliesJson(const std::vector<detect::ActiveAnomaly>& anomalies);
 // JSON: {"listening":true,"overruns":0,"total":N,"events":[{"time":"...","netdev":"eth0",...}],
 //        "rdma_port_events":{"listening":true,"devices_open":N,
 //                            "events":[{"time":"...","device":"mlx5_0","port":1,"event":"port_err"}]}}
+// `wall_offset` is added to the events' times (Clock::WallOffset(): they are the agent's).
 std::string LinkEventsJson(const sys::LinkEventLog* log, const sys::RdmaPortEventLog* rdma_log,
-                           size_t max_events);
+                           size_t max_events, std::chrono::system_clock::duration wall_offset = {});
 // HTML-escapes text for the status page.
 std::string HtmlEscape(std::string_view text);
 std::string Rfc3339(std::chrono::system_clock::time_point time);

@@ -16,7 +16,35 @@ constexpr size_t kLinkEventsShown = 256;
 // A render is shared for at most this long (against 1 s sampling).
 constexpr std::chrono::milliseconds kRenderMaxAge{100};
 
+// A collector's *_timestamp_seconds family holds times of the agent's clock (the detectors read
+// them as such: optical_drift the last DOM read): shown in wall time, 0 ("never") kept.
+bool IsTimestampFamily(const prometheus::MetricFamily& family) {
+  constexpr std::string_view kSuffix = "_timestamp_seconds";
+  return family.type == prometheus::MetricType::Gauge && family.name.ends_with(kSuffix);
+}
+
+prometheus::MetricFamily Rebased(const prometheus::MetricFamily& family, double seconds) {
+  prometheus::MetricFamily out = family;
+  for (prometheus::ClientMetric& metric : out.metric) {
+    if (metric.gauge.value != 0) metric.gauge.value += seconds;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::chrono::system_clock::duration ShownWallOffset(const RouteSources& sources) {
+  return sources.clock != nullptr ? sources.clock->WallOffset()
+                                  : std::chrono::system_clock::duration{};
+}
+
+std::vector<detect::ActiveAnomaly> ShownAnomalies(const RouteSources& sources) {
+  std::vector<detect::ActiveAnomaly> anomalies = sources.engine.tracker().Active();
+  const auto offset = ShownWallOffset(sources);
+  if (offset.count() == 0) return anomalies;
+  for (detect::ActiveAnomaly& anomaly : anomalies) anomaly = detect::ToWall(anomaly, offset);
+  return anomalies;
+}
 
 AgentFamilies GatherFamilies(const RouteSources& sources) {
   AgentFamilies out;
@@ -35,8 +63,24 @@ AgentFamilies GatherFamilies(const RouteSources& sources) {
   for (auto& family : hook_sink.TakeFamilies()) out.own.push_back(std::move(family));
   out.snapshots = sources.store.AllLatest();
   for (const prometheus::MetricFamily& family : out.own) out.all.push_back(&family);
+  const auto offset = ShownWallOffset(sources);
+  if (offset.count() != 0) {
+    size_t timestamps = 0;  // reserved: `all` points into `rebased`
+    for (const auto& snapshot : out.snapshots) {
+      for (const auto& family : snapshot->families) timestamps += IsTimestampFamily(family);
+    }
+    out.rebased.reserve(timestamps);
+  }
+  const double offset_seconds = std::chrono::duration<double>(offset).count();
   for (const auto& snapshot : out.snapshots) {
-    for (const prometheus::MetricFamily& family : snapshot->families) out.all.push_back(&family);
+    for (const prometheus::MetricFamily& family : snapshot->families) {
+      if (offset.count() != 0 && IsTimestampFamily(family)) {
+        out.rebased.push_back(Rebased(family, offset_seconds));
+        out.all.push_back(&out.rebased.back());
+      } else {
+        out.all.push_back(&family);
+      }
+    }
   }
   return out;
 }
@@ -69,15 +113,13 @@ std::map<std::string, Route> AgentRoutes(const RouteSources& sources, RenderCach
                       .headers = status::StatusPageHeaders()};
   routes["/healthz"] =
       Route{"text/plain; charset=utf-8", [] { return std::string("ok\n"); }, false, {}};
-  routes["/api/v1/anomalies"] =
-      Route{"application/json",
-            [sources] { return AnomaliesJson(sources.engine.tracker().Active()); },
-            true,
-            {}};
+  routes["/api/v1/anomalies"] = Route{
+      "application/json", [sources] { return AnomaliesJson(ShownAnomalies(sources)); }, true, {}};
   routes["/api/v1/link-events"] =
       Route{"application/json",
             [sources] {
-              return LinkEventsJson(sources.link_events, sources.rdma_events, kLinkEventsShown);
+              return LinkEventsJson(sources.link_events, sources.rdma_events, kLinkEventsShown,
+                                    ShownWallOffset(sources));
             },
             true,
             {}};

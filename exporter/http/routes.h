@@ -44,12 +44,22 @@ struct RouteSources {
   // The series budget of /metrics (exporter/pipeline/series_budget.h); null: everything.
   // Only the /metrics render uses it, one render at a time.
   SeriesFilter* series_filter = nullptr;
+  // The agent's clock (collectors/core/agent_clock.h): the times shown are rebased by its
+  // WallOffset(). Null: shown as they are (tests).
+  const Clock* clock = nullptr;
 };
+
+// Clock::WallOffset() of the sources' clock; zero without one.
+std::chrono::system_clock::duration ShownWallOffset(const RouteSources& sources);
+// The active anomalies with their times in wall time.
+std::vector<detect::ActiveAnomaly> ShownAnomalies(const RouteSources& sources);
 
 // Every family /metrics serves, at one moment: the agent's own (self, engine, hooks, HTTP,
 // privileges) and the latest snapshots'. `all` points into `own` and `snapshots`.
 struct AgentFamilies {
   std::vector<prometheus::MetricFamily> own;
+  // The snapshots' *_timestamp_seconds families rebased to wall time (only after a step).
+  std::vector<prometheus::MetricFamily> rebased;
   std::vector<std::shared_ptr<const Snapshot>> snapshots;
   std::vector<const prometheus::MetricFamily*> all;
   AgentFamilies() = default;

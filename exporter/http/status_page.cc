@@ -28,14 +28,22 @@ status::StatusInputs GatherStatusInputs(const RouteSources& sources, const Agent
   inputs.now = now;
   inputs.families = families.all;
   inputs.collectors = sources.self_metrics.Collectors();
-  inputs.anomalies = sources.engine.tracker().Active();
-  if (sources.transitions != nullptr) inputs.transitions = sources.transitions->Recent(now);
+  // `now` is wall time; the engine's and the listeners' times are the agent's clock's, shown
+  // rebased by its offset (collectors/core/agent_clock.h).
+  const auto offset = ShownWallOffset(sources);
+  inputs.anomalies = ShownAnomalies(sources);
+  if (sources.transitions != nullptr) {
+    inputs.transitions = sources.transitions->Recent(now - offset);
+    for (auto& t : inputs.transitions) t = detect::ToWall(std::move(t), offset);
+  }
   if (sources.link_events != nullptr) {
     inputs.link_events = sources.link_events->Recent(kEventsRead);
+    for (auto& event : inputs.link_events) event.time += offset;
     inputs.link_events_listening = sources.link_events->listening();
   }
   if (sources.rdma_events != nullptr) {
     inputs.rdma_events = sources.rdma_events->Recent(kEventsRead);
+    for (auto& event : inputs.rdma_events) event.time += offset;
     inputs.rdma_events_listening = sources.rdma_events->listening();
   }
   return inputs;

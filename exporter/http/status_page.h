@@ -19,7 +19,7 @@ namespace fabricwatch::exporter {
 // the page refreshes every 10 s.
 inline constexpr std::chrono::milliseconds kStatusRenderMaxAge{1000};
 
-// The inputs of the page from the agent's parts, at `now`.
+// The inputs of the page from the agent's parts, at `now` (wall time).
 status::StatusInputs GatherStatusInputs(const RouteSources& sources, const AgentFamilies& families,
                                         const std::string& hostname, detect::TimePoint now);
 

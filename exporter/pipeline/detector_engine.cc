@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "detectors/core/state_check.h"
@@ -35,8 +36,21 @@ constexpr MetricDesc kDroppedSnapshots{
     "detector far slower than the collectors); the detectors then see a gap in that input.",
     MetricKind::kCounter,
     {}};
+constexpr MetricDesc kClockSteps{
+    "fabricwatch_clock_steps_total",
+    "Steps of the wall clock (NTP, an operator) of more than 1 s seen since the start. Windows, "
+    "holds and rates run on the monotonic clock and do not move; shown times are rebased by "
+    "fabricwatch_clock_wall_offset_seconds.",
+    MetricKind::kCounter,
+    {}};
+constexpr MetricDesc kClockOffset{
+    "fabricwatch_clock_wall_offset_seconds",
+    "The wall clock minus the agent's detection clock (the wall clock at start advanced by the "
+    "monotonic clock): the sum of the steps seen since the start, added to every time shown.",
+    MetricKind::kGauge,
+    {}};
 constexpr MetricDesc kEngineMetrics[] = {kEvaluationDuration, kStateErrors, kStateDropped,
-                                         kDroppedSnapshots};
+                                         kDroppedSnapshots,   kClockSteps,  kClockOffset};
 
 std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detector>>& detectors) {
   std::vector<std::string> names;
@@ -48,6 +62,8 @@ std::vector<std::string> Names(const std::vector<std::unique_ptr<detect::Detecto
 // name starts with an underscore).
 constexpr std::string_view kEscalationStateKey = "_escalation";
 constexpr std::string_view kKmsgCursorKey = "_kmsg_cursor";
+// The wall clock minus the agent's clock at the save: the saved times are on the agent's clock.
+constexpr std::string_view kClockKey = "_clock";
 
 }  // namespace
 
@@ -72,7 +88,8 @@ DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> de
       logger_(std::move(logger)),
       options_(options),
       tracker_(Names(detectors_), logger_),
-      escalation_(options.escalation) {
+      escalation_(options.escalation),
+      wall_offset_(clock.WallOffset()) {
   escalation_.Track(Names(detectors_));
   for (const auto& d : detectors_) {
     evaluation_seconds_[std::string(d->name())] = 0;
@@ -101,7 +118,7 @@ void DetectorEngine::LoadState() {
     return;
   }
   size_t restored = 0;
-  detect::StateLoadCheck check(clock_.Now());
+  detect::StateLoadCheck check(clock_.Now(), SavedWallOffset(*loaded));
   for (const auto& detector : detectors_) {
     const std::string name(detector->name());
     if (!loaded->detectors.contains(name)) continue;
@@ -156,6 +173,32 @@ void DetectorEngine::LoadState() {
         state_file_->path(), check.total_dropped(), reasons,
         std::chrono::duration_cast<std::chrono::seconds>(check.now() - loaded->saved).count());
   }
+}
+
+std::chrono::system_clock::duration DetectorEngine::SavedWallOffset(
+    const detect::SavedState& loaded) {
+  const auto it = loaded.detectors.find(std::string(kClockKey));
+  if (it == loaded.detectors.end()) return {};  // saved before issue 39: on the wall clock
+  const nlohmann::json& offset =
+      it->is_object() ? it->value("wall_offset_seconds", nlohmann::json()) : nlohmann::json();
+  // Within a century: a sane step, never an overflow of the time points it shifts.
+  if (!offset.is_number() || !std::isfinite(offset.get<double>()) ||
+      std::abs(offset.get<double>()) > 3.2e9) {
+    logger_->warn("ignoring the saved clock offset in {}: not {{\"wall_offset_seconds\": S}}",
+                  state_file_->path());
+    std::lock_guard lock(metrics_mutex_);
+    ++state_errors_["load"];
+    return {};
+  }
+  const double seconds = offset.get<double>();
+  if (seconds != 0) {
+    logger_->info(
+        "state file {}: saved by an agent whose wall clock had stepped by {:+.3f}s; "
+        "its times are rebased to wall time",
+        state_file_->path(), seconds);
+  }
+  return std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::duration<double>(seconds));
 }
 
 void DetectorEngine::RestoreKmsgCursor(const detect::SavedState& loaded) {
@@ -313,6 +356,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
   std::vector<prometheus::MetricFamily> evidence;
   std::map<std::string, double> durations;
   detect::FindingsByDetector findings;
+  CheckClockStep();
   const auto now = clock_.Now();
   Evaluate(snapshots, events, now, findings, evidence, durations);
   for (const detect::Suppression& s : cross_rules_.Apply(findings)) {
@@ -337,6 +381,19 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
   for (auto& [name, seconds] : durations) evaluation_seconds_[name] = seconds;
 }
 
+void DetectorEngine::CheckClockStep() {
+  const auto offset = clock_.WallOffset();
+  if (offset == wall_offset_) return;
+  const double step = std::chrono::duration<double>(offset - wall_offset_).count();
+  logger_->warn(
+      "the wall clock stepped {} by {:.3f}s (now {:+.3f}s from the agent's monotonic detection "
+      "clock): windows and holds keep their time; shown times are rebased",
+      step < 0 ? "back" : "forward", std::abs(step), std::chrono::duration<double>(offset).count());
+  std::lock_guard lock(metrics_mutex_);
+  wall_offset_ = offset;
+  ++clock_steps_;
+}
+
 void DetectorEngine::SaveState() {
   dirty_ = false;
   last_save_ = std::chrono::steady_clock::now();
@@ -355,7 +412,11 @@ void DetectorEngine::SaveState() {
       detectors[std::string(kKmsgCursorKey)] = {{"sequence", *sequence}};
     }
   }
-  Status status = state_file_->Save(detectors, tracker_.SaveState(), clock_.Now());
+  // The times saved are the agent's; `saved` is wall time, and "_clock" what rebases the rest.
+  const auto offset = clock_.WallOffset();
+  detectors[std::string(kClockKey)] = {
+      {"wall_offset_seconds", std::chrono::duration<double>(offset).count()}};
+  Status status = state_file_->Save(detectors, tracker_.SaveState(), clock_.Now() + offset);
   if (!status.ok()) {
     logger_->warn("saving the state file failed: {}", status.ToString());
     std::lock_guard lock(metrics_mutex_);
@@ -364,10 +425,13 @@ void DetectorEngine::SaveState() {
 }
 
 std::vector<prometheus::MetricFamily> DetectorEngine::Collect() const {
-  std::vector<prometheus::MetricFamily> families = tracker_.Collect();
+  const auto offset = clock_.WallOffset();
+  std::vector<prometheus::MetricFamily> families = tracker_.Collect(offset);
   MetricSink sink;
+  sink.Add(kClockOffset, {}, std::chrono::duration<double>(offset).count());
   {
     std::lock_guard lock(metrics_mutex_);
+    sink.Add(kClockSteps, {}, static_cast<double>(clock_steps_));
     families.insert(families.end(), evidence_.begin(), evidence_.end());
     for (const auto& [name, seconds] : evaluation_seconds_) {
       sink.Add(kEvaluationDuration, {{"detector", name}}, seconds);

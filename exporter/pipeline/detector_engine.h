@@ -14,6 +14,11 @@
 // cached set after each evaluation: a scrape copies it and never waits for a detector.
 // The state file is loaded before the start, saved every `save_interval`, after each
 // transition and at Stop(); its failures are logged and counted, never fatal.
+// Time (issue 39 item 7): detectors run on clock.Now(), in the agent an AgentClock that never
+// steps (collectors/core/agent_clock.h). Each round the engine reads clock.WallOffset(); a
+// change is a step of the wall clock: logged with its size, counted
+// (fabricwatch_clock_steps_total). Shown times (the started timestamp, the state file) are
+// rebased by the offset; the state file keeps it under "_clock" for the next load.
 //
 // Thread-safety: Submit() from any thread; Collect()/tracker() from HTTP threads.
 
@@ -93,6 +98,10 @@ class DetectorEngine {
   void Run(std::stop_token stop);
   void WatchLinks(std::stop_token stop);
   void RestoreKmsgCursor(const detect::SavedState& loaded);
+  // The wall-minus-agent offset the saving agent recorded ("_clock"); zero when absent.
+  std::chrono::system_clock::duration SavedWallOffset(const detect::SavedState& loaded);
+  // Reads the clock's wall offset; a change since the last round is a step: logged, counted.
+  void CheckClockStep();
   void Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                std::vector<sys::LinkEvent> events);
   // Observe + Evaluate of every detector; a detector that throws is left out of `findings`.
@@ -128,6 +137,8 @@ class DetectorEngine {
   std::map<std::string, uint64_t> state_dropped_{
       {"future_timestamp", 0}, {"invalid_timestamp", 0}, {"out_of_range", 0}};
   uint64_t dropped_snapshots_ = 0;
+  std::chrono::system_clock::duration wall_offset_{};  // as of the last round
+  uint64_t clock_steps_ = 0;
 
   std::chrono::steady_clock::time_point last_save_{};
   bool dirty_ = false;

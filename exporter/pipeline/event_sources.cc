@@ -24,14 +24,14 @@ bool IsHostSysfs(const std::string& path) {
   return std::filesystem::equivalent(path, "/sys", ec);
 }
 
-EventSources::EventSources(const Config& config) {
+EventSources::EventSources(const Config& config, const Clock& clock) {
   if (config.config_check) return;
   auto log = GetLogger("main");
   const bool host = IsHostSysfs(config.sysfs_path);
   if (Wanted(config, &CollectorInfo::reads_link_events)) {
     if (host) {
       link_log_ = std::make_unique<sys::LinkEventLog>();
-      auto started = sys::LinkEventListener::Start(*link_log_, GetLogger("link_events"));
+      auto started = sys::LinkEventListener::Start(*link_log_, GetLogger("link_events"), &clock);
       if (started) {
         link_listener_ = std::move(*started);
       } else {
@@ -46,7 +46,7 @@ EventSources::EventSources(const Config& config) {
   }
   if (host && Wanted(config, &CollectorInfo::reads_rdma_port_events)) {
     rdma_log_ = std::make_unique<sys::RdmaPortEventLog>();
-    auto started = sys::VerbsPortListener::Start(*rdma_log_, GetLogger("verbs_events"));
+    auto started = sys::VerbsPortListener::Start(*rdma_log_, GetLogger("verbs_events"), &clock);
     if (started) {
       verbs_listener_ = std::move(*started);
     } else {

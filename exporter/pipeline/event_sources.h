@@ -17,7 +17,8 @@ namespace fabricwatch::exporter {
 
 class EventSources {
  public:
-  explicit EventSources(const Config& config);
+  // The listeners stamp events with `clock` (the agent's; it must outlive them).
+  EventSources(const Config& config, const Clock& clock);
   ~EventSources();
 
   // Null when not running.

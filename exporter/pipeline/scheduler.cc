@@ -38,7 +38,7 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
   std::shared_ptr<Snapshot> snapshot =
       buffers != nullptr ? buffers->TakeSnapshot() : std::make_shared<Snapshot>();
   sink.Reset(std::move(snapshot->families));
-  const auto wall_start = clock.Now();
+  const auto taken_at = clock.Now();
   const auto start = std::chrono::steady_clock::now();
   Status status;
   try {
@@ -50,14 +50,14 @@ CollectionOutcome CollectOnce(ScheduledCollector& collector, const Clock& clock,
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   snapshot->collector.assign(collector.name);
-  snapshot->time = wall_start;
+  snapshot->time = taken_at;
   snapshot->families = sink.TakeFamilies();
   snapshot->log_events = sink.TakeLogEvents();
   outcome.run.series = sink.sample_count();
   outcome.run.partial_errors = sink.error_count();
   outcome.errors = sink.errors();
   outcome.run.status = std::move(status);
-  outcome.run.time = wall_start;
+  outcome.run.time = taken_at;
   outcome.run.duration_seconds = elapsed.count();
   if (buffers != nullptr) buffers->Keep(snapshot);
   outcome.snapshot = std::move(snapshot);
@@ -148,6 +148,8 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
     // A failed collection publishes nothing new: the previous snapshot would be stale data
     // presented as fresh, so an empty one replaces it; success=0 tells why.
     store_.Publish(std::move(outcome.snapshot));
+    // The snapshot keeps the agent's time (the detectors'); its age is shown in wall time.
+    outcome.run.time = clock_.ToWall(outcome.run.time);
     self_metrics_.RecordRun(collector.name, outcome.run);
 
     if (first || status.code() != last_code) {

@@ -290,7 +290,10 @@ void HookRunner::RunOne(const PlannedRun& run) {
   const detect::AnomalyTransition& t = run.transition;
   LaunchSpec spec;
   spec.argv = hook.command;
-  spec.env = BuildHookEnvironment(config_, hook, run, node_name_, agent_env_);
+  // FABRICWATCH_STARTED and _TIME in wall time: the transition carries the agent's clock's.
+  PlannedRun shown = run;
+  shown.transition = detect::ToWall(run.transition, clock_.WallOffset());
+  spec.env = BuildHookEnvironment(config_, hook, shown, node_name_, agent_env_);
   spec.timeout = hook.timeout.count() > 0 ? hook.timeout : config_.timeout;
   spec.kill_grace = config_.kill_grace;
   spec.max_output_bytes = config_.max_output_bytes;

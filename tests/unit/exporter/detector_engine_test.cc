@@ -6,10 +6,12 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "collectors/ethtool/ethtool_metrics.h"
+#include "detectors/core/hysteresis.h"
 #include "detectors/pfc_storm/pfc_storm.h"
 #include "tests/testing/families.h"
 #include "tests/testing/test_paths.h"
@@ -22,7 +24,10 @@ using std::chrono::seconds;
 class FakeClock final : public Clock {
  public:
   std::chrono::system_clock::time_point Now() const override { return now; }
+  std::chrono::system_clock::duration WallOffset() const override { return offset; }
   std::chrono::system_clock::time_point now{seconds(1'700'000'000)};
+  // The wall clock minus `now`: an AgentClock's measured steps (collectors/core/agent_clock.h).
+  std::chrono::system_clock::duration offset{};
 };
 
 class DetectorEngineTest : public ::testing::Test {
@@ -36,9 +41,9 @@ class DetectorEngineTest : public ::testing::Test {
   std::unique_ptr<DetectorEngine> MakeEngine(const std::string& boot = "boot-1") {
     std::vector<std::unique_ptr<detect::Detector>> detectors;
     detectors.push_back(std::move(*detect::MakePfcStormDetector({})));
-    return std::make_unique<DetectorEngine>(
-        std::move(detectors), clock, nullptr,
-        detect::StateFile((dir_ / "state.json").string(), boot), logger);
+    return std::make_unique<DetectorEngine>(std::move(detectors), clock, nullptr,
+                                            detect::StateFile((dir_ / "state.json").string(), boot),
+                                            logger);
   }
   void Storm(DetectorEngine& engine, int seconds_of_storm) {
     for (int i = 0; i < seconds_of_storm; ++i) {
@@ -161,6 +166,73 @@ TEST_F(DetectorEngineTest, state_from_the_future_is_dropped_and_counted) {
   restarted->tracker().Subscribe([&](const detect::AnomalyTransition& t) { raises += t.raised; });
   Storm(*restarted, 1);
   EXPECT_EQ(raises, 0) << "one sample of pause frames is no storm without the stored one";
+}
+
+const char* kStartedMetric =
+    "fabric_anomaly_started_timestamp_seconds{detector=\"pfc_storm\",severity=\"critical\","
+    "netdev=\"eth0\",priority=\"3\",role=\"source\"} ";
+
+double StartedSeconds(const std::string& text) {
+  const size_t at = text.find(kStartedMetric);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + std::strlen(kStartedMetric)));
+}
+
+// Issue 39 item 7: the wall clock steps back an hour while a finding is active. Detection time
+// (the clock's Now()) goes on; the engine logs and counts the step, and the started timestamp is
+// shown in wall time.
+TEST_F(DetectorEngineTest, a_wall_clock_step_is_logged_counted_and_rebases_the_start_shown) {
+  auto engine = MakeEngine();
+  Storm(*engine, 5);
+  ASSERT_EQ(engine->tracker().Active().size(), 1u);
+  const double started = detect::EpochSeconds(engine->tracker().Active()[0].started);
+  EXPECT_DOUBLE_EQ(StartedSeconds(Text(*engine)), started);
+  EXPECT_NE(Text(*engine).find("fabricwatch_clock_steps_total 0"), std::string::npos);
+
+  clock.offset = -std::chrono::hours(1);
+  Storm(*engine, 1);
+  logger->flush();
+  const std::string text = Text(*engine);
+  EXPECT_NE(text.find(kActive), std::string::npos) << "the storm goes on";
+  EXPECT_DOUBLE_EQ(StartedSeconds(text), started - 3600) << text;
+  EXPECT_NE(text.find("fabricwatch_clock_steps_total 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("fabricwatch_clock_wall_offset_seconds -3600"), std::string::npos) << text;
+  EXPECT_NE(log_text.str().find("the wall clock stepped back by 3600.000s"), std::string::npos)
+      << log_text.str();
+  Storm(*engine, 1);
+  EXPECT_NE(Text(*engine).find("fabricwatch_clock_steps_total 1"), std::string::npos)
+      << "counted once";
+}
+
+// The state saved after the step keeps the agent's times and the offset ("_clock"); the next
+// agent, whose clock starts at the (now true) wall time, restores the anomaly at its true start
+// instead of dropping it as "from the future".
+TEST_F(DetectorEngineTest, state_saved_after_a_step_back_is_restored_in_wall_time) {
+  auto engine = MakeEngine();
+  Storm(*engine, 5);
+  ASSERT_EQ(engine->tracker().Active().size(), 1u);
+  const auto started = engine->tracker().Active()[0].started;
+  clock.offset = -std::chrono::hours(1);
+  Storm(*engine, 1);
+  engine->SaveState();
+  engine.reset();
+  auto saved = detect::StateFile((dir_ / "state.json").string(), "boot-1").Load();
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->saved, clock.now - std::chrono::hours(1)) << "`saved` is wall time";
+  EXPECT_EQ(saved->detectors.at("_clock").at("wall_offset_seconds").get<double>(), -3600);
+
+  clock.now -= std::chrono::hours(1);  // a new agent starts on the true wall clock
+  clock.offset = {};
+  auto restarted = MakeEngine();
+  restarted->LoadState();
+  ASSERT_EQ(restarted->tracker().Active().size(), 1u) << Text(*restarted);
+  EXPECT_EQ(restarted->tracker().Active()[0].started, started - std::chrono::hours(1));
+  EXPECT_NE(Text(*restarted)
+                .find("fabricwatch_state_entries_dropped_total{reason=\"future_timestamp\"} 0"),
+            std::string::npos);
+  int raises = 0;
+  restarted->tracker().Subscribe([&](const detect::AnomalyTransition& t) { raises += t.raised; });
+  Storm(*restarted, 1);
+  EXPECT_EQ(raises, 0) << "the storm's history came back with it";
 }
 
 }  // namespace
