@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
+#include <vector>
 
 #include "exporter/http/web_config.h"
 
@@ -44,7 +46,11 @@ std::optional<std::string> DecodeBase64(std::string_view in) {
   return out;
 }
 
+std::atomic<uint64_t> bcrypt_runs_total{0};
+
 }  // namespace
+
+uint64_t BcryptRunsTotal() { return bcrypt_runs_total.load(); }
 
 std::optional<BasicCredentials> ParseBasicAuthorization(std::string_view header) {
   // The scheme is case-insensitive (RFC 7617 §2; Go compares with EqualFold).
@@ -65,10 +71,16 @@ std::optional<BasicCredentials> ParseBasicAuthorization(std::string_view header)
 
 BasicAuth::BasicAuth(std::map<std::string, std::string, std::less<>> users)
     : users_(std::move(users)) {
-  // The highest configured cost, so an unknown user costs what the dearest known one does
-  // (exporter-toolkit's dummy hash is always cost 10).
-  int cost = 4;
-  for (const auto& [user, hash] : users_) cost = std::max(cost, BcryptCost(hash));
+  // The median configured cost (basic_auth.h): an unknown user costs what a typical known one
+  // does (exporter-toolkit's dummy hash is always cost 10). The lower middle of an even count,
+  // so the bound never exceeds the median.
+  std::vector<int> costs;
+  for (const auto& [user, hash] : users_) costs.push_back(BcryptCost(hash));
+  if (!costs.empty()) {
+    std::nth_element(costs.begin(), costs.begin() + (costs.size() - 1) / 2, costs.end());
+    dummy_cost_ = std::max(4, costs[(costs.size() - 1) / 2]);
+  }
+  const int cost = dummy_cost_;
   // A fixed salt: the dummy result is never compared with anything, only its cost matters.
   dummy_setting_ =
       "$2b$" + std::string(cost < 10 ? "0" : "") + std::to_string(cost) + "$fabricwatchdummysalt..";
@@ -91,6 +103,7 @@ std::string BasicAuth::CacheKey(const BasicCredentials& credentials, std::string
 
 bool BasicAuth::Bcrypt(std::string_view password, std::string_view setting_or_hash) const {
   bcrypt_runs_.fetch_add(1);
+  bcrypt_runs_total.fetch_add(1);
   // crypt_data is ~32 KB: on the heap, one per call, so concurrent checks share nothing.
   auto data = std::make_unique<crypt_data>();
   const std::string pw(password), setting(setting_or_hash);

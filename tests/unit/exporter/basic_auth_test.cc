@@ -16,10 +16,10 @@
 namespace fabricwatch::exporter {
 namespace {
 
-// A bcrypt hash of `password` at cost 4 (the minimum; fast) with a fresh random salt.
-std::string Hash(const std::string& password, const char* prefix = "$2b$") {
+// A bcrypt hash of `password` at `cost` (4, the minimum, is fast) with a fresh random salt.
+std::string Hash(const std::string& password, const char* prefix = "$2b$", int cost = 4) {
   char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(crypt_gensalt_rn(prefix, 4, nullptr, 0, setting, sizeof(setting)), nullptr);
+  EXPECT_NE(crypt_gensalt_rn(prefix, cost, nullptr, 0, setting, sizeof(setting)), nullptr);
   auto data = std::make_unique<crypt_data>();
   const char* hash = crypt_rn(password.c_str(), setting, data.get(), sizeof(*data));
   EXPECT_NE(hash, nullptr);
@@ -99,6 +99,25 @@ TEST(BasicAuthTest, FailuresAreNotCachedAndUnknownUsersCostABcrypt) {
   EXPECT_EQ(auth.bcrypt_runs(), 3u);
   // A password with a NUL would be cut there by crypt(): "secret\0x" must not pass as "secret".
   EXPECT_FALSE(auth.CheckSlow("Basic " + Base64(std::string("alice:secret\0x", 14))));
+}
+
+// issue 39 item 9: one dear user must not make every guessed user name cost its bcrypt.
+TEST(BasicAuthTest, AnUnknownUserCostsTheMedianConfiguredCost) {
+  BasicAuth odd(
+      {{"a", Hash("x", "$2b$", 4)}, {"b", Hash("x", "$2b$", 5)}, {"dear", Hash("x", "$2b$", 10)}});
+  EXPECT_EQ(odd.dummy_cost(), 5) << "the median of 4, 5 and 10, not the highest";
+  BasicAuth even({{"a", Hash("x", "$2b$", 4)},
+                  {"b", Hash("x", "$2b$", 5)},
+                  {"c", Hash("x", "$2b$", 6)},
+                  {"d", Hash("x", "$2b$", 7)}});
+  EXPECT_EQ(even.dummy_cost(), 5) << "the lower middle of an even count";
+  BasicAuth one({{"a", Hash("x", "$2b$", 6)}});
+  EXPECT_EQ(one.dummy_cost(), 6);
+  // The unknown user still pays one bcrypt, counted process-wide (the self-metric).
+  const uint64_t runs = BcryptRunsTotal();
+  EXPECT_FALSE(odd.CheckSlow(Header("mallory", "x")));
+  EXPECT_EQ(BcryptRunsTotal(), runs + 1);
+  EXPECT_EQ(odd.bcrypt_runs(), 1u);
 }
 
 TEST(BasicAuthTest, CacheStaysBoundedAndKeepsWorking) {
