@@ -58,6 +58,7 @@ struct GlobalFlags {
 struct HttpFlags {
   std::string header_timeout, idle_timeout, write_timeout;
   CLI::Option* max_connections = nullptr;
+  CLI::Option* max_per_address = nullptr;
   CLI::Option* max_request_size = nullptr;
 };
 
@@ -69,6 +70,12 @@ void AddHttpFlags(CLI::App& app, Config& flags, HttpFlags& h) {
       "full, the oldest connection still sending its request head is closed for the new one. "
       "Default " +
           std::to_string(defaults.max_connections));
+  h.max_per_address = app.add_option(
+      "--web.max-connections-per-address", flags.http.max_connections_per_address,
+      "Most HTTP connections open at once from one source address (IPv4, or IPv6 /64); when "
+      "full, that address's oldest idle or stalled connection is closed for the new one, else "
+      "the new one is refused. 0: no limit. Default " +
+          std::to_string(defaults.max_connections_per_address));
   app.add_option("--web.header-timeout", h.header_timeout,
                  "Time a connection has for its TLS handshake and request head together "
                  "(slowloris bound). Default 10s");
@@ -89,6 +96,9 @@ Status ApplyHttpFlags(const HttpFlags& h, const Config& flags, Config& config) {
       return Status(StatusCode::kInvalidArgument, "--web.max-connections must be at least 1");
     }
     config.http.max_connections = flags.http.max_connections;
+  }
+  if (h.max_per_address->count() > 0) {
+    config.http.max_connections_per_address = flags.http.max_connections_per_address;
   }
   if (h.max_request_size->count() > 0) {
     if (flags.http.max_head_bytes < 256) {

@@ -1,10 +1,14 @@
 #include "exporter/http/connection.h"
 
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -15,18 +19,57 @@ constexpr size_t kReadChunk = 16384;
 constexpr std::chrono::milliseconds kLinger{1000};
 // What a closing connection may send (discarded) before we close it regardless.
 constexpr size_t kLingerBytes = 256 * 1024;
+// The largest TLS record's plaintext (RFC 8446 §5.1; OpenSSL's default max_send_fragment): what
+// one SSL_write sends as one record.
+constexpr size_t kTlsRecord = 16384;
+// What the client must acknowledge to count as progress (Connection::Stalled): a client that
+// stopped reading still takes a few bytes now and then as its window opens by a segment; one
+// that reads takes this in a round trip or two.
+constexpr uint64_t kProgressBytes = 16384;
+
+// What the peer has acknowledged on this TCP socket (TCP_INFO, Linux 4.2): bytes the client's
+// kernel took, so reading or about to be read. The bytes our send() took are no measure: the
+// kernel grows the send buffer (up to tcp_wmem's 4 MiB) for a client that never reads. 0 when
+// unknown, which makes a response stall (at the cap only) rather than never.
+uint64_t BytesAcked(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
+      length < offsetof(tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+    return 0;
+  }
+  return info.tcpi_bytes_acked;
+}
 
 }  // namespace
 
 Connection::Connection(sys::UniqueFd fd, std::unique_ptr<SSL, SslDeleter> ssl,
                        std::shared_ptr<const SecurityPolicy> policy, const HttpLimits& limits,
-                       Clock::time_point now)
+                       Clock::time_point now, std::string peer)
     : fd_(std::move(fd)),
       ssl_(std::move(ssl)),
       policy_(std::move(policy)),
       limits_(limits),
       state_(ssl_ ? State::kHandshake : State::kReadingHead),
-      deadline_(now + limits.header_timeout) {}
+      deadline_(now + limits.header_timeout),
+      last_progress_(now),
+      peer_(std::move(peer)) {}
+
+bool Connection::Stalled(Clock::time_point now) {
+  if (state_ != State::kWriting) return false;
+  const uint64_t acked = BytesAcked(fd_.get());
+  if (acked >= acked_mark_ + kProgressBytes) {
+    acked_mark_ = acked;
+    last_progress_ = now;
+    return false;
+  }
+  return now - last_progress_ >= limits_.stalled_write;
+}
+
+void Connection::Abort() {
+  const linger reset{.l_onoff = 1, .l_linger = 0};
+  ::setsockopt(fd_.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+}
 
 Connection::Timeout Connection::timeout_kind() const {
   switch (state_) {
@@ -191,9 +234,18 @@ Connection::Event Connection::ReadHead(Clock::time_point now) {
 void Connection::Respond(PendingResponse response, Clock::time_point now) {
   response_ = std::move(response);
   if (!response_.owner) response_.body = response_.text;
+  if (ssl_ && response_.head.size() < kTlsRecord && !response_.body.empty()) {
+    // One record for the head and the start of the body (see the file comment): the head
+    // takes up to a record's worth of the body, which is then written from there.
+    const size_t take = std::min(response_.body.size(), kTlsRecord - response_.head.size());
+    response_.head.append(response_.body.substr(0, take));
+    response_.body.remove_prefix(take);
+  }
   written_ = 0;
   state_ = State::kWriting;
   deadline_ = now + limits_.write_timeout;
+  last_progress_ = now;
+  acked_mark_ = BytesAcked(fd_.get());
 }
 
 Connection::Event Connection::WriteResponse(Clock::time_point now) {

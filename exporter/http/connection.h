@@ -10,6 +10,11 @@
 // deadline runs from accept (or from the first byte of a keep-alive request) over the handshake
 // and the head together, so trickling bytes does not extend it.
 //
+// Over TLS the head goes out with the start of the body in one SSL_write (one record, up to
+// 16 KiB), and accepted sockets have TCP_NODELAY (http_server.cc): a head and a body in two
+// records made the second wait for the client's delayed ACK (Nagle), ~40 ms per keep-alive
+// response (issue 39 item 8).
+//
 // Closing after a response (Connection: close, errors) half-closes and discards what the client
 // still sends for a moment (lingering), so that a request body we did not read does not make the
 // kernel reset the connection before the client has read our answer (RFC 9112 §9.6).
@@ -54,9 +59,10 @@ class Connection {
   };
   enum class Timeout { kNone, kHeader, kIdle, kWrite, kLinger };
 
+  // `peer`: the source address's key (peer_limits.h PeerKey).
   Connection(sys::UniqueFd fd, std::unique_ptr<SSL, SslDeleter> ssl,
              std::shared_ptr<const SecurityPolicy> policy, const HttpLimits& limits,
-             Clock::time_point now);
+             Clock::time_point now, std::string peer = {});
 
   Event Drive(Clock::time_point now);
   // From kHandling: write `response`, then keep alive or close. Call Drive() afterwards.
@@ -66,6 +72,14 @@ class Connection {
   // Whether it has not yet completed the head of its current request (evictable first).
   bool AwaitingHead() const { return state_ == State::kHandshake || state_ == State::kReadingHead; }
   bool ever_completed_head() const { return requests_ > 0; }
+  // Writing a response whose client has not acknowledged 16 KiB for HttpLimits::stalled_write:
+  // it stopped reading, or reads a trickle (evictable at the cap after the idle ones). Asks the
+  // kernel (TCP_INFO): called at the cap only.
+  bool Stalled(Clock::time_point now);
+  // Makes the close that follows a reset (SO_LINGER 0), so the kernel drops what is still
+  // queued for a client that does not read instead of retrying it for minutes.
+  void Abort();
+  const std::string& peer() const { return peer_; }
   Clock::time_point deadline() const { return deadline_; }
   Timeout timeout_kind() const;
   const RequestHead& head() const { return head_; }
@@ -96,7 +110,10 @@ class Connection {
   RequestHead head_;
   HeadParse parse_;
   PendingResponse response_;
-  size_t written_ = 0;  // of head + body
+  size_t written_ = 0;               // of head + body
+  Clock::time_point last_progress_;  // the response's start, or when 16 KiB more were acked
+  uint64_t acked_mark_ = 0;          // the socket's bytes acked at last_progress_
+  std::string peer_;
   uint64_t requests_ = 0;
   std::string close_reason_;
   bool tls_failed_ = false;

@@ -1,6 +1,7 @@
 #pragma once
 // The HTTP server's own metrics (HttpStats, http_server.h): connections open, evicted and
-// refused, timeouts by kind, TLS failures, overload and fd shortage. Exported with the agent's
+// refused (at the cap and per source address), timeouts by kind, TLS failures, overload, fd
+// shortage, failed and rate-limited basic-auth logins and bcrypt runs. Exported with the agent's
 // own families on every scrape (routes.cc); listed in the metric reference (reference.cc).
 
 #include <span>

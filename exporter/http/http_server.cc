@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "exporter/http/basic_auth.h"
 #include "exporter/http/server_impl.h"
 
 namespace fabricwatch::exporter {
@@ -89,6 +91,28 @@ size_t EffectiveMaxConnections(size_t configured, uint64_t fd_limit) {
   return static_cast<size_t>(std::min<uint64_t>(std::max<size_t>(configured, 1), share));
 }
 
+HttpStats HttpCounters::Snapshot() const {
+  HttpStats s;
+  s.connections_open = open.load();
+  s.accepted = accepted.load();
+  s.evicted = evicted.load();
+  s.rejected = rejected.load();
+  s.header_timeouts = header_timeouts.load();
+  s.idle_timeouts = idle_timeouts.load();
+  s.write_timeouts = write_timeouts.load();
+  s.tls_failures = tls_failures.load();
+  s.overloaded = overloaded.load();
+  s.accept_fd_errors = accept_fd_errors.load();
+  s.accept_pauses = accept_pauses.load();
+  s.requests = requests.load();
+  s.stalled_evicted = stalled_evicted.load();
+  s.per_address_rejected = per_address_rejected.load();
+  s.auth_failures = auth_failures.load();
+  s.auth_limited = auth_limited.load();
+  s.bcrypt_runs = BcryptRunsTotal();
+  return s;
+}
+
 HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() { Stop(std::chrono::milliseconds::max()); }
@@ -103,6 +127,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& addre
   impl->limits = limits;
   impl->security = std::move(security);
   impl->cap = EffectiveMaxConnections(limits.max_connections, FdLimit());
+  impl->auth_limiter =
+      std::make_unique<AuthFailureLimiter>(limits.auth_failure_burst, limits.auth_failure_refill);
   int port = 0;
   auto listener = Listen(address, port);
   if (!listener) return Error(listener.error());
@@ -194,7 +220,10 @@ void HttpServer::Impl::Run() {
 
 void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
   for (int i = 0; i < kAcceptsPerWakeup; ++i) {
-    sys::UniqueFd fd(accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    sockaddr_storage address{};
+    socklen_t address_length = sizeof(address);
+    sys::UniqueFd fd(accept4(listener, reinterpret_cast<sockaddr*>(&address), &address_length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       const int error = errno;
       if (error == EINTR || error == ECONNABORTED) continue;
@@ -216,12 +245,23 @@ void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
       PauseAccepting(now);
       return;
     }
-    if (connections.size() >= cap && !Evict(now)) {
-      ++counters.rejected;
+    std::string peer = PeerKey(address, address_length);
+    if (!AdmitPeer(peer, now)) {
+      ++counters.per_address_rejected;
       continue;  // closed by `fd`
     }
-    AddConnection(std::move(fd), now);
+    if (connections.size() >= cap && !Evict(now)) {
+      ++counters.rejected;
+      continue;
+    }
+    AddConnection(std::move(fd), std::move(peer), now);
   }
+}
+
+bool HttpServer::Impl::AdmitPeer(const std::string& peer, Clock::time_point now) {
+  const size_t limit = limits.max_connections_per_address;
+  if (limit == 0 || peer.empty() || peers.count(peer) < limit) return true;
+  return Evict(now, &peer);
 }
 
 bool HttpServer::Impl::Pending(int listener) {
@@ -229,7 +269,11 @@ bool HttpServer::Impl::Pending(int listener) {
   return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
 }
 
-void HttpServer::Impl::AddConnection(sys::UniqueFd fd, Clock::time_point now) {
+void HttpServer::Impl::AddConnection(sys::UniqueFd fd, std::string peer, Clock::time_point now) {
+  // Responses are written whole (one sendmsg, or one TLS record for head and body start):
+  // Nagle would only hold their last segment back until the client's delayed ACK (~40 ms).
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   std::shared_ptr<const SecurityPolicy> policy = security ? security() : nullptr;
   std::unique_ptr<SSL, SslDeleter> ssl;
   if (policy != nullptr && policy->tls_context() != nullptr) {
@@ -242,32 +286,48 @@ void HttpServer::Impl::AddConnection(sys::UniqueFd fd, Clock::time_point now) {
   }
   const int raw = fd.get();
   const uint64_t id = next_id++;
-  auto connection =
-      std::make_unique<Connection>(std::move(fd), std::move(ssl), std::move(policy), limits, now);
+  auto connection = std::make_unique<Connection>(std::move(fd), std::move(ssl), std::move(policy),
+                                                 limits, now, peer);
   epoll_event event{};
   event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   event.data.u64 = id;
   if (epoll_ctl(epoll.get(), EPOLL_CTL_ADD, raw, &event) != 0) return;
   connections.emplace(id, std::move(connection));
+  peers.Add(peer);
   ++counters.accepted;
   counters.open = connections.size();
   Process(id, now);
 }
 
-bool HttpServer::Impl::Evict(Clock::time_point now) {
+HttpServer::Impl::ConnectionIt HttpServer::Impl::Erase(ConnectionIt it) {
+  peers.Remove(it->second->peer());
+  it = connections.erase(it);
+  counters.open = connections.size();
+  return it;
+}
+
+bool HttpServer::Impl::Evict(Clock::time_point now, const std::string* peer) {
   // Oldest first (ids grow with accept order): a connection that never completed a head, then
-  // one waiting for its next head (keep-alive). A candidate is read first: a scraper whose
-  // request arrived since the last event is then no longer one (under a flood of new
-  // connections, the accepts of one wake-up come before the reads).
+  // one waiting for its next head (keep-alive), then a response whose client stopped reading. A
+  // candidate is driven first: a scraper whose request arrived since the last event, or whose
+  // client read meanwhile, is then no longer one (under a flood of new connections, the accepts
+  // of one wake-up come before the reads and writes).
   int reads_left = 8;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto is_candidate = [pass, peer, now](Connection& c) {
+      if (peer != nullptr && c.peer() != *peer) return false;
+      switch (pass) {
+        case 0:
+          return c.AwaitingHead() && !c.ever_completed_head();
+        case 1:
+          return c.AwaitingHead() || c.state() == Connection::State::kIdle;
+        default:
+          return c.Stalled(now);
+      }
+    };
     uint64_t after = 0;
     while (true) {
       auto it = connections.upper_bound(after);
-      const auto is_candidate = [pass](const Connection& c) {
-        return pass == 0 ? c.AwaitingHead() && !c.ever_completed_head()
-                         : c.AwaitingHead() || c.state() == Connection::State::kIdle;
-      };
       while (it != connections.end() && !is_candidate(*it->second)) ++it;
       if (it == connections.end()) break;
       const uint64_t id = it->first;
@@ -278,9 +338,12 @@ bool HttpServer::Impl::Evict(Clock::time_point now) {
         if (it == connections.end()) return true;  // it closed by itself: room made
         if (!is_candidate(*it->second)) continue;
       }
-      connections.erase(it);
+      if (pass == 2) {
+        it->second->Abort();  // drop what the kernel still holds for it
+        ++counters.stalled_evicted;
+      }
+      Erase(it);
       ++counters.evicted;
-      counters.open = connections.size();
       return true;
     }
   }
@@ -331,10 +394,12 @@ void HttpServer::Impl::Tick(Clock::time_point now) {
     }
     if (kind == Connection::Timeout::kHeader) ++counters.header_timeouts;
     if (kind == Connection::Timeout::kIdle) ++counters.idle_timeouts;
-    if (kind == Connection::Timeout::kWrite) ++counters.write_timeouts;
-    it = connections.erase(it);
+    if (kind == Connection::Timeout::kWrite) {
+      ++counters.write_timeouts;
+      it->second->Abort();
+    }
+    it = Erase(it);
   }
-  counters.open = connections.size();
 }
 
 void HttpServer::Impl::Process(uint64_t id, Clock::time_point now) {
@@ -350,8 +415,7 @@ void HttpServer::Impl::Process(uint64_t id, Clock::time_point now) {
           ++counters.tls_failures;
           logger->debug("connection closed: {}", c.close_reason());
         }
-        connections.erase(it);
-        counters.open = connections.size();
+        Erase(it);
         return;
       case Connection::Event::kHeadReady:
         Dispatch(id, c, now);
@@ -371,6 +435,12 @@ void HttpServer::Impl::DrainCompletions(Clock::time_point now) {
     done.swap(completions);
   }
   for (Completion& completion : done) {
+    // The failed-login limit learns the outcome even when the connection is gone.
+    if (completion.kind == Completion::Kind::kAuthorized) {
+      auth_limiter->Refund(completion.peer, now);
+    } else if (completion.kind == Completion::Kind::kUnauthorized) {
+      ++counters.auth_failures;
+    }
     auto it = connections.find(completion.id);
     if (it == connections.end()) continue;  // closed meanwhile (Stop)
     Connection& c = *it->second;

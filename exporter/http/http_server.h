@@ -10,9 +10,15 @@
 // - A connection must finish its TLS handshake and request head within the header timeout (in
 //   total, not per byte: slowloris), keep-alive connections are closed after the idle timeout,
 //   and a response must be written within the write timeout.
-// - At most `max_connections` are open (also bounded by the fd limit, see EffectiveMaxConnections).
-//   When full, the oldest connection that has not completed a request head is evicted for the new
-//   one, so idle attackers cannot lock a scraper out.
+// - At most `max_connections` are open (also bounded by the fd limit, see EffectiveMaxConnections),
+//   and at most `max_connections_per_address` from one source address (peer_limits.h). When
+//   full, the oldest connection that has not completed a request head is evicted for the new
+//   one, else the oldest idle keep-alive one, else the oldest response that wrote nothing for
+//   `stalled_write` (a client that does not read: issue 39 item 3), so neither idle attackers
+//   nor slow readers can lock a scraper out. Accepted sockets get TCP_NODELAY.
+// - Failed basic-auth logins are limited per source address (HttpLimits::auth_failure_burst):
+//   past the limit a request needing a password check is answered 429 with Retry-After,
+//   without bcrypt.
 // - accept() failing for want of fds (EMFILE/ENFILE) evicts such a connection or uses a reserved
 //   fd, else pauses accepting for 100 ms; it never spins, and it is logged once a minute at most.
 //
@@ -98,11 +104,16 @@ struct HttpStats {
   uint64_t header_timeouts = 0;  // handshake + head not done in time
   uint64_t idle_timeouts = 0;
   uint64_t write_timeouts = 0;
-  uint64_t tls_failures = 0;      // handshake or client-certificate check failed
-  uint64_t overloaded = 0;        // 503: a worker queue was full
-  uint64_t accept_fd_errors = 0;  // accept() failed with EMFILE/ENFILE
-  uint64_t accept_pauses = 0;     // times accepting was paused for want of fds
-  uint64_t requests = 0;          // responses sent, any status
+  uint64_t tls_failures = 0;          // handshake or client-certificate check failed
+  uint64_t overloaded = 0;            // 503: a worker queue was full
+  uint64_t accept_fd_errors = 0;      // accept() failed with EMFILE/ENFILE
+  uint64_t accept_pauses = 0;         // times accepting was paused for want of fds
+  uint64_t requests = 0;              // responses sent, any status
+  uint64_t stalled_evicted = 0;       // of `evicted`: responses that made no progress
+  uint64_t per_address_rejected = 0;  // refused at max_connections_per_address
+  uint64_t auth_failures = 0;         // 401 to a request that carried credentials
+  uint64_t auth_limited = 0;          // 429: the address had too many failed logins
+  uint64_t bcrypt_runs = 0;           // process-wide (basic_auth.h BcryptRunsTotal)
 };
 
 class HttpServer {

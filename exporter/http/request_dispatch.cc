@@ -2,6 +2,8 @@
 // on the auth pool), and the route run on the handler pool. Everything here runs on the event
 // loop but the tasks posted to the pools.
 
+#include <chrono>
+#include <string>
 #include <utility>
 
 #include "exporter/http/render.h"
@@ -60,17 +62,30 @@ void HttpServer::Impl::Dispatch(uint64_t id, Connection& c, Clock::time_point no
       case SecurityPolicy::Auth::kAllowed:
         break;
       case SecurityPolicy::Auth::kDenied:
+        // No credentials is the challenge a browser expects first, not a failed login.
+        if (!authorization.empty()) ++counters.auth_failures;
         AnswerUnauthorized(c, now);
         return;
       case SecurityPolicy::Auth::kNeedsSlowCheck: {
+        // The failed-login limit first (HttpLimits::auth_failure_burst): a token per check,
+        // given back on success (DrainCompletions), so a limited address costs no bcrypt.
+        std::chrono::seconds retry_after{1};
+        if (!auth_limiter->TryTake(c.peer(), now, retry_after)) {
+          ++counters.auth_limited;
+          Answer(c, 429, {{"Retry-After", std::to_string(retry_after.count())}}, /*close=*/true,
+                 now);
+          return;
+        }
         // bcrypt (~50 ms) on a pool of its own: wrong passwords queue behind each other, not
         // in front of requests with cached credentials or of the routes.
-        const bool posted = auth->TryPost([self = shared_from_this(), id, policy, authorization] {
+        const bool posted = auth->TryPost([self = shared_from_this(), id, policy, authorization,
+                                           peer = c.peer()] {
           const bool ok = policy->CheckSlow(authorization);
           self->Complete(
-              {id, ok ? Completion::Kind::kAuthorized : Completion::Kind::kUnauthorized, {}});
+              {id, ok ? Completion::Kind::kAuthorized : Completion::Kind::kUnauthorized, {}, peer});
         });
         if (!posted) {
+          auth_limiter->Refund(c.peer(), now);
           ++counters.overloaded;
           Answer(c, 503, {{"Retry-After", "1"}}, /*close=*/true, now);
         }
@@ -141,7 +156,7 @@ void HttpServer::Impl::RunRoute(uint64_t id, Connection& c, Clock::time_point no
       response.text.clear();
       response.body = {};
     }
-    self->Complete({id, Completion::Kind::kResponse, std::move(response)});
+    self->Complete({id, Completion::Kind::kResponse, std::move(response), {}});
   });
   if (!posted) {
     ++counters.overloaded;

@@ -18,6 +18,8 @@ std::string_view ReasonPhrase(int status) {
       return "Method Not Allowed";
     case 413:
       return "Content Too Large";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
@@ -71,6 +73,8 @@ std::string ErrorBody(int status) {
       return "404 page not found\n";
     case 405:
       return "405 method not allowed\n";
+    case 429:
+      return "429 too many requests\n";
     case 431:
       return "431 request header fields too large\n";
     case 500:

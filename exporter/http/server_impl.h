@@ -13,6 +13,7 @@
 
 #include "exporter/http/connection.h"
 #include "exporter/http/http_server.h"
+#include "exporter/http/peer_limits.h"
 #include "exporter/http/response.h"
 #include "exporter/http/worker_pool.h"
 
@@ -24,26 +25,15 @@ struct Completion {
   uint64_t id = 0;
   Kind kind = Kind::kResponse;
   PendingResponse response;  // kResponse
+  std::string peer;          // kAuthorized, kUnauthorized: the failed-login limit's key
 };
 
 struct HttpCounters {
   std::atomic<uint64_t> open{0}, accepted{0}, evicted{0}, rejected{0}, header_timeouts{0},
       idle_timeouts{0}, write_timeouts{0}, tls_failures{0}, overloaded{0}, accept_fd_errors{0},
-      accept_pauses{0}, requests{0};
-  HttpStats Snapshot() const {
-    return HttpStats{open.load(),
-                     accepted.load(),
-                     evicted.load(),
-                     rejected.load(),
-                     header_timeouts.load(),
-                     idle_timeouts.load(),
-                     write_timeouts.load(),
-                     tls_failures.load(),
-                     overloaded.load(),
-                     accept_fd_errors.load(),
-                     accept_pauses.load(),
-                     requests.load()};
-  }
+      accept_pauses{0}, requests{0}, stalled_evicted{0}, per_address_rejected{0}, auth_failures{0},
+      auth_limited{0};
+  HttpStats Snapshot() const;  // http_server.cc
 };
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -77,6 +67,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::vector<sys::UniqueFd> listeners;
   sys::UniqueFd reserve;  // a spare fd, given up to accept a connection when none is left
   std::map<uint64_t, std::unique_ptr<Connection>> connections;  // by id = accept order
+  using ConnectionIt = std::map<uint64_t, std::unique_ptr<Connection>>::iterator;
+  PeerConnections peers;  // open connections per source address
+  std::unique_ptr<AuthFailureLimiter> auth_limiter;
   uint64_t next_id = 0;
   bool accept_paused = false;
   Clock::time_point accept_resume;
@@ -86,8 +79,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void Run();
   void Accept(int listener, Clock::time_point now);
   static bool Pending(int listener);  // a connection waits in the backlog
-  void AddConnection(sys::UniqueFd fd, Clock::time_point now);
-  bool Evict(Clock::time_point now);
+  void AddConnection(sys::UniqueFd fd, std::string peer, Clock::time_point now);
+  // Whether `peer` may have one more connection (evicting one of its own if it must).
+  bool AdmitPeer(const std::string& peer, Clock::time_point now);
+  // Closes a connection to make room: one that never sent a request head, then one idle
+  // between requests, then a response that made no progress (Connection::Stalled); oldest
+  // first; only `peer`'s when given. False when none qualifies.
+  bool Evict(Clock::time_point now, const std::string* peer = nullptr);
+  ConnectionIt Erase(ConnectionIt it);  // keeps `peers` and the open gauge
   void PauseAccepting(Clock::time_point now);
   void WarnAcceptFailure(int error, Clock::time_point now);
   void Tick(Clock::time_point now);

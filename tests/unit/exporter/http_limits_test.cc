@@ -27,94 +27,23 @@
 
 #include "collectors/sys/unique_fd.h"
 #include "exporter/http/http_server.h"
+#include "tests/unit/exporter/http_test_client.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
 using sys::UniqueFd;
 
-UniqueFd Connect(int port) {
-  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  timeval tv{.tv_sec = 10, .tv_usec = 0};
-  setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return {};
-  return s;
-}
-
-void SendAll(int fd, const std::string& data) {
-  ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-}
-
-// Reads one response (head + Content-Length body) from `fd`; "" when the connection closes or
-// times out first.
-std::string ReadResponse(int fd) {
-  std::string data;
-  char buf[8192];
-  while (true) {
-    const size_t end = data.find("\r\n\r\n");
-    if (end != std::string::npos) {
-      const size_t cl = data.find("Content-Length: ");
-      const size_t length = cl < end ? std::stoul(data.substr(cl + 16)) : 0;
-      if (data.size() >= end + 4 + length) return data;
-    }
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) return data.find("\r\n\r\n") != std::string::npos ? data : "";
-    data.append(buf, static_cast<size_t>(n));
-  }
-}
-
-int StatusOf(const std::string& response) {
-  return response.size() > 12 ? std::atoi(response.substr(9, 3).c_str()) : 0;
-}
-
-// Whether the server closed `fd` (reads EOF or a reset) within 10 s.
-bool ClosedByServer(int fd) {
-  char buf[256];
-  while (true) {
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n > 0) continue;
-    return n == 0 || errno == ECONNRESET;
-  }
-}
-
-bool PollUntil(const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
-std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>("http", std::make_shared<spdlog::sinks::null_sink_mt>());
-}
-
-std::map<std::string, Route> PlainRoutes() {
-  std::map<std::string, Route> routes;
-  routes["/plain"] = Route{"text/plain", [] { return std::string("ok\n"); }, false, {}};
-  return routes;
-}
-
-std::unique_ptr<HttpServer> StartServer(HttpLimits limits = {},
-                                        std::map<std::string, Route> routes = PlainRoutes(),
-                                        SecuritySource security = nullptr,
-                                        std::shared_ptr<spdlog::logger> logger = NullLogger()) {
-  auto started = HttpServer::Start(ListenAddress{"127.0.0.1", 0, false}, std::move(routes),
-                                   std::move(logger), limits, std::move(security));
-  EXPECT_TRUE(started) << started.error().ToString();
-  return started ? std::move(*started) : nullptr;
-}
-
-std::string Get(int port, const std::string& path = "/plain") {
-  UniqueFd s = Connect(port);
-  SendAll(s.get(), "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-  return ReadResponse(s.get());
-}
+using http_test::ClosedByServer;
+using http_test::Connect;
+using http_test::Get;
+using http_test::NullLogger;
+using http_test::PlainRoutes;
+using http_test::PollUntil;
+using http_test::ReadResponse;
+using http_test::SendAll;
+using http_test::StartServer;
+using http_test::StatusOf;
 
 TEST(HttpLimitsTest, EveryOtherMethodIs405WithAllowAndClose) {
   auto server = StartServer();
