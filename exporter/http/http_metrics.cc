@@ -24,8 +24,8 @@ constexpr MetricDesc kRejected{
     {}};
 constexpr MetricDesc kStalledEvicted{
     "fabricwatch_http_connections_stalled_evicted_total",
-    "Of fabricwatch_http_connections_evicted_total, responses that had not written 16 KiB in "
-    "1 s (a client that stopped reading), closed with a reset.",
+    "Of fabricwatch_http_connections_evicted_total, responses whose client had not "
+    "acknowledged 16 KiB for 1 s (it stopped reading), closed with a reset.",
     MetricKind::kCounter,
     {}};
 constexpr MetricDesc kPerAddressRejected{
