@@ -18,10 +18,13 @@ ROCE="$FABRICWATCH_SOURCE_DIR/tests/fixtures/sysfs/roce-node/sys"
 
 start_agent --path.sysfs="$ROCE"
 ok "agent serving on 127.0.0.1:$AGENT_PORT"
+# The attackers come from 20 loopback addresses (50 each, under the per-address limit of 64), as
+# many hosts would: one address alone is held to --web.max-connections-per-address.
+SOURCES="$(seq -s, -f '127.0.1.%g' 1 20)"
 
 for mode in idle partial tls; do
   out="$(timeout 120 python3 "$ABUSE" --port "$AGENT_PORT" --hostile 1000 --mode "$mode" \
-    --scrapes 20 --interval 0.05 --timeout 10 --json --require-success)" ||
+    --source "$SOURCES" --scrapes 20 --interval 0.05 --timeout 10 --json --require-success)" ||
     fail "$mode: the abuse run failed: $out"
   scraped="$(json_get "$out" 'd["ok"]')"
   held="$(json_get "$out" 'd["hostile_open"]')"
@@ -44,8 +47,8 @@ stop_agent
 # sent a request head is closed for each new connection (and reconnects: a flood of connects).
 # curl, a client of its own, scrapes meanwhile.
 start_agent --path.sysfs="$ROCE" --web.max-connections=64
-python3 "$ABUSE" --port "$AGENT_PORT" --hostile 1000 --mode idle --scrapes 0 --settle 2 \
-  --hold 60 >/dev/null 2>&1 &
+python3 "$ABUSE" --port "$AGENT_PORT" --hostile 1000 --mode idle --source "$SOURCES" \
+  --scrapes 0 --settle 2 --hold 60 >/dev/null 2>&1 &
 register_pid $!
 # Wait (bounded) until the cap is reached and evicting, then scrape under it.
 deadline=$(($(now_ms) + 15000))
