@@ -43,7 +43,7 @@ test: build-all
 DEB_BUILD_DIR ?= build-deb
 deb: deps
 	@cmake -S . -B $(DEB_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-	@cmake --build $(DEB_BUILD_DIR) --target fabricwatch -j $(JOBS)
+	@cmake --build $(DEB_BUILD_DIR) --target fabricwatch fabricwatch_man -j $(JOBS)
 	@cd $(DEB_BUILD_DIR) && cpack -G DEB
 
 # clang-format on the lines changed since a base, and the size limits (tools/lint.sh; `make test`

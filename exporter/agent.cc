@@ -235,10 +235,11 @@ namespace {
 
 // --web.config.file: Plain() without one; otherwise the file and everything it names, loaded and
 // checked (an error names the file and the field).
-Result<std::shared_ptr<WebSecurity>> LoadWebSecurity(const Config& config) {
+Result<std::shared_ptr<WebSecurity>> LoadWebSecurity(
+    const Config& config, std::shared_ptr<const WebSecurityState> running) {
   if (config.web_config_file.empty()) return WebSecurity::Plain(config.web_healthz_unauthenticated);
   auto web = WebSecurity::Load(config.web_config_file, config.web_healthz_unauthenticated,
-                               GetLogger("web"));
+                               GetLogger("web"), std::move(running));
   if (!web) return Error(web.error().WithContext("--web.config.file"));
   return web;
 }
@@ -259,7 +260,7 @@ int Agent::ConfigCheck() {
               config_.config_file.empty() ? "" : ", file ", config_.config_file.c_str());
   bool web_failed = false;
   if (!config_.web_config_file.empty()) {
-    auto web = LoadWebSecurity(config_);
+    auto web = LoadWebSecurity(config_, nullptr);
     if (web) {
       PrintWebSecurity(*(*web)->Current());
     } else {
@@ -335,6 +336,9 @@ int Agent::PrintShape() {
 }
 
 Status Agent::Start() {
+  if (web_security_ == nullptr) {
+    if (Status web = LoadWebConfig(); !web.ok()) return web;
+  }
   const RouteSources sources{.config = config_,
                              .store = *store_,
                              .self_metrics = *self_metrics_,
@@ -346,10 +350,8 @@ Status Agent::Start() {
                              .http_server = &server_for_metrics_,
                              .transitions = &transition_history_,
                              .series_filter = &*series_budget_,
+                             .web_security = web_security_.get(),
                              .clock = &clock_};
-  if (web_security_ == nullptr) {
-    if (Status web = LoadWebConfig(); !web.ok()) return web;
-  }
   metrics_cache_ = MakeMetricsCache(sources);
   status_cache_ = MakeStatusCache(sources);
   auto address = ParseListenAddress(config_.listen_address);  // validated already
@@ -378,8 +380,8 @@ std::vector<int> Agent::ports() const {
   return server_ != nullptr ? server_->ports() : std::vector<int>{};
 }
 
-Status Agent::LoadWebConfig() {
-  auto web = LoadWebSecurity(config_);
+Status Agent::LoadWebConfig(std::shared_ptr<const WebSecurityState> running) {
+  auto web = LoadWebSecurity(config_, std::move(running));
   if (!web) return web.error();
   web_security_ = std::move(*web);
   return Status::Ok();

@@ -76,8 +76,10 @@ class Agent {
   // Loads --web.config.file and everything it names (Start() does it when it has not been done).
   // A SIGHUP reload calls it on the new agent before it stops the running one, so an invalid web
   // configuration keeps the running agent (exporter/main.cc). While the agent runs, the server
-  // re-reads the files by itself when they change (WebSecurity::MaybeReload).
-  Status LoadWebConfig();
+  // re-reads the files by itself when they change (WebSecurity::RequestCheck).
+  // `running`: on a SIGHUP reload, the running agent's generation, which the new file may not
+  // weaken by a missing field (exporter/http/web_security_rules.h).
+  Status LoadWebConfig(std::shared_ptr<const WebSecurityState> running = nullptr);
 
   // The web security settings the HTTP server enforces; null before Start().
   std::shared_ptr<WebSecurity> web_security() const { return web_security_; }

@@ -111,7 +111,9 @@ bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& curren
     log->error("reload failed, keeping the running configuration: {}", candidate.error().message());
     return true;
   }
-  if (Status web = (*candidate)->LoadWebConfig(); !web.ok()) {
+  const std::shared_ptr<WebSecurity> running_web = agent->web_security();
+  if (Status web = (*candidate)->LoadWebConfig(running_web ? running_web->Current() : nullptr);
+      !web.ok()) {
     log->error("reload failed, keeping the running configuration: {}", web.message());
     return true;
   }
@@ -188,6 +190,14 @@ int Main(int argc, char** argv) {
   RaiseFileLimit(*log);
   TuneMalloc();
 
+  // A path that names a device, FIFO, link or another user's file is refused before anything
+  // opens it (detectors/core/state_file.h), by --config.check too.
+  if (!config.state_file.empty() && !config.shape_print) {
+    if (Status path = detect::CheckStatePath(config.state_file); !path.ok()) {
+      log->error("--state.file: {}", path.message());
+      return 1;
+    }
+  }
   // Held until the process exits, across reloads (--state.file is a flag: a reload keeps it).
   std::optional<detect::StateFileLock> state_lock;
   if (!config.config_check && !config.shape_print && !config.state_file.empty()) {
@@ -195,6 +205,10 @@ int Main(int argc, char** argv) {
     if (!lock) {
       log->error("{}", lock.error().ToString());
       return 1;
+    }
+    if (lock->stale_temporaries_removed() > 0) {
+      log->info("removed {} temporary state file(s) a killed save left beside {}",
+                lock->stale_temporaries_removed(), config.state_file);
     }
     state_lock.emplace(std::move(*lock));
   }

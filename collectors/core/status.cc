@@ -7,16 +7,28 @@ namespace fabricwatch {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kNoData: return "no_data";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kPermissionDenied: return "permission_denied";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kAlreadyExists: return "already_exists";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kNoData:
+      return "no_data";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline_exceeded";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kAlreadyExists:
+      return "already_exists";
+    case StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -8,7 +8,6 @@
 
 #include <string>
 #include <string_view>
-
 #include <tl/expected.hpp>
 
 namespace fabricwatch {
@@ -21,8 +20,9 @@ enum class StatusCode {
   kUnavailable,       // EAGAIN, EBUSY, EINTR, ETIMEDOUT: try again next tick
   kInvalidArgument,   // malformed input: a sysfs value, a flag, a config file
   kDeadlineExceeded,
-  kUnimplemented,     // EOPNOTSUPP and friends when the caller wants to see them
-  kAlreadyExists,     // EADDRINUSE
+  kUnimplemented,       // EOPNOTSUPP and friends when the caller wants to see them
+  kAlreadyExists,       // EADDRINUSE
+  kFailedPrecondition,  // refused by a rule of state: a reload that would weaken security
   kInternal,
 };
 

@@ -1,6 +1,9 @@
 #include "collectors/core/yaml_checks.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <set>
+#include <sstream>
 
 namespace fabricwatch {
 namespace {
@@ -43,12 +46,77 @@ Status Walk(const YAML::Node& node, const std::string& source, const std::string
   return Status::Ok();
 }
 
-}  // namespace
-
-std::string YamlWhere(const YAML::Node& node, const std::string& source) {
-  const YAML::Mark mark = node.Mark();
+std::string MarkText(const YAML::Mark& mark, const std::string& source) {
   if (mark.is_null()) return source;
   return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// The first pass of LoadStrictYaml: yaml-cpp's event stream, before any tree exists. It stops
+// at the first alias or past the node budget by throwing, so a hostile file costs one linear scan.
+class AliasAndSizeCheck final : public YAML::EventHandler {
+ public:
+  struct Refused {
+    YAML::Mark mark;
+    std::string what;
+  };
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Count(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    throw Refused{mark,
+                  "an alias (*name): aliases and anchors are not accepted in fabricwatch's "
+                  "files; write the value out"};
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Count(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Count(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Count(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Count(const YAML::Mark& mark) {
+    if (++nodes_ > kMaxYamlNodes) {
+      throw Refused{mark, "more than " + std::to_string(kMaxYamlNodes) + " YAML nodes"};
+    }
+  }
+  size_t nodes_ = 0;
+};
+
+}  // namespace
+
+Result<YAML::Node> LoadStrictYaml(std::string_view text, const std::string& source) {
+  const std::string copy(text);
+  try {
+    std::istringstream in(copy);
+    YAML::Parser parser(in);
+    AliasAndSizeCheck check;
+    parser.HandleNextDocument(check);  // only the first document, as YAML::Load reads
+  } catch (const AliasAndSizeCheck::Refused& refused) {
+    return Error(StatusCode::kInvalidArgument,
+                 MarkText(refused.mark, source) + ": " + refused.what);
+  } catch (const YAML::Exception& e) {
+    return Error(StatusCode::kInvalidArgument,
+                 MarkText(e.mark, source) + ": not valid YAML: " + e.msg);
+  }
+  try {
+    return YAML::Load(copy);
+  } catch (const YAML::Exception& e) {
+    return Error(StatusCode::kInvalidArgument,
+                 MarkText(e.mark, source) + ": not valid YAML: " + e.msg);
+  }
+}
+
+std::string YamlWhere(const YAML::Node& node, const std::string& source) {
+  return MarkText(node.Mark(), source);
 }
 
 Status CheckNoDuplicateKeys(const YAML::Node& root, const std::string& source) {

@@ -9,14 +9,26 @@
 //     forms (§10.3.2), or an explicitly tagged !!bool. Quoted strings ("no", "off", "false")
 //     and YAML 1.1's yes/no/on/off are errors that name the key: yaml-cpp's own
 //     convert<bool> accepts all of them, so a quoted "no" used to turn dry-run off.
+//   - Aliases (`*name`) are refused, in every file (LoadStrictYaml). yaml-cpp shares an aliased
+//     node, but every walk over the tree (the duplicate-key check, each reader) visits it once per
+//     reference, so nested anchors cost ×10 a level: 570 bytes of "laughs" ran for hours on
+//     start, --config.check and SIGHUP (issue 39). None of our formats needs them; a node budget
+//     bounds what is left (a flat file of 100k scalars is far beyond any configuration).
 
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <string_view>
 
 #include "collectors/core/status.h"
 
 namespace fabricwatch {
+
+inline constexpr size_t kMaxYamlNodes = 100'000;
+
+// Parses the first document of `text`. InvalidArgument naming `source`, the line and the column
+// for invalid YAML, an alias, or more than kMaxYamlNodes nodes; a Null node for an empty text.
+Result<YAML::Node> LoadStrictYaml(std::string_view text, const std::string& source);
 
 // "source:line:column" of a node, or `source` when the node has no mark.
 std::string YamlWhere(const YAML::Node& node, const std::string& source);

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "collectors/core/value_parse.h"
+#include "collectors/sys/bounded_file.h"
 #include "collectors/sys/unique_fd.h"
 #include "detectors/core/hysteresis.h"
 
@@ -19,8 +20,52 @@ namespace {
 
 constexpr std::string_view kFormat = "fabricwatch-state";
 constexpr int kVersion = 1;
-// A state file is a few kB per port; anything much larger is not ours.
-constexpr size_t kMaxBytes = 64 << 20;
+constexpr sys::BoundedFileOptions kStateRead{
+    .kind = "state file", .max_bytes = kMaxStateBytes, .follow_symlinks = false};
+constexpr sys::BoundedFileOptions kLockCheck{
+    .kind = "state lock file", .max_bytes = 4096, .follow_symlinks = false};
+
+Status NotOurs(std::string_view kind, const std::string& path, uid_t owner) {
+  return Status(StatusCode::kPermissionDenied,
+                std::string(kind) + " " + path + ": owned by uid " + std::to_string(owner) +
+                    ", not by this agent's uid " + std::to_string(::geteuid()) +
+                    "; not trusted (remove it, or give it to the agent's user)");
+}
+
+// Ok when nothing is at `path`, or a regular file (not a link) of this user.
+Status CheckOwnRegularOrAbsent(const std::string& path, const sys::BoundedFileOptions& options) {
+  if (Status s = sys::CheckRegularOrAbsent(path, options); !s.ok()) return s;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
+    return NotOurs(options.kind, path, st.st_uid);
+  }
+  return Status::Ok();
+}
+
+// ".<name>.XXXXXX": the temporary files Save() makes with mkostemp beside the state file.
+bool IsOurTemporary(const std::string& entry, const std::string& state_name) {
+  const std::string prefix = "." + state_name + ".";
+  return entry.size() == prefix.size() + 6 && entry.starts_with(prefix);
+}
+
+size_t RemoveStaleTemporaries(const std::string& state_path) {
+  const std::filesystem::path target(state_path);
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!IsOurTemporary(name, target.filename().string())) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid()) {
+      continue;
+    }
+    if (::unlink(entry.path().c_str()) == 0) ++removed;
+  }
+  return removed;
+}
 
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
   while (!data.empty()) {
@@ -47,10 +92,35 @@ Result<std::string> ReadBootId(const sys::FileSystem& filesystem, const std::str
   return std::string(id);
 }
 
+Status CheckStatePath(const std::string& state_path) {
+  if (Status s = CheckOwnRegularOrAbsent(state_path, kStateRead); !s.ok()) return s;
+  if (Status s = CheckOwnRegularOrAbsent(state_path + ".lock", kLockCheck); !s.ok()) return s;
+  std::filesystem::path dir = std::filesystem::path(state_path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return FromErrno(errno, "state file " + state_path + ": directory " + dir.string());
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "state file " + state_path + ": " + dir.string() + " is not a directory");
+  }
+  return Status::Ok();
+}
+
 Result<StateFileLock> StateFileLock::Acquire(const std::string& state_path) {
   const std::string path = state_path + ".lock";
-  sys::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (Status s = CheckOwnRegularOrAbsent(path, kLockCheck); !s.ok()) return Error(s);
+  sys::UniqueFd fd(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
   if (!fd) return Error(FromErrno(errno, "open state lock file " + path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error(FromErrno(errno, "stat " + path));
+  if (!S_ISREG(st.st_mode)) {
+    return Error(StatusCode::kInvalidArgument, "state lock file " + path + ": is " +
+                                                   std::string(sys::FileTypeName(st.st_mode)) +
+                                                   ", not a regular file");
+  }
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK) return Error(FromErrno(err, "lock " + path));
@@ -68,38 +138,22 @@ Result<StateFileLock> StateFileLock::Acquire(const std::string& state_path) {
   if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) < 0) {
     return Error(FromErrno(errno, "write the pid into " + path));
   }
-  return StateFileLock(path, std::move(fd));
+  StateFileLock lock(path, std::move(fd));
+  // Only the lock holder saves, so a temporary file now is a save that was killed midway.
+  lock.stale_removed_ = RemoveStaleTemporaries(state_path);
+  return lock;
 }
 
 Result<SavedState> StateFile::Load() const {
-  sys::UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    const int err = errno;
-    if (err == ENOENT) {
-      return Error(Status(StatusCode::kNotFound, "state file " + path_ + " does not exist", err));
-    }
-    return Error(FromErrno(err, "open state file " + path_));
-  }
-  std::string text;
-  std::array<char, 65536> buf;
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error(FromErrno(errno, "read state file " + path_));
-    }
-    if (n == 0) break;
-    text.append(buf.data(), static_cast<size_t>(n));
-    if (text.size() > kMaxBytes) {
-      return Error(StatusCode::kInvalidArgument,
-                   "state file " + path_ + ": larger than " + std::to_string(kMaxBytes) + " bytes");
-    }
-  }
+  auto file = sys::ReadBoundedFile(path_, kStateRead);
+  if (!file) return Error(file.error());
+  if (file->owner != ::geteuid()) return Error(NotOurs("state file", path_, file->owner));
+  const std::string& text = file->text;
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    return Error(StatusCode::kInvalidArgument,
-                 "state file " + path_ + ": not valid JSON (" + std::to_string(text.size()) +
-                     " bytes, starts " + QuoteForMessage(text, 32) + ")");
+    // No bytes of it in the message: the path may name a file that is not ours to show.
+    return Error(StatusCode::kInvalidArgument, "state file " + path_ + ": not valid JSON (" +
+                                                   std::to_string(text.size()) + " bytes)");
   }
   try {
     if (!doc.is_object() || doc.value("format", "") != kFormat) {
@@ -131,12 +185,17 @@ Result<SavedState> StateFile::Load() const {
 
 Status StateFile::Save(const nlohmann::json& detectors, const nlohmann::json& anomalies,
                        TimePoint saved) const {
-  const nlohmann::json doc = {{"format", kFormat},         {"version", kVersion},
-                              {"boot_id", boot_id_},       {"saved", EpochSeconds(saved)},
-                              {"detectors", detectors},    {"anomalies", anomalies}};
+  const nlohmann::json doc = {{"format", kFormat},      {"version", kVersion},
+                              {"boot_id", boot_id_},    {"saved", EpochSeconds(saved)},
+                              {"detectors", detectors}, {"anomalies", anomalies}};
   // dump() with replacement: a label value with invalid UTF-8 must not make the save throw.
   const std::string text = doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 
+  // Never replace what is not a regular file of ours (a device, a FIFO, a link, another user's
+  // file): rename() would put a JSON file where /dev/zero was.
+  if (Status s = CheckOwnRegularOrAbsent(path_, kStateRead); !s.ok()) {
+    return s.WithContext("state not saved");
+  }
   const std::filesystem::path target(path_);
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";

@@ -15,11 +15,22 @@
 // never persisted: CounterTracker re-baselines on its first sample.
 // A missing file is normal (first start); an unreadable or corrupt one is reported and ignored.
 // Neither is ever fatal — the caller logs and counts.
+//
+// The path is an operator's flag and the agent often runs as root, so it is never trusted
+// (issue 39: --state.file=/dev/zero turned the host's /dev/zero into a JSON file):
+//   - a path that exists and is not a regular file (a device, FIFO, socket, directory or a
+//     symlink) is refused at start (CheckStatePath, exit 1), never read, locked or replaced;
+//   - the file and its lock are opened O_NOFOLLOW | O_NONBLOCK and checked with fstat, so a FIFO
+//     never blocks and a link is never followed; a file owned by another user is not trusted
+//     (not loaded, not replaced);
+//   - at most kMaxStateBytes (a real file is a few kB; 4 MiB parses in well under a second);
+//   - errors never quote the file's bytes (a link to /etc/shadow must not reach the log);
+//   - temporaries a killed save left behind (".<name>.XXXXXX" beside it, ours) are removed once
+//     the lock is held.
 
 #include <chrono>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "collectors/core/status.h"
 #include "collectors/sys/filesystem.h"
@@ -33,6 +44,12 @@ inline constexpr std::string_view kBootIdPath = "/proc/sys/kernel/random/boot_id
 // The kernel's boot ID (a UUID), through the filesystem seam so tests inject it.
 Result<std::string> ReadBootId(const sys::FileSystem& filesystem,
                                const std::string& path = std::string(kBootIdPath));
+
+inline constexpr size_t kMaxStateBytes = 4 << 20;
+
+// Ok when `state_path` and its lock file are absent or regular files of this user (not links)
+// and its directory exists; otherwise kInvalidArgument or kPermissionDenied saying what is there.
+Status CheckStatePath(const std::string& state_path);
 
 struct SavedState {
   std::string boot_id;
@@ -52,11 +69,14 @@ class StateFileLock {
   // holds it; other codes when the lock file cannot be opened.
   static Result<StateFileLock> Acquire(const std::string& state_path);
   const std::string& path() const { return path_; }
+  // The temporary files removed at Acquire() (a save killed midway leaves one).
+  size_t stale_temporaries_removed() const { return stale_removed_; }
 
  private:
   StateFileLock(std::string path, sys::UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   std::string path_;
   sys::UniqueFd fd_;
+  size_t stale_removed_ = 0;
 };
 
 class StateFile {

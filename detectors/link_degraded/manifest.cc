@@ -12,6 +12,7 @@
 
 #include "collectors/core/yaml_checks.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "collectors/sys/bounded_file.h"
 
 namespace fabricwatch::detect::shape {
 namespace {
@@ -233,14 +234,9 @@ std::string ManifestGroup::Name() const {
 }
 
 Result<Manifest> ParseManifest(std::string_view text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument, source + ":" + std::to_string(e.mark.line + 1) +
-                                                   ":" + std::to_string(e.mark.column + 1) +
-                                                   ": not valid YAML: " + e.msg);
-  }
+  auto loaded = LoadStrictYaml(text, source);
+  if (!loaded) return Error(loaded.error());
+  const YAML::Node root = std::move(*loaded);
   Manifest manifest;
   manifest.source = source;
   if (root.IsNull()) return manifest;  // an empty file pins nothing
@@ -276,27 +272,9 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& source)
 }
 
 Result<Manifest> LoadManifest(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    return Error(Status(ec.value() == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
-                        "shape file " + path + ": cannot be read: " + ec.message(), ec.value()));
-  }
-  if (size > kMaxManifestBytes) {
-    return Error(StatusCode::kInvalidArgument, "shape file " + path + ": " + std::to_string(size) +
-                                                   " bytes, more than a "
-                                                   "manifest can be (1 MiB)");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno;
-    return Error(Status(StatusCode::kInvalidArgument,
-                        "shape file " + path + ": cannot be read: " + std::strerror(err), err));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error(StatusCode::kInvalidArgument, "shape file " + path + ": read error");
-  return ParseManifest(text.str(), path);
+  auto file = sys::ReadBoundedFile(path, {.kind = "shape file", .max_bytes = kMaxManifestBytes});
+  if (!file) return Error(file.error());
+  return ParseManifest(file->text, path);
 }
 
 }  // namespace fabricwatch::detect::shape

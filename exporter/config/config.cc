@@ -115,12 +115,9 @@ Status ApplyCollectorYaml(const CollectorInfo& info, const YAML::Node& node,
 }  // namespace
 
 Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config& config) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    return Status(StatusCode::kInvalidArgument, source + ": invalid YAML: " + e.what());
-  }
+  auto loaded = LoadStrictYaml(yaml_text, source);
+  if (!loaded) return loaded.error();
+  const YAML::Node root = std::move(*loaded);
   if (root.IsNull()) return Status::Ok();  // an empty file is a valid, empty configuration
   if (Status s = CheckNoDuplicateKeys(root, source); !s.ok()) return s;
   if (Status s = ExpectMap(root, "the top level", source); !s.ok()) return s;

@@ -10,6 +10,7 @@
 
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
+#include "collectors/sys/bounded_file.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/config.h"
 #include "exporter/version.h"
@@ -232,22 +233,10 @@ std::map<std::string, DetectorFlags> AddDetectorFlags(CLI::App& app) {
 // Reads --config.file into `config` (over the defaults).
 Status ApplyConfigFile(Config& config) {
   const std::string& path = config.config_file;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status(StatusCode::kInvalidArgument,
-                  "--config.file=\"" + path + "\": is a directory, not a file");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    return Status(StatusCode::kInvalidArgument,
-                  "--config.file=\"" + path + "\": cannot be read: " + std::strerror(errno));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return Status(StatusCode::kInvalidArgument, "--config.file=\"" + path + "\": read error");
-  }
-  return ApplyYaml(text.str(), path, config);
+  // A configuration is a few kB; 1 MiB leaves room for a long hooks section and comments.
+  auto file = sys::ReadBoundedFile(path, {.kind = "--config.file", .max_bytes = 1 << 20});
+  if (!file) return Status(StatusCode::kInvalidArgument, file.error().message());
+  return ApplyYaml(file->text, path, config);
 }
 
 // Flags given on the command line win over the file.

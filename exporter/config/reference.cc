@@ -8,6 +8,7 @@
 #include "detectors/core/registry.h"
 #include "exporter/config/config.h"
 #include "exporter/http/http_metrics.h"
+#include "exporter/http/web_security_metrics.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/series_budget.h"
@@ -90,6 +91,8 @@ std::string MetricReferenceMarkdown() {
       SeriesBudgetMarkdown() + "### The agent itself (always exported)\n\n" +
       MetricTable(SelfMetricDescs());
   out += "### The HTTP server (always exported)\n\n" + MetricTable(HttpMetricDescs());
+  out += "### The web configuration (`--web.config.file`; the protection gauge always)\n\n" +
+         MetricTable(WebSecurityMetricDescs());
   out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
          MetricTable(HookRunner::MetricDescs());
   out += "### Privileges (one series per privileged feature in use: README \"Privileges\")\n\n" +

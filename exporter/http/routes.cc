@@ -8,6 +8,7 @@
 #include "exporter/http/pages.h"
 #include "exporter/http/render.h"
 #include "exporter/http/status_html.h"
+#include "exporter/http/web_security_metrics.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -60,6 +61,7 @@ AgentFamilies GatherFamilies(const RouteSources& sources) {
     ExportHttpStats(server->stats(), hook_sink);
   }
   if (sources.privileges != nullptr) sources.privileges->Export(hook_sink);
+  if (sources.web_security != nullptr) ExportWebSecurity(*sources.web_security, hook_sink);
   for (auto& family : hook_sink.TakeFamilies()) out.own.push_back(std::move(family));
   out.snapshots = sources.store.AllLatest();
   for (const prometheus::MetricFamily& family : out.own) out.all.push_back(&family);

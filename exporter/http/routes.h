@@ -27,6 +27,8 @@ class RdmaPortEventLog;
 
 namespace fabricwatch::exporter {
 
+class WebSecurity;
+
 // What the routes show.
 struct RouteSources {
   const Config& config;
@@ -44,6 +46,8 @@ struct RouteSources {
   // The series budget of /metrics (exporter/pipeline/series_budget.h); null: everything.
   // Only the /metrics render uses it, one render at a time.
   SeriesFilter* series_filter = nullptr;
+  // --web.config.file's reloads and protections (fabricwatch_web_*); null: not reported (tests).
+  const WebSecurity* web_security = nullptr;
   // The agent's clock (collectors/core/agent_clock.h): the times shown are rebased by its
   // WallOffset(). Null: shown as they are (tests).
   const Clock* clock = nullptr;

@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "collectors/sys/bounded_file.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -51,20 +51,11 @@ Result<Pem> ReadPem(const std::string& path, const std::string& inline_text,
                     const std::string& field, const std::string& source) {
   if (path.empty()) return Pem{"tls_server_config." + field + " in " + source, inline_text};
   Pem pem{"tls_server_config." + field + "_file " + path, {}};
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Error(Invalid(pem.what + ": is a directory, not a PEM file"));
-  }
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno;
-    return Error(Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kPermissionDenied,
-                        pem.what + ": cannot read: " + std::strerror(err), err));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error(Invalid(pem.what + ": read error"));
-  pem.text = text.str();
+  // A CA bundle is the largest PEM a file names: Debian's whole ca-certificates.crt is ~220 kB.
+  auto file = sys::ReadBoundedFile(
+      path, {.kind = "tls_server_config." + field + "_file", .max_bytes = 4 << 20});
+  if (!file) return Error(file.error());
+  pem.text = std::move(file->text);
   return pem;
 }
 

@@ -12,6 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "collectors/core/yaml_checks.h"
+#include "collectors/sys/bounded_file.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -101,7 +104,8 @@ class Parser {
     if (path.empty() || base_dir_.empty() || path.front() == '/') return path;
     return (std::filesystem::path(base_dir_) / path).lexically_normal().string();
   }
-  Status ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled) const;
+  Status ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
+                  bool& auth_type_given) const;
   Status ParseTlsField(const std::string& key, const YAML::Node& value, TlsServerConfig& tls) const;
   Status CheckTls(const YAML::Node& node, const TlsServerConfig& tls) const;
   Status ParseHttp(const YAML::Node& node, WebConfig& out) const;
@@ -262,7 +266,8 @@ Status Parser::ParseTlsField(const std::string& key, const YAML::Node& value,
   return Status::Ok();
 }
 
-Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled) const {
+Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
+                        bool& auth_type_given) const {
   static const std::vector<std::string_view> kKnown{"cert",
                                                     "key",
                                                     "client_ca",
@@ -276,7 +281,6 @@ Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enab
                                                     "max_version",
                                                     "prefer_server_cipher_suites",
                                                     "client_allowed_sans"};
-  bool auth_type_given = false;
   Status s = ForEach(node, "tls_server_config", &kKnown,
                      [&](const std::string& key, const YAML::Node& value) {
                        if (key == "client_auth_type") auth_type_given = !value.IsNull();
@@ -397,13 +401,25 @@ Status Parser::ParseUsers(const YAML::Node& node, WebConfig& out) const {
 
 Status Parser::Parse(const YAML::Node& root, WebConfig& out) {
   out.source = source_;
-  if (root.IsNull()) return Status::Ok();  // an empty file: plain HTTP, no auth
+  if (root.IsNull()) {
+    return Fail(root, "",
+                "is empty: an emptied or truncated web config never means plain HTTP without "
+                "authentication; write tls_server_config: {} to serve plain HTTP on purpose");
+  }
   static const std::vector<std::string_view> kKnown{"tls_server_config", "http_server_config",
                                                     "basic_auth_users", "rate_limit"};
+  // An empty flow mapping, written on purpose; a bare key (null) is what truncation leaves.
+  const auto empty_map = [](const YAML::Node& value) { return value.IsMap() && value.size() == 0; };
   return ForEach(root, "", &kKnown, [&](const std::string& key, const YAML::Node& value) {
-    if (key == "tls_server_config") return ParseTls(value, out.tls, out.tls_enabled);
+    if (key == "tls_server_config") {
+      out.tls_explicitly_off = empty_map(value);
+      return ParseTls(value, out.tls, out.tls_enabled, out.client_auth_type_given);
+    }
     if (key == "http_server_config") return ParseHttp(value, out);
-    if (key == "basic_auth_users") return ParseUsers(value, out);
+    if (key == "basic_auth_users") {
+      out.basic_auth_explicitly_off = empty_map(value);
+      return ParseUsers(value, out);
+    }
     return Fail(value, key,
                 "not supported by fabricwatch (the HTTP server bounds connections itself; "
                 "README \"Security\")");
@@ -469,12 +485,9 @@ int BcryptCost(std::string_view hash) { return (hash[4] - '0') * 10 + (hash[5] -
 
 Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& source,
                                  const std::string& base_dir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument, source + ": " + e.what());
-  }
+  auto loaded = LoadStrictYaml(yaml_text, source);
+  if (!loaded) return Error(loaded.error());
+  const YAML::Node root = std::move(*loaded);
   WebConfig config;
   Parser parser(source, base_dir);
   try {
@@ -486,23 +499,10 @@ Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& 
 }
 
 Result<WebConfig> LoadWebConfigFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Error(StatusCode::kInvalidArgument,
-                 "web config file " + path + ": is a directory, not a file");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno;
-    return Error(Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
-                        "web config file " + path + ": cannot be read: " + std::strerror(err),
-                        err));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return Error(StatusCode::kInvalidArgument, "web config file " + path + ": read error");
-  return ParseWebConfig(text.str(), path, std::filesystem::path(path).parent_path().string());
+  auto file =
+      sys::ReadBoundedFile(path, {.kind = "web config file", .max_bytes = kMaxWebConfigBytes});
+  if (!file) return Error(file.error());
+  return ParseWebConfig(file->text, path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace fabricwatch::exporter

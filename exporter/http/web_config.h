@@ -59,6 +59,16 @@ struct WebConfig {
   std::string source;  // the file, for error messages
   bool tls_enabled = false;
   TlsServerConfig tls;
+  // What the file says explicitly, for the fail-closed reload (web_security.h): a reload may turn
+  // TLS, basic auth or client-certificate verification off only when the file says so with a
+  // field, never by leaving one out (a truncated or emptied file must not open the port).
+  //   tls_server_config: {}   TLS off on purpose (an empty mapping; a bare key is a null, as a
+  //                           file cut after "tls_server_config:" reads)
+  //   basic_auth_users: {}    basic auth off on purpose
+  //   client_auth_type: X     the client-certificate policy given, not defaulted
+  bool tls_explicitly_off = false;
+  bool basic_auth_explicitly_off = false;
+  bool client_auth_type_given = false;
   // http_server_config.headers, in file order; only the five exporter-toolkit allows.
   std::vector<std::pair<std::string, std::string>> headers;
   // http_server_config.http2 as written. We never offer HTTP/2 (no ALPN "h2"): true, the
@@ -72,8 +82,14 @@ struct WebConfig {
   std::vector<std::string> NamedFiles() const;
 };
 
-// Parses `yaml_text`. `source` names the file in errors; relative paths in it are resolved
-// against `base_dir` (the file's directory; "" keeps them as written).
+// A web configuration is a few hundred bytes with inline PEM a few kB; 1 MiB is far beyond any.
+inline constexpr size_t kMaxWebConfigBytes = 1 << 20;
+
+// Parses `yaml_text`. A text with no document (empty, or only comments) is an error: an
+// emptied file must never read as "plain HTTP, no auth" (issue 39); a file that means that says
+// so with tls_server_config: {} (or is not given at all). `source` names the file in errors;
+// relative paths in it are resolved against `base_dir` (the file's directory; "" keeps them as
+// written).
 Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& source,
                                  const std::string& base_dir);
 

@@ -47,12 +47,17 @@ struct Loaded {
 };
 
 // One generation from the file. The stamps are taken before each file is read, so a change
-// racing with the read is seen by the next check.
-Result<Loaded> LoadGeneration(const std::string& path, bool healthz_exempt) {
+// racing with the read is seen by the next check. With `running`, a file that would weaken it
+// by a missing field is refused (kFailedPrecondition) before any certificate is read.
+Result<Loaded> LoadGeneration(const std::string& path, bool healthz_exempt,
+                              const WebSecurityState* running) {
   Loaded loaded;
   const WebSecurity::FileStamp config_stamp = Stamp(path);
   auto config = LoadWebConfigFile(path);
   if (!config) return Error(config.error());
+  if (running != nullptr) {
+    if (Status s = CheckNoSilentWeakening(running->level(), *config); !s.ok()) return Error(s);
+  }
   loaded.stamps = StampAll(path, config->NamedFiles());
   loaded.stamps.front() = config_stamp;
   auto state = WebSecurityState::Build(*config, healthz_exempt);
@@ -81,6 +86,7 @@ Result<std::shared_ptr<const WebSecurityState>> WebSecurityState::Build(const We
                                                                         bool healthz_exempt) {
   std::shared_ptr<WebSecurityState> state(new WebSecurityState());
   state->source_ = config.source;
+  state->level_ = LevelOf(config);
   state->healthz_exempt_ = healthz_exempt;
   state->headers_ = config.headers;
   if (config.tls_enabled) {
@@ -144,9 +150,10 @@ std::shared_ptr<WebSecurity> WebSecurity::Plain(bool healthz_exempt) {
   return web;
 }
 
-Result<std::shared_ptr<WebSecurity>> WebSecurity::Load(const std::string& path, bool healthz_exempt,
-                                                       std::shared_ptr<spdlog::logger> logger) {
-  auto loaded = LoadGeneration(path, healthz_exempt);
+Result<std::shared_ptr<WebSecurity>> WebSecurity::Load(
+    const std::string& path, bool healthz_exempt, std::shared_ptr<spdlog::logger> logger,
+    std::shared_ptr<const WebSecurityState> running) {
+  auto loaded = LoadGeneration(path, healthz_exempt, running.get());
   if (!loaded) return Error(loaded.error());
   std::shared_ptr<WebSecurity> web(new WebSecurity());
   web->path_ = path;
@@ -156,8 +163,59 @@ Result<std::shared_ptr<WebSecurity>> WebSecurity::Load(const std::string& path, 
   web->stamps_ = loaded->stamps;
   web->generation_ = 1;
   web->last_check_ns_ = SteadyNowNs();
+  web->reloads_[static_cast<size_t>(Outcome::kLoaded)] = 1;
   if (web->logger_) LogLoaded(*web->logger_, *loaded, 1);
+  if (running != nullptr) web->CountChanges(running->level(), loaded->state->level());
+  web->reloader_ = std::jthread([raw = web.get()](std::stop_token stop) { raw->ReloadLoop(stop); });
   return web;
+}
+
+WebSecurity::~WebSecurity() {
+  // The thread reads members: stop and join it first (jthread's destructor would do it last).
+  if (reloader_.joinable()) {
+    reloader_.request_stop();
+    reloader_.join();
+  }
+}
+
+void WebSecurity::RequestCheck() {
+  if (path_.empty() || check_requested_.exchange(true)) return;
+  std::lock_guard lock(wake_mutex_);
+  wake_.notify_one();
+}
+
+void WebSecurity::ReloadLoop(std::stop_token stop) {
+  while (true) {
+    {
+      std::unique_lock lock(wake_mutex_);
+      if (!wake_.wait(lock, stop, [this] { return check_requested_.load(); })) return;
+    }
+    check_requested_ = false;
+    // Errors are logged (once each) and counted by the reload itself.
+    [[maybe_unused]] const Status reloaded = MaybeReload(false);
+  }
+}
+
+WebSecurity::Stats WebSecurity::stats() const {
+  Stats out;
+  for (size_t i = 0; i < kOutcomes; ++i) out.reloads[i] = reloads_[i].load();
+  for (size_t i = 0; i < changes_.size(); ++i) out.changes[i] = changes_[i].load();
+  return out;
+}
+
+void WebSecurity::CountChanges(const SecurityLevel& before, const SecurityLevel& after) {
+  for (const SecurityChange& change : SecurityChanges(before, after)) {
+    for (size_t i = 0; i < std::size(kSecurityChangeKinds); ++i) {
+      if (kSecurityChangeKinds[i] == change.change) changes_[i].fetch_add(1);
+    }
+    if (!logger_) continue;
+    if (change.weaker) {
+      logger_->warn("web config {}: {} (generation {}): the file says so explicitly", path_,
+                    change.text, generation_.load());
+    } else {
+      logger_->warn("web config {}: {} (generation {})", path_, change.text, generation_.load());
+    }
+  }
 }
 
 std::shared_ptr<const WebSecurityState> WebSecurity::Current() const { return current_.load(); }
@@ -185,14 +243,17 @@ Status WebSecurity::ReloadLocked(bool force) {
   for (size_t i = 1; i < stamps_.size(); ++i) named.push_back(stamps_[i].path);
   const std::vector<FileStamp> now = StampAll(path_, named);
   if (!force && now == stamps_) return Status::Ok();
-  auto loaded = LoadGeneration(path_, healthz_exempt_);
+  const std::shared_ptr<const WebSecurityState> running = current_.load();
+  auto loaded = LoadGeneration(path_, healthz_exempt_, running.get());
   if (!loaded) {
     // Not retried until a file changes again (or SIGHUP), and logged once per distinct error.
+    const bool refused = loaded.error().code() == StatusCode::kFailedPrecondition;
+    reloads_[static_cast<size_t>(refused ? Outcome::kRefused : Outcome::kFailed)].fetch_add(1);
     stamps_ = now;
     const std::string& message = loaded.error().message();
     if (logger_ && message != last_error_) {
-      logger_->error("web config reload failed, keeping generation {}: {}", generation_.load(),
-                     message);
+      logger_->error("web config reload {}, keeping generation {}: {}",
+                     refused ? "refused" : "failed", generation_.load(), message);
     }
     last_error_ = message;
     return loaded.error();
@@ -200,8 +261,10 @@ Status WebSecurity::ReloadLocked(bool force) {
   current_.store(loaded->state);
   stamps_ = loaded->stamps;
   last_error_.clear();
+  reloads_[static_cast<size_t>(Outcome::kLoaded)].fetch_add(1);
   const uint64_t generation = ++generation_;
   if (logger_) LogLoaded(*logger_, *loaded, generation);
+  CountChanges(running->level(), loaded->state->level());
   return Status::Ok();
 }
 

@@ -9,21 +9,31 @@
 // a reload never changes a connection midway. WebSecurity holds the current generation and
 // replaces it when the file, or a certificate, key or CA file it names, changes.
 //
+// Fail closed (web_security_rules.h): a reload never weakens TLS, basic auth or the client
+// certificate check by a missing field, and an empty file is an error; a refused or failed
+// reload keeps the running generation. Each security change is logged at warning level and
+// counted (web_security_metrics.h). The files are read by a thread of WebSecurity's own, never by
+// the HTTP event loop (RequestCheck), with the bounded reader (collectors/sys/bounded_file.h).
+//
 // Thread-safety: every const member of both classes may be called from any thread.
 
 #include <openssl/ssl.h>
 #include <spdlog/logger.h>
 
+#include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "collectors/core/status.h"
+#include "exporter/http/web_security_rules.h"
 
 namespace fabricwatch::exporter {
 
@@ -70,6 +80,8 @@ class WebSecurityState {
 
   // The config file this generation came from ("" for Plain), for log lines.
   const std::string& source() const { return source_; }
+  // What this generation protects (the fail-closed reload compares it with the next).
+  const SecurityLevel& level() const { return level_; }
   // How many bcrypt computations CheckSlow ran (tests: a cached check runs none).
   uint64_t bcrypt_runs() const;
 
@@ -77,6 +89,7 @@ class WebSecurityState {
   WebSecurityState() = default;
 
   std::string source_;
+  SecurityLevel level_;
   bool healthz_exempt_ = false;
   std::vector<std::pair<std::string, std::string>> headers_;
   std::unique_ptr<TlsContext> tls_;  // null: plain HTTP
@@ -88,8 +101,14 @@ class WebSecurity {
   // No --web.config.file: plain HTTP, no auth, no extra headers.
   static std::shared_ptr<WebSecurity> Plain(bool healthz_exempt = false);
   // Loads and validates the file and everything it names. Errors name the file and the field.
-  static Result<std::shared_ptr<WebSecurity>> Load(const std::string& path, bool healthz_exempt,
-                                                   std::shared_ptr<spdlog::logger> logger);
+  // `running`: the generation a SIGHUP reload replaces; the new file may not weaken it by a
+  // missing field (kFailedPrecondition), and its security changes are logged and counted.
+  static Result<std::shared_ptr<WebSecurity>> Load(
+      const std::string& path, bool healthz_exempt, std::shared_ptr<spdlog::logger> logger,
+      std::shared_ptr<const WebSecurityState> running = nullptr);
+  ~WebSecurity();
+  WebSecurity(const WebSecurity&) = delete;
+  WebSecurity& operator=(const WebSecurity&) = delete;
 
   // The current generation; cheap (atomic shared_ptr load), thread-safe.
   std::shared_ptr<const WebSecurityState> Current() const;
@@ -97,9 +116,22 @@ class WebSecurity {
   // Re-reads the file when it, or a certificate/key/CA file it names, changed (mtime, size,
   // inode), at most once per second unless `force`. On error: logs once per distinct error,
   // keeps the current generation, returns the error. Ok (and nothing done) for Plain().
-  // The server calls MaybeReload(false) when it accepts a connection; SIGHUP calls it with
-  // force=true. Thread-safe; concurrent callers do not reload twice.
+  // force=true. Thread-safe; concurrent callers do not reload twice. Reads files: never call it
+  // from the HTTP event loop, call RequestCheck().
   Status MaybeReload(bool force);
+  // Wakes WebSecurity's reload thread to call MaybeReload(false); never blocks, never reads a
+  // file. The server calls it when it accepts a connection, so a changed file is seen on the next
+  // connection after it (at most one look a second). No-op for Plain().
+  void RequestCheck();
+
+  // Counters for fabricwatch_web_config_reloads_total and ..._security_changes_total.
+  enum class Outcome { kLoaded, kFailed, kRefused };
+  static constexpr size_t kOutcomes = 3;
+  struct Stats {
+    std::array<uint64_t, kOutcomes> reloads{};  // by Outcome
+    std::array<uint64_t, std::size(kSecurityChangeKinds)> changes{};
+  };
+  Stats stats() const;
 
   // The --web.config.file path; "" for Plain().
   const std::string& path() const { return path_; }
@@ -119,6 +151,8 @@ class WebSecurity {
  private:
   WebSecurity() = default;
   Status ReloadLocked(bool force);
+  void CountChanges(const SecurityLevel& before, const SecurityLevel& after);
+  void ReloadLoop(std::stop_token stop);
 
   std::string path_;
   bool healthz_exempt_ = false;
@@ -129,6 +163,12 @@ class WebSecurity {
   std::mutex reload_mutex_;                // guards the members below
   std::vector<FileStamp> stamps_;          // the file and every file it names
   std::string last_error_;                 // the last logged reload error (log once)
+  std::array<std::atomic<uint64_t>, kOutcomes> reloads_{};
+  std::array<std::atomic<uint64_t>, std::size(kSecurityChangeKinds)> changes_{};
+  std::atomic<bool> check_requested_{false};
+  std::mutex wake_mutex_;
+  std::condition_variable_any wake_;
+  std::jthread reloader_;  // last: stopped and joined before the members it uses go
 };
 
 }  // namespace fabricwatch::exporter

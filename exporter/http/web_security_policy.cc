@@ -47,8 +47,9 @@ SecuritySource MakeSecuritySource(std::shared_ptr<WebSecurity> security) {
   };
   return [security = std::move(security),
           cache = std::make_shared<Cache>()]() -> std::shared_ptr<const SecurityPolicy> {
-    // Errors are logged by WebSecurity, which keeps the current generation.
-    [[maybe_unused]] const Status reloaded = security->MaybeReload(false);
+    // The files are read on WebSecurity's own thread, never here on the event loop; errors are
+    // logged there, and the current generation is kept.
+    security->RequestCheck();
     std::shared_ptr<const WebSecurityState> current = security->Current();
     std::lock_guard lock(cache->mutex);
     if (!cache->policy || cache->policy->state() != current.get()) {

@@ -95,7 +95,7 @@ reload_bad "a duplicate key" "duplicate key"
 printf 'hooks:\n  dry_run: "no"\n' >"$CONFIG"
 reload_bad 'a quoted dry_run: "no"' "hooks.dry_run"
 printf 'detectors: [\n' >"$CONFIG"
-reload_bad "malformed YAML" "invalid YAML"
+reload_bad "malformed YAML" "not valid YAML"
 
 # --- Signals that must not end the agent.
 for sig in USR1 USR2 ALRM PWR; do
@@ -156,6 +156,56 @@ for sig in QUIT INT; do
   [[ -s "$STATE" ]] || fail "SIG$sig did not save the state file"
   ok "SIG$sig: exit 0, state saved"
 done
+
+# --- --state.file naming what is not a regular file of ours (issue 39 item 2): refused at start
+# with exit 1, at once (a FIFO used to block the engine forever), and left as it was. All in the
+# test's own directory, never the host's /dev.
+bad_state() { # bad_state WHAT PATH PATTERN
+  local what="$1" path="$2" pattern="$3" out rc=0 start
+  start="$(now_ms)"
+  out="$(timeout 20 "$FABRICWATCH_BIN" --web.listen-address=127.0.0.1:0 --path.sysfs="$ROCE" \
+    --state.file="$path" 2>&1)" || rc=$?
+  [[ "$rc" == 1 ]] || fail "--state.file at $what: exit $rc, want 1: $out"
+  grep -q -- "$pattern" <<<"$out" || fail "--state.file at $what: the error does not say '$pattern': $out"
+  ok "--state.file at $what: exit 1 in $(($(now_ms) - start)) ms, '$pattern'"
+}
+mkfifo "$E2E_TMP/state.fifo"
+bad_state "a FIFO" "$E2E_TMP/state.fifo" "is a FIFO"
+[[ -p "$E2E_TMP/state.fifo" ]] || fail "the FIFO was replaced"
+printf 'root:$6$not-a-real-hash:19000::::::\n' >"$E2E_TMP/shadow"
+ln -s "$E2E_TMP/shadow" "$E2E_TMP/state.link"
+bad_state "a symlink" "$E2E_TMP/state.link" "symbolic link"
+[[ -L "$E2E_TMP/state.link" && "$(cat "$E2E_TMP/shadow")" == 'root:$6$not-a-real-hash:19000::::::' ]] ||
+  fail "the link or its target was changed"
+if [[ "$(id -u)" == 0 ]]; then
+  mknod "$E2E_TMP/state.dev" c 1 5 # /dev/zero's numbers
+  bad_state "a character device" "$E2E_TMP/state.dev" "is a character device"
+  [[ -c "$E2E_TMP/state.dev" && ! -e "$E2E_TMP/state.dev.lock" ]] || fail "the device node was replaced"
+fi
+
+# --- --config.file that would block or never end (issue 39 items 5 and 6): a FIFO (open() used
+# to block with the stop signals blocked), /dev/zero (read to 2 GB) and 651 bytes of nested YAML
+# anchors (minutes to hours in the duplicate-key walk) are each refused by --config.check at once.
+bad_config() { # bad_config WHAT PATH PATTERN
+  local what="$1" path="$2" pattern="$3" out rc=0 start
+  start="$(now_ms)"
+  out="$(timeout 20 "$FABRICWATCH_BIN" --config.check --path.sysfs="$ROCE" --config.file="$path" 2>&1)" || rc=$?
+  [[ "$rc" == 2 ]] || fail "--config.file at $what: exit $rc, want 2: $out"
+  grep -q -- "$pattern" <<<"$out" || fail "--config.file at $what: the error does not say '$pattern': $out"
+  ok "--config.file at $what: refused in $(($(now_ms) - start)) ms, '$pattern'"
+}
+mkfifo "$E2E_TMP/config.fifo"
+bad_config "a FIFO" "$E2E_TMP/config.fifo" "is a FIFO"
+bad_config "/dev/zero" /dev/zero "is a character device"
+{
+  printf 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n'
+  for i in $(seq 1 10); do
+    printf 'a%d: &a%d [' "$i" "$i"
+    for j in $(seq 1 10); do printf '%s*a%d' "$([[ $j == 1 ]] || echo ', ')" $((i - 1)); done
+    printf ']\n'
+  done
+} >"$E2E_TMP/laughs.yml"
+bad_config "10 levels of YAML anchors" "$E2E_TMP/laughs.yml" "alias"
 
 # --- A hook that hangs: the notify hook still runs, and SIGTERM ends the agent within 2 s
 # (before: the stop waited for the hook's whole 20 s timeout, and the hooks ran one after

@@ -223,6 +223,41 @@ tls_curl --fail -o /dev/null --cert client.crt --key client.key -u prometheus:s3
   "$HTTPS/metrics" || fail "not serving with the old web config after a failed reload"
 ok "SIGHUP with a typo in the web config: logged, naming the file; the old configuration serves"
 cp web.yml.good web.yml
+
+# --- Fail closed at run time (issue 39 item 1): the file is re-read when it changes. Emptied (an
+# interrupted `cat x > web.yml`) or cut after "basic_auth_users:", it must never turn TLS or auth
+# off: the reload fails or is refused, logged at error and counted, and the agent goes on with
+# TLS, the client certificate and basic auth.
+scrape_ok() { tls_curl --fail -o /dev/null --cert client.crt --key client.key -u prometheus:s3cret-pass "$HTTPS/metrics"; }
+outcome_count() { # outcome_count OUTCOME: fabricwatch_web_config_reloads_total{outcome=...}
+  tls_curl --cert client.crt --key client.key -u prometheus:s3cret-pass "$HTTPS/metrics" |
+    awk -v o="outcome=\"$1\"" 'index($0, "fabricwatch_web_config_reloads_total{") == 1 && index($0, o) { print $2 }'
+}
+tamper() { # tamper WHAT OUTCOME: web.yml is already changed; a connection makes the agent look
+  local what="$1" outcome="$2" before deadline
+  before="$(outcome_count "$outcome")"
+  deadline=$(($(now_ms) + 10000))
+  while [[ "$(outcome_count "$outcome")" == "$before" ]]; do
+    (($(now_ms) < deadline)) || fail "$what: no reload $outcome counted within 10 s (${before:-none}): $(tail -n 3 "$AGENT_LOG")"
+    sleep 0.3
+  done
+  scrape_ok || fail "$what: the scrape with certificate and credentials failed"
+  [[ "$(code_of --cert client.crt --key client.key "$HTTPS/metrics")" == 401 ]] ||
+    fail "$what: basic auth is off"
+  ! curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$AGENT_PORT/metrics" ||
+    fail "$what: plain HTTP is answered"
+  grep -q "web config reload $outcome" "$AGENT_LOG" || fail "$what: no 'reload $outcome' error line"
+  ok "$what: reload $outcome (counted, logged); TLS, client certificate and basic auth stay on"
+}
+: >web.yml
+tamper "web config emptied at run time" failed
+head -n 8 web.yml.good | sed '$d' >web.yml.cut && printf 'basic_auth_users:\n' >>web.yml.cut
+mv web.yml.cut web.yml
+tamper "web config cut after basic_auth_users:" refused
+# A FIFO renamed over the file: the reload must neither block the event loop nor the stop.
+mkfifo web.fifo && mv web.fifo web.yml
+tamper "a FIFO renamed over the web config" failed
+rm -f web.yml && cp web.yml.good web.yml
 stop_agent "$AGENT1"
 [[ "$STOP_RC" == 0 ]] || fail_later "agent exited $STOP_RC on SIGTERM"
 
@@ -243,5 +278,10 @@ printf 'basic_auth_users:\n  prometheus: not-a-bcrypt-hash\n' >web.yml
 expect_refused "a malformed bcrypt hash" basic_auth_users
 printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_typo: NoClientCert\n' >web.yml
 expect_refused "a YAML typo" client_auth_typo
+: >web.yml
+expect_refused "an empty web config" "is empty"
+mkfifo web.fifo && rm -f web.yml && mv web.fifo web.yml
+expect_refused "a FIFO as the web config" "is a FIFO"
+rm -f web.yml
 
 finish

@@ -12,6 +12,7 @@
 
 #include "collectors/core/duration.h"
 #include "collectors/core/value_parse.h"
+#include "collectors/core/yaml_checks.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/link_rate.h"
 
@@ -433,14 +434,9 @@ const FaultInfo* FindFault(std::string_view name) {
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
   Scenario sc;
   sc.source = std::string(source_name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument, sc.source + ":" + std::to_string(e.mark.line + 1) +
-                                                   ":" + std::to_string(e.mark.column + 1) + ": " +
-                                                   e.msg);
-  }
+  auto loaded = LoadStrictYaml(text, sc.source);
+  if (!loaded) return Error(loaded.error());
+  const YAML::Node root = std::move(*loaded);
   if (!root.IsMap()) {
     return Error(StatusCode::kInvalidArgument,
                  sc.source + ": a scenario is a mapping with duration: and events:");

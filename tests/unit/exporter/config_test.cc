@@ -93,10 +93,10 @@ TEST(ParseCommandLineTest, help) {
     auto parsed = Parse({flag});
     ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
     EXPECT_EQ(parsed->action, Action::kHelp);
-    for (std::string_view text : {"--web.listen-address", "--web.telemetry-path", "--path.sysfs",
-                                  "--collector.netdev", "--collector.netdev.interval",
-                                  "--collector.netdev.device-exclude", "--config.file",
-                                  "--log.level", "--log.format"}) {
+    for (std::string_view text :
+         {"--web.listen-address", "--web.telemetry-path", "--path.sysfs", "--collector.netdev",
+          "--collector.netdev.interval", "--collector.netdev.device-exclude", "--config.file",
+          "--log.level", "--log.format"}) {
       EXPECT_NE(parsed->output.find(text), std::string::npos) << text;
     }
   }
@@ -209,8 +209,7 @@ TEST(ParseCommandLineTest, unknown_flag_is_an_error_naming_it) {
 
   auto other = Parse({"--bogus=1"});
   ASSERT_FALSE(other.has_value());
-  EXPECT_NE(other.error().message().find("--bogus"), std::string::npos)
-      << other.error().message();
+  EXPECT_NE(other.error().message().find("--bogus"), std::string::npos) << other.error().message();
 }
 
 TEST(ParseCommandLineTest, invalid_flag_values) {
@@ -322,8 +321,8 @@ TEST(ApplyYamlTest, hooks_section) {
   EXPECT_FALSE(config.hooks.dry_run);
   ASSERT_EQ(config.hooks.hooks.size(), 1u);
   EXPECT_EQ(config.hooks.hooks[0].name, "slurm");
-  const Status bad = ApplyYaml("hooks:\n  run:\n    - name: s\n      command: \"rm -rf /\"\n",
-                               "file.yml", config);
+  const Status bad =
+      ApplyYaml("hooks:\n  run:\n    - name: s\n      command: \"rm -rf /\"\n", "file.yml", config);
   EXPECT_EQ(bad.message(), "file.yml:4:16: hooks.run[0].command: must be a list");
 }
 
@@ -463,9 +462,9 @@ TEST(ApplyYamlTest, syntax_error_names_the_file_and_line) {
     std::string_view line;
   };
   const Case cases[] = {
-      {"collectors:\n  netdev: [1, 2}\n", "line 2"},
-      {"collectors:\n  netdev: a: b\n", "line 2"},
-      {"hooks: 1\n  dry_run: 2\n", "line 2"},
+      {"collectors:\n  netdev: [1, 2}\n", "file.yml:2:"},
+      {"collectors:\n  netdev: a: b\n", "file.yml:2:"},
+      {"hooks: 1\n  dry_run: 2\n", "file.yml:2:"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.yaml);
@@ -473,8 +472,8 @@ TEST(ApplyYamlTest, syntax_error_names_the_file_and_line) {
     const Status status = ApplyYaml(c.yaml, "file.yml", config);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-    EXPECT_TRUE(status.message().starts_with("file.yml: invalid YAML: ")) << status.message();
-    EXPECT_NE(status.message().find(c.line), std::string::npos) << status.message();
+    EXPECT_TRUE(status.message().starts_with(c.line)) << status.message();
+    EXPECT_NE(status.message().find(": not valid YAML: "), std::string::npos) << status.message();
   }
 }
 
@@ -482,8 +481,8 @@ TEST(ApplyYamlTest, failed_document_is_reported_before_later_keys) {
   // An error stops at the first bad key; earlier keys of the document may have been applied,
   // but the caller treats the whole configuration as invalid.
   Config config = DefaultConfig();
-  const Status status = ApplyYaml(
-      "collectors:\n  netdev:\n    interval: 2s\nbogus: 1\n", "file.yml", config);
+  const Status status =
+      ApplyYaml("collectors:\n  netdev:\n    interval: 2s\nbogus: 1\n", "file.yml", config);
   ASSERT_FALSE(status.ok());
   EXPECT_TRUE(status.message().starts_with("file.yml:4:")) << status.message();
 }
@@ -559,14 +558,11 @@ TEST_F(ConfigTest, unreadable_config_file_is_an_error) {
   auto parsed = Parse({"--config.file=" + missing});
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(parsed.error().message().find("--config.file=\"" + missing + "\""),
-            std::string::npos)
-      << parsed.error().message();
-  EXPECT_NE(parsed.error().message().find("cannot be read"), std::string::npos);
+  EXPECT_EQ(parsed.error().message(), "--config.file " + missing + ": does not exist");
 }
 
-// Regression: ParseCommandLine once accepted a directory as --config.file: std::ifstream opened it, the read
-// fails silently, and the empty text is applied as an empty (valid) configuration.
+// Regression: ParseCommandLine once accepted a directory as --config.file: std::ifstream opened it,
+// the read fails silently, and the empty text is applied as an empty (valid) configuration.
 TEST_F(ConfigTest, directory_as_config_file_is_an_error) {
   auto parsed = Parse({"--config.file=" + dir_.string()});
   ASSERT_FALSE(parsed.has_value());
@@ -625,9 +621,9 @@ TEST(DetectorConfigTest, defaults_flags_and_yaml) {
 
 TEST(DetectorConfigTest, metric_reference_lists_detector_metrics) {
   const std::string reference = MetricReferenceMarkdown();
-  for (const char* name : {"fabric_anomaly_active", "fabric_anomaly_transitions_total",
-                           "fabric_link_flap_penalty", "fabric_pfc_pause_ratio",
-                           "fabricwatch_detector_evaluation_duration_seconds"}) {
+  for (const char* name :
+       {"fabric_anomaly_active", "fabric_anomaly_transitions_total", "fabric_link_flap_penalty",
+        "fabric_pfc_pause_ratio", "fabricwatch_detector_evaluation_duration_seconds"}) {
     EXPECT_NE(reference.find(name), std::string::npos) << name;
   }
 }

@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -264,9 +265,13 @@ TEST_F(TlsContextTest, LoadErrorsNameTheFile) {
     }
   };
   expect("tls_server_config: {cert_file: missing.crt, key_file: server.key}",
-         {pki_.Path("missing.crt"), "cannot read", "No such file"});
+         {pki_.Path("missing.crt"), "does not exist"});
   expect("tls_server_config: {cert_file: server.crt, key_file: absent.key}",
-         {pki_.Path("absent.key"), "cannot read"});
+         {pki_.Path("absent.key"), "does not exist"});
+  // A FIFO named as the key must not block the reload (issue 39): refused at once.
+  ASSERT_EQ(::mkfifo(pki_.Path("fifo.key").c_str(), 0600), 0);
+  expect("tls_server_config: {cert_file: server.crt, key_file: fifo.key}",
+         {pki_.Path("fifo.key"), "is a FIFO"});
   std::filesystem::create_directory(pki_.Path("adir"));
   expect("tls_server_config: {cert_file: adir, key_file: server.key}",
          {pki_.Path("adir"), "directory"});
@@ -286,7 +291,7 @@ TEST_F(TlsContextTest, LoadErrorsNameTheFile) {
   expect(
       "tls_server_config: {cert_file: server.crt, key_file: server.key,"
       " client_auth_type: RequireAndVerifyClientCert, client_ca_file: nope.crt}",
-      {pki_.Path("nope.crt"), "cannot read"});
+      {pki_.Path("nope.crt"), "does not exist"});
   // The inline form names the field and the config file.
   expect("tls_server_config: {cert: garbage, key_file: server.key}",
          {"tls_server_config.cert in " + pki_.Path("web.yml")});

@@ -27,15 +27,31 @@ void ExpectError(const std::string& yaml, std::initializer_list<std::string> par
   }
 }
 
-TEST(WebConfigTest, EmptyFileIsPlainHttp) {
-  for (const char* yaml : {"", "# nothing\n", "tls_server_config:\nbasic_auth_users:\n"}) {
+// An emptied file never reads as "plain HTTP, no auth" (issue 39): it is an error.
+TEST(WebConfigTest, EmptyFileIsAnError) {
+  for (const char* yaml : {"", "\n", "# nothing\n"}) {
     auto config = Parse(yaml);
-    ASSERT_TRUE(config.has_value()) << config.error().message();
-    EXPECT_FALSE(config->tls_enabled);
-    EXPECT_TRUE(config->basic_auth_users.empty());
-    EXPECT_TRUE(config->headers.empty());
-    EXPECT_EQ(config->source, "/etc/fw/web.yml");
+    ASSERT_FALSE(config.has_value()) << "'" << yaml << "'";
+    EXPECT_NE(config.error().message().find("/etc/fw/web.yml"), std::string::npos);
+    EXPECT_NE(config.error().message().find("is empty"), std::string::npos);
   }
+}
+
+TEST(WebConfigTest, BareKeysArePlainHttpButNotExplicit) {
+  auto config = Parse("tls_server_config:\nbasic_auth_users:\n");
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  EXPECT_FALSE(config->tls_enabled);
+  EXPECT_TRUE(config->basic_auth_users.empty());
+  EXPECT_TRUE(config->headers.empty());
+  EXPECT_EQ(config->source, "/etc/fw/web.yml");
+  // A bare key is what truncation leaves: it says nothing on purpose.
+  EXPECT_FALSE(config->tls_explicitly_off);
+  EXPECT_FALSE(config->basic_auth_explicitly_off);
+  auto off = Parse("tls_server_config: {}\nbasic_auth_users: {}\n");
+  ASSERT_TRUE(off.has_value()) << off.error().message();
+  EXPECT_FALSE(off->tls_enabled);
+  EXPECT_TRUE(off->tls_explicitly_off);
+  EXPECT_TRUE(off->basic_auth_explicitly_off);
 }
 
 TEST(WebConfigTest, EveryField) {

@@ -196,7 +196,7 @@ TEST_F(WebSecurityTest, RotatedCertificateIsPickedUpWithoutForce) {
 }
 
 TEST_F(WebSecurityTest, ChangedConfigFileIsPickedUpWithoutForce) {
-  WriteConfig("");
+  WriteConfig("http_server_config:\n  headers:\n    X-Frame-Options: deny\n");
   auto web = MustLoad();
   EXPECT_FALSE(web->Current()->auth_required("/metrics"));
   WriteConfig("basic_auth_users:\n  alice: " + Hash("secret") + "\n");
