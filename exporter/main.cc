@@ -134,6 +134,12 @@ bool Reload(int argc, char** argv, std::unique_ptr<Agent>& agent, Config& curren
     log->error("cannot rebuild the previous configuration: {}", previous.error().message());
     return false;
   }
+  // The web config is read again here too: held to what the stopped agent served.
+  if (Status web = (*previous)->LoadWebConfig(running_web ? running_web->Current() : nullptr);
+      !web.ok()) {
+    log->error("cannot restart the previous configuration: {}", web.message());
+    return false;
+  }
   if (Status started = (*previous)->Start(); !started.ok()) {
     log->error("cannot restart the previous configuration: {}", started.message());
     return false;

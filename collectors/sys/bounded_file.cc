@@ -42,6 +42,9 @@ std::string_view FileTypeName(mode_t mode) {
 }
 
 Result<BoundedFile> ReadBoundedFile(const std::string& path, const BoundedFileOptions& options) {
+  // The type is checked before the open as well: opening some devices acts (a watchdog arms, a
+  // tape rewinds). The fstat() after the open is what holds against a swap in between.
+  if (Status s = CheckRegularOrAbsent(path, options); !s.ok()) return Error(s);
   int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   if (!options.follow_symlinks) flags |= O_NOFOLLOW;
   UniqueFd fd(::open(path.c_str(), flags));

@@ -9,20 +9,9 @@
 #include <memory>
 #include <string_view>
 
+#include "collectors/sys/bounded_file.h"
+
 namespace fabricwatch::sys {
-namespace {
-
-const char* FileTypeName(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISDIR(mode)) return "a directory";
-  return "not a plain file";
-}
-
-}  // namespace
-
 Result<UniqueFd> RealFileSystem::Open(const std::string& path) const {
   // O_NONBLOCK: opening a FIFO for reading waits for a writer, and a device node may wait for
   // its hardware (open(2), fifo(7)); a collector must never block there. It changes nothing
@@ -41,8 +30,8 @@ Result<UniqueFd> RealFileSystem::Open(const std::string& path) const {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Error(FromErrno(errno, "stat " + path));
   if (!S_ISREG(st.st_mode)) {
-    return Error(StatusCode::kInvalidArgument,
-                 "open " + path + ": not a regular file (" + FileTypeName(st.st_mode) + ")");
+    return Error(StatusCode::kInvalidArgument, "open " + path + ": not a regular file (" +
+                                                   std::string(FileTypeName(st.st_mode)) + ")");
   }
   return fd;
 }

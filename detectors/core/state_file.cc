@@ -121,6 +121,7 @@ Result<StateFileLock> StateFileLock::Acquire(const std::string& state_path) {
                                                    std::string(sys::FileTypeName(st.st_mode)) +
                                                    ", not a regular file");
   }
+  if (st.st_uid != ::geteuid()) return Error(NotOurs("state lock file", path, st.st_uid));
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK) return Error(FromErrno(err, "lock " + path));

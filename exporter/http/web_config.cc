@@ -105,7 +105,14 @@ class Parser {
     return (std::filesystem::path(base_dir_) / path).lexically_normal().string();
   }
   Status ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
-                  bool& auth_type_given) const;
+                  WebConfig& out) const;
+  // A key with no value ("client_allowed_sans:") where security is configured: what a file cut
+  // at that line leaves, never accepted (issue 39). `{}`, `[]` or "" say "none" on purpose.
+  Status NoBareKey(const YAML::Node& value, const std::string& field) const {
+    if (!value.IsNull() || value.Tag() == "tag:yaml.org,2002:null") return Status::Ok();
+    return Fail(value, field,
+                "has no value (a file cut at this line?); write {} or [] for none on purpose");
+  }
   Status ParseTlsField(const std::string& key, const YAML::Node& value, TlsServerConfig& tls) const;
   Status CheckTls(const YAML::Node& node, const TlsServerConfig& tls) const;
   Status ParseHttp(const YAML::Node& node, WebConfig& out) const;
@@ -267,7 +274,7 @@ Status Parser::ParseTlsField(const std::string& key, const YAML::Node& value,
 }
 
 Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
-                        bool& auth_type_given) const {
+                        WebConfig& out) const {
   static const std::vector<std::string_view> kKnown{"cert",
                                                     "key",
                                                     "client_ca",
@@ -283,14 +290,19 @@ Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enab
                                                     "client_allowed_sans"};
   Status s = ForEach(node, "tls_server_config", &kKnown,
                      [&](const std::string& key, const YAML::Node& value) {
-                       if (key == "client_auth_type") auth_type_given = !value.IsNull();
+                       if (Status bare = NoBareKey(value, "tls_server_config." + key); !bare.ok()) {
+                         return bare;
+                       }
+                       out.client_auth_type_given |= key == "client_auth_type";
+                       out.client_allowed_sans_given |= key == "client_allowed_sans";
+                       out.min_version_given |= key == "min_version";
                        return ParseTlsField(key, value, tls);
                      });
   if (!s.ok()) return s;
   // exporter-toolkit's TLSConfig.IsEnabled: TLS is on when any of these is set.
   enabled = !tls.cert_file.empty() || !tls.cert.empty() || !tls.key_file.empty() ||
             !tls.key.empty() || !tls.client_ca_file.empty() || !tls.client_ca.empty() ||
-            auth_type_given;
+            out.client_auth_type_given;
   if (!enabled) {
     if (!node.IsNull() && node.size() > 0) {
       return Fail(node, "tls_server_config",
@@ -412,11 +424,13 @@ Status Parser::Parse(const YAML::Node& root, WebConfig& out) {
   const auto empty_map = [](const YAML::Node& value) { return value.IsMap() && value.size() == 0; };
   return ForEach(root, "", &kKnown, [&](const std::string& key, const YAML::Node& value) {
     if (key == "tls_server_config") {
+      if (Status bare = NoBareKey(value, key); !bare.ok()) return bare;
       out.tls_explicitly_off = empty_map(value);
-      return ParseTls(value, out.tls, out.tls_enabled, out.client_auth_type_given);
+      return ParseTls(value, out.tls, out.tls_enabled, out);
     }
     if (key == "http_server_config") return ParseHttp(value, out);
     if (key == "basic_auth_users") {
+      if (Status bare = NoBareKey(value, key); !bare.ok()) return bare;
       out.basic_auth_explicitly_off = empty_map(value);
       return ParseUsers(value, out);
     }

@@ -66,9 +66,15 @@ struct WebConfig {
   //                           file cut after "tls_server_config:" reads)
   //   basic_auth_users: {}    basic auth off on purpose
   //   client_auth_type: X     the client-certificate policy given, not defaulted
+  //   client_allowed_sans: [] the SAN restriction given (an empty list: none on purpose)
+  //   min_version: X          the lowest TLS version given
+  // A key with no value at all (tls_server_config:, basic_auth_users:, or any key under
+  // tls_server_config) is an error at start and on reload: it is what a cut file leaves.
   bool tls_explicitly_off = false;
   bool basic_auth_explicitly_off = false;
   bool client_auth_type_given = false;
+  bool client_allowed_sans_given = false;
+  bool min_version_given = false;
   // http_server_config.headers, in file order; only the five exporter-toolkit allows.
   std::vector<std::pair<std::string, std::string>> headers;
   // http_server_config.http2 as written. We never offer HTTP/2 (no ALPN "h2"): true, the

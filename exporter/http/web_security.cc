@@ -185,14 +185,21 @@ void WebSecurity::RequestCheck() {
 }
 
 void WebSecurity::ReloadLoop(std::stop_token stop) {
+  std::unique_lock lock(wake_mutex_);
   while (true) {
-    {
-      std::unique_lock lock(wake_mutex_);
-      if (!wake_.wait(lock, stop, [this] { return check_requested_.load(); })) return;
+    if (!wake_.wait(lock, stop, [this] { return check_requested_.load(); })) return;
+    // MaybeReload looks at most once a second. A request inside that second waits for its end
+    // rather than being dropped: the change it was asked for is always looked at.
+    const int64_t wait_ns = kReloadThrottleNs - (SteadyNowNs() - last_check_ns_.load());
+    if (wait_ns > 0) {
+      wake_.wait_for(lock, stop, std::chrono::nanoseconds(wait_ns), [] { return false; });
+      if (stop.stop_requested()) return;
     }
     check_requested_ = false;
+    lock.unlock();
     // Errors are logged (once each) and counted by the reload itself.
     [[maybe_unused]] const Status reloaded = MaybeReload(false);
+    lock.lock();
   }
 }
 

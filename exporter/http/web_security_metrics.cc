@@ -13,7 +13,8 @@ constexpr MetricDesc kReloads{
 constexpr MetricDesc kChanges{
     "fabricwatch_web_config_security_changes_total",
     "Security changes made by a web-config reload, by change: tls_off, tls_on, basic_auth_off, "
-    "basic_auth_on, client_cert_weaker, client_cert_stronger (each also logged at warning).",
+    "basic_auth_on, client_cert_weaker, client_cert_stronger, client_sans_off, client_sans_on, "
+    "min_version_lower, min_version_higher (each also logged at warning).",
     MetricKind::kCounter,
     {"change"}};
 constexpr MetricDesc kProtection{

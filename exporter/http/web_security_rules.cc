@@ -25,10 +25,13 @@ int Strength(ClientAuthType type) {
 }  // namespace
 
 SecurityLevel LevelOf(const WebConfig& config) {
-  return SecurityLevel{.tls = config.tls_enabled,
-                       .client_auth = config.tls_enabled ? config.tls.client_auth_type
-                                                         : ClientAuthType::kNoClientCert,
-                       .basic_auth = !config.basic_auth_users.empty()};
+  const bool tls = config.tls_enabled;
+  return SecurityLevel{
+      .tls = tls,
+      .client_auth = tls ? config.tls.client_auth_type : ClientAuthType::kNoClientCert,
+      .basic_auth = !config.basic_auth_users.empty(),
+      .client_sans_restricted = tls && !config.tls.client_allowed_sans.empty(),
+      .min_version = tls ? config.tls.min_version : 0};
 }
 
 Status CheckNoSilentWeakening(const SecurityLevel& running, const WebConfig& next) {
@@ -50,6 +53,16 @@ Status CheckNoSilentWeakening(const SecurityLevel& running, const WebConfig& nex
     add("it has no client_auth_type, which would weaken the client-certificate check from " +
         std::string(ClientAuthTypeName(running.client_auth)) + " to " +
         std::string(ClientAuthTypeName(level.client_auth)) + " (write client_auth_type: to do so)");
+  }
+  if (level.tls && running.client_sans_restricted && !level.client_sans_restricted &&
+      !next.client_allowed_sans_given) {
+    add("it has no client_allowed_sans, which would accept any client certificate of the CA "
+        "(write client_allowed_sans: [] to do so)");
+  }
+  if (level.tls && running.tls && level.min_version < running.min_version &&
+      !next.min_version_given) {
+    add("it has no min_version, which would lower the lowest TLS version (write min_version: to "
+        "do so)");
   }
   if (refused.empty()) return Status::Ok();
   return Status(
@@ -76,6 +89,19 @@ std::vector<SecurityChange> SecurityChanges(const SecurityLevel& before,
                              std::string(ClientAuthTypeName(after.client_auth));
     changes.push_back(now < was ? SecurityChange{"client_cert_weaker", true, text}
                                 : SecurityChange{"client_cert_stronger", false, text});
+  }
+  if (before.tls && after.tls && before.client_sans_restricted != after.client_sans_restricted) {
+    changes.push_back(after.client_sans_restricted
+                          ? SecurityChange{"client_sans_on", false, "client_allowed_sans set"}
+                          : SecurityChange{"client_sans_off", true,
+                                           "client_allowed_sans removed: any certificate of the "
+                                           "client CA is accepted"});
+  }
+  if (before.tls && after.tls && before.min_version != after.min_version) {
+    const bool lower = after.min_version < before.min_version;
+    changes.push_back(
+        SecurityChange{lower ? "min_version_lower" : "min_version_higher", lower,
+                       lower ? "min_version lowered to TLS 1.2" : "min_version raised to TLS 1.3"});
   }
   return changes;
 }

@@ -2,7 +2,8 @@
 // The fail-closed rule of a web-config reload (issue 39; README "Security"): a reload, by file
 // change or SIGHUP, may never weaken TLS, basic auth or client-certificate verification that the
 // running generation has unless the new file says so with a field (web_config.h
-// tls_explicitly_off, basic_auth_explicitly_off, client_auth_type_given). An emptied or truncated
+// tls_explicitly_off, basic_auth_explicitly_off, client_auth_type_given, client_allowed_sans_given,
+// min_version_given). An emptied or truncated
 // file leaves fields out; it never says so, so it can never open the port. Pure: no I/O, no log.
 
 #include <string>
@@ -19,6 +20,8 @@ struct SecurityLevel {
   bool tls = false;
   ClientAuthType client_auth = ClientAuthType::kNoClientCert;
   bool basic_auth = false;
+  bool client_sans_restricted = false;  // client_allowed_sans non-empty (with TLS)
+  int min_version = 0;                  // TLS only; kTls12 or kTls13
   friend bool operator==(const SecurityLevel&, const SecurityLevel&) = default;
 };
 
@@ -31,8 +34,7 @@ Status CheckNoSilentWeakening(const SecurityLevel& running, const WebConfig& nex
 // One security-relevant difference between two generations, for the log (warning when weaker)
 // and fabricwatch_web_config_security_changes_total{change}.
 struct SecurityChange {
-  std::string_view change;  // tls_off, tls_on, basic_auth_off, basic_auth_on,
-                            // client_cert_weaker, client_cert_stronger
+  std::string_view change;  // one of kSecurityChangeKinds
   bool weaker = false;
   std::string text;  // "TLS turned off (tls_server_config: {})"
 };
@@ -41,7 +43,11 @@ inline constexpr std::string_view kSecurityChangeKinds[] = {"tls_off",
                                                             "basic_auth_off",
                                                             "basic_auth_on",
                                                             "client_cert_weaker",
-                                                            "client_cert_stronger"};
+                                                            "client_cert_stronger",
+                                                            "client_sans_off",
+                                                            "client_sans_on",
+                                                            "min_version_lower",
+                                                            "min_version_higher"};
 std::vector<SecurityChange> SecurityChanges(const SecurityLevel& before,
                                             const SecurityLevel& after);
 

@@ -177,8 +177,7 @@ ln -s "$E2E_TMP/shadow" "$E2E_TMP/state.link"
 bad_state "a symlink" "$E2E_TMP/state.link" "symbolic link"
 [[ -L "$E2E_TMP/state.link" && "$(cat "$E2E_TMP/shadow")" == 'root:$6$not-a-real-hash:19000::::::' ]] ||
   fail "the link or its target was changed"
-if [[ "$(id -u)" == 0 ]]; then
-  mknod "$E2E_TMP/state.dev" c 1 5 # /dev/zero's numbers
+if [[ "$(id -u)" == 0 ]] && mknod "$E2E_TMP/state.dev" c 1 5 2>/dev/null; then # /dev/zero's numbers
   bad_state "a character device" "$E2E_TMP/state.dev" "is a character device"
   [[ -c "$E2E_TMP/state.dev" && ! -e "$E2E_TMP/state.dev.lock" ]] || fail "the device node was replaced"
 fi

@@ -233,9 +233,12 @@ outcome_count() { # outcome_count OUTCOME: fabricwatch_web_config_reloads_total{
   tls_curl --cert client.crt --key client.key -u prometheus:s3cret-pass "$HTTPS/metrics" |
     awk -v o="outcome=\"$1\"" 'index($0, "fabricwatch_web_config_reloads_total{") == 1 && index($0, o) { print $2 }'
 }
-tamper() { # tamper WHAT OUTCOME: web.yml is already changed; a connection makes the agent look
+tamper() { # tamper WHAT OUTCOME CHANGE: CHANGE (a command) alters web.yml; the next connection
+  # makes the agent look. The count is read before the change: that read's own connection
+  # could otherwise already see the changed file.
   local what="$1" outcome="$2" before deadline
   before="$(outcome_count "$outcome")"
+  eval "$3"
   deadline=$(($(now_ms) + 10000))
   while [[ "$(outcome_count "$outcome")" == "$before" ]]; do
     (($(now_ms) < deadline)) || fail "$what: no reload $outcome counted within 10 s (${before:-none}): $(tail -n 3 "$AGENT_LOG")"
@@ -249,14 +252,15 @@ tamper() { # tamper WHAT OUTCOME: web.yml is already changed; a connection makes
   grep -q "web config reload $outcome" "$AGENT_LOG" || fail "$what: no 'reload $outcome' error line"
   ok "$what: reload $outcome (counted, logged); TLS, client certificate and basic auth stay on"
 }
-: >web.yml
-tamper "web config emptied at run time" failed
+tamper "web config emptied at run time" failed ': >web.yml'
+# Cut after "basic_auth_users:" (a bare key: an error) and after the TLS block (no users: refused).
 head -n 8 web.yml.good | sed '$d' >web.yml.cut && printf 'basic_auth_users:\n' >>web.yml.cut
-mv web.yml.cut web.yml
-tamper "web config cut after basic_auth_users:" refused
+tamper "web config cut after basic_auth_users:" failed 'mv web.yml.cut web.yml'
+head -n 7 web.yml.good >web.yml.cut
+tamper "web config cut before basic_auth_users" refused 'mv web.yml.cut web.yml'
 # A FIFO renamed over the file: the reload must neither block the event loop nor the stop.
-mkfifo web.fifo && mv web.fifo web.yml
-tamper "a FIFO renamed over the web config" failed
+mkfifo web.fifo
+tamper "a FIFO renamed over the web config" failed 'mv web.fifo web.yml' 
 rm -f web.yml && cp web.yml.good web.yml
 stop_agent "$AGENT1"
 [[ "$STOP_RC" == 0 ]] || fail_later "agent exited $STOP_RC on SIGTERM"

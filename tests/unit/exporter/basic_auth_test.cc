@@ -12,17 +12,13 @@
 #include <vector>
 
 #include "exporter/http/web_config.h"
+#include "tests/unit/exporter/bcrypt_test_hash.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
-// A bcrypt hash of `password` at `cost` (4, the minimum, is fast) with a fresh random salt.
 std::string Hash(const std::string& password, const char* prefix = "$2b$", int cost = 4) {
-  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(crypt_gensalt_rn(prefix, cost, nullptr, 0, setting, sizeof(setting)), nullptr);
-  auto data = std::make_unique<crypt_data>();
-  const char* hash = crypt_rn(password.c_str(), setting, data.get(), sizeof(*data));
-  EXPECT_NE(hash, nullptr);
+  std::string hash = testing::BcryptHash(password, prefix, cost);
   EXPECT_TRUE(ValidateBcryptHash(hash).ok()) << hash;
   return hash;
 }

@@ -37,16 +37,18 @@ TEST(WebConfigTest, EmptyFileIsAnError) {
   }
 }
 
-TEST(WebConfigTest, BareKeysArePlainHttpButNotExplicit) {
-  auto config = Parse("tls_server_config:\nbasic_auth_users:\n");
-  ASSERT_TRUE(config.has_value()) << config.error().message();
-  EXPECT_FALSE(config->tls_enabled);
-  EXPECT_TRUE(config->basic_auth_users.empty());
-  EXPECT_TRUE(config->headers.empty());
-  EXPECT_EQ(config->source, "/etc/fw/web.yml");
-  // A bare key is what truncation leaves: it says nothing on purpose.
-  EXPECT_FALSE(config->tls_explicitly_off);
-  EXPECT_FALSE(config->basic_auth_explicitly_off);
+// A bare key is what a file cut at that line leaves: an error, at start too, never "none".
+TEST(WebConfigTest, BareKeysAreErrors) {
+  for (const char* yaml :
+       {"tls_server_config:\n", "basic_auth_users:\n", "tls_server_config: ~\n",
+        "tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_allowed_sans:\n",
+        "tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version:\n"}) {
+    auto config = Parse(yaml);
+    ASSERT_FALSE(config.has_value()) << yaml;
+    EXPECT_NE(config.error().message().find("has no value (a file cut at this line?)"),
+              std::string::npos)
+        << config.error().message();
+  }
   auto off = Parse("tls_server_config: {}\nbasic_auth_users: {}\n");
   ASSERT_TRUE(off.has_value()) << off.error().message();
   EXPECT_FALSE(off->tls_enabled);

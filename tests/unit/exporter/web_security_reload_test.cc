@@ -2,7 +2,6 @@
 // TLS, basic auth or the client-certificate check off; only a field does, and that is logged at
 // warning and counted. The files are read off the event loop and with bounds (item 4).
 
-#include <crypt.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
@@ -13,17 +12,13 @@
 #include <thread>
 
 #include "exporter/http/web_security.h"
+#include "tests/unit/exporter/bcrypt_test_hash.h"
 #include "tests/unit/exporter/tls_test_pki.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
-std::string Hash(const std::string& password) {
-  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  crypt_gensalt_rn("$2b$", 4, nullptr, 0, setting, sizeof(setting));
-  crypt_data data{};
-  return crypt_rn(password.c_str(), setting, &data, sizeof(data));
-}
+std::string Hash(const std::string& password) { return testing::BcryptHash(password); }
 
 constexpr const char* kTls =
     "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
@@ -85,17 +80,29 @@ TEST_F(WebSecurityReloadTest, emptied_file_keeps_tls_and_auth) {
 
 TEST_F(WebSecurityReloadTest, truncated_files_are_refused) {
   auto web = MustLoad(kTls + users_);
-  // Cut after "basic_auth_users:" (a null), cut before it, cut inside tls_server_config.
-  for (const std::string& cut : {std::string(kTls) + "basic_auth_users:\n", std::string(kTls),
-                                 std::string("tls_server_config:\n"), users_}) {
-    WriteConfig(cut);
+  // Cut at a key: the bare key is an error (failed). Cut before a key: the protection it held
+  // would go by absence (refused).
+  struct Cut {
+    std::string text;
+    StatusCode code;
+    std::string_view says;
+  };
+  const Cut cuts[] = {
+      {std::string(kTls) + "basic_auth_users:\n", StatusCode::kInvalidArgument, "has no value"},
+      {"tls_server_config:\n", StatusCode::kInvalidArgument, "has no value"},
+      {std::string(kTls), StatusCode::kFailedPrecondition, "it has no basic_auth_users"},
+      {users_, StatusCode::kFailedPrecondition, "it has no TLS certificate"},
+  };
+  for (const Cut& cut : cuts) {
+    WriteConfig(cut.text);
     Status s = web->MaybeReload(true);
-    ASSERT_FALSE(s.ok()) << cut;
-    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.message();
-    EXPECT_NE(s.message().find("never weakens security by a missing field"), std::string::npos);
+    ASSERT_FALSE(s.ok()) << cut.text;
+    EXPECT_EQ(s.code(), cut.code) << s.message();
+    EXPECT_NE(s.message().find(cut.says), std::string::npos) << s.message();
     ExpectTlsAndAuth(*web);
   }
-  EXPECT_EQ(Outcome(*web, WebSecurity::Outcome::kRefused), 4u);
+  EXPECT_EQ(Outcome(*web, WebSecurity::Outcome::kFailed), 2u);
+  EXPECT_EQ(Outcome(*web, WebSecurity::Outcome::kRefused), 2u);
   EXPECT_NE(log_.str().find("web config reload refused, keeping generation 1"), std::string::npos);
 }
 
@@ -123,10 +130,11 @@ TEST_F(WebSecurityReloadTest, client_certificate_check_is_not_dropped_by_a_missi
                                "  client_ca_file: ca.crt\n"
                                "  client_auth_type: RequireAndVerifyClientCert\n";
   auto web = MustLoad(verified);
-  WriteConfig(std::string(kTls) + "  client_ca_file: ca.crt\n");
+  WriteConfig(kTls);  // cut before client_ca_file and client_auth_type
   Status s = web->MaybeReload(true);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("client_auth_type"), std::string::npos) << s.message();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.message();
+  EXPECT_NE(s.message().find("it has no client_auth_type"), std::string::npos) << s.message();
   EXPECT_EQ(web->Current()->level().client_auth, ClientAuthType::kRequireAndVerifyClientCert);
   WriteConfig(std::string(kTls) + "  client_auth_type: NoClientCert\n");
   ASSERT_TRUE(web->MaybeReload(true).ok());
@@ -135,7 +143,7 @@ TEST_F(WebSecurityReloadTest, client_certificate_check_is_not_dropped_by_a_missi
 
 TEST_F(WebSecurityReloadTest, sighup_load_against_the_running_generation_is_refused_too) {
   auto running = MustLoad(kTls + users_);
-  WriteConfig(std::string(kTls) + "basic_auth_users:\n");
+  WriteConfig(kTls);  // cut before basic_auth_users
   auto next = WebSecurity::Load(Path(), false, logger_, running->Current());
   ASSERT_FALSE(next.has_value());
   EXPECT_EQ(next.error().code(), StatusCode::kFailedPrecondition);
@@ -168,6 +176,39 @@ TEST_F(WebSecurityReloadTest, request_check_reloads_on_its_own_thread) {
   }
   EXPECT_EQ(web->generation(), 2u);
   ASSERT_EQ(web->Current()->headers().size(), 1u);
+}
+
+// client_allowed_sans and min_version are held the same way: a cut file never widens who may
+// connect or which protocol version is offered.
+TEST_F(WebSecurityReloadTest, san_restriction_and_min_version_are_not_dropped_by_a_missing_field) {
+  const std::string client =
+      "  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n";
+  auto web = MustLoad(kTls + client + "  client_allowed_sans: [prometheus.test]\n" +
+                      "  min_version: TLS13\n");
+  WriteConfig(kTls + client);
+  Status s = web->MaybeReload(true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("it has no client_allowed_sans"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("it has no min_version"), std::string::npos) << s.message();
+  EXPECT_TRUE(web->Current()->level().client_sans_restricted);
+  WriteConfig(kTls + client + "  client_allowed_sans: []\n  min_version: TLS12\n");
+  ASSERT_TRUE(web->MaybeReload(true).ok());
+  EXPECT_EQ(web->stats().changes[Index("client_sans_off")], 1u);
+  EXPECT_EQ(web->stats().changes[Index("min_version_lower")], 1u);
+}
+
+// A request made inside the one-second throttle is not dropped: the thread waits for the end of
+// the second and looks then, with no further connection.
+TEST_F(WebSecurityReloadTest, a_request_inside_the_throttle_is_kept) {
+  auto web = MustLoad(kTls + users_);  // Load counts as a look: the throttle runs from now
+  WriteConfig(kTls + users_ + "http_server_config:\n  headers:\n    X-Frame-Options: deny\n");
+  web->RequestCheck();  // once, inside the second
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (web->generation() == 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(web->generation(), 2u);
 }
 
 }  // namespace

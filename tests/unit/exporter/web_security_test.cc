@@ -3,7 +3,6 @@
 
 #include "exporter/http/web_security.h"
 
-#include <crypt.h>
 #include <gtest/gtest.h>
 #include <openssl/x509.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -13,17 +12,13 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/unit/exporter/bcrypt_test_hash.h"
 #include "tests/unit/exporter/tls_test_pki.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
-std::string Hash(const std::string& password) {
-  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  crypt_gensalt_rn("$2b$", 4, nullptr, 0, setting, sizeof(setting));
-  crypt_data data{};
-  return crypt_rn(password.c_str(), setting, &data, sizeof(data));
-}
+std::string Hash(const std::string& password) { return testing::BcryptHash(password); }
 
 // "Basic " + base64("alice:secret")
 constexpr const char* kAliceSecret = "Basic YWxpY2U6c2VjcmV0";
