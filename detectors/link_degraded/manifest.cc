@@ -236,7 +236,7 @@ std::string ManifestGroup::Name() const {
 Result<Manifest> ParseManifest(std::string_view text, const std::string& source) {
   auto loaded = LoadStrictYaml(text, source);
   if (!loaded) return Error(loaded.error());
-  const YAML::Node root = std::move(*loaded);
+  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
   Manifest manifest;
   manifest.source = source;
   if (root.IsNull()) return manifest;  // an empty file pins nothing

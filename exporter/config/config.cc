@@ -117,7 +117,7 @@ Status ApplyCollectorYaml(const CollectorInfo& info, const YAML::Node& node,
 Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config& config) {
   auto loaded = LoadStrictYaml(yaml_text, source);
   if (!loaded) return loaded.error();
-  const YAML::Node root = std::move(*loaded);
+  YAML::Node root = std::move(*loaded);    // not const: operator[] const on an absent key throws
   if (root.IsNull()) return Status::Ok();  // an empty file is a valid, empty configuration
   if (Status s = CheckNoDuplicateKeys(root, source); !s.ok()) return s;
   if (Status s = ExpectMap(root, "the top level", source); !s.ok()) return s;

@@ -501,7 +501,7 @@ Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& 
                                  const std::string& base_dir) {
   auto loaded = LoadStrictYaml(yaml_text, source);
   if (!loaded) return Error(loaded.error());
-  const YAML::Node root = std::move(*loaded);
+  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
   WebConfig config;
   Parser parser(source, base_dir);
   try {

@@ -436,7 +436,7 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   sc.source = std::string(source_name);
   auto loaded = LoadStrictYaml(text, sc.source);
   if (!loaded) return Error(loaded.error());
-  const YAML::Node root = std::move(*loaded);
+  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
   if (!root.IsMap()) {
     return Error(StatusCode::kInvalidArgument,
                  sc.source + ": a scenario is a mapping with duration: and events:");

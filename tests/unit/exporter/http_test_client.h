@@ -55,19 +55,32 @@ inline void SendAll(int fd, const std::string& data) {
 
 // Reads one response (head + Content-Length body) from `fd`; "" when the connection closes or
 // times out first.
+// One response, and not a byte more: with pipelining (and TCP_NODELAY) the next response may
+// already wait in the socket, so the data is peeked first and only this response's bytes are
+// consumed; the next ReadResponse finds the rest.
 inline std::string ReadResponse(int fd) {
   std::string data;
   char buf[8192];
   while (true) {
-    const size_t end = data.find("\r\n\r\n");
+    const ssize_t peeked = ::recv(fd, buf, sizeof(buf), MSG_PEEK);
+    if (peeked <= 0) return data.find("\r\n\r\n") != std::string::npos ? data : "";
+    const std::string view = data + std::string(buf, static_cast<size_t>(peeked));
+    size_t take = static_cast<size_t>(peeked);
+    const size_t end = view.find("\r\n\r\n");
     if (end != std::string::npos) {
-      const size_t cl = data.find("Content-Length: ");
-      const size_t length = cl < end ? std::stoul(data.substr(cl + 16)) : 0;
-      if (data.size() >= end + 4 + length) return data;
+      const size_t cl = view.find("Content-Length: ");
+      const size_t length = cl < end ? std::stoul(view.substr(cl + 16)) : 0;
+      if (view.size() >= end + 4 + length) take = end + 4 + length - data.size();
     }
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    const ssize_t n = ::recv(fd, buf, take, 0);
     if (n <= 0) return data.find("\r\n\r\n") != std::string::npos ? data : "";
     data.append(buf, static_cast<size_t>(n));
+    const size_t done = data.find("\r\n\r\n");
+    if (done != std::string::npos) {
+      const size_t cl = data.find("Content-Length: ");
+      const size_t length = cl < done ? std::stoul(data.substr(cl + 16)) : 0;
+      if (data.size() >= done + 4 + length) return data;
+    }
   }
 }
 
