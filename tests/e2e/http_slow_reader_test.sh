@@ -186,7 +186,10 @@ stop_agent
 agent_in_ns --web.max-connections=64
 # Reconnecting after 5 s: 66 readers over the cap that reconnect every second outrun the 64
 # stalled responses a second the cap can evict (measured: 56-58 of 60 scrapes); that is a
-# flood eviction cannot answer, this is a persistent attacker.
+# flood eviction cannot answer, this is a persistent attacker. A scraper that arrives while every
+# slot holds a response younger than the 1 s stall threshold is still refused (README "HTTP
+# server limits"): 53-60 of 60 were seen (53 on a CI run with other tests beside it), against 1
+# of 60 before stalled responses were evicted. The bound asserts that difference, not all 60.
 slow_readers 130 "${SOURCES[0]},${SOURCES[1]},${SOURCES[2]},${SOURCES[3]}" 5
 held="$(wait_open 60)" || fail "cap 64: the 130 slow readers never held 60 connections (open: $held)"
 good="$(scrapes 60 0.5)"
@@ -194,10 +197,10 @@ body="$(metrics)"
 stalled="$(counter "$body" fabricwatch_http_connections_stalled_evicted_total)"
 printf '# cap 64: %s of 60 scrapes with 130 slow readers from 4 addresses; failed: %s; agent: %s\n' \
   "$good" "$(cat "$E2E_TMP/codes")" "$(http_counters "$body")"
-if [[ "$good" == 60 ]]; then
-  ok "cap 64: 60 of 60 scrapes with 130 slow readers (${stalled:-?} stalled responses evicted)"
+if ((good >= 45)); then
+  ok "cap 64: $good of 60 scrapes with 130 slow readers (${stalled:-?} stalled responses evicted; at least 45 wanted, 1 before)"
 else
-  fail_later "cap 64: $good of 60 scrapes succeeded with 130 slow readers from 4 addresses"
+  fail_later "cap 64: $good of 60 scrapes succeeded with 130 slow readers from 4 addresses (want at least 45)"
 fi
 stop_slow_readers
 stop_agent
@@ -209,14 +212,17 @@ sleep 5
 good="$(scrapes 20 0.25)"
 body="$(metrics)"
 refused="$(counter "$body" fabricwatch_http_connections_per_address_rejected_total)"
+evicted="$(counter "$body" fabricwatch_http_connections_evicted_total)"
 open="$(counter "$body" fabricwatch_http_connections)"
 printf '# one address: %s of 20 scrapes, %s connections open, %s refused for the address\n' \
   "$good" "${open:-absent}" "${refused:-absent}"
 [[ "$good" == 20 ]] || fail_later "one address: $good of 20 scrapes succeeded"
-if [[ "${refused:-0}" -gt 0 && "${open:-0}" -le 70 ]]; then
-  ok "one address: 300 slow readers held to the per-address limit ($open open, $refused refused), 20 of 20 scrapes"
+# At its limit an address makes room by losing its own oldest idle or stalled connection
+# (evicted) or, when none is, by being refused: either way no more than 64 stay open.
+if ((${open:-999} <= 70 && ${refused:-0} + ${evicted:-0} > 0)); then
+  ok "one address: 300 slow readers held to the per-address limit ($open open, ${evicted:-0} evicted, ${refused:-0} refused), 20 of 20 scrapes"
 else
-  fail_later "one address: ${open:-absent} connections open, ${refused:-absent} refused for the address (limit 64)"
+  fail_later "one address: ${open:-absent} connections open, ${evicted:-absent} evicted, ${refused:-absent} refused for the address (limit 64)"
 fi
 stop_slow_readers
 stop_agent
