@@ -92,18 +92,22 @@ DECODER_SRCS=(
   collectors/core/status.cc
 )
 HEADERS=(collectors/optics/*.h collectors/core/status.h)
-WEB_SRCS=(exporter/http/web_config.cc)  # + status.o from DECODER_SRCS
-WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h)
+# + status.o from DECODER_SRCS, yaml_checks.o from MANIFEST_SRCS.
+WEB_SRCS=(exporter/http/web_config.cc collectors/sys/bounded_file.cc)
+WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h collectors/core/yaml_checks.h
+  collectors/sys/bounded_file.h)
 # The link text parser and what it uses (+ status.o from DECODER_SRCS).
 LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
   collectors/sys/pause_text_parse.cc collectors/core/value_parse.cc)
 LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
   collectors/sys/pause_text_parse.h
   collectors/sys/ethtool.h collectors/core/value_parse.h collectors/core/status.h)
-# The shape manifest parser and what it uses (+ status.o from DECODER_SRCS).
+# The shape manifest parser and what it uses (+ status.o from DECODER_SRCS, bounded_file.o from
+# WEB_SRCS).
 MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_state.cc
   collectors/core/yaml_checks.cc)
 MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_checks.h
+  collectors/sys/bounded_file.h
   collectors/rdma/rdma_metrics.h collectors/core/status.h)
 # The mlnx_qos text parser (+ status.o from DECODER_SRCS; value_parse.o from LINK_SRCS).
 QOS_SRCS=(collectors/sys/qos_parse.cc)
@@ -252,7 +256,8 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "$BUILD/obj/http_head_fuzz.o" \
       "$BUILD/obj/request_head.o" -o "$BUILD/bin/http_head_fuzz"
   fi
-  local web_objs=("$BUILD/obj/web_config_fuzz.o" "$BUILD/obj/web_config.o" "$BUILD/obj/status.o")
+  local web_objs=("$BUILD/obj/web_config_fuzz.o" "$BUILD/obj/web_config.o" "$BUILD/obj/status.o"
+    "$BUILD/obj/bounded_file.o" "$BUILD/obj/yaml_checks.o")
   if stale "$BUILD/bin/web_config_fuzz" "${web_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${web_objs[@]}" -lyaml-cpp \
       -o "$BUILD/bin/web_config_fuzz"
@@ -264,7 +269,8 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${link_objs[@]}" -o "$BUILD/bin/ethtool_link_fuzz"
   fi
 
-  local manifest_objs=("$BUILD/obj/shape_manifest_fuzz.o" "$BUILD/obj/status.o")
+  local manifest_objs=("$BUILD/obj/shape_manifest_fuzz.o" "$BUILD/obj/status.o"
+    "$BUILD/obj/bounded_file.o")
   for src in "${MANIFEST_SRCS[@]}"; do manifest_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
   if stale "$BUILD/bin/shape_manifest_fuzz" "${manifest_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${manifest_objs[@]}" -lyaml-cpp \
