@@ -164,8 +164,9 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
       ->delimiter(',');
   app.add_option("--web.config.file", config.web_config_file,
                  "exporter-toolkit web configuration file: TLS, client certificates, basic auth, "
-                 "response headers (README \"Security\"). Re-read when it changes. Default: "
-                 "plain HTTP, no auth");
+                 "response headers (README \"Security\"). Re-read when it changes; an empty "
+                 "file or a key with no value is an error, and a reload never turns TLS or auth "
+                 "off by a missing field. Default: plain HTTP, no auth");
   app.add_flag("--web.healthz-unauthenticated", config.web_healthz_unauthenticated,
                "Serve /healthz without basic auth (default: every path needs it when "
                "basic_auth_users is set)");
@@ -339,8 +340,9 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "--state.file", flags.state_file,
       "File where detector state (flap history, baselines, the learned fabric shape, active "
       "anomalies) survives restarts; "
-      "written atomically; locked against a second agent (FILE.lock holds the owner's pid). "
-      "Empty (default): not persisted");
+      "written atomically; locked against a second agent (FILE.lock holds the owner's pid); "
+      "a path that is not a regular file of the agent's user (device, FIFO, symlink, ...) is "
+      "refused. Empty (default): not persisted");
   app.footer(
       "Collectors sample on their own cadence into an in-memory snapshot; a scrape renders the "
       "latest snapshot and never touches a device. See README.md for the metric reference.\n"

@@ -14,6 +14,7 @@
 #include "exporter/http/web_security.h"
 #include "tests/unit/exporter/bcrypt_test_hash.h"
 #include "tests/unit/exporter/tls_test_pki.h"
+#include "tests/unit/exporter/web_config_fixture.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -30,25 +31,15 @@ size_t Index(std::string_view change) {
   return SIZE_MAX;
 }
 
-class WebSecurityReloadTest : public ::testing::Test {
+class WebSecurityReloadTest : public testing::WebConfigFileTest {
  protected:
   void SetUp() override {
-    std::string error;
-    ASSERT_TRUE(pki_.Make(error)) << error;
-    logger_ = std::make_shared<spdlog::logger>(
-        "web", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
+    WebConfigFileTest::SetUp();
     users_ = "basic_auth_users:\n  alice: " + Hash("secret") + "\n";
-  }
-  std::string Path() const { return pki_.Path("web.yml"); }
-  void WriteConfig(const std::string& text) const {
-    pki_.Write("web.yml.new", text);
-    std::filesystem::rename(pki_.Path("web.yml.new"), Path());
   }
   std::shared_ptr<WebSecurity> MustLoad(const std::string& text) {
     WriteConfig(text);
-    auto web = WebSecurity::Load(Path(), false, logger_);
-    EXPECT_TRUE(web.has_value()) << web.error().message();
-    return web ? *web : WebSecurity::Plain();
+    return LoadWritten();
   }
   static void ExpectTlsAndAuth(const WebSecurity& web) {
     EXPECT_NE(web.Current()->tls_context(), nullptr);
@@ -58,9 +49,6 @@ class WebSecurityReloadTest : public ::testing::Test {
     return web.stats().reloads[static_cast<size_t>(outcome)];
   }
 
-  testing::TestPki pki_;
-  std::ostringstream log_;
-  std::shared_ptr<spdlog::logger> logger_;
   std::string users_;
 };
 

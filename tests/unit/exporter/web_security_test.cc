@@ -14,6 +14,7 @@
 
 #include "tests/unit/exporter/bcrypt_test_hash.h"
 #include "tests/unit/exporter/tls_test_pki.h"
+#include "tests/unit/exporter/web_config_fixture.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -23,24 +24,10 @@ std::string Hash(const std::string& password) { return testing::BcryptHash(passw
 // "Basic " + base64("alice:secret")
 constexpr const char* kAliceSecret = "Basic YWxpY2U6c2VjcmV0";
 
-class WebSecurityTest : public ::testing::Test {
+class WebSecurityTest : public testing::WebConfigFileTest {
  protected:
-  void SetUp() override {
-    std::string error;
-    ASSERT_TRUE(pki_.Make(error)) << error;
-    logger_ = std::make_shared<spdlog::logger>(
-        "web", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
-  }
-  std::string Path() const { return pki_.Path("web.yml"); }
-  void WriteConfig(const std::string& text) const {
-    // Written beside and renamed over, as an operator's tooling would (a new inode).
-    pki_.Write("web.yml.new", text);
-    std::filesystem::rename(pki_.Path("web.yml.new"), Path());
-  }
   std::shared_ptr<WebSecurity> MustLoad(bool healthz_exempt = false) {
-    auto web = WebSecurity::Load(Path(), healthz_exempt, logger_);
-    EXPECT_TRUE(web.has_value()) << web.error().message();
-    return web ? *web : WebSecurity::Plain();
+    return LoadWritten(healthz_exempt);
   }
   static std::string ServedSerial(const WebSecurityState& state) {
     X509* cert = SSL_CTX_get0_certificate(state.tls_context());
@@ -51,18 +38,6 @@ class WebSecurityTest : public ::testing::Test {
     BN_free(bn);
     return serial;
   }
-  size_t Count(const std::string& needle) const {
-    const std::string text = log_.str();
-    size_t n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-      ++n;
-    }
-    return n;
-  }
-
-  testing::TestPki pki_;
-  std::ostringstream log_;
-  std::shared_ptr<spdlog::logger> logger_;
 };
 
 TEST_F(WebSecurityTest, PlainIsOpenHttp) {
