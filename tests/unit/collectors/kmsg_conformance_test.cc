@@ -155,8 +155,7 @@ TEST(KmsgConformanceTest, RealCapturesAreRecognisedAndAttributed) {
           ++false_events;
           ADD_FAILURE() << where << ": false event " << got.event << " on " << capture.records[i];
         } else if (want.event != "-" && got.event != "-" && got.event != want.event) {
-          ADD_FAILURE() << where << ": context line raised " << got.event << ", not "
-                        << want.event;
+          ADD_FAILURE() << where << ": context line raised " << got.event << ", not " << want.event;
         }
         continue;
       }
