@@ -31,7 +31,8 @@ constexpr MetricDesc kMetrics[] = {kEvents,  kEventLast,   kUnknownLines,
                                    kRecords, kLostRecords, kSkippedRecords};
 
 constexpr std::string_view kSkipReasons[] = {
-    "too_long", "invalid_utf8", "malformed", "orphan_continuation", "unmapped_device", "rotated"};
+    "too_long",        "invalid_utf8", "malformed",      "orphan_continuation",
+    "unmapped_device", "rotated",      "no_device_named"};
 
 using TimePoint = std::chrono::system_clock::time_point;
 // (device, netdev, event)
@@ -63,9 +64,9 @@ class KmsgCollector final : public Collector {
       source_.reset();  // reopened next time (a replay file that was removed)
       return s;
     }
-    skipped_["orphan_continuation"] += stats.orphans;
-    skipped_["too_long"] += stats.too_long;
-    skipped_["rotated"] += stats.rotated;
+    Skip("orphan_continuation", stats.orphans, "a KEY=value line with no record before it");
+    Skip("too_long", stats.too_long, "a record longer than 8 KB");
+    Skip("rotated", stats.rotated, "the partial record where the replay file was cut");
     if (stats.restarted) {
       expected_.reset();  // a new file: its own sequence
       logger_->info("{} was truncated or replaced: reading it again from its start",
@@ -129,9 +130,10 @@ class KmsgCollector final : public Collector {
     if (!record) {
       ++records_;
       const std::string& why = record.error().message();
-      skipped_[why.find("longer than") != std::string::npos ? "too_long"
-               : why.find("UTF-8") != std::string::npos     ? "invalid_utf8"
-                                                            : "malformed"]++;
+      Skip(why.find("longer than") != std::string::npos ? "too_long"
+           : why.find("UTF-8") != std::string::npos     ? "invalid_utf8"
+                                                        : "malformed",
+           1, why);
       return;
     }
     if (!InSequence(record->sequence)) return;  // read before a restart: not read again
@@ -148,12 +150,8 @@ class KmsgCollector final : public Collector {
       }
       return;
     }
-    const auto entity =
-        resolver_.Resolve(SubjectOf(*record, message, *pattern), std::chrono::steady_clock::now());
-    if (!entity) {
-      ++skipped_["unmapped_device"];
-      return;
-    }
+    const auto entity = EntityOf(*record, message, *pattern);
+    if (!entity) return;
     const TimePoint time =
         source_->replay()
             ? read_time
@@ -173,6 +171,45 @@ class KmsgCollector final : public Collector {
     event.last_time = std::max(event.last_time, time);
     if (event.lines.size() == kMaxLogLinesPerEvent) event.lines.erase(event.lines.begin());
     event.lines.push_back(LogLine{time, BoundLabelValue(message)});
+  }
+
+  // The fabric function a matching record is about (kmsg_entity.h), or nullopt when it is about
+  // something else of this host (a GPU's AER, a bridge, a netdev that is gone): that record is
+  // skipped and counted, and the first of each reason is logged (issue 38: no silent drop).
+  std::optional<KernelEntity> EntityOf(const sys::KmsgRecord& record, const std::string& message,
+                                       const sys::KernelEventPattern& pattern) {
+    const auto now = std::chrono::steady_clock::now();
+    const RecordSubject subject = SubjectOf(record, message, pattern);
+    std::optional<std::string_view> driver = sys::PciDriverOfPattern(pattern);
+    if (!driver) driver = sys::FabricPciDriverOf(message);
+    if (subject.empty() && !subject.bad_name) {
+      // A fabric driver's line that names no function: its one function, or the node.
+      if (driver) return resolver_.ByDriver(*driver, now);
+      Skip("no_device_named", 1, message);
+      return std::nullopt;
+    }
+    if (auto entity = subject.empty() ? std::nullopt : resolver_.Resolve(subject, now)) {
+      return entity;
+    }
+    // A function of this host with no RDMA device or netdev, named by its fabric driver: the
+    // probe failed or the device is being torn down; the fault is the node's.
+    if (driver && resolver_.HasPciFunction(subject.pci)) return resolver_.ByDriver(*driver, now);
+    Skip("unmapped_device", 1, message);
+    return std::nullopt;
+  }
+
+  // Counts `count` skipped records of `reason`; the first of each reason is logged with what it
+  // was, the rest are counted only (fabric_kernel_log_skipped_records_total).
+  void Skip(std::string_view reason, uint64_t count, std::string_view what) {
+    if (count == 0) return;
+    uint64_t& skipped = skipped_[reason];
+    if (skipped == 0) {
+      logger_->info(
+          "kernel log record skipped ({}), counted in fabric_kernel_log_skipped_records_total; "
+          "later ones of this reason are counted only: {}",
+          reason, BoundLabelValue(std::string(what)));
+    }
+    skipped += count;
   }
 
   // Sequence bookkeeping: records already read before a restart are skipped; a jump forward is

@@ -1,5 +1,7 @@
 #include "collectors/kmsg/kmsg_entity.h"
 
+#include <vector>
+
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::kmsg {
@@ -25,6 +27,31 @@ std::optional<KernelEntity> EntityResolver::Resolve(const RecordSubject& subject
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[std::move(key)] = Cached{entity, now};
   return entity;
+}
+
+KernelEntity EntityResolver::ByDriver(std::string_view pci_driver,
+                                      std::chrono::steady_clock::time_point now) {
+  std::string key = "driver|" + std::string(pci_driver);
+  if (auto it = cache_.find(key); it != cache_.end() && now - it->second.at < kCacheFor) {
+    return it->second.entity.value_or(KernelEntity{});
+  }
+  // bus/pci/drivers/<driver>/ holds a link per bound function, named by its address
+  // (Documentation/ABI/testing/sysfs-bus-pci), beside bind, unbind, new_id and module.
+  std::vector<KernelEntity> candidates;
+  if (auto names = sysfs_.ListDir("bus/pci/drivers/" + std::string(pci_driver)); names) {
+    for (const std::string& name : *names) {
+      if (!IsPciAddress(name)) continue;
+      if (auto entity = FromPci(name, ""); entity) candidates.push_back(*std::move(entity));
+    }
+  }
+  KernelEntity entity = candidates.size() == 1 ? candidates.front() : KernelEntity{};
+  if (cache_.size() >= kMaxCached) cache_.clear();
+  cache_[std::move(key)] = Cached{entity, now};
+  return entity;
+}
+
+bool EntityResolver::HasPciFunction(const std::string& pci) const {
+  return IsPciAddress(pci) && sysfs_.ReadString("bus/pci/devices/" + pci + "/vendor").has_value();
 }
 
 std::optional<KernelEntity> EntityResolver::FromPci(const std::string& pci,

@@ -39,6 +39,17 @@ class EntityResolver {
   std::optional<KernelEntity> Resolve(const RecordSubject& subject,
                                       std::chrono::steady_clock::time_point now);
 
+  // A fault line of `pci_driver` that names no function (issue 38: "mlx5_core: INFO: synd 0x8:
+  // unrecoverable hardware error."), or names a function of this host that has neither an RDMA
+  // device nor a netdev (its probe failed): the one function bound to that driver when the node
+  // has exactly one with a device, else the node itself (an entity with both names empty; the
+  // finding carries the line as evidence). Never nullopt: a fault is not dropped for want of a
+  // name.
+  KernelEntity ByDriver(std::string_view pci_driver, std::chrono::steady_clock::time_point now);
+
+  // Whether `pci` is a PCI function of this host (bus/pci/devices/<pci> exists).
+  bool HasPciFunction(const std::string& pci) const;
+
  private:
   std::optional<KernelEntity> FromPci(const std::string& pci, const std::string& netdev) const;
   std::optional<KernelEntity> FromNetdev(const std::string& netdev) const;

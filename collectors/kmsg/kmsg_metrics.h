@@ -45,8 +45,11 @@ inline constexpr MetricDesc kSkippedRecords{
     "fabric_kernel_log_skipped_records_total",
     "Records skipped, by reason: too_long (over 1 KB of message or 8 KB of record), "
     "invalid_utf8, malformed (a prefix that is not a record), orphan_continuation (a KEY=value "
-    "line with no record), unmapped_device (a matching record whose PCI function, netdev or RDMA "
-    "device is not on this host), rotated (a replay file truncated or replaced while read: the "
+    "line with no record), unmapped_device (a matching record about something of this host that is "
+    "no fabric function: a GPU's or a bridge's AER, a netdev or device that is gone), "
+    "no_device_named (a matching record of a generic printer, such as AER, that names no "
+    "function; a fabric driver's record that names none is the node's or its one device's), "
+    "rotated (a replay file truncated or replaced while read: the "
     "partial record at the cut).",
     MetricKind::kCounter,
     {"reason"}};

@@ -29,13 +29,15 @@ std::string_view PrefixOf(std::string_view message) {
   return colon == std::string_view::npos ? std::string_view() : message.substr(0, colon);
 }
 
-// The PCI address after `marker` in `text` ("received from 0000:3b:00.0", "received: 0000:…").
-std::string AddressAfter(std::string_view text, std::string_view marker) {
+// The subject named by the `<driver> <device>[ <netdev>]: ` prefix, over what DEVICE= gave.
+RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject);
+
+// The word after `marker` in `text` ("received from 0000:3b:00.0", "NETDEV WATCHDOG: eth0 (…").
+std::string_view WordAfter(std::string_view text, std::string_view marker) {
   const size_t at = text.find(marker);
   if (at == std::string_view::npos) return {};
   std::string_view rest = text.substr(at + marker.size());
-  rest = rest.substr(0, rest.find_first_of(" ,;\n"));
-  return IsPciAddress(rest) ? std::string(rest) : std::string();
+  return rest.substr(0, rest.find_first_of(" ,;\n"));
 }
 
 }  // namespace
@@ -63,21 +65,35 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
       subject.ifindex = ifindex;
     }
   }
-  // An AER source line is printed by the Root Port; the function it is about is in the text.
-  if (pattern.event == "pcie_aer_received") {
-    std::string source = AddressAfter(message, " from ");
-    if (source.empty()) source = AddressAfter(message, "received: ");
-    subject.pci = std::move(source);
-    subject.ifindex = 0;
-    return subject;
+  // A row that names its function in the text (an AER source line, printed by the Root Port;
+  // the pre-6.9 watchdog line; the driver core's probe failure): that name is the subject, not
+  // the printer's prefix or DEVICE=.
+  // Where the text names nothing there, the record's DEVICE= and prefix are its subject.
+  if (!pattern.subject_after.empty()) {
+    std::string_view named = WordAfter(message, pattern.subject_after);
+    if (IsPciAddress(named)) return RecordSubject{.pci = std::string(named)};
+    if (named.ends_with(':')) named.remove_suffix(1);  // "NETDEV WATCHDOG: CPU: 3: ..."
+    if (IsDeviceName(named, kMaxNetdevName) && !sys::FabricDriverOf(named)) {
+      return RecordSubject{.netdev = std::string(named)};
+    }
   }
+  return SubjectOfPrefix(message, std::move(subject));
+}
+
+namespace {
+
+RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
   const std::string_view prefix = PrefixOf(message);
   const size_t first_space = prefix.find(' ');
   if (first_space == std::string_view::npos) {
     // "mlx5_0/1: QP 137 error: ..." (mlx5_ib pr_err) or "<netdev>: ..." (pr_info with a name).
+    // "mlx5_core: INFO: synd 0x8: ..." names the driver, not a device: no subject (the line
+    // is attributed by its driver, kmsg_entity.h).
     const std::string_view name = prefix.substr(0, prefix.find('/'));
     if (prefix.find('/') != std::string_view::npos && IsDeviceName(name, kMaxIbdevName)) {
       subject.ibdev.assign(name);
+    } else if (sys::FabricDriverOf(message) == prefix) {
+      return subject;
     } else if (IsDeviceName(prefix, kMaxNetdevName)) {
       subject.netdev.assign(prefix);
     }
@@ -91,6 +107,8 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
     if (subject.pci.empty()) subject.pci.assign(device_name);
   } else if (subject.pci.empty() && IsDeviceName(device_name, kMaxNetdevName)) {
     subject.netdev.assign(device_name);  // "<driver> <netdev>: " (a virtual device's netdev)
+  } else if (subject.pci.empty()) {
+    subject.bad_name = true;
   }
   if (second_space != std::string_view::npos) {
     std::string_view netdev = rest.substr(second_space + 1);
@@ -100,4 +118,5 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
   return subject;
 }
 
+}  // namespace
 }  // namespace fabricwatch::kmsg

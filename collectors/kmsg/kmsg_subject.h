@@ -19,6 +19,9 @@ struct RecordSubject {
   std::string netdev;  // netdev the text names, or ""
   std::string ibdev;   // RDMA device the text names, or ""
   int ifindex = 0;     // DEVICE=n<ifindex>, or 0
+  // The prefix names a device in a shape no kernel name has ("mlx5_core ../../x: "): not a line
+  // that names nothing, which is attributed by its driver.
+  bool bad_name = false;
   bool empty() const { return pci.empty() && netdev.empty() && ibdev.empty() && ifindex == 0; }
 };
 

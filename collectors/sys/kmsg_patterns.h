@@ -25,6 +25,8 @@ enum class EventClass {
   kFatal,           // critical, drain-eligible: the function is lost or about to be
   kCommandTimeout,  // warning when repeated, critical when it persists
   kModule,          // warning about the transceiver module, with its identity
+  kDegraded,        // warning: the function works but is degraded or recovering (a transmit
+                    // timeout, a reset it came back from), held like a module warning
   kNoisy,           // a finding only when it floods (one device, one event, many lines)
   kLinkCause,       // link up/down and unplug lines: evidence for link_flap, never a finding
   kCountOnly,       // counted only
@@ -36,6 +38,11 @@ struct KernelEventPattern {
   EventClass event_class;
   std::string_view fragments[3];  // in order; empty ones are unused
   std::string_view source;        // the kernel file or document the text was read in
+  // Where the text names the function the line is about when that is not the printer's prefix:
+  // the words a PCI address or netdev follows ("received from " in an AER line the Root Port
+  // prints; "NETDEV WATCHDOG: " before the netdev in the pre-6.9 watchdog line). Empty: the
+  // prefix (`<driver> <bdf>[ <netdev>]: `) or the DEVICE= field names it.
+  std::string_view subject_after = {};
 };
 
 std::span<const KernelEventPattern> KernelEventPatterns();
@@ -43,12 +50,24 @@ std::span<const KernelEventPattern> KernelEventPatterns();
 // The first row whose fragments all occur in `message` in order; nullptr when none.
 const KernelEventPattern* MatchKernelEvent(std::string_view message);
 
-// The row of an event name (the first one, for names with several spellings); nullptr if none.
+// The row of an event name; nullptr if none. Every row of one event name has the same severity
+// and class (a test holds the table to it), so the first row answers for all of them: a
+// detector that reads only the event name cannot mistake a warning for a critical.
 const KernelEventPattern* FindKernelEvent(std::string_view event);
 
+// The PCI driver whose functions a row's line is about, from the kernel file the row cites
+// ("drivers/net/ethernet/mellanox/mlx5/" and "drivers/infiniband/hw/mlx5/" are mlx5_core's
+// functions, "drivers/infiniband/hw/efa/" efa's); nullopt for rows of generic printers (AER,
+// the netdev watchdog, the driver core), whose driver is the line's first word if anything.
+// A line that names no function is attributed by this driver (collectors/kmsg/kmsg_entity.h).
+std::optional<std::string_view> PciDriverOfPattern(const KernelEventPattern& pattern);
+
 // The fabric drivers whose unmatched warning-or-worse lines are counted by driver: the first
-// word of the message when it is one of these ("mlx5_core 0000:3b:00.0: ...").
+// word of the message when it is one of these ("mlx5_core 0000:3b:00.0: ...", or "mlx5_core: "
+// of a pr_* line that names no device).
 std::span<const std::string_view> FabricDrivers();
 std::optional<std::string_view> FabricDriverOf(std::string_view message);
+// The PCI driver of FabricDriverOf's driver (mlx5_ib → mlx5_core, irdma → ice, bnxt_re → bnxt_en).
+std::optional<std::string_view> FabricPciDriverOf(std::string_view message);
 
 }  // namespace fabricwatch::sys

@@ -43,8 +43,9 @@ constexpr DetectorOptionSpec kOptions[] = {
      "drained). Judgement: like link_flap's micro-flap escalation",
      "30m"},
     {"module-hold",
-     "How long a module error (high temperature, bad cable, power budget, ...) stays raised after "
-     "its last line. Judgement: mlx5 repeats the event while it lasts (events.c)",
+     "How long a module error (high temperature, bad cable, power budget, ...) or a degraded "
+     "function (transmit timeout, a reset it recovered from) stays raised after its last line. "
+     "Judgement: mlx5 repeats the event while it lasts (events.c)",
      "10m"},
     {"flood-count",
      "Lines of one event on one device within flood-window that make a flood finding (command "
@@ -210,6 +211,7 @@ std::vector<Signal> DriverFaultDetector::Judge(const EntityKey& key, EntityState
                                                TimePoint now) {
   Signal fatal{.severity = Severity::kCritical, .drain_eligible = options_.fatal_drain_eligible};
   Signal module;
+  Signal degraded;
   std::vector<Signal> floods;
   uint64_t timeouts = 0;
   std::vector<const EventHistory*> timeout_sources;
@@ -235,13 +237,15 @@ std::vector<Signal> DriverFaultDetector::Judge(const EntityKey& key, EntityState
         break;
       }
       case EventClass::kModule:
+      case EventClass::kDegraded:
         if (now - history.last() < options_.module_hold) {
+          Signal& signal = pattern->event_class == EventClass::kModule ? module : degraded;
           const uint64_t lines = history.CountAfter(now - options_.module_hold);
           NoteWindow(key, event, lines);
-          module.value += static_cast<double>(lines);
-          module.reason += (module.reason.empty() ? "" : ", ") + event + " " + Times(lines);
-          module.evidence.push_back({event + "_lines", static_cast<double>(lines)});
-          module.sources.push_back(&history);
+          signal.value += static_cast<double>(lines);
+          signal.reason += (signal.reason.empty() ? "" : ", ") + event + " " + Times(lines);
+          signal.evidence.push_back({event + "_lines", static_cast<double>(lines)});
+          signal.sources.push_back(&history);
         }
         break;
       case EventClass::kNoisy: {
@@ -291,6 +295,10 @@ std::vector<Signal> DriverFaultDetector::Judge(const EntityKey& key, EntityState
     }
     signals.push_back(std::move(module));
   }
+  if (!degraded.sources.empty()) {
+    degraded.reason = "driver reports the function degraded or recovering: " + degraded.reason;
+    signals.push_back(std::move(degraded));
+  }
   for (Signal& flood : floods) signals.push_back(std::move(flood));
   return signals;
 }
@@ -303,7 +311,11 @@ Finding DriverFaultDetector::OneFinding(const EntityKey& key, std::vector<Signal
   finding.value = signals.front().value;
   if (!key.first.empty()) finding.entity.emplace_back("device", key.first);
   if (!key.second.empty()) finding.entity.emplace_back("netdev", key.second);
-  const std::string who = key.first.empty()    ? key.second
+  // A line that named no function of a node with several candidates is the node's
+  // (collectors/kmsg/kmsg_entity.h): the finding says so, and its log lines name what they can.
+  const std::string who = key.first.empty() && key.second.empty()
+                              ? std::string("node (the kernel log line names no device)")
+                          : key.first.empty()  ? key.second
                           : key.second.empty() ? key.first
                                                : key.first + " (" + key.second + ")";
   std::vector<LogLine> lines;
@@ -344,6 +356,7 @@ Duration DriverFaultDetector::WindowOf(EventClass event_class) const {
     case EventClass::kCommandTimeout:
       return options_.cmd_timeout_window;
     case EventClass::kModule:
+    case EventClass::kDegraded:
       return options_.module_hold;
     case EventClass::kNoisy:
       return options_.flood_window;

@@ -23,6 +23,8 @@ std::pair<int, std::string> CauseOf(std::string_view event) {
       return {3, "driver reports the function failing (" + std::string(event) + ")"};
     case EventClass::kModule:
       return {2, "module error (" + std::string(event) + ")"};
+    case EventClass::kDegraded:
+      return {2, "driver reports the function degraded (" + std::string(event) + ")"};
     case EventClass::kCommandTimeout:
       return {1, "firmware command timeouts"};
     case EventClass::kLinkCause:

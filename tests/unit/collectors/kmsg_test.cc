@@ -31,14 +31,16 @@ class StepClock final : public Clock {
 };
 
 // A sysfs tree shaped like the kernel's: two mlx5 functions (one with two netdevs), a GPU with
-// neither, and a veth without a PCI parent.
+// neither, and a veth without a PCI parent; or, for `kOneFunction`, the first mlx5 function
+// alone. mlx5 functions are bound to mlx5_core (bus/pci/drivers/mlx5_core/<bdf>).
 class Tree {
  public:
-  Tree()
+  static constexpr bool kOneFunction = true;
+  explicit Tree(bool one_function = false)
       : root_(fs::temp_directory_path() /
               ("kmsg_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
     Function("0000:3b:00.0", "mlx5_0", {"enp59s0f0np0"});
-    Function("0000:5e:00.0", "mlx5_1", {"eth1", "eth2"});
+    if (!one_function) Function("0000:5e:00.0", "mlx5_1", {"eth1", "eth2"});
     Function("0000:1c:00.0", "", {});
     Write("class/net/vethfw0/ifindex", "42\n");
     Write("class/net/lo/ifindex", "1\n");
@@ -63,6 +65,7 @@ class Tree {
     const std::string dev = "devices/pci0000:00/0000:00:01.0/" + bdf;
     Write(dev + "/vendor", "0x15b3\n");
     Link("bus/pci/devices/" + bdf, "../../../" + dev);
+    if (!ibdev.empty()) Link("bus/pci/drivers/mlx5_core/" + bdf, "../../../../" + dev);
     if (!ibdev.empty()) {
       Write(dev + "/infiniband/" + ibdev + "/node_type", "1: CA\n");
       Link(dev + "/infiniband/" + ibdev + "/device", "../../../" + bdf);
@@ -393,6 +396,45 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
   EXPECT_FALSE(IsPciAddress("0000:3b:00.8"));
   EXPECT_FALSE(IsPciAddress("0000:3b:00"));
   EXPECT_FALSE(IsPciAddress("../../etc/x"));
+}
+
+// Issue 38 "no silent drop": a fault line that names no function is its driver's one function's
+// when the node has exactly one, else the node's; a function of this host with no RDMA device or
+// netdev (its probe failed) is the node's; a generic printer's line that names nothing is skipped,
+// counted by reason.
+TEST(KmsgCollector, LineNamingNoFunctionIsTheOneFunctionsOrTheNodes) {
+  const std::string synd = "mlx5_core: INFO: synd 0x8: unrecoverable hardware error.";
+  {
+    Tree tree(Tree::kOneFunction);
+    Harness h(tree);
+    h.Append(Record(3, 1, synd));
+    auto run = h.Collect();
+    ASSERT_EQ(run.events.size(), 1u);
+    EXPECT_EQ(run.events[0].event, "health_syndrome");
+    EXPECT_EQ(run.events[0].device, "mlx5_0");
+    EXPECT_EQ(run.events[0].netdev, "enp59s0f0np0");
+  }
+  Tree tree;
+  Harness h(tree);
+  h.Append(Record(3, 1, synd));
+  h.Append(Record(3, 2, "mlx5_core 0000:1c:00.0: poll_health:836:(pid 0): Fatal error 1 detected"));
+  h.Append(Record(4, 3, "PFC-PAUSE-ON seen"));
+  auto run = h.Collect();
+  ASSERT_EQ(run.events.size(), 2u);
+  for (const LogEvent& event : run.events) {
+    EXPECT_EQ(event.device, "") << event.event;
+    EXPECT_EQ(event.netdev, "") << event.event;
+  }
+  EXPECT_EQ(h.Value(run, "fabric_kernel_events_total",
+                    {{"device", ""}, {"netdev", ""}, {"event", "health_syndrome"}}),
+            1);
+  EXPECT_EQ(h.Value(run, "fabric_kernel_events_total",
+                    {{"device", ""}, {"netdev", ""}, {"event", "fw_fatal"}}),
+            1);
+  EXPECT_EQ(
+      h.Value(run, "fabric_kernel_log_skipped_records_total", {{"reason", "no_device_named"}}), 1);
+  EXPECT_EQ(
+      h.Value(run, "fabric_kernel_log_skipped_records_total", {{"reason", "unmapped_device"}}), 0);
 }
 
 }  // namespace

@@ -63,6 +63,33 @@ TEST(DriverFault, FirmwareFatalIsCriticalDrainEligibleAndHeld) {
   EXPECT_TRUE(h.At(kT0 + minutes(61)).empty());
 }
 
+// Issue 38: the slot power notice ("Detected insufficient power on the PCIe slot (27W)") has its
+// own warning event; it once shared the fatal "ports powered down" row's name and paged critical.
+TEST(DriverFault, SlotPowerNoticeIsAWarningNotADrain) {
+  Harness h;
+  auto findings = h.Feed(kT0, {Event("pcie_slot_power_low", 1, kT0)});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+  EXPECT_FALSE(findings[0].drain_eligible);
+  Harness fatal;
+  findings = fatal.Feed(kT0, {Event("pcie_insufficient_power", 1, kT0)});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity, Severity::kCritical);
+  EXPECT_TRUE(findings[0].drain_eligible);
+}
+
+// A fault line that named no function on a node with several is raised for the node, its reason
+// saying so, with the line as evidence (issue 38 "no silent drop").
+TEST(DriverFault, NodeWideFaultSaysItNamesNoDevice) {
+  Harness h;
+  auto findings = h.Feed(kT0, {Event("health_syndrome", 1, kT0, "", "")});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_TRUE(findings[0].entity.empty());
+  EXPECT_EQ(findings[0].reason.rfind("node (the kernel log line names no device): ", 0), 0u)
+      << findings[0].reason;
+  EXPECT_EQ(findings[0].log.size(), 1u);
+}
+
 TEST(DriverFault, CommandTimeoutsWarnThenEscalateWithoutDrain) {
   Harness h;
   EXPECT_TRUE(h.Feed(kT0, {Event("cmd_timeout", 2, kT0)}).empty());  // 2 < 3
