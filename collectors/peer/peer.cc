@@ -1,14 +1,17 @@
 #include "collectors/peer/peer.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "collectors/core/collector_options.h"
+#include "collectors/core/transition_log.h"
 #include "collectors/peer/peer_lldp.h"
 #include "collectors/peer/peer_metrics.h"
 #include "collectors/peer/peer_ports.h"
+#include "collectors/sys/lldp_keyvalue.h"
 #include "collectors/sys/smp_query.h"
 #include "collectors/sys/sysfs.h"
 
@@ -34,7 +37,11 @@ constexpr CollectorOptionSpec kOptions[] = {
     {"lldpd-socket", "lldpd's control socket (liblldpctl)", "/run/lldpd.socket"},
 };
 
-constexpr MetricDesc kMetrics[] = {kPeerInfo};
+constexpr MetricDesc kMetrics[] = {kPeerInfo, kPeerBadRecords};
+
+// The reasons of fabric_port_peer_bad_records{source="smp"}.
+constexpr std::string_view kSmpMalformed = "malformed";
+constexpr std::string_view kSmpNoDescription = "no_description";
 
 // Where IB neighbours come from: umad, or the --path.smp replay text.
 class SmpSource {
@@ -62,13 +69,20 @@ class ReplaySmp final : public SmpSource {
     const std::string base = device + "/" + port + "/";
     auto info_text = files_.ReadString(base + "nodeinfo");
     if (!info_text) return Error(info_text.error());
-    auto desc_text = files_.ReadString(base + "nodedesc");
-    if (!desc_text) return Error(desc_text.error());
     auto info = sys::ParseSmpNodeInfo(*info_text);
     if (!info) return Error(info.error().WithContext(files_.Path(base + "nodeinfo")));
-    auto desc = sys::ParseSmpNodeDesc(*desc_text);
-    if (!desc) return Error(desc.error().WithContext(files_.Path(base + "nodedesc")));
-    return sys::SmpNeighbor{*info, *desc};
+    sys::SmpNeighbor neighbor;
+    neighbor.info = *info;
+    // A NodeInfo without its NodeDescription still names the neighbour by its GUID.
+    auto desc_text = files_.ReadString(base + "nodedesc");
+    if (!desc_text) {
+      neighbor.description_error = desc_text.error();
+    } else if (auto desc = sys::ParseSmpNodeDesc(*desc_text); !desc) {
+      neighbor.description_error = desc.error().WithContext(files_.Path(base + "nodedesc"));
+    } else {
+      neighbor.description = std::move(*desc);
+    }
+    return neighbor;
   }
 
  private:
@@ -79,7 +93,11 @@ struct IbPortState {
   bool was_active = false;
   std::optional<Clock::time_point> asked;
   std::optional<sys::SmpNeighbor> neighbor;
+  std::string_view problem;  // kSmpMalformed, kSmpNoDescription or "" until asked again
 };
+
+// The TransitionLog key of a port's SMP answer ("smp/mlx5_0/1"; a reason below it).
+std::string SmpKey(const FabricPort& port) { return "smp/" + port.device + "/" + port.port; }
 
 class PeerCollector final : public Collector {
  public:
@@ -87,6 +105,7 @@ class PeerCollector final : public Collector {
                 std::chrono::milliseconds refresh, std::unique_ptr<LldpSources> lldp)
       : sysfs_(context.sysfs),
         logger_(context.logger),
+        transitions_(context.logger),
         smp_(std::move(smp)),
         refresh_(refresh),
         lldp_(std::move(lldp)) {}
@@ -97,20 +116,32 @@ class PeerCollector final : public Collector {
     if (ports.empty()) return Status(StatusCode::kNoData, "no RDMA port");
     CollectLldp(ports, sink);
     std::map<std::pair<std::string, std::string>, IbPortState> seen;
+    std::map<std::string_view, uint64_t> smp_problems{{kSmpMalformed, 0}, {kSmpNoDescription, 0}};
     for (const FabricPort& port : ports) {
       if (!port.infiniband || smp_ == nullptr) continue;
       const auto key = std::make_pair(port.device, port.port);
       IbPortState state = ib_ports_.contains(key) ? ib_ports_[key] : IbPortState{};
       if (!port.active) {
         state.neighbor.reset();  // a down port has no neighbour to speak of
+        state.problem = {};
       } else if (!state.was_active || !state.asked || now - *state.asked >= refresh_) {
         Ask(port, state, now, sink);
+      } else {
+        transitions_.Keep(SmpKey(port));  // not asked again: a failing answer stays failing
       }
       state.was_active = port.active;
       if (state.neighbor) Export(port, *state.neighbor, sink);
+      if (!state.problem.empty()) ++smp_problems[state.problem];
       seen[key] = std::move(state);
     }
     ib_ports_ = std::move(seen);  // ports that vanished are forgotten
+    if (smp_ != nullptr) {
+      for (const auto& [reason, count] : smp_problems) {
+        sink.Add(kPeerBadRecords, {{"source", "smp"}, {"reason", reason}},
+                 static_cast<double>(count));
+      }
+    }
+    transitions_.EndCollection();
     return Status::Ok();
   }
 
@@ -121,9 +152,25 @@ class PeerCollector final : public Collector {
     for (const FabricPort& port : ports) {
       if (!port.infiniband && !port.netdev.empty()) netdevs.push_back(port.netdev);
     }
-    std::vector<Status> errors;
-    const auto peers = lldp_->Neighbors(netdevs, errors);
-    for (const Status& error : errors) sink.RecordError(error);
+    std::vector<LldpProblem> problems;
+    const auto peers = lldp_->Neighbors(netdevs, problems);
+    std::array<uint64_t, sys::kLldpKeyValueSkipCount> skipped{};
+    for (const LldpProblem& problem : problems) {
+      sink.RecordError(problem.status);
+      // Keyed by reason: a file that goes bad in another way is logged again.
+      transitions_.Failed("lldp/" + problem.netdev + "/" + problem.reason, problem.status);
+      for (size_t i = 0; i < skipped.size(); ++i) {
+        const auto reason = static_cast<sys::LldpKeyValueSkip>(i);
+        if (problem.reason == sys::LldpKeyValueSkipName(reason)) ++skipped[i];
+      }
+    }
+    if (lldp_->replaying()) {
+      for (size_t i = 0; i < skipped.size(); ++i) {
+        const auto reason = sys::LldpKeyValueSkipName(static_cast<sys::LldpKeyValueSkip>(i));
+        sink.Add(kPeerBadRecords, {{"source", "lldpd"}, {"reason", reason}},
+                 static_cast<double>(skipped[i]));
+      }
+    }
     for (const FabricPort& port : ports) {
       if (port.infiniband || port.netdev.empty()) continue;
       auto it = peers.find(port.netdev);
@@ -141,8 +188,19 @@ class PeerCollector final : public Collector {
 
   void Ask(const FabricPort& port, IbPortState& state, Clock::time_point now, MetricSink& sink) {
     state.asked = now;
+    state.problem = {};
     auto neighbor = smp_->Neighbor(port.device, port.port);
     if (neighbor) {
+      if (neighbor->description_error) {
+        // The GUID is still worth exporting (ibnetdiscover and the SM name nodes by it); the
+        // missing name is counted and said, once per state.
+        state.problem = kSmpNoDescription;
+        const Status note = neighbor->description_error->WithContext(
+            "InfiniBand peer " + sys::FormatGuid(neighbor->info.node_guid) +
+            " exported without its NodeDescription (peer_name is its GUID)");
+        sink.RecordError(note);
+        transitions_.Failed(SmpKey(port) + "/" + std::string(kSmpNoDescription), note);
+      }
       state.neighbor = std::move(*neighbor);
       return;
     }
@@ -160,21 +218,25 @@ class PeerCollector final : public Collector {
       }
       return;
     }
+    state.problem = kSmpMalformed;
     sink.RecordError(neighbor.error());
+    transitions_.Failed(SmpKey(port) + "/" + std::string(kSmpMalformed), neighbor.error());
   }
 
   static void Export(const FabricPort& port, const sys::SmpNeighbor& n, MetricSink& sink) {
+    const std::string guid = sys::FormatGuid(n.info.node_guid);
     sink.AddInfo(kPeerInfo, {{"device", port.device},
                              {"port", port.port},
                              {"netdev", port.netdev},
-                             {"peer_name", n.description},
+                             {"peer_name", n.description.empty() ? guid : n.description},
                              {"peer_port", std::to_string(n.info.local_port)},
-                             {"peer_id", sys::FormatGuid(n.info.node_guid)},
+                             {"peer_id", guid},
                              {"source", "smp"}});
   }
 
   const sys::SysFs& sysfs_;
   std::shared_ptr<spdlog::logger> logger_;
+  TransitionLog transitions_;
   std::unique_ptr<SmpSource> smp_;
   std::chrono::milliseconds refresh_;
   std::unique_ptr<LldpSources> lldp_;

@@ -33,9 +33,9 @@ void LldpSources::SayOnce(bool& said, std::string_view what, const Status& statu
 }
 
 std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::string>& netdevs,
-                                                       std::vector<Status>& errors) {
+                                                       std::vector<LldpProblem>& problems) {
   if (mode_ == Mode::kOff) return {};
-  if (!replay_dir_.empty()) return FromReplay(netdevs, errors);
+  if (!replay_dir_.empty()) return FromReplay(netdevs, problems);
   // A replay sysfs root describes another node: this host's lldpd and links say nothing of it,
   // unless the operator named a source (the e2e test names its veth's lldpd).
   if (!host_ && mode_ == Mode::kAuto) return {};
@@ -59,24 +59,32 @@ std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::st
 }
 
 std::map<std::string, LldpPeer> LldpSources::FromReplay(const std::vector<std::string>& netdevs,
-                                                        std::vector<Status>& errors) {
+                                                        std::vector<LldpProblem>& problems) {
   const sys::SysFs files(replay_dir_, fs_);
   std::map<std::string, LldpPeer> out;
   for (const std::string& netdev : netdevs) {
     auto text = files.ReadString(netdev);
     if (!text) {
       // No file: no neighbour heard on that port. Anything else is an error of that port.
-      if (text.error().code() != StatusCode::kNotFound) errors.push_back(text.error());
+      if (text.error().code() != StatusCode::kNotFound) {
+        problems.push_back({netdev, "unreadable", text.error()});
+      }
       continue;
     }
-    auto parsed = sys::ParseLldpKeyValue(*text);
-    if (!parsed) {
-      errors.push_back(parsed.error().WithContext(files.Path(netdev)));
+    auto read = sys::ReadLldpKeyValue(*text);
+    if (!read) {
+      problems.push_back({netdev, "unreadable", read.error().WithContext(files.Path(netdev))});
       continue;
     }
-    auto it = parsed->find(netdev);
-    if (it == parsed->end() && parsed->size() == 1) it = parsed->begin();
-    if (it != parsed->end()) out[netdev] = {it->second, "lldpd"};
+    // A bad block costs only itself: the file's other neighbours are still read.
+    for (sys::LldpKeyValueSkipped& skipped : read->skipped) {
+      problems.push_back({netdev, std::string(sys::LldpKeyValueSkipName(skipped.reason)),
+                          skipped.status.WithContext(files.Path(netdev))});
+    }
+    const auto& neighbors = read->neighbors;
+    auto it = neighbors.find(netdev);
+    if (it == neighbors.end() && neighbors.size() == 1) it = neighbors.begin();
+    if (it != neighbors.end()) out[netdev] = {it->second, "lldpd"};
   }
   return out;
 }

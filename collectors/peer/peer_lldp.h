@@ -29,6 +29,14 @@ struct LldpPeer {
   std::string source;  // "lldpd" or "lldp"
 };
 
+// What the replay could not use: a neighbour block skipped by the keyvalue parser (its reason is
+// sys::LldpKeyValueSkipName) or a file that could not be read (reason "unreadable").
+struct LldpProblem {
+  std::string netdev;  // the replay file's netdev
+  std::string reason;
+  Status status;  // names the file and the line
+};
+
 class LldpSources {
  public:
   enum class Mode { kAuto, kLldpd, kListen, kOff };
@@ -39,13 +47,15 @@ class LldpSources {
               const sys::FileSystem& fs, std::shared_ptr<spdlog::logger> logger);
   ~LldpSources();
 
-  // The neighbours of `netdevs` now; errors of single files go to `errors`.
+  // The neighbours of `netdevs` now; what a replay file could not give goes to `problems` (the
+  // good neighbours of a file are kept whatever else it holds).
   std::map<std::string, LldpPeer> Neighbors(const std::vector<std::string>& netdevs,
-                                            std::vector<Status>& errors);
+                                            std::vector<LldpProblem>& problems);
+  bool replaying() const { return !replay_dir_.empty() && mode_ != Mode::kOff; }
 
  private:
   std::map<std::string, LldpPeer> FromReplay(const std::vector<std::string>& netdevs,
-                                             std::vector<Status>& errors);
+                                             std::vector<LldpProblem>& problems);
   std::map<std::string, LldpPeer> FromListener(const std::vector<std::string>& netdevs);
   void SayOnce(bool& said, std::string_view what, const Status& status);
 

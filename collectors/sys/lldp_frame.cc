@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -264,10 +265,17 @@ std::string_view LldpPeerName(const LldpNeighbor& neighbor) {
 }
 
 std::string_view LldpPeerPort(const LldpNeighbor& neighbor) {
-  if (neighbor.port_id_subtype == kPortIdMac && !neighbor.port_description.empty()) {
-    return neighbor.port_description;
+  const uint8_t subtype = neighbor.port_id_subtype;
+  if (neighbor.port_description.empty() || subtype == kPortIdInterfaceName ||
+      subtype == kPortIdInterfaceAlias) {
+    return neighbor.port_id;
   }
-  return neighbor.port_id;
+  if (subtype == kPortIdLocal) {
+    const bool number = std::all_of(neighbor.port_id.begin(), neighbor.port_id.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; });
+    return number ? neighbor.port_description : neighbor.port_id;
+  }
+  return neighbor.port_description;
 }
 
 }  // namespace fabricwatch::sys

@@ -39,9 +39,11 @@ namespace fabricwatch::sys {
 // §8.5.2.2 table 8-2 (chassis ID subtypes) and §8.5.3.2 table 8-3 (port ID subtypes).
 inline constexpr uint8_t kChassisIdMac = 4;
 inline constexpr uint8_t kChassisIdNetworkAddress = 5;
+inline constexpr uint8_t kPortIdInterfaceAlias = 1;
 inline constexpr uint8_t kPortIdMac = 3;
 inline constexpr uint8_t kPortIdNetworkAddress = 4;
 inline constexpr uint8_t kPortIdInterfaceName = 5;
+inline constexpr uint8_t kPortIdLocal = 7;
 
 inline constexpr size_t kMaxLldpStringBytes = 255;  // §8.5.4-8.5.6: at most 255 octets
 inline constexpr uint16_t kEtherTypeLldp = 0x88cc;  // §7.2
@@ -82,8 +84,12 @@ Result<LldpNeighbor> ParseLldpdu(std::span<const uint8_t> lldpdu, LldpReject* re
 Result<LldpNeighbor> ParseLldpFrame(std::span<const uint8_t> frame, LldpReject* reason = nullptr);
 
 // What design §5.10 exports: `peer_name` is the system name, else the chassis id; `peer_port` is
-// the port id, its description when the id is a MAC (a switch that names its ports by MAC says
-// which port in the description).
+// the port as its switch names it, chosen by the port id subtype (IEEE 802.1AB-2016 table 8-3):
+// an interface name (5) or alias (1) is the port id; a MAC (3), a network address (4), a port or
+// agent circuit component (2, 6), an unknown subtype, and a locally assigned id (7) that is a bare
+// number (Junos sends the SNMP ifIndex, `local 512`, and the name `xe-0/0/1` as the Port
+// Description) give the description when there is one. A locally assigned name (Cisco ACI sends
+// `local Eth1/39`) stays the port id.
 std::string_view LldpPeerName(const LldpNeighbor& neighbor);
 std::string_view LldpPeerPort(const LldpNeighbor& neighbor);
 

@@ -72,17 +72,24 @@ Result<SmpNeighbor> QuerySmpNeighbor(const std::string& device, int port,
                    static_cast<unsigned>(local),
                    static_cast<uint32_t>(vendor),
                    static_cast<uint32_t>(devid)};
+  // Without its NodeDescription the neighbour is still known by its GUID: kept, with the reason.
   uint8_t desc[IB_SMP_DATA_SIZE] = {};
   if (smp_query_via(desc, &portid, IB_ATTR_NODE_DESC, 0, ms, mad.get()) == nullptr) {
-    return Error(StatusCode::kUnavailable, "NodeDescription query via " + device + " port " +
-                                               std::to_string(port) + " failed");
+    neighbor.description_error =
+        Status(StatusCode::kUnavailable,
+               "NodeDescription query via " + device + " port " + std::to_string(port) + " failed");
+    return neighbor;
   }
   // 64 bytes, NUL-padded (IBA §14.2.5.2); through the text parser, which rejects control bytes.
   std::string text(reinterpret_cast<const char*>(desc), kMaxNodeDescriptionBytes);
   text.resize(std::strlen(text.c_str()));
   auto parsed = ParseSmpNodeDesc("Node Description:" + text);
-  if (!parsed) return Error(parsed.error().WithContext(device + " port " + std::to_string(port)));
-  neighbor.description = std::move(*parsed);
+  if (parsed) {
+    neighbor.description = std::move(*parsed);
+  } else {
+    neighbor.description_error =
+        parsed.error().WithContext(device + " port " + std::to_string(port));
+  }
   return neighbor;
 }
 

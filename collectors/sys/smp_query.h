@@ -9,6 +9,7 @@
 // Not run on InfiniBand hardware here: tests use the smpquery text (collectors/sys/smp_text.h).
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "collectors/core/status.h"
@@ -19,6 +20,9 @@ namespace fabricwatch::sys {
 struct SmpNeighbor {
   SmpNodeInfo info;
   std::string description;
+  // Set when the NodeInfo came back but the NodeDescription did not (no reply, a corrupt or hostile
+  // text): the neighbour is still known by its GUID, which ibnetdiscover and the SM name too.
+  std::optional<Status> description_error;
 };
 
 // Queries the neighbour of `device` port `port`; `timeout` per MAD.

@@ -62,10 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckFrameResult(pdu, static_cast<size_t>(reason) < kLldpRejectCount, reason);
 
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  if (auto kv = ParseLldpKeyValue(text)) {
-    for (const auto& [netdev, n] : *kv) {
+  if (auto kv = ReadLldpKeyValue(text)) {
+    for (const auto& [netdev, n] : kv->neighbors) {
       Check(!netdev.empty(), "an empty netdev");
+      Check(n.port_id.size() <= kMaxLldpStringBytes, "a port id over 255 bytes");
       CheckNeighbor(n);
+    }
+    for (const LldpKeyValueSkipped& skipped : kv->skipped) {
+      Check(static_cast<size_t>(skipped.reason) < kLldpKeyValueSkipCount, "an unknown reason");
+      Check(!skipped.status.message().empty(), "a skipped block without a message");
+      Check(!kv->neighbors.contains(skipped.netdev), "a netdev both kept and skipped");
     }
   } else {
     Check(!kv.error().message().empty(), "a keyvalue error without a message");

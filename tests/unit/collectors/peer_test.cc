@@ -8,10 +8,12 @@
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/smp_text.h"
@@ -79,12 +81,16 @@ class Tree {
 
 class Harness {
  public:
-  explicit Harness(const Tree& tree, CollectorOptions options = {})
+  explicit Harness(const Tree& tree, CollectorOptions options = {},
+                   std::shared_ptr<spdlog::logger> logger = nullptr)
       : sysfs_(tree.Path("sys"), filesystem_), options_(std::move(options)) {
+    if (logger == nullptr) {
+      logger =
+          std::make_shared<spdlog::logger>("peer", std::make_shared<spdlog::sinks::null_sink_mt>());
+    }
     CollectorContext context{.sysfs = sysfs_,
                              .clock = clock_,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "peer", std::make_shared<spdlog::sinks::null_sink_mt>()),
+                             .logger = std::move(logger),
                              .options = options_,
                              .smp_path = tree.Path("smp"),
                              .lldp_path = tree.Path("lldp")};
@@ -98,15 +104,22 @@ class Harness {
     EXPECT_TRUE(collector_->Collect(sink).ok());
     if (errors != nullptr) *errors = sink.error_count();
     std::map<std::string, std::map<std::string, std::string>> out;
+    bad_records_.clear();
     for (const auto& family : sink.TakeFamilies()) {
       for (const auto& metric : family.metric) {
         std::map<std::string, std::string> labels;
         for (const auto& l : metric.label) labels[l.name] = l.value;
-        out[labels["device"] + "/" + labels["port"]] = labels;
+        if (family.name == "fabric_port_peer_bad_records") {
+          bad_records_[labels["source"] + "/" + labels["reason"]] = metric.gauge.value;
+        } else {
+          out[labels["device"] + "/" + labels["port"]] = labels;
+        }
       }
     }
     return out;
   }
+  // fabric_port_peer_bad_records of the last collection, as "source/reason -> value".
+  const std::map<std::string, double>& bad_records() const { return bad_records_; }
 
  private:
   sys::RealFileSystem filesystem_;
@@ -114,6 +127,25 @@ class Harness {
   FixedClock clock_;
   CollectorOptions options_;
   std::unique_ptr<Collector> collector_;
+  std::map<std::string, double> bad_records_;
+};
+
+// A logger whose lines a test reads ("W text" for a warning, "I text" for info).
+struct LogCapture {
+  std::ostringstream lines;
+  std::shared_ptr<spdlog::logger> logger = [this] {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines);
+    sink->set_pattern("%L %v");
+    auto l = std::make_shared<spdlog::logger>("peer", sink);
+    l->set_level(spdlog::level::info);
+    return l;
+  }();
+  size_t Count(std::string_view text) const {
+    const std::string all = lines.str();
+    size_t n = 0;
+    for (size_t at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++n;
+    return n;
+  }
 };
 
 TEST(PeerCollector, ib_port_names_its_neighbour) {
@@ -153,11 +185,42 @@ TEST(PeerCollector, corrupt_or_hostile_replies_are_errors_of_that_port) {
   auto peers = h.Collect(&errors);
   EXPECT_EQ(peers.size(), 1u);
   EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(h.bad_records().at("smp/malformed"), 1.0);
+  // A hostile description is not exported; the neighbour still is, by its GUID.
   Tree hostile;
   hostile.Write("smp/mlx5_0/1/nodedesc", "Node Description:........leaf\x1b[31m07\n");
   Harness g(hostile);
-  EXPECT_TRUE(g.Collect(&errors).empty());
+  auto by_guid = g.Collect(&errors);
+  ASSERT_EQ(by_guid.size(), 1u);
+  EXPECT_EQ(by_guid["mlx5_0/1"].at("peer_name"), "0x1070fd0300aa0001");
   EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(g.bad_records().at("smp/no_description"), 1.0);
+}
+
+TEST(PeerCollector, nodeinfo_without_nodedesc_is_the_peer_by_guid_said_once) {
+  Tree tree;
+  fs::remove(tree.Path("smp/mlx5_0/1/nodedesc"));
+  LogCapture log;
+  Harness h(tree, {{"smp-refresh", "0s"}}, log.logger);
+  size_t errors = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto peers = h.Collect(&errors);
+    ASSERT_EQ(peers.size(), 1u);
+    EXPECT_EQ(peers["mlx5_0/1"].at("peer_name"), "0x1070fd0300aa0001");
+    EXPECT_EQ(peers["mlx5_0/1"].at("peer_id"), "0x1070fd0300aa0001");
+    EXPECT_EQ(peers["mlx5_0/1"].at("peer_port"), "12");
+    EXPECT_EQ(errors, 1u);  // counted every time it is asked (smp-refresh 0s: every collection)
+    EXPECT_EQ(h.bad_records().at("smp/no_description"), 1.0);
+    EXPECT_EQ(h.bad_records().at("smp/malformed"), 0.0);
+  }
+  EXPECT_EQ(log.Count("W "), 1u) << log.lines.str();
+  EXPECT_EQ(log.Count("InfiniBand peer 0x1070fd0300aa0001 exported without its NodeDescription"),
+            1u);
+  tree.Write("smp/mlx5_0/1/nodedesc", kNodeDesc);
+  EXPECT_EQ(h.Collect(&errors)["mlx5_0/1"].at("peer_name"), "MF0;leaf07:MQM9790/U1");
+  EXPECT_EQ(errors, 0u);
+  EXPECT_EQ(h.bad_records().at("smp/no_description"), 0.0);
+  EXPECT_EQ(log.Count("I smp/mlx5_0/1/no_description: recovered"), 1u) << log.lines.str();
 }
 
 // `lldpctl -f keyvalue enp2s0np0` on a node whose RoCE port faces leaf07 (lldpd 1.0.16 format).
@@ -186,13 +249,52 @@ TEST(PeerCollector, roce_port_names_its_lldp_neighbour_from_the_replay) {
   EXPECT_EQ(p.at("peer_id"), "ee:f4:11:85:c3:66");
   EXPECT_EQ(p.at("source"), "lldpd");
   EXPECT_EQ(errors, 0u);
+  EXPECT_EQ(h.bad_records().at("lldpd/incomplete"), 0.0);
   // A corrupt file is an error of that port; lldp off reads nothing.
   tree.Write("lldp/enp2s0np0", "lldp.enp2s0np0.chassis.name\n");
   EXPECT_EQ(h.Collect(&errors).size(), 1u);
   EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(h.bad_records().at("lldpd/malformed"), 1.0);
   tree.Write("lldp/enp2s0np0", kLldpKeyValue);
   Harness off(tree, {{"lldp", "off"}});
   EXPECT_EQ(off.Collect().size(), 1u);
+}
+
+TEST(PeerCollector, a_bad_lldp_block_costs_only_itself_and_is_logged_once_per_state) {
+  Tree tree;
+  // The full `lldpctl -f keyvalue` of a node: this port's neighbour, a Junos one on the port id
+  // ifIndex, and a block of another netdev cut short by a full disk.
+  const std::string junos =
+      "lldp.enp2s0np0.via=LLDP\n"
+      "lldp.enp2s0np0.chassis.mac=40:a6:77:7a:72:00\n"
+      "lldp.enp2s0np0.chassis.name=sw-filer-f06.dc42\n"
+      "lldp.enp2s0np0.port.local=512\n"
+      "lldp.enp2s0np0.port.descr=xe-0/0/1\n";
+  tree.Write("lldp/enp2s0np0", junos + "lldp.eth9.via=LLDP\nlldp.eth9.chassis.mac=aa:bb\n");
+  LogCapture log;
+  Harness h(tree, {}, log.logger);
+  size_t errors = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto peers = h.Collect(&errors);
+    ASSERT_EQ(peers.size(), 2u);
+    EXPECT_EQ(peers["mlx5_2/1"].at("peer_name"), "sw-filer-f06.dc42");
+    EXPECT_EQ(peers["mlx5_2/1"].at("peer_port"), "xe-0/0/1");
+    EXPECT_EQ(errors, 1u);
+    EXPECT_EQ(h.bad_records().at("lldpd/incomplete"), 1.0);
+  }
+  EXPECT_EQ(log.Count("W "), 1u) << log.lines.str();
+  EXPECT_EQ(log.Count("neighbour on eth9 without a chassis id and a port id"), 1u);
+  // Another fault of the same file is a new state: said again; the old one recovers.
+  tree.Write("lldp/enp2s0np0", junos + "lldp.eth9.port.ttl=soon\n");
+  h.Collect(&errors);
+  EXPECT_EQ(h.bad_records().at("lldpd/bad_ttl"), 1.0);
+  EXPECT_EQ(h.bad_records().at("lldpd/incomplete"), 0.0);
+  EXPECT_EQ(log.Count("W "), 2u) << log.lines.str();
+  EXPECT_EQ(log.Count("I lldp/enp2s0np0/incomplete: recovered"), 1u) << log.lines.str();
+  tree.Write("lldp/enp2s0np0", junos);
+  h.Collect(&errors);
+  EXPECT_EQ(errors, 0u);
+  EXPECT_EQ(log.Count("I lldp/enp2s0np0/bad_ttl: recovered"), 1u) << log.lines.str();
 }
 
 TEST(SmpText, parses_nodeinfo_and_nodedesc) {

@@ -109,26 +109,89 @@ TEST(LldpKeyValueTest, SubtypeNames) {
   EXPECT_EQ(LldpPortSubtypeOfName("local"), 7);
 }
 
-TEST(LldpKeyValueTest, BadInputNamesTheLine) {
+TEST(LldpKeyValueTest, BadBlocksAreSkippedWithAReasonAndTheLine) {
+  // Each case: a bad block of netdev `e`, then a good neighbour on `g` that must survive it.
+  const std::string good = "lldp.g.chassis.mac=aa\nlldp.g.port.ifname=p\n";
   const std::string ok_port = "lldp.e.port.ifname=p\n";
-  const std::pair<std::string, std::string> cases[] = {
-      {"lldp.e.chassis.mac=aa\nno equals sign\n", "line 2: no '='"},
-      {"other.e.chassis.mac=aa\n", "line 1: key is not lldp."},
-      {"lldp.e.nosuchsection=1\n", "key is not lldp."},
-      {"lldp.e.chassis.name=leaf\xc3\x28\n", "UTF-8"},
-      {"lldp.e.chassis.descr=" + std::string(256, 'x') + "\n", "over 255"},
-      {"lldp.e.chassis.mac=aa\nlldp.e.port.ifname=p\nlldp.e.port.ttl=12x\n", "line 3: TTL"},
-      {"lldp.e.chassis.mac=aa\nlldp.e.port.ttl=70000\n" + ok_port, "TTL"},
-      {"lldp.e.via=LLDP\nlldp.e.chassis.name=leaf\n" + ok_port, "line 1: neighbour on e"},
-      {"lldp.e.chassis.mac=\n" + ok_port, "without a chassis id"},
-      {std::string(kMaxLldpKeyValueBytes + 1, '\n'), "1 MiB"},
+  struct Case {
+    std::string text;
+    std::string netdev;
+    std::string_view reason;
+    std::string why;
   };
-  for (const auto& [text, why] : cases) {
-    auto r = ParseLldpKeyValue(text);
-    ASSERT_FALSE(r) << text.substr(0, 80);
-    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(r.error().message().find(why), std::string::npos) << r.error().message();
+  const Case cases[] = {
+      {"no key at all\n", "", "malformed", "line 1: not a lldp."},
+      {"lldp.e.nosuchsection=1\n", "", "malformed", "line 1: key is not lldp."},
+      {"lldp.e.chassis.mac=aa\nlldp.e.port.ifna\n", "e", "malformed", "line 2: no '='"},
+      {"lldp.e.chassis.name=leaf\xc3\x28\n" + ok_port, "e", "invalid_utf8", "line 1: not valid"},
+      {"lldp.e.chassis.descr=" + std::string(256, 'x') + "\n" + ok_port, "e", "too_long",
+       "over 255"},
+      {"lldp.e.chassis.descr=" + std::string(200, 'x') + "\n" + std::string(60, 'y') + "\n" +
+           ok_port,
+       "e", "too_long", "line 1: value over 255"},
+      {"lldp.e.chassis.mac=aa\nlldp.e.port.ifname=p\nlldp.e.port.ttl=12x\n", "e", "bad_ttl",
+       "line 3: TTL"},
+      {"lldp.e.chassis.mac=aa\nlldp.e.port.ttl=70000\n" + ok_port, "e", "bad_ttl", "TTL"},
+      {"lldp.e.via=LLDP\nlldp.e.chassis.name=leaf\n" + ok_port, "e", "incomplete",
+       "line 1: neighbour on e"},
+      {"lldp.e.chassis.mac=\n" + ok_port, "e", "incomplete", "without a chassis id"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text.substr(0, 80));
+    auto r = ReadLldpKeyValue(c.text + good);
+    ASSERT_TRUE(r) << r.error().ToString();
+    ASSERT_EQ(r->neighbors.size(), 1u);
+    EXPECT_EQ(r->neighbors.at("g").port_id, "p");
+    ASSERT_EQ(r->skipped.size(), 1u);
+    EXPECT_EQ(r->skipped[0].netdev, c.netdev);
+    EXPECT_EQ(LldpKeyValueSkipName(r->skipped[0].reason), c.reason);
+    EXPECT_EQ(r->skipped[0].status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r->skipped[0].status.message().find(c.why), std::string::npos)
+        << r->skipped[0].status.message();
   }
+  auto huge = ReadLldpKeyValue(std::string(kMaxLldpKeyValueBytes + 1, '\n'));
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message().find("1 MiB"), std::string::npos);
+}
+
+TEST(LldpKeyValueTest, ContinuationLinesJoinTheValueAboveWithASpace) {
+  // lldpd before 0.9.2 printed a multi-line value as is: a Cisco system description over four
+  // lines (the real capture is tests/fixtures/real/lldp/cisco-c2960x-multiline-descr).
+  constexpr std::string_view text =
+      "lldp.eno1.via=LLDP\n"
+      "lldp.eno1.chassis.mac=38:20:56:67:90:80\n"
+      "lldp.eno1.chassis.descr=Cisco IOS Software, C2960X Software\n"
+      "Technical Support: http://www.cisco.com/techsupport\n"
+      "\n"
+      "Compiled Mon 16-Feb-15 08:16 by prod_rel_team\r\n"
+      "lldp.eno1.port.ifname=Gi1/0/29\n";
+  auto r = ReadLldpKeyValue(text);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_TRUE(r->skipped.empty());
+  EXPECT_EQ(r->neighbors.at("eno1").system_description,
+            "Cisco IOS Software, C2960X Software Technical Support: "
+            "http://www.cisco.com/techsupport Compiled Mon 16-Feb-15 08:16 by prod_rel_team");
+  EXPECT_EQ(r->neighbors.at("eno1").port_id, "Gi1/0/29");
+}
+
+TEST(LldpKeyValueTest, PeerPortByPortIdSubtype) {
+  auto peer_port = [](std::string_view port_lines) {
+    auto r = ParseLldpKeyValue("lldp.e.chassis.mac=aa\n" + std::string(port_lines));
+    EXPECT_TRUE(r && r->size() == 1u);
+    return r && r->size() == 1u ? std::string(LldpPeerPort(r->at("e"))) : std::string();
+  };
+  // Junos: the ifIndex as a locally assigned id, the name in the description.
+  EXPECT_EQ(peer_port("lldp.e.port.local=512\nlldp.e.port.descr=xe-0/0/1\n"), "xe-0/0/1");
+  EXPECT_EQ(peer_port("lldp.e.port.local=512\n"), "512");  // nothing better said
+  // Cisco ACI: a locally assigned name is the name.
+  EXPECT_EQ(peer_port("lldp.e.port.local=Eth1/39\nlldp.e.port.descr=topology/pod-1/x\n"),
+            "Eth1/39");
+  // An interface name or alias wins over any description.
+  EXPECT_EQ(peer_port("lldp.e.port.ifname=swp46\nlldp.e.port.descr=BXVWNR2:lom2\n"), "swp46");
+  EXPECT_EQ(peer_port("lldp.e.port.ifalias=uplink\nlldp.e.port.descr=Ethernet1\n"), "uplink");
+  // A MAC or an unhandled subtype: the description says which port.
+  EXPECT_EQ(peer_port("lldp.e.port.mac=fe:54:00:30:f8:19\nlldp.e.port.descr=vnet0\n"), "vnet0");
+  EXPECT_EQ(peer_port("lldp.e.port.unhandled=x\nlldp.e.port.descr=1/1/3\n"), "1/1/3");
 }
 
 }  // namespace
