@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace fabricwatch::kmsg {
 namespace {
@@ -31,6 +32,23 @@ std::string_view PrefixOf(std::string_view message) {
 
 // The subject named by the `<driver> <device>[ <netdev>]: ` prefix, over what DEVICE= gave.
 RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject);
+
+// Kernels before 4.15 print the source of an AER as its requester ID ("Corrected error received:
+// id=00e5", aer_print_port_info: bus << 8 | devfn); the domain is the printing port's. Returns
+// the function's address, or "" when `word` is no ID or the prefix names no PCI function.
+std::string FromRequesterId(std::string_view word, std::string_view prefix) {
+  if (!word.starts_with("id=") || word.size() != 7) return {};
+  unsigned id = 0;
+  auto [end, ec] = std::from_chars(word.data() + 3, word.data() + word.size(), id, 16);
+  if (ec != std::errc() || end != word.data() + word.size()) return {};
+  const size_t space = prefix.find(' ');
+  const std::string_view port = space == std::string_view::npos ? "" : prefix.substr(space + 1, 12);
+  if (!IsPciAddress(port)) return {};
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.4s:%02x:%02x.%u", port.data(), id >> 8, (id >> 3) & 0x1f,
+                id & 7);
+  return text;
+}
 
 // The word after `marker` in `text` ("received from 0000:3b:00.0", "NETDEV WATCHDOG: eth0 (…").
 std::string_view WordAfter(std::string_view text, std::string_view marker) {
@@ -72,6 +90,9 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
   if (!pattern.subject_after.empty()) {
     std::string_view named = WordAfter(message, pattern.subject_after);
     if (IsPciAddress(named)) return RecordSubject{.pci = std::string(named)};
+    if (std::string pci = FromRequesterId(named, PrefixOf(message)); !pci.empty()) {
+      return RecordSubject{.pci = std::move(pci)};
+    }
     if (named.ends_with(':')) named.remove_suffix(1);  // "NETDEV WATCHDOG: CPU: 3: ..."
     if (IsDeviceName(named, kMaxNetdevName) && !sys::FabricDriverOf(named)) {
       return RecordSubject{.netdev = std::string(named)};

@@ -392,6 +392,13 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
                 "0000:3b:00.0",
                 *received);
   EXPECT_EQ(s.pci, "0000:3b:00.0");
+  // Before 4.15 the source is a requester ID, bus << 8 | devfn, in the printing port's domain
+  // (a real line: tests/fixtures/real/kmsg/endlessm-linux-625-aer-old.log).
+  const sys::KernelEventPattern* old_received =
+      sys::MatchKernelEvent("pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5");
+  ASSERT_NE(old_received, nullptr);
+  s = SubjectOf(r, "pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5", *old_received);
+  EXPECT_EQ(s.pci, "0000:00:1c.5");
   EXPECT_TRUE(IsPciAddress("0000:3b:00.0"));
   EXPECT_FALSE(IsPciAddress("0000:3b:00.8"));
   EXPECT_FALSE(IsPciAddress("0000:3b:00"));
