@@ -31,44 +31,89 @@ std::string UpSourceText(const std::string& source) {
   return source;
 }
 
+// A state number the IBTA does not define reads as its number, never as "".
+std::string StateText(int state) {
+  const std::string_view name = StateName(state);
+  return name.empty() ? "in state " + std::to_string(state) : std::string(name);
+}
+
+// Why a port in INIT or ARMED stays there: an sm_lid of 0 says no subnet manager has swept it;
+// an sm_lid that could not be read says nothing either way (never "sm_lid 0").
+std::string SmText(std::optional<int> sm_lid) {
+  if (!sm_lid) return " (sm_lid unreadable: whether a subnet manager runs is unknown)";
+  if (*sm_lid == 0) return " with no subnet manager (sm_lid 0)";
+  return " (the subnet manager at LID " + std::to_string(*sm_lid) + " did not activate it)";
+}
+
 std::string PortName(const PortShape& p) {
   std::string name = p.device + " port " + std::to_string(p.key.port);
   if (p.ethernet() && !p.netdev.empty()) name = p.netdev + " (" + name + ")";
   return name;
 }
 
-// "4X NDR, 400 Gb/s" / "2 lanes, 200 Gb/s" / "200 Gb/s".
-std::string LinkText(const PortShape& p) {
+// "4X NDR (400 Gb/s)" / "1 lane of 25 Gb/s (25 Gb/s)" / "200 Gb/s": only what is known, the
+// width with its unit in the right number.
+std::string LinkShapeText(std::optional<int> width, const std::string& lane_speed,
+                          std::optional<double> lane_gbps, std::optional<double> rate_gbps) {
   std::string text;
-  if (p.width) text = std::to_string(*p.width) + (p.ethernet() ? " lanes" : "X");
-  if (!p.lane_speed.empty()) text += " " + p.lane_speed;
-  if (p.lane_gbps && p.lane_speed.empty() && p.width) text += " of " + Gbps(*p.lane_gbps);
-  if (p.rate_gbps) text += (text.empty() ? "" : ", ") + Gbps(*p.rate_gbps);
+  if (width && !lane_speed.empty()) {
+    text = std::to_string(*width) + "X " + lane_speed;  // IBTA: "4X NDR"
+  } else if (width) {
+    text = std::to_string(*width) + (*width == 1 ? " lane" : " lanes");
+    if (lane_gbps) text += " of " + Gbps(*lane_gbps);
+  } else if (lane_gbps) {
+    text = Gbps(*lane_gbps) + " per lane";
+  }
+  if (rate_gbps) text = text.empty() ? Gbps(*rate_gbps) : text + " (" + Gbps(*rate_gbps) + ")";
   return text;
 }
 
-std::string ExpectedText(const PortExpectation& e, bool ethernet) {
-  std::string text;
-  if (e.width.value) text = std::to_string(*e.width.value) + (ethernet ? " lanes" : "X");
-  if (!e.lane_speed.empty()) {
-    text += " " + e.lane_speed;
-  } else if (e.lane_gbps.value) {
-    text += (text.empty() ? "" : " of ") + Gbps(*e.lane_gbps.value) + " per lane";
+std::string LinkText(const PortShape& p) {
+  return LinkShapeText(p.width, p.lane_speed, p.lane_gbps, p.rate_gbps);
+}
+
+// The expectation's fields can come from different sources (width and lane rate from the port's
+// history, the rate from its fastest supported mode): where width x lane rate is not the expected
+// rate, the lane rate is the expected rate over the expected width, so the text and the evidence
+// never state a link that contradicts itself ("1 lanes of 10 Gb/s per lane, 25 Gb/s").
+struct ExpectedLink {
+  std::optional<int> width;
+  std::string lane_speed;
+  std::optional<double> lane_gbps;
+  std::optional<double> rate_gbps;
+};
+
+ExpectedLink Consistent(const PortExpectation& e) {
+  ExpectedLink link{e.width.value, e.lane_speed, e.lane_gbps.value, e.rate_gbps.value};
+  if (link.width && *link.width > 0 && link.rate_gbps) {
+    const double lane = *link.rate_gbps / *link.width;
+    // 1 %: FDR's 14.0625 Gb/s lanes make 56.25 Gb/s over 4X, printed as 56 Gb/s.
+    if (!link.lane_gbps || std::fabs(*link.lane_gbps - lane) > 0.01 * lane) {
+      link.lane_gbps = lane;
+      link.lane_speed.clear();  // the generation name belonged to the other lane rate
+    }
   }
-  if (e.rate_gbps.value) text += (text.empty() ? "" : ", ") + Gbps(*e.rate_gbps.value);
-  return text;
+  return link;
+}
+
+std::string ExpectedText(const PortExpectation& e) {
+  const ExpectedLink link = Consistent(e);
+  return LinkShapeText(link.width, link.lane_speed, link.lane_gbps, link.rate_gbps);
 }
 
 void AddLinkEvidence(const PortShape& p, const PortExpectation& e, std::vector<Evidence>& out) {
+  const ExpectedLink expected = Consistent(e);
   if (p.rate_gbps) out.push_back({"rate_bytes_per_second", *p.rate_gbps * kBytesPerGbit});
-  if (e.rate_gbps.value) {
-    out.push_back({"expected_rate_bytes_per_second", *e.rate_gbps.value * kBytesPerGbit});
+  if (expected.rate_gbps) {
+    out.push_back({"expected_rate_bytes_per_second", *expected.rate_gbps * kBytesPerGbit});
   }
   if (p.width) out.push_back({"width_lanes", static_cast<double>(*p.width)});
-  if (e.width.value) out.push_back({"expected_width_lanes", static_cast<double>(*e.width.value)});
+  if (expected.width) {
+    out.push_back({"expected_width_lanes", static_cast<double>(*expected.width)});
+  }
   if (p.lane_gbps) out.push_back({"lane_speed_bytes_per_second", *p.lane_gbps * kBytesPerGbit});
-  if (e.lane_gbps.value) {
-    out.push_back({"expected_lane_speed_bytes_per_second", *e.lane_gbps.value * kBytesPerGbit});
+  if (expected.lane_gbps) {
+    out.push_back({"expected_lane_speed_bytes_per_second", *expected.lane_gbps * kBytesPerGbit});
   }
 }
 
@@ -89,7 +134,7 @@ void AssessLink(const PortShape& p, const PortExpectation& e, std::vector<Condit
       p.lane_gbps && e.lane_gbps.value && Below(*p.lane_gbps, *e.lane_gbps.value);
   const bool rate_short = e.rate_gbps.value && Below(*p.rate_gbps, *e.rate_gbps.value);
   const bool speed_loss = lane_loss || (rate_short && !width_loss);
-  const std::string expected = ExpectedText(e, p.ethernet());
+  const std::string expected = ExpectedText(e);
   if (width_loss) {
     width.verdict = Verdict::kRaise;
     width.finding = {Severity::kCritical,
@@ -134,15 +179,13 @@ void AssessState(const PortShape& p, const PortExpectation& e, bool ever_up,
     stuck.verdict = Verdict::kRaise;
     stuck.finding = {Severity::kCritical, entity, static_cast<double>(*p.state), evidence,
                      PortName(p) + " has its physical link up but is stuck in " +
-                         std::string(StateName(*p.state)) +
-                         (p.sm_lid.value_or(0) == 0 ? " with no subnet manager (sm_lid 0)"
-                                                    : " (the subnet manager did not activate it)")};
+                         std::string(StateName(*p.state)) + SmText(p.sm_lid)};
   }
   if (!p.up() && !stuck_now && p.state && e.should_be_up && !ever_up) {
     std::string phys = p.phys_state ? std::string(PhysStateName(*p.phys_state)) : "";
     down.verdict = Verdict::kRaise;
     down.finding = {Severity::kCritical, entity, static_cast<double>(*p.state), evidence,
-                    PortName(p) + " is " + std::string(StateName(*p.state)) +
+                    PortName(p) + " is " + StateText(*p.state) +
                         (phys.empty() ? "" : " (physical state " + phys + ")") +
                         " but should be up (" + UpSourceText(e.up_source) + ")"};
   }
@@ -282,7 +325,7 @@ void AssessMissing(const AssessInput& in, std::vector<Condition>& out) {
                        static_cast<double>(present),
                        {{"ports", static_cast<double>(present)},
                         {"expected_ports", static_cast<double>(*group.count)}},
-                       std::to_string(present) + " " + group.Name() + " present, the manifest (" +
+                       group.Name() + ": " + std::to_string(present) + " present, the manifest (" +
                            group.where + ") expects " + std::to_string(*group.count)};
     }
     out.push_back(std::move(count));

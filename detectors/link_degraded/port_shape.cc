@@ -209,6 +209,8 @@ NodeShape BuildShape(const ShapeSources& sources) {
     PortShape p;
     p.device = std::string(LabelOr(m, "device"));
     const std::string port_label(LabelOr(m, "port"));
+    // A sample without its device or port names no port: a finding on it would name nothing.
+    if (p.device.empty() || port_label.empty()) return;
     auto number = WholeNumber(std::atof(port_label.c_str()));
     p.key.port = number.value_or(0);
     p.link_layer = std::string(LabelOr(m, "link_layer"));
