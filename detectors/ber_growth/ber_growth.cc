@@ -295,7 +295,8 @@ class BerGrowthDetector final : public Detector {
     ForEachSample(families, ethtool::kPhyReceivedBits,
                   [&](const prometheus::ClientMetric& m, double bits_value) {
                     auto netdev_label = LabelValue(m, "netdev");
-                    if (!netdev_label || !(bits_value >= 0)) return;
+                    // No netdev names no port a finding could name.
+                    if (!netdev_label || netdev_label->empty() || !(bits_value >= 0)) return;
                     const std::string netdev(*netdev_label);
                     EthPort& p = eth_.try_emplace(netdev, o_).first->second;
                     p.seen = true;
@@ -429,7 +430,7 @@ class BerGrowthDetector final : public Detector {
     auto port_for = [&](const prometheus::ClientMetric& m) -> IbPort* {
       auto device = LabelValue(m, "device");
       auto port = LabelValue(m, "port");
-      if (!device || !port) return nullptr;
+      if (!device || !port || device->empty() || port->empty()) return nullptr;
       if (ethernet.contains({std::string(*device), std::string(*port)})) return nullptr;
       IbPort& p = ib_.try_emplace({std::string(*device), std::string(*port)}, o_).first->second;
       p.seen = true;

@@ -65,7 +65,8 @@ class Builder {
   void Ethtool(const Families& families) {
     // PFC first: a netdev that reports it is a fabric port even without the rdma collector.
     ForEachSample(families, ethtool::kPfcEnabled, [&](const prometheus::ClientMetric& m, double v) {
-      if (auto prio = Priority(LabelValue(m, "priority"))) {
+      // A sample without its netdev is no port a finding could name.
+      if (auto prio = Priority(LabelValue(m, "priority")); prio && !LabelOr(m, "netdev").empty()) {
         Port(LabelOr(m, "netdev")).pfc[*prio] = v != 0;
       }
     });

@@ -259,7 +259,10 @@ class LinkFlapDetector final : public Detector {
     std::set<std::string> present;
     for (const auto* family : {oper, carrier, downs}) {
       if (family == nullptr) continue;
-      for (const auto& metric : family->metric) present.emplace(LabelOr(metric, "netdev"));
+      for (const auto& metric : family->metric) {
+        // A sample without its netdev names nothing to flap (and no finding may name "").
+        if (!LabelOr(metric, "netdev").empty()) present.emplace(LabelOr(metric, "netdev"));
+      }
     }
     // Presence first: a netdev that comes back starts a quiet maintenance window before its
     // re-registration shows up as carrier downs.
@@ -277,9 +280,12 @@ class LinkFlapDetector final : public Detector {
     if (carrier != nullptr) {
       for (const auto& metric : carrier->metric) {
         const std::string netdev(LabelOr(metric, "netdev"));
+        const double value = SampleValue(*carrier, metric);
+        // An unreadable carrier (NaN) is no evidence of a down: it would start a false outage.
+        if (netdev.empty() || !std::isfinite(value)) continue;
         with_carrier.insert(netdev);
         Entity& entity = NetdevEntity(netdev);
-        if (SampleValue(*carrier, metric) >= 1) {
+        if (value >= 1) {
           StateUp(s_, entity, snapshot.time);
         } else {
           StateDown(s_, entity, snapshot.time);
@@ -288,6 +294,7 @@ class LinkFlapDetector final : public Detector {
     }
     if (downs != nullptr) {
       for (const auto& metric : downs->metric) {
+        if (LabelOr(metric, "netdev").empty()) continue;
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
         CounterDowns(s_, entity, entity.carrier_down, kCarrierCounter, CounterValue(*downs, metric),
                      snapshot.time);
@@ -322,7 +329,7 @@ class LinkFlapDetector final : public Detector {
   void ObserveEthtool(const SnapshotView& snapshot) {
     if (const auto* family = FindFamily(snapshot, ethtool::kModuleEvents)) {
       for (const auto& metric : family->metric) {
-        if (LabelOr(metric, "event") != "unplug") continue;
+        if (LabelOr(metric, "event") != "unplug" || LabelOr(metric, "netdev").empty()) continue;
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
         const CounterStep step = entity.unplug.Update(CounterValue(*family, metric), snapshot.time);
         if (step.valid && step.delta > 0) {
@@ -337,6 +344,7 @@ class LinkFlapDetector final : public Detector {
     }
     if (const auto* family = FindFamily(snapshot, ethtool::kLinkDownEvents)) {
       for (const auto& metric : family->metric) {
+        if (LabelOr(metric, "netdev").empty()) continue;
         Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
         CounterDowns(s_, entity, entity.phy_down, kPhyCounter, CounterValue(*family, metric),
                      snapshot.time);
@@ -365,7 +373,7 @@ class LinkFlapDetector final : public Detector {
     auto port_entity = [&](const prometheus::ClientMetric& metric) -> Entity* {
       const std::string device(LabelOr(metric, "device"));
       const std::string port(LabelOr(metric, "port"));
-      if (ethernet.contains(device + "/" + port)) return nullptr;
+      if (device.empty() || port.empty() || ethernet.contains(device + "/" + port)) return nullptr;
       Entity& entity = EntityFor({{"device", device}, {"port", port}});
       present.insert(EntityKey(entity.labels));
       if (!entity.present) StartMaintenance(s_, entity, snapshot.time, false);
@@ -375,8 +383,10 @@ class LinkFlapDetector final : public Detector {
     if (const auto* family = FindFamily(snapshot, rdma::kPortState)) {
       for (const auto& metric : family->metric) {
         Entity* entity = port_entity(metric);
-        if (entity == nullptr) continue;
-        const int state = static_cast<int>(SampleValue(*family, metric));
+        const double value = SampleValue(*family, metric);
+        // An unreadable state (NaN) says neither up nor down; casting it would be undefined.
+        if (entity == nullptr || !std::isfinite(value)) continue;
+        const int state = static_cast<int>(value);
         const bool active = state == 4 || state == 5;  // ACTIVE, ACTIVE_DEFER
         if (active) {
           StateUp(s_, *entity, snapshot.time);

@@ -195,7 +195,10 @@ class OpticalDriftDetector final : public Detector {
     std::map<std::string, std::string> serials;  // netdev → serial
     ForEachSample(families, optics::kInfo, [&](const prometheus::ClientMetric& m, double) {
       auto netdev = LabelValue(m, "netdev");
-      if (netdev) serials[std::string(*netdev)] = std::string(LabelValue(m, "serial").value_or(""));
+      // No netdev names no module a finding could name.
+      if (netdev && !netdev->empty()) {
+        serials[std::string(*netdev)] = std::string(LabelValue(m, "serial").value_or(""));
+      }
     });
     std::set<std::string> seen;
     for (const auto& [netdev, serial_label] : serials) {
@@ -440,6 +443,7 @@ class OpticalDriftDetector final : public Detector {
     const double warmup = duration<double>(options_.baseline_warmup).count();
     if (LabelValue(m, "netdev") != r.netdev) return;
     const std::string lane(LabelValue(m, "lane").value_or(""));
+    if (lane.empty()) return;  // no lane a finding could name
     LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
     s.seen = true;
     const auto los = FindValue(r.families, optics::kRxLos, {{"netdev", r.netdev}, {"lane", lane}});
@@ -489,6 +493,7 @@ class OpticalDriftDetector final : public Detector {
     const double tau = duration<double>(options_.baseline_time_constant).count();
     if (LabelValue(m, "netdev") != r.netdev || !std::isfinite(amperes) || amperes < 0) return;
     const std::string lane(LabelValue(m, "lane").value_or(""));
+    if (lane.empty()) return;  // no lane a finding could name
     LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
     s.seen = true;
     s.bias_amperes = amperes;

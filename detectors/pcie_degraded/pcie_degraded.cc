@@ -1,5 +1,6 @@
 #include "detectors/pcie_degraded/pcie_degraded.h"
 
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
@@ -116,7 +117,7 @@ class PcieDegradedDetector final : public Detector {
     auto link_for = [&](const prometheus::ClientMetric& metric) -> Link* {
       auto device = LabelValue(metric, "device");
       auto role = LabelValue(metric, "role");
-      if (!device || !role || (*role != "gpu" && *role != "nic")) return nullptr;
+      if (!device || device->empty() || !role || (*role != "gpu" && *role != "nic")) return nullptr;
       Link& link =
           links_.try_emplace(Key{std::string(*device), std::string(*role)}, options_).first->second;
       link.seen = true;
@@ -124,7 +125,8 @@ class PcieDegradedDetector final : public Detector {
     };
     auto gauge = [&](const MetricDesc& family, std::optional<double> Link::*field) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double v) {
-        if (Link* link = link_for(m)) link->*field = v;
+        // NaN or inf is an unreadable link: no value, never "xnan" in a finding.
+        if (Link* link = link_for(m); link != nullptr && std::isfinite(v)) link->*field = v;
       });
     };
     for (auto& [key, link] : links_)
@@ -221,7 +223,9 @@ class PcieDegradedDetector final : public Detector {
              entity,
              static_cast<double>(link.uncorrectable_last),
              {{"aer_uncorrectable_errors", static_cast<double>(link.uncorrectable_last)}},
-             who + " reported uncorrectable (nonfatal/fatal) AER errors",
+             who + " reported " + Format(static_cast<double>(link.uncorrectable_last)) +
+                 " uncorrectable (nonfatal/fatal) AER " +
+                 (link.uncorrectable_last == 1 ? "error" : "errors") + ", expected none",
              false});
       }
       if (link.correctable.active()) {
@@ -230,8 +234,8 @@ class PcieDegradedDetector final : public Detector {
                            link.window_count,
                            {{"aer_correctable_errors", link.window_count},
                             {"window_seconds", link.window_seconds}},
-                           who + " " + Format(link.window_count) +
-                               " correctable AER errors in the last " +
+                           who + " " + Format(link.window_count) + " correctable AER " +
+                               (link.window_count == 1 ? "error" : "errors") + " in the last " +
                                Format(link.window_seconds) + " s",
                            false});
       }

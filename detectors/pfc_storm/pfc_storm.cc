@@ -114,7 +114,10 @@ class PfcStormDetector final : public Detector {
       if (family == nullptr) return;
       for (const auto& metric : family->metric) {
         auto dir = ParseDir(LabelOr(metric, "direction"));
-        if (!dir) continue;
+        // A sample without its netdev or priority names no priority a finding could name.
+        if (!dir || LabelOr(metric, "netdev").empty() || LabelOr(metric, "priority").empty()) {
+          continue;
+        }
         Priority& p = PriorityFor(LabelOr(metric, "netdev"), LabelOr(metric, "priority"));
         const std::string key = p.netdev + "/" + p.priority;
         seen.insert(key);
@@ -167,8 +170,8 @@ class PfcStormDetector final : public Detector {
       for (const auto& metric : family->metric) {
         const std::string_view severity = LabelOr(metric, "severity");
         const int index = severity == "warning" ? 0 : severity == "error" ? 1 : -1;
-        if (index < 0) continue;
         const std::string netdev(LabelOr(metric, "netdev"));
+        if (index < 0 || netdev.empty()) continue;
         nic_seen.insert(netdev);
         NicEvents& events = nic_[netdev];
         const CounterStep step = events.counter[index].Update(CounterValue(*family, metric), time);
@@ -196,15 +199,13 @@ class PfcStormDetector final : public Detector {
         f.entity = base;
         f.entity.emplace_back("role", "source");
         f.value = p.ratio[kTx].value_or(0);
-        f.evidence = {{"tx_pause_ratio", p.ratio[kTx].value_or(0)},
-                      {"rx_pause_ratio", p.ratio[kRx].value_or(0)},
-                      {"rx_bytes_delta", static_cast<double>(p.rx_progress)},
-                      {"storm_seconds", p.source_streak}};
+        f.evidence = RoleEvidence(p, kTx, "rx_bytes_delta", p.rx_progress, p.source_streak);
         f.reason = fmt::format(
-            "netdev {} priority {}: PFC storm source, sending pause {:.1f}% of the time with no "
-            "receive progress for {:.1f}s (>= {}); this NIC is holding the fabric",
-            p.netdev, p.priority, 100 * f.value, p.source_streak,
-            FormatDuration(s_.detection_time));
+            "netdev {} priority {}: PFC storm source, {}; this NIC is holding "
+            "the fabric",
+            p.netdev, p.priority,
+            Signature(p.ratio[kTx], "sending pause", "receive", p.source_streak,
+                      p.source.active_since(), now));
         findings.push_back(std::move(f));
       }
       if (p.victim.active()) {
@@ -214,15 +215,13 @@ class PfcStormDetector final : public Detector {
         f.entity = base;
         f.entity.emplace_back("role", "victim");
         f.value = p.ratio[kRx].value_or(0);
-        f.evidence = {{"rx_pause_ratio", p.ratio[kRx].value_or(0)},
-                      {"tx_pause_ratio", p.ratio[kTx].value_or(0)},
-                      {"tx_bytes_delta", static_cast<double>(p.tx_progress)},
-                      {"storm_seconds", p.victim_streak}};
+        f.evidence = RoleEvidence(p, kRx, "tx_bytes_delta", p.tx_progress, p.victim_streak);
         f.reason = fmt::format(
-            "netdev {} priority {}: PFC storm victim, paused by the peer {:.1f}% of the time with "
-            "no transmit progress for {:.1f}s (>= {}); the source is elsewhere in the fabric",
-            p.netdev, p.priority, 100 * f.value, p.victim_streak,
-            FormatDuration(s_.detection_time));
+            "netdev {} priority {}: PFC storm victim, {}; the source is "
+            "elsewhere in the fabric",
+            p.netdev, p.priority,
+            Signature(p.ratio[kRx], "paused by the peer", "transmit", p.victim_streak,
+                      p.victim.active_since(), now));
         findings.push_back(std::move(f));
       }
     }
@@ -323,6 +322,40 @@ class PfcStormDetector final : public Detector {
   }
 
  private:
+  // The evidence of a role: only the ratios measured in the last interval (a storm restored from
+  // the state file has none until the next interval), never a 0 that was not read.
+  static std::vector<Evidence> RoleEvidence(const Priority& p, Dir own, const char* progress_name,
+                                            uint64_t progress, double streak) {
+    const Dir other = own == kTx ? kRx : kTx;
+    std::vector<Evidence> out;
+    if (p.ratio[own])
+      out.push_back({own == kTx ? "tx_pause_ratio" : "rx_pause_ratio", *p.ratio[own]});
+    if (p.ratio[other]) {
+      out.push_back({other == kTx ? "tx_pause_ratio" : "rx_pause_ratio", *p.ratio[other]});
+    }
+    if (streak > 0) out.push_back({progress_name, static_cast<double>(progress)});
+    out.push_back({"storm_seconds", streak});
+    return out;
+  }
+
+  // What holds now: the signature with its numbers while it holds; while the storm only waits
+  // out restoration-time (or was restored from the state file), that it does not hold now,
+  // instead of "0.0% of the time ... for 0.0s".
+  std::string Signature(const std::optional<double>& ratio, const char* pausing,
+                        const char* progress, double streak, TimePoint since, TimePoint now) const {
+    if (streak > 0 && ratio) {
+      return fmt::format("{} {:.1f}% of the time with no {} progress for {:.1f}s (>= {})", pausing,
+                         100 * *ratio, progress, streak, FormatDuration(s_.detection_time));
+    }
+    const std::string measured = ratio
+                                     ? fmt::format("pause ratio {:.1f}% now", 100 * *ratio)
+                                     : std::string("pause ratio not measured in the last interval");
+    return fmt::format(
+        "raised {:.0f}s ago; the storm signature does not hold now ({}), it "
+        "clears after {} below the clear ratio",
+        Seconds(now - since), measured, FormatDuration(s_.restoration_time));
+  }
+
   Priority& PriorityFor(std::string_view netdev, std::string_view priority) {
     std::string key = std::string(netdev) + "/" + std::string(priority);
     auto it = priorities_.find(key);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/core/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/optics/optics_metrics.h"
 #include "detectors/core/counter.h"
@@ -138,6 +139,17 @@ struct HighTempEvents {
   uint64_t last_delta = 0;
 };
 
+// " rising 0.25 °C/min, projected to reach 70.0 °C in 12 min": only the numbers the fits gave.
+// The projection holds for projection-for after the fits stop answering (too few samples after
+// a gap), and a slope or time that was not computed must not print as 0.
+std::string ProjectionText(const Module& m) {
+  std::string text = m.slope ? " rising " + FormatFixed(*m.slope * 60, 2) + " °C/min" : " rising";
+  text += ", projected to reach " + FormatFixed(m.warning_threshold) + " °C";
+  if (!m.eta) return text + " (no current projection: too few recent samples)";
+  if (*m.eta < 60) return text + " in under 1 min";
+  return text + " in " + FormatFixed(*m.eta / 60, 0) + " min";
+}
+
 class ThermalDriftDetector final : public Detector {
  public:
   explicit ThermalDriftDetector(ThermalDriftOptions options) : options_(options) {}
@@ -181,13 +193,10 @@ class ThermalDriftDetector final : public Detector {
         std::vector<Evidence> e = evidence();
         if (m.slope) e.push_back({"slope_celsius_per_second", *m.slope});
         if (m.eta) e.push_back({"projected_seconds_to_warning", *m.eta});
-        signals.push_back(
-            {Severity::kWarning, entity, m.temperature, std::move(e),
-             "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C rising " +
-                 FormatFixed(m.slope.value_or(0) * 60, 2) + " °C/min, projected to reach " +
-                 FormatFixed(m.warning_threshold) + " °C in " +
-                 (m.eta ? FormatFixed(*m.eta / 60, 0) + " min" : std::string("(now past)")),
-             false});
+        signals.push_back({Severity::kWarning, entity, m.temperature, std::move(e),
+                           "module on " + netdev + " at " + FormatFixed(m.temperature) + " °C" +
+                               ProjectionText(m),
+                           false});
       }
       if (m.slew.active()) {
         std::vector<Evidence> e = evidence();
@@ -195,7 +204,7 @@ class ThermalDriftDetector final : public Detector {
         signals.push_back({Severity::kWarning, entity, m.slew_value, std::move(e),
                            "module on " + netdev + " temperature changed " +
                                FormatFixed(m.slew_value) + " °C within " +
-                               FormatFixed(Seconds(options_.slew_window) / 60, 0) + " min",
+                               FormatDuration(options_.slew_window),
                            false});
       }
     }
@@ -231,7 +240,8 @@ class ThermalDriftDetector final : public Detector {
     ForEachSample(families, optics::kTemperature,
                   [&](const prometheus::ClientMetric& metric, double value) {
                     auto netdev = LabelValue(metric, "netdev");
-                    if (!netdev || !std::isfinite(value)) return;
+                    // No netdev, no module a finding could name; NaN is no temperature.
+                    if (!netdev || netdev->empty() || !std::isfinite(value)) return;
                     const std::string name(*netdev);
                     const auto present = FindValue(families, optics::kPresent, {{"netdev", name}});
                     if (present && *present == 0) return;  // empty cage: maintenance
@@ -271,7 +281,8 @@ class ThermalDriftDetector final : public Detector {
     const auto alarm = FindValue(families, optics::kTemperatureThreshold,
                                  {{"netdev", netdev}, {"threshold", "high_alarm"}});
     // Unprogrammed modules report 0 (or nonsense ordering): use the §4.1 fallback then.
-    m.thresholds_from_module = warn && alarm && *warn > 0 && *alarm >= *warn;
+    m.thresholds_from_module =
+        warn && alarm && *warn > 0 && *alarm >= *warn && std::isfinite(*alarm);
     m.warning_threshold = m.thresholds_from_module ? *warn : options_.fallback_warning_celsius;
     m.alarm_threshold = m.thresholds_from_module ? *alarm : options_.fallback_alarm_celsius;
 
@@ -316,7 +327,7 @@ class ThermalDriftDetector final : public Detector {
                   [&](const prometheus::ClientMetric& metric, double value) {
                     if (LabelValue(metric, "event") != "high_temp") return;
                     auto netdev = LabelValue(metric, "netdev");
-                    if (!netdev || !(value >= 0)) return;
+                    if (!netdev || netdev->empty() || !(value >= 0)) return;
                     const std::string name(*netdev);
                     seen.insert(name);
                     auto it = high_temp_.try_emplace(name, options_).first;
