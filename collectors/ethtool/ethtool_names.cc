@@ -22,7 +22,8 @@ constexpr MetricDesc kPfcPauseFrames{
     "priority. mlx5 rx/tx_prio<N>_pause (present only while PFC is enabled on the priority), "
     "bnxt_en rx/tx_pfc_ena_frames_pri<N>, ice rx/tx_priority_<N>_xoff.nic, i40e "
     "port.rx_priority_<N>_xoff[_rx] / port.tx_priority_<N>_xoff[_tx]. ice and i40e count XOFF "
-    "frames only; their XON frames are fabric_pfc_xon_frames_total.",
+    "frames only; their XON frames are fabric_pfc_xon_frames_total. ionic counts no PFC frames "
+    "per priority.",
     MetricKind::kCounter, kPrioDir};
 constexpr MetricDesc kPfcPauseTransitions{
     "fabric_pfc_pause_transitions_total",
@@ -75,13 +76,15 @@ constexpr MetricDesc kGlobalPauseFrames{
     "IEEE 802.3x (link-level, not per-priority) pause frames received (rx) or sent (tx), from "
     "driver statistics: mlx5 rx/tx_global_pause, bnxt_en rx/tx_pause_frames, ice "
     "link_xoff_rx/tx.nic, i40e port.link_xoff_rx/tx, igb/ixgbe rx/tx_flow_control_xoff, tg3 "
-    "rx_xoff_pause_rcvd / tx_xoff_sent. Intel and tg3 count XOFF frames only; their XON frames "
+    "rx_xoff_pause_rcvd / tx_xoff_sent, ionic frames_rx/tx_pause. Intel and tg3 count XOFF frames "
+    "only; their XON frames "
     "are fabric_ethtool_global_xon_frames_total.",
     MetricKind::kCounter, kDir};
 constexpr MetricDesc kGlobalPauseDuration{
     "fabric_ethtool_global_pause_duration_seconds_total",
     "Time paused by 802.3x global pause, received (rx) or sent (tx) "
-    "(mlx5 rx/tx_global_pause_duration, microseconds converted to seconds).",
+    "(mlx5 rx/tx_global_pause_duration; ionic rx_pause_1us_count, rx only; microseconds "
+    "converted to seconds).",
     MetricKind::kCounter, kDir};
 constexpr MetricDesc kGlobalPauseTransitions{
     "fabric_ethtool_global_pause_transitions_total",
@@ -140,7 +143,8 @@ constexpr MetricDesc kPhySymbolErrors{
 constexpr MetricDesc kCrcErrors{
     "fabric_ethtool_crc_errors_total",
     "Frames received at the port with a bad frame check sequence (mlx5 rx_crc_errors_phy, "
-    "bnxt_en rx_fcs_err_frames, ice rx_crc_errors.nic, i40e port.rx_crc_errors).",
+    "bnxt_en rx_fcs_err_frames, ice rx_crc_errors.nic, i40e port.rx_crc_errors, ionic "
+    "frames_rx_bad_fcs).",
     MetricKind::kCounter, kNetdev};
 
 constexpr LabelPair kRx{"direction", "rx"};
@@ -236,6 +240,20 @@ constexpr StatPattern kPatterns[] = {
     {"port.link_xon_rx", &kGlobalXonFrames, "", {kRx, kNone}, 1},
     {"port.link_xon_tx", &kGlobalXonFrames, "", {kTx, kNone}, 1},
     {"port.rx_crc_errors", &kCrcErrors, "", {kNone, kNone}, 1},
+
+    // ionic, AMD Pensando (K drivers/net/ethernet/pensando/ionic/ionic_stats.c
+    // ionic_port_stats_desc, fields of struct ionic_port_stats in ionic_if.h): per-priority pause
+    // time in 1 us units and per-priority frame counts (traffic of the priority, not PFC frames;
+    // AMD's device-metrics-exporter documents frames_rx_pri_<N> as "frames received on priority
+    // N"). frames_rx/tx_pripause are totals over all priorities and stay unmapped.
+    {"rx_pripause_%d_1us_count", &kPfcPauseDuration, "priority", {kRx, kNone}, kMicro},
+    {"tx_pripause_%d_1us_count", &kPfcPauseDuration, "priority", {kTx, kNone}, kMicro},
+    {"frames_rx_pri_%d", &kPrioPackets, "priority", {kRx, kNone}, 1},
+    {"frames_tx_pri_%d", &kPrioPackets, "priority", {kTx, kNone}, 1},
+    {"frames_rx_pause", &kGlobalPauseFrames, "", {kRx, kNone}, 1},
+    {"frames_tx_pause", &kGlobalPauseFrames, "", {kTx, kNone}, 1},
+    {"rx_pause_1us_count", &kGlobalPauseDuration, "", {kRx, kNone}, kMicro},
+    {"frames_rx_bad_fcs", &kCrcErrors, "", {kNone, kNone}, 1},
 
     // igb and ixgbe (K drivers/net/ethernet/intel/{igb/igb,ixgbe/ixgbe}_ethtool.c): 802.3x
     // XON/XOFF counters. ixgbe's per-packet-buffer rx/tx_pb_%d_pxon/pxoff are per traffic class

@@ -27,7 +27,15 @@
 // Deliberately not mapped (available through the passthrough), see ethtool_names.cc:
 // mlx5 rx/tx_pause_ctrl_phy (the same 802.3 counters the collector reads through netlink
 // PAUSE_GET), bnxt_en *_cos%d and *_pri%d traffic (CoS-queue counters, not per priority),
-// i40e port.rx_priority_%d_xon_2_xoff (XON->XOFF, the opposite transition of mlx5's).
+// i40e port.rx_priority_%d_xon_2_xoff (XON->XOFF, the opposite transition of mlx5's), ionic
+// frames_rx/tx_pripause (totals over all priorities).
+//
+// Vendors with nothing to map for a family (docs/reference.md §4): ice and i40e count PFC frames
+// but no pause time, so fabric_pfc_pause_duration_seconds_total (what pfc_storm reads) is
+// mlx5, bnxt_en and ionic only; ionic has pause time and per-priority frames but no PFC frame
+// counts; ENA, the netdev of an AWS EFA, has no PFC, FEC, PHY or link-down statistic at all (its
+// *_allowance_exceeded counters are instance shaping, K drivers/net/ethernet/amazon/ena/
+// ena_ethtool.c).
 
 #include <array>
 #include <cstddef>

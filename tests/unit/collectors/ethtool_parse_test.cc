@@ -381,6 +381,54 @@ TEST(NormalizeStat, IgnoresSurroundingBlanks) {
   }
 }
 
+TEST(NormalizeStat, MapsIonicNames) {
+  // ionic (AMD Pensando, K drivers/net/ethernet/pensando/ionic/ionic_stats.c): pause time per
+  // priority in 1 us units, frames per priority, 802.3x pause and FCS errors.
+  const std::vector<Expected> ionic = {
+      {"rx_pripause_4_1us_count",
+       "fabric_pfc_pause_duration_seconds_total",
+       {{"priority", "4"}, {"direction", "rx"}},
+       1e-6},
+      {"tx_pripause_3_1us_count",
+       "fabric_pfc_pause_duration_seconds_total",
+       {{"priority", "3"}, {"direction", "tx"}},
+       1e-6},
+      {"frames_rx_pri_3",
+       "fabric_ethtool_priority_packets_total",
+       {{"priority", "3"}, {"direction", "rx"}}},
+      {"frames_tx_pri_3",
+       "fabric_ethtool_priority_packets_total",
+       {{"priority", "3"}, {"direction", "tx"}}},
+      {"frames_rx_pause", "fabric_ethtool_global_pause_frames_total", {{"direction", "rx"}}},
+      {"frames_tx_pause", "fabric_ethtool_global_pause_frames_total", {{"direction", "tx"}}},
+      {"rx_pause_1us_count",
+       "fabric_ethtool_global_pause_duration_seconds_total",
+       {{"direction", "rx"}},
+       1e-6},
+      {"frames_rx_bad_fcs", "fabric_ethtool_crc_errors_total", {}},
+  };
+  for (const Expected& e : ionic) {
+    SCOPED_TRACE(e.name);
+    auto stat = NormalizeStat(e.name);
+    ASSERT_TRUE(stat.has_value());
+    EXPECT_EQ(stat->desc->name, e.metric);
+    EXPECT_EQ(ExtraLabels(*stat), e.labels);
+    EXPECT_DOUBLE_EQ(stat->scale, e.scale);
+  }
+}
+
+TEST(NormalizeStat, VendorCountersWithNoEquivalentStayUnmapped) {
+  // ionic totals over all priorities; ENA (the netdev of an EFA) ENI shaping counters: packets
+  // queued or dropped for exceeding the instance's allowance, not PFC, FEC or link events
+  // (K drivers/net/ethernet/amazon/ena/ena_ethtool.c ena_stats_eni_strings).
+  for (std::string_view name :
+       {"frames_rx_pripause", "frames_tx_pripause", "tx_pripause_8_1us_count",
+        "bw_in_allowance_exceeded", "bw_out_allowance_exceeded", "pps_allowance_exceeded",
+        "linklocal_allowance_exceeded", "conntrack_allowance_exceeded"}) {
+    EXPECT_FALSE(NormalizeStat(name).has_value()) << name;
+  }
+}
+
 TEST(NormalizeStat, RejectsNearMisses) {
   for (std::string_view name : {
            "rx_prio8_pause", "rx_prio9_pause", "rx_prio10_pause", "rx_prio_pause",
