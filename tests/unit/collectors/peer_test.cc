@@ -18,6 +18,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/smp_text.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/test_paths.h"
 
 namespace fabricwatch::peer {
 namespace {
@@ -316,6 +317,52 @@ TEST(SmpText, parses_nodeinfo_and_nodedesc) {
   EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....a\tb\n"));
   EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....\xff\xfe\n"));
   EXPECT_FALSE(sys::ParseSmpNodeDesc("nothing here\n"));
+}
+
+// Conformance over the real smpquery captures of tests/fixtures/real/smp (sources and facts in
+// tests/fixtures/real/SOURCES.md, section "smp"): LID-routed NodeInfo of a dual-port ConnectX-3
+// from both ports, and the failed query of the unplugged one.
+std::string RealSmp(const std::string& file) {
+  return testing::ReadTextFile(testing::FixturePath("real/smp/" + file));
+}
+
+TEST(SmpRealCapture, nodeinfo_of_each_port_and_the_failed_query) {
+  for (const auto& [file, local_port] :
+       {std::pair<std::string, unsigned>{"ompi-users-2012-03-mlx4-lid4.nodeinfo", 1},
+        {"ompi-users-2012-03-mlx4-lid5.nodeinfo", 2}}) {
+    SCOPED_TRACE(file);
+    auto info = sys::ParseSmpNodeInfo(RealSmp(file));
+    ASSERT_TRUE(info) << info.error().ToString();
+    EXPECT_EQ(info->node_type, "Channel Adapter");
+    EXPECT_EQ(sys::FormatGuid(info->node_guid), "0x0002c90300336fe0");
+    EXPECT_EQ(sys::FormatGuid(info->system_guid), "0x0002c90300336fe3");
+    EXPECT_EQ(info->num_ports, 2u);
+    EXPECT_EQ(info->local_port, local_port);
+    EXPECT_EQ(info->vendor_id, 0x2c9u);
+    EXPECT_EQ(info->device_id, 0x1003u);
+  }
+  auto failed = sys::ParseSmpNodeInfo(RealSmp("ompi-users-2012-03-mlx4-lid4-unplugged.nodeinfo"));
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message().find("missing Guid"), std::string::npos);
+}
+
+TEST(SmpRealCapture, a_nodeinfo_posted_without_its_nodedesc_is_the_peer_by_guid) {
+  // The post has the NodeInfo only: the collector shows the neighbour by its GUID, counted.
+  Tree tree;
+  tree.Write("smp/mlx5_0/1/nodeinfo", RealSmp("ompi-users-2012-03-mlx4-lid5.nodeinfo"));
+  fs::remove(tree.Path("smp/mlx5_0/1/nodedesc"));
+  tree.Write("smp/mlx5_1/1/nodeinfo", RealSmp("ompi-users-2012-03-mlx4-lid4-unplugged.nodeinfo"));
+  tree.Write("smp/mlx5_1/1/nodedesc", kNodeDesc);
+  Harness h(tree);
+  size_t errors = 0;
+  auto peers = h.Collect(&errors);
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_EQ(peers["mlx5_0/1"].at("peer_name"), "0x0002c90300336fe0");
+  EXPECT_EQ(peers["mlx5_0/1"].at("peer_id"), "0x0002c90300336fe0");
+  EXPECT_EQ(peers["mlx5_0/1"].at("peer_port"), "2");
+  EXPECT_EQ(errors, 2u);
+  EXPECT_EQ(h.bad_records().at("smp/no_description"), 1.0);
+  EXPECT_EQ(h.bad_records().at("smp/malformed"), 1.0);
 }
 
 }  // namespace

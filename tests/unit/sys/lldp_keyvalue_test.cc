@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
+#include "tests/testing/test_paths.h"
+
 namespace fabricwatch::sys {
 namespace {
 
@@ -192,6 +197,94 @@ TEST(LldpKeyValueTest, PeerPortByPortIdSubtype) {
   // A MAC or an unhandled subtype: the description says which port.
   EXPECT_EQ(peer_port("lldp.e.port.mac=fe:54:00:30:f8:19\nlldp.e.port.descr=vnet0\n"), "vnet0");
   EXPECT_EQ(peer_port("lldp.e.port.unhandled=x\nlldp.e.port.descr=1/1/3\n"), "1/1/3");
+}
+
+// Conformance over the real captures of tests/fixtures/real/lldp (sources and facts in
+// tests/fixtures/real/SOURCES.md, section "lldp"): every neighbour as the user sees it
+// (fabric_port_peer_info's peer_name, peer_port, peer_id) and every skipped block with its reason.
+struct ExpectedNeighbour {
+  std::string netdev, chassis_id, peer_name, peer_port;
+  uint32_t ttl_seconds = 0;
+  std::optional<std::string> system_description = std::nullopt;
+};
+struct ExpectedSkip {
+  std::string netdev;
+  std::string_view reason;
+};
+struct RealCapture {
+  std::string file;
+  std::vector<ExpectedNeighbour> neighbours;
+  std::vector<ExpectedSkip> skipped;
+};
+
+TEST(LldpKeyValueRealCaptureTest, EveryCaptureGivesItsNeighbours) {
+  const RealCapture captures[] = {
+      {"cisco-c2960x-multiline-descr.kv",
+       {{"eno1", "38:20:56:67:90:80", "s35-b12.dc3", "Gi1/0/29", 0,
+         "Cisco IOS Software, C2960X Software (C2960X-UNIVERSALK9-M), Version 15.0(2a)EX5, "
+         "RELEASE SOFTWARE (fc3) Technical Support: http://www.cisco.com/techsupport Copyright "
+         "(c) 1986-2015 by Cisco Systems, Inc. Compiled Mon 16-Feb-15 08:16 by prod_rel_team"}},
+       {}},
+      {"juniper-qfx5100-ifindex-port.kv",
+       {{"eth0", "40:a6:77:7a:72:00", "sw-filer-f06.dc42", "xe-0/0/1"},
+        {"eth1", "40:a6:77:7c:fb:20", "sw-filer-f05.dc42", "xe-0/0/1"}},
+       {}},
+      // eno2d1's system name line was posted under eno1: eno2d1 is named by its chassis MAC.
+      {"cumulus-s4100-chassis-ttl.kv",
+       {{"eno1", "e4:f0:04:b6:47:32", "toto-chassis.dc42", "swp46", 120},
+        {"eno2d1", "e4:f0:04:b6:4e:32", "e4:f0:04:b6:4e:32", "swp46", 120}},
+       {}},
+      {"dedibox-ifname-no-descr.kv",
+       {{"enp1s0f0", "00:07:cb:0b:6c:d7", "s120-f3-2.itx4", "RJ-9", 120}},
+       {}},
+      {"vlan-only-fragments.kv", {}, {{"eth0", "incomplete"}, {"eth1", "incomplete"}}},
+  };
+  for (const RealCapture& capture : captures) {
+    SCOPED_TRACE(capture.file);
+    const std::string text = fabricwatch::testing::ReadTextFile(
+        fabricwatch::testing::FixturePath("real/lldp/" + capture.file));
+    ASSERT_FALSE(text.empty());
+    auto r = ReadLldpKeyValue(text);
+    ASSERT_TRUE(r) << r.error().ToString();
+    ASSERT_EQ(r->neighbors.size(), capture.neighbours.size());
+    for (const ExpectedNeighbour& want : capture.neighbours) {
+      SCOPED_TRACE(want.netdev);
+      ASSERT_TRUE(r->neighbors.contains(want.netdev));
+      const LldpNeighbor& n = r->neighbors.at(want.netdev);
+      EXPECT_EQ(n.chassis_id, want.chassis_id);
+      EXPECT_EQ(LldpPeerName(n), want.peer_name);
+      EXPECT_EQ(LldpPeerPort(n), want.peer_port);
+      EXPECT_EQ(n.ttl_seconds, want.ttl_seconds);
+      if (want.system_description) EXPECT_EQ(n.system_description, *want.system_description);
+    }
+    ASSERT_EQ(r->skipped.size(), capture.skipped.size());
+    for (size_t i = 0; i < capture.skipped.size(); ++i) {
+      EXPECT_EQ(r->skipped[i].netdev, capture.skipped[i].netdev);
+      EXPECT_EQ(LldpKeyValueSkipName(r->skipped[i].reason), capture.skipped[i].reason);
+    }
+  }
+}
+
+TEST(LldpKeyValueRealCaptureTest, TheCapturesTogetherKeepEveryGoodNeighbour) {
+  // All captures in one file (as `lldpctl -f keyvalue` of a node with many ports would be, the
+  // netdevs renamed apart): the two incomplete fragments cost nothing else.
+  std::string all;
+  int index = 0;
+  for (const char* file : {"vlan-only-fragments.kv", "cisco-c2960x-multiline-descr.kv",
+                           "juniper-qfx5100-ifindex-port.kv", "cumulus-s4100-chassis-ttl.kv",
+                           "dedibox-ifname-no-descr.kv"}) {
+    std::string text = fabricwatch::testing::ReadTextFile(
+        fabricwatch::testing::FixturePath(std::string("real/lldp/") + file));
+    const std::string prefix = "lldp.c" + std::to_string(index++) + "-";
+    for (size_t at = text.find("lldp."); at != std::string::npos; at = text.find("lldp.", at + 1)) {
+      if (at == 0 || text[at - 1] == '\n') text.replace(at, 5, prefix);
+    }
+    all += text;
+  }
+  auto r = ReadLldpKeyValue(all);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->neighbors.size(), 6u);
+  EXPECT_EQ(r->skipped.size(), 2u);
 }
 
 }  // namespace
