@@ -188,8 +188,18 @@ class DriverFaultDetector final : public Detector {
                     auto label = [&](std::string_view name) {
                       return std::string(LabelValue(metric, name).value_or(""));
                     };
-                    modules_[label("netdev")] =
-                        label("vendor") + " " + label("part_number") + " serial " + label("serial");
+                    const std::string netdev = label("netdev");
+                    if (netdev.empty()) return;
+                    // Only what the module's EEPROM gave: "Mellanox MMA4Z00-NS serial MT1",
+                    // never "  serial " for a module whose identity was not read.
+                    std::string identity;
+                    for (const std::string& part : {label("vendor"), label("part_number")}) {
+                      if (!part.empty()) identity += (identity.empty() ? "" : " ") + part;
+                    }
+                    if (const std::string serial = label("serial"); !serial.empty()) {
+                      identity += (identity.empty() ? "serial " : " serial ") + serial;
+                    }
+                    if (!identity.empty()) modules_[netdev] = std::move(identity);
                   });
   }
 

@@ -78,6 +78,19 @@ TEST(DriverFault, SlotPowerNoticeIsAWarningNotADrain) {
   EXPECT_TRUE(findings[0].drain_eligible);
 }
 
+// A transmit timeout the driver recovered from is a warning held for module-hold, never drained.
+TEST(DriverFault, DegradedFunctionIsAHeldWarning) {
+  Harness h;
+  auto findings = h.Feed(kT0, {Event("netdev_watchdog", 1, kT0)});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+  EXPECT_FALSE(findings[0].drain_eligible);
+  EXPECT_NE(findings[0].reason.find("degraded or recovering: netdev_watchdog"), std::string::npos)
+      << findings[0].reason;
+  EXPECT_EQ(h.At(kT0 + minutes(9)).size(), 1u);
+  EXPECT_TRUE(h.At(kT0 + minutes(11)).empty());
+}
+
 // A fault line that named no function on a node with several is raised for the node, its reason
 // saying so, with the line as evidence (issue 38 "no silent drop").
 TEST(DriverFault, NodeWideFaultSaysItNamesNoDevice) {

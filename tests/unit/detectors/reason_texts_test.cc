@@ -130,17 +130,6 @@ std::vector<LogEvent> LogEvents(std::mt19937& rng, TimePoint time) {
   return events;
 }
 
-// driver_fault.cc (being reworked for issue 38 items 1-3 by another change) joins the module's
-// vendor, part number and serial with spaces even when one is empty: "(module  x serial )".
-// Tolerated here only in that shape, so that this test names it until that change fixes it.
-bool KnownDriverFaultDefect(std::string_view detector, const Finding& f) {
-  static const std::regex kModule(R"(\(module[^()]*serial[^()]*\))");
-  if (detector != "driver_fault" || !std::regex_search(f.reason, kModule)) return false;
-  Finding rest = f;
-  rest.reason = std::regex_replace(f.reason, kModule, "(module)");
-  return ReasonProblem(rest).empty();
-}
-
 TEST(ReasonTextsTest, every_detector_renders_clean_reasons_from_absent_and_unreadable_inputs) {
   ASSERT_FALSE(DetectorRegistry().empty());
   for (const DetectorInfo& info : DetectorRegistry()) {
@@ -164,7 +153,6 @@ TEST(ReasonTextsTest, every_detector_renders_clean_reasons_from_absent_and_unrea
         }
         for (const Finding& f : detector.Evaluate(t)) {
           ++rendered;
-          if (KnownDriverFaultDefect(info.name, f)) continue;
           EXPECT_EQ(ReasonProblem(f), "")
               << info.name << " (seed " << seed << ", step " << step << "): " << f.reason;
         }
