@@ -8,10 +8,11 @@ namespace fabricwatch::peer {
 
 inline constexpr MetricDesc kPeerInfo{
     "fabric_port_peer_info",
-    "The neighbour at the far end of the port: peer_name (LLDP system name or IB node "
-    "description), peer_port (LLDP port id or IB port number), peer_id (LLDP chassis id or IB "
-    "node GUID), and where it was learned (source: lldpd, lldp, smp). Absent when no neighbour is "
-    "known. Constant 1.",
+    "The neighbour at the far end of the port: peer_name (LLDP system name, else chassis id; IB "
+    "node description, else node GUID), peer_port (LLDP: the port as the switch names it, the "
+    "port id, or its description when the id is a MAC, an address or a numeric local id such as "
+    "a Junos ifIndex; IB port number), peer_id (LLDP chassis id or IB node GUID), and where it "
+    "was learned (source: lldpd, lldp, smp). Absent when no neighbour is known. Constant 1.",
     MetricKind::kInfo,
     {"device", "port", "netdev", "peer_name", "peer_port", "peer_id", "source"}};
 
