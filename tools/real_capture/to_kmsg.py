@@ -15,7 +15,8 @@ Transport prefixes recognised, per line (first that fits; see PREFIXES below):
   journald      short-iso "2024-01-01T00:00:00+0000 host kernel: "
   syslog        RFC 3164 / journald short, short-precise "Jan  1 00:00:00[.123456] host kernel: "
   dmesg -x      "kern  :err   : "
-  dmesg -T      "[Mon Jan  1 00:00:00 2024] "
+  dmesg -T      "[Mon Jan  1 00:00:00 2024] ", also with a syslog host tag after it,
+                "[Sun Dec  1 14:54:40 2024] host kernel: " (a syslog file shown with dmesg -T dates)
   dmesg -H      "[  +0.000844] " (relative) and "[Aug29 20:09] "
   printk level  "<3>" (console/netconsole)
   dmesg         "[   12.345678] " (also after any of the above, as syslog daemons keep it)
@@ -62,6 +63,8 @@ PREFIXES = [
     ("dmesg-H", re.compile(r"\[[A-Z][a-z]{2}\d\d \d\d:\d\d\] ")),
     ("printk-level", re.compile(r"<(?P<level>[0-7])>")),
 ]
+# The "host kernel: " a syslog daemon writes, when it follows a dmesg -T date.
+HOST_KERNEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]* kernel: ")
 DMESG_SECONDS = re.compile(r"\[ *(?P<plus>\+)?(?P<sec>\d+)\.(?P<frac>\d{6})\] ")
 PDSH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*: (?=\[|<\d>|[A-Z][a-z]{2} |\d{4}-)")
 
@@ -83,13 +86,17 @@ def strip_transport(line):
     pdsh = PDSH.match(rest)
     if pdsh:
         rest = rest[pdsh.end():]
-    for _name, regex in PREFIXES:
+    for name, regex in PREFIXES:
         match = regex.match(rest)
         if match:
             word = match.groupdict().get("level")
             if word is not None:
                 level = int(word) if word.isdigit() else LEVELS.get(word)
             rest = rest[match.end():]
+            if name == "dmesg-T":
+                host = HOST_KERNEL.match(rest)
+                if host:
+                    rest = rest[host.end():]
             break
     seconds, relative = None, False
     match = DMESG_SECONDS.match(rest)
