@@ -58,14 +58,26 @@ std::optional<KernelEntity> EntityResolver::FromPci(const std::string& pci,
                                                     const std::string& netdev) const {
   const std::string dir = "bus/pci/devices/" + pci;
   KernelEntity entity;
-  if (auto ib = sysfs_.ListDir(dir + "/infiniband"); ib && !ib->empty())
+  // The name after the address may be the RDMA device rather than a netdev: ibdev_* printers
+  // write "<driver> <bdf> <ibdev>: " (efa: "efa 0000:a0:1a.0 rdmap160s26: Failed to process").
+  bool names_ibdev = false;
+  if (auto ib = sysfs_.ListDir(dir + "/infiniband"); ib && !ib->empty()) {
     entity.device = ib->front();
+    for (const std::string& name : *ib) {
+      if (!netdev.empty() && name == netdev) {
+        entity.device = name;
+        names_ibdev = true;
+      }
+    }
+  }
   if (auto nets = sysfs_.ListDir(dir + "/net"); nets) {
     for (const std::string& name : *nets) {
       if (name == netdev) entity.netdev = name;
     }
     // With one port per function (mlx5), a line about the function is about its one netdev.
-    if (entity.netdev.empty() && netdev.empty() && nets->size() == 1) entity.netdev = nets->front();
+    if (entity.netdev.empty() && (netdev.empty() || names_ibdev) && nets->size() == 1) {
+      entity.netdev = nets->front();
+    }
   }
   if (entity.device.empty() && entity.netdev.empty()) return std::nullopt;
   return entity;

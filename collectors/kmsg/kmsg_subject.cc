@@ -134,7 +134,11 @@ RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
   if (second_space != std::string_view::npos) {
     std::string_view netdev = rest.substr(second_space + 1);
     netdev = netdev.substr(0, netdev.find(' '));
-    if (IsDeviceName(netdev, kMaxNetdevName)) subject.netdev.assign(netdev);
+    // netdev_name() of a netdev not yet registered is "(unnamed net_device)" (netdevice.h): the
+    // line is about the function alone.
+    if (!netdev.starts_with('(') && IsDeviceName(netdev, kMaxNetdevName)) {
+      subject.netdev.assign(netdev);
+    }
   }
   return subject;
 }

@@ -378,6 +378,10 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
   auto s = SubjectOf(r, "mlx5_core 0000:3b:00.0 enp59s0f0np0: Link down", any);
   EXPECT_EQ(s.pci, "0000:3b:00.0");
   EXPECT_EQ(s.netdev, "enp59s0f0np0");
+  s = SubjectOf(r, "bnxt_en 0000:3b:00.0 (unnamed net_device) (uninitialized): hwrm_ver_get failed",
+                any);
+  EXPECT_EQ(s.pci, "0000:3b:00.0");
+  EXPECT_EQ(s.netdev, "");
   r.device = "";
   s = SubjectOf(r, "mlx5_0/1: QP 1 error: x (0x1 0x0 0x0)", any);
   EXPECT_EQ(s.ibdev, "mlx5_0");
@@ -409,6 +413,20 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
 // when the node has exactly one, else the node's; a function of this host with no RDMA device or
 // netdev (its probe failed) is the node's; a generic printer's line that names nothing is skipped,
 // counted by reason.
+// ibdev_* printers name the RDMA device after the address ("efa 0000:a0:1a.0 rdmap160s26: ..."):
+// the entity is that device and the function's one netdev, not a netdev of that name.
+TEST(KmsgCollector, RdmaDeviceNamedAfterTheAddressIsTheDevice) {
+  Tree tree;
+  Harness h(tree);
+  h.Append(Record(3, 1,
+                  "mlx5_core 0000:3b:00.0 mlx5_0: poll_health:836:(pid 0): Fatal error 1 "
+                  "detected"));
+  auto run = h.Collect();
+  ASSERT_EQ(run.events.size(), 1u);
+  EXPECT_EQ(run.events[0].device, "mlx5_0");
+  EXPECT_EQ(run.events[0].netdev, "enp59s0f0np0");
+}
+
 TEST(KmsgCollector, LineNamingNoFunctionIsTheOneFunctionsOrTheNodes) {
   const std::string synd = "mlx5_core: INFO: synd 0x8: unrecoverable hardware error.";
   {
