@@ -15,8 +15,9 @@ inline constexpr LabelNames kDir{"netdev", "direction"};
 inline constexpr MetricDesc kPfcPauseDuration{
     "fabric_pfc_pause_duration_seconds_total",
     "Time the priority was paused by PFC, received pause (rx: our transmitter was held) or sent "
-    "pause (tx: we held the peer). mlx5 rx/tx_prio<N>_pause_duration and bnxt_en "
-    "pfc_pri<N>_rx/tx_duration_us, both in microseconds, converted to seconds.",
+    "pause (tx: we held the peer). mlx5 rx/tx_prio<N>_pause_duration, bnxt_en "
+    "pfc_pri<N>_rx/tx_duration_us and ionic rx/tx_pripause_<N>_1us_count, all in microseconds, "
+    "converted to seconds.",
     MetricKind::kCounter, kPrioDir};
 inline constexpr MetricDesc kPrioBytes{
     "fabric_ethtool_priority_bytes_total",
@@ -26,7 +27,7 @@ inline constexpr MetricDesc kPrioBytes{
 inline constexpr MetricDesc kPrioPackets{
     "fabric_ethtool_priority_packets_total",
     "Packets received (rx) or sent (tx) on the priority at the physical port "
-    "(mlx5 rx/tx_prio<N>_packets).",
+    "(mlx5 rx/tx_prio<N>_packets, ionic frames_rx/tx_pri_<N>).",
     MetricKind::kCounter, kPrioDir};
 inline constexpr MetricDesc kPauseStormEvents{
     "fabric_ethtool_pause_storm_events_total",
