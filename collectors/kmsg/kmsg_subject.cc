@@ -126,6 +126,12 @@ RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
   const std::string_view device_name = rest.substr(0, second_space);
   if (IsPciAddress(device_name)) {
     if (subject.pci.empty()) subject.pci.assign(device_name);
+  } else if (prefix.substr(0, first_space) == "infiniband" &&
+             IsDeviceName(device_name, kMaxIbdevName)) {
+    // ibdev_printk of a device without a parent names the class and the RDMA device
+    // (drivers/infiniband/core/device.c __ibdev_printk): "infiniband rocep33s0f0: ...".
+    subject.ibdev.assign(device_name);
+    return subject;
   } else if (subject.pci.empty() && IsDeviceName(device_name, kMaxNetdevName)) {
     subject.netdev.assign(device_name);  // "<driver> <netdev>: " (a virtual device's netdev)
   } else if (subject.pci.empty()) {

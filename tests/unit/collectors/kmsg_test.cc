@@ -385,6 +385,13 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
   r.device = "";
   s = SubjectOf(r, "mlx5_0/1: QP 1 error: x (0x1 0x0 0x0)", any);
   EXPECT_EQ(s.ibdev, "mlx5_0");
+  // A real line (tests/fixtures/real/kmsg/nvme-cli-3268-mlx5-cqe-error.log).
+  s = SubjectOf(r,
+                "infiniband rocep33s0f0: mlx5_poll_one:527:(pid 0): Responder error cqe on cqn "
+                "0x406:",
+                any);
+  EXPECT_EQ(s.ibdev, "rocep33s0f0");
+  EXPECT_EQ(s.netdev, "");
   r.device = "n7";
   s = SubjectOf(r, "no prefix here", any);
   EXPECT_EQ(s.ifindex, 7);
