@@ -20,7 +20,12 @@ constexpr std::string_view kEq = "drivers/net/ethernet/mellanox/mlx5/core/eq.c";
 constexpr std::string_view kQp = "drivers/net/ethernet/mellanox/mlx5/core/qp.c";
 constexpr std::string_view kEnMain = "drivers/net/ethernet/mellanox/mlx5/core/en_main.c";
 constexpr std::string_view kTxReporter = "drivers/net/ethernet/mellanox/mlx5/core/en/reporter_tx.c";
+constexpr std::string_view kRxReporter = "drivers/net/ethernet/mellanox/mlx5/core/en/reporter_rx.c";
+constexpr std::string_view kEnHealth = "drivers/net/ethernet/mellanox/mlx5/core/en/health.c";
+constexpr std::string_view kPages = "drivers/net/ethernet/mellanox/mlx5/core/pagealloc.c";
 constexpr std::string_view kIbQp = "drivers/infiniband/hw/mlx5/qp.c";
+constexpr std::string_view kIbCq = "drivers/infiniband/hw/mlx5/cq.c";
+constexpr std::string_view kEnTx = "drivers/net/ethernet/mellanox/mlx5/core/en_tx.c";
 constexpr std::string_view kEfaCom = "drivers/infiniband/hw/efa/efa_com.c";
 constexpr std::string_view kEfaMain = "drivers/infiniband/hw/efa/efa_main.c";
 constexpr std::string_view kIceMain = "drivers/net/ethernet/intel/ice/ice_main.c";
@@ -28,6 +33,14 @@ constexpr std::string_view kBnxt = "drivers/net/ethernet/broadcom/bnxt/bnxt.c";
 constexpr std::string_view kBnxtHwrm = "drivers/net/ethernet/broadcom/bnxt/bnxt_hwrm.c";
 constexpr std::string_view kIonicMain = "drivers/net/ethernet/pensando/ionic/ionic_main.c";
 constexpr std::string_view kIpoib = "drivers/infiniband/ulp/ipoib/ipoib_main.c";
+constexpr std::string_view kIpoibMcast = "drivers/infiniband/ulp/ipoib/ipoib_multicast.c";
+constexpr std::string_view kIrdmaHw = "drivers/infiniband/hw/irdma/hw.c";
+constexpr std::string_view kIrdmaMain = "drivers/infiniband/hw/irdma/main.c";
+constexpr std::string_view kIrdmaUtils = "drivers/infiniband/hw/irdma/utils.c";
+constexpr std::string_view kBnxtReRcfw = "drivers/infiniband/hw/bnxt_re/qplib_rcfw.c";
+constexpr std::string_view kIbDevice = "drivers/infiniband/core/device.c";
+constexpr std::string_view kIbCache = "drivers/infiniband/core/cache.c";
+constexpr std::string_view kIbMad = "drivers/infiniband/core/mad.c";
 constexpr std::string_view kAer = "drivers/pci/pcie/aer.c";
 constexpr std::string_view kAerErr = "drivers/pci/pcie/err.c";
 constexpr std::string_view kDpc = "drivers/pci/pcie/dpc.c";
@@ -73,6 +86,18 @@ constexpr KernelEventPattern kPatterns[] = {
     {"probe_failed", kCritical, kFatal, {"mlx5_init_one failed with error code "}, kMain},
     {"probe_failed", kCritical, kFatal, {"mlx5_pci_init failed with error code "}, kMain},
     {"probe_failed", kCritical, kFatal, {"handle_hca_cap failed"}, kMain},
+    // The driver core since 6.10 (release not pinned): dev_err, the prefix names the device.
+    {"probe_failed", kCritical, kFatal, {"probe with driver ", " failed with error "}, kDriverCore},
+    // wait_fw_init gave up (pre-initializing 4.x-current, initializing 5.x+), or the command
+    // interface never came up: the firmware did not start.
+    {"probe_failed", kCritical, kFatal, {"Firmware over ", " MS in ", "initializing state"}, kMain},
+    {"probe_failed", kCritical, kFatal, {"Failed initializing command interface"}, kMain},
+    // ib_core (§9.13): the RDMA device is not registered, or its ports cannot send MADs (no SM,
+    // no CM on that port). "infiniband <ibdev>: " lines name no PCI function.
+    {"probe_failed", kCritical, kFatal, {"Couldn't set up InfiniBand P_Key/GID cache"}, kIbDevice},
+    {"probe_failed", kCritical, kFatal, {"Couldn't change QP", " state to INIT: "}, kIbMad},
+    {"probe_failed", kCritical, kFatal, {"Couldn't start port"}, kIbMad},
+    {"probe_failed", kCritical, kFatal, {"Couldn't open port "}, kIbMad},
     {"probe_failed", kCritical, kFatal, {"EFA device init failed"}, kEfaMain},
     {"probe_failed",
      kCritical,
@@ -84,15 +109,33 @@ constexpr KernelEventPattern kPatterns[] = {
     // ionic dev commands (ionic_main.c). ACCESS_REG before the general failure, recovered before
     // timeout; "failed" alone, since a report shows ACCESS_REG failures without ", status".
     {"cmd_recovered", kInfo, kCountOnly, {"(0x", "recovered after timeout"}, kCmd},
+    {"cmd_recovered", kInfo, kCountOnly, {"Command completion arrived after timeout"}, kCmd},
     {"cmd_timeout", kWarning, kCommandTimeout, {"(0x", ") timeout. Will cause a leak"}, kCmd},
     {"cmd_timeout", kWarning, kCommandTimeout, {"(0x", "Async, timeout. Will cause a leak"}, kCmd},
     {"cmd_timeout", kWarning, kCommandTimeout, {"(0x", ") No done completion"}, kCmd},
     {"cmd_timeout", kWarning, kCommandTimeout, {"(0x", "canceled on out of queue timeout"}, kCmd},
     {"cmd_timeout", kWarning, kCommandTimeout, {"Error (timeout: ", ") msg {0x"}, kBnxtHwrm},
     {"cmd_timeout", kWarning, kCommandTimeout, {"DEV_CMD ", " error, TIMEOUT ("}, kIonicMain},
+    // bnxt_re's firmware channel (§9.13): every command after a stall fails until reload.
+    {"cmd_timeout", kWarning, kCommandTimeout, {"cmdq[", "]=", " timedout ("}, kBnxtReRcfw},
+    {"cmd_timeout", kWarning, kCommandTimeout, {"FW STALL Detected. cmdq["}, kBnxtReRcfw},
+    // irdma's control QP (§9.13): -110 is -ETIMEDOUT, the wait that also requests a reset.
+    {"cmd_timeout", kWarning, kCommandTimeout, {"Error][op_code=", "] status=-110 "}, kIrdmaUtils},
     {"access_reg_failed", kWarning, kNoisy, {"ACCESS_REG(0x805)", " failed"}, kCmd},
     {"cmd_failed", kWarning, kNoisy, {"(0x", ") op_mod(0x", " failed"}, kCmd},
     {"cmd_failed", kWarning, kNoisy, {"DEV_CMD ", " error, ", ") failed"}, kIonicMain},
+    {"cmd_failed", kWarning, kNoisy, {"Error][op_code=", "] status="}, kIrdmaUtils},
+    {"cmd_failed", kWarning, kNoisy, {"cqp opcode = 0x", " maj_err_code = 0x"}, kIrdmaHw},
+    // mlx5 page exchange with the firmware (pagealloc.c, 4.x-current): pages the firmware asked
+    // for and did not get, or did not give back (the counter lines are WARN()s, no device name).
+    {"fw_pages_failed",
+     kWarning,
+     kNoisy,
+     {"FW pages counter is ", " after reclaiming all pages"},
+     kPages},
+    {"fw_pages_failed", kWarning, kNoisy, {"FW did not return all pages"}, kPages},
+    {"fw_pages_failed", kWarning, kNoisy, {": give fail "}, kPages},
+    {"fw_pages_failed", kWarning, kNoisy, {": reclaim fail "}, kPages},
     // EFA admin queue (efa_com.c, 5.4 to current): a command that gets no completion closes the
     // admin queue (EFA_AQ_STATE_RUNNING cleared), so every later command fails until a reset:
     // one command-timeout class for the lot.
@@ -286,6 +329,30 @@ constexpr KernelEventPattern kPatterns[] = {
     {"netdev_watchdog", kWarning, kDegraded, {"transmit timeout: latency ", " msecs"}, kIpoib},
     // bnxt firmware reset notice (bnxt_async_event_process): the driver resets and recovers.
     {"fw_reset", kWarning, kDegraded, {"Firmware ", " reset event"}, kBnxt},
+    // irdma on ice (§9.13; main.c 5.14-6.15, icrdma_if.c since): ice forwards a critical
+    // interrupt cause, irdma names the error and asks ice for a function reset.
+    {"rdma_oicr_event", kInfo, kCountOnly, {"ICE OICR event notification: oicr = 0x"}, kIrdmaMain},
+    {"fw_fatal", kCritical, kFatal, {"critical PE Error, GLPE_CRITERR=0x"}, kIrdmaMain},
+    {"fw_fatal", kCritical, kFatal, {": HMC Error"}, kIrdmaMain},
+    {"fw_fatal", kCritical, kFatal, {": PE Push Error"}, kIrdmaMain},
+    {"health_recovery_started", kWarning, kCountOnly, {": Requesting a reset"}, kIrdmaMain},
+    // mlx5e health reporters (§9.13): an error CQE on a queue (the queue is recovered), an RX
+    // timeout, and interrupts the EQ missed ("Recover" 5.3-5.5 reporter_tx.c, "Recovered" since).
+    {"cqe_error", kWarning, kNoisy, {"ERR CQE on SQ: 0x"}, kTxReporter},
+    {"cqe_error", kWarning, kNoisy, {"ERR CQE on RQ: 0x"}, kRxReporter},
+    // The error CQE itself: mlx5e's dump (netdev_err), mlx5_ib's (debug level upstream, seen
+    // where dynamic debug is on). "Error" and "error" keep the two rows apart.
+    {"cqe_error", kWarning, kNoisy, {"Error cqe on cqn 0x", ", ci 0x"}, kEnTx},
+    {"cqe_error", kWarning, kNoisy, {" error cqe on cqn 0x"}, kIbCq},
+    {"rx_timeout", kWarning, kDegraded, {"RX timeout on channel: ", "RQ: 0x"}, kRxReporter},
+    {"eq_missed_interrupts", kWarning, kDegraded, {" eqes on EQ 0x"}, kEnHealth},
+    // IPoIB cannot join a multicast group (the broadcast group: the interface carries nothing);
+    // ipoib_warn for the first 20 failures of a group, -ETIMEDOUT/-EAGAIN only at debug level.
+    {"ipoib_mcast_join_failed",
+     kWarning,
+     kNoisy,
+     {"multicast join failed for ", ", status "},
+     kIpoibMcast},
     // ice without its DDP package (ice_main.c, 5.5+): the netdev works, RDMA and DCB are off.
     {"ice_safe_mode", kWarning, kDegraded, {"Entering Safe Mode"}, kIceMain},
     {"ice_safe_mode", kWarning, kDegraded, {"Device now in Safe Mode"}, kIceMain},
@@ -297,6 +364,10 @@ constexpr KernelEventPattern kPatterns[] = {
     {"link_up", kInfo, kLinkCause, {"NIC Link is up"}, kIceMain},
     // RDMA and completion queues (§9.8).
     {"qp_fatal", kWarning, kNoisy, {": QP ", " error: ", " (0x"}, kIbQp},
+    {"qp_fatal", kWarning, kNoisy, {"abnormal ae_id = 0x", " qp_id = "}, kIrdmaHw},
+    {"cq_error", kWarning, kNoisy, {"Processing an iWARP related AE for CQ misc = 0x"}, kIrdmaHw},
+    // ib_core's port cache could not be refreshed after a port event (cache.c).
+    {"ib_port_query_failed", kWarning, kNoisy, {"ib_query_port failed ("}, kIbCache},
     {"cq_error", kWarning, kNoisy, {"CQ error on CQN 0x"}, kEq},
     {"cq_error", kWarning, kNoisy, {"Async event for bogus CQ"}, kEq},
     // mlx5_get_rsc (qp.c, 4.x-5.x; MLNX_OFED): an event for a QP/SRQ the driver no longer has.

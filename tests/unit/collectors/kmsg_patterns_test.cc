@@ -201,7 +201,53 @@ const Case kCases[] = {
      "efa_admin_queue_error"},
     {"efa 0000:00:06.0 efa_0: Admin queue is closed", "efa_admin_queue_error"},
     {"(null): Reset indication didn't turn on", "efa_reset"},
+    // irdma, bnxt_re, ib_core, IPoIB, mlx5e health reporters, mlx5 pages (§9.13).
+    {"ice 0000:31:00.0 rocep49s0f0: ICE OICR event notification: oicr = 0x06000803",
+     "rdma_oicr_event"},
+    {"ice 0000:31:00.0 rocep49s0f0: HMC Error", "fw_fatal"},
+    {"ice 0000:31:00.0 rocep49s0f0: critical PE Error, GLPE_CRITERR=0x00011424", "fw_fatal"},
+    {"ice 0000:31:00.0 rocep49s0f0: Requesting a reset", "health_recovery_started"},
+    {"ice 0000:17:00.0 rocep23s0f0: [Modify QP Cmd Error][op_code=5] status=-110 waiting=1 "
+     "completion_err=0 maj=0x0 min=0x0",
+     "cmd_timeout"},
+    {"ice 0000:17:00.0 rocep23s0f0: [Destroy QP Cmd Error][op_code=10] status=-5 waiting=1 "
+     "completion_err=1 maj=0x8001 min=0x8002",
+     "cmd_failed"},
+    {"ice 0000:17:00.0 rocep23s0f0: abnormal ae_id = 0x503 bool qp=1 qp_id = 17, ae_src=5",
+     "qp_fatal"},
+    {"bnxt_en 0000:12:00.0: QPLIB: bnxt_re_is_fw_stalled: FW STALL Detected. cmdq[0xe]=0x3 "
+     "waited (103641 > 100000) msec active 1 ",
+     "cmd_timeout"},
+    {"bnxt_en 0000:12:00.0: QPLIB: cmdq[0]=0x1 timedout (20000)msec", "cmd_timeout"},
+    {"infiniband bnxt_re0: Couldn't change QP1 state to INIT: -110", "probe_failed"},
+    {"infiniband bnxt_re0: Couldn't open port 1", "probe_failed"},
+    {"infiniband syz1: ib_query_port failed (-19)", "ib_port_query_failed"},
+    {"ib0: multicast join failed for ff12:401b:ffff:0000:0000:0000:ffff:ffff, status -22",
+     "ipoib_mcast_join_failed"},
+    {"mlx5_core 0000:6f:00.0: wait_fw_init:201:(pid 8): Firmware over 120000 MS in "
+     "pre-initializing state, aborting",
+     "probe_failed"},
+    {"mlx5_core 0000:56:00.0: mlx5_cmd_comp_handler:1709:(pid 0): Command completion arrived "
+     "after timeout (entry idx = 0).",
+     "cmd_recovered"},
+    {"FW pages counter is 1024 after reclaiming all pages", "fw_pages_failed"},
+    {"mlx5_core 0000:3b:00.0: pages_work_handler:550:(pid 9): give fail -12", "fw_pages_failed"},
+    {"mlx5_core 0000:3b:00.0 enp59s0f0np0: ERR CQE on SQ: 0x1c4", "cqe_error"},
+    {"mlx5_core 0000:3b:00.0 enp59s0f0np0: RX timeout on channel: 2, RQ: 0x46, CQ: 0x47",
+     "rx_timeout"},
+    {"mlx5_core 0000:3b:00.0 enp59s0f0np0: Recover 3 eqes on EQ 0x25", "eq_missed_interrupts"},
+    {"infiniband rocep33s0f0: mlx5_poll_one:527:(pid 0): Responder error cqe on cqn 0x406:",
+     "cqe_error"},
+    {"mlx5_core 0000:3b:00.0 enp59s0f0np0: Error cqe on cqn 0x407, ci 0x1, sqn 0x8c, opcode 0xd, "
+     "syndrome 0x2, vendor syndrome 0x0",
+     "cqe_error"},
+    {"bnxt_en 0000:43:00.0: probe with driver bnxt_en failed with error -16", "probe_failed"},
     // Lines that are not faults.
+    {"infiniband rocep33s0f0: mlx5_poll_one:530:(pid 0): syndrome 0x5, vendor syndrome 0xf9",
+     nullptr},
+    {"ice 0000:31:00.0 rocep49s0f0: Q1 Resource Check", nullptr},
+    {"mlx5_core 0000:3b:00.0 enp59s0f0np0: EQ 0x25: Cons = 0x1a, irqn = 0x7f", nullptr},
+    {"infiniband bnxt_re0: Device registered with IB successfully", nullptr},
     {"pcieport 0000:00:01.0: AER: enabled with IRQ 122", nullptr},
     {"mlx5_core 0000:3b:00.0: 252.048 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x16 link)",
      nullptr},
@@ -312,6 +358,13 @@ const std::map<std::string_view, Expected> kExpected = {
     {"pfc_pause_on", {EventSeverity::kWarning, EventClass::kNoisy}},
     {"drv_internal_error", {EventSeverity::kWarning, EventClass::kNoisy}},
     {"health_poll_failed", {EventSeverity::kCritical, EventClass::kFatal}},
+    {"fw_pages_failed", {EventSeverity::kWarning, EventClass::kNoisy}},
+    {"rdma_oicr_event", {EventSeverity::kInfo, EventClass::kCountOnly}},
+    {"cqe_error", {EventSeverity::kWarning, EventClass::kNoisy}},
+    {"rx_timeout", {EventSeverity::kWarning, EventClass::kDegraded}},
+    {"eq_missed_interrupts", {EventSeverity::kWarning, EventClass::kDegraded}},
+    {"ipoib_mcast_join_failed", {EventSeverity::kWarning, EventClass::kNoisy}},
+    {"ib_port_query_failed", {EventSeverity::kWarning, EventClass::kNoisy}},
 };
 
 TEST(KmsgPatterns, EveryRowHasItsSeverityAndClassAsDriverFaultSeesIt) {
