@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -31,6 +32,22 @@ class TempDir {
 
   std::string str() const { return path_.string(); }
   std::string Path(const std::string& name) const { return (path_ / name).string(); }
+
+  // Writes `text` to <dir>/<relative>, creating the directories above it (a sysfs tree's file).
+  void Write(const std::string& relative, const std::string& text) const {
+    const std::filesystem::path file = path_ / relative;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+  }
+  // The symbolic link <dir>/<relative> -> target, directories created; kept if it exists.
+  void Link(const std::string& relative, const std::string& target) const {
+    const std::filesystem::path link = path_ / relative;
+    std::filesystem::create_directories(link.parent_path());
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(link, ec))) {
+      std::filesystem::create_directory_symlink(target, link);
+    }
+  }
 
  private:
   static inline int counter_ = 0;

@@ -15,7 +15,6 @@
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -32,6 +31,7 @@
 #include "collectors/sys/kmsg_patterns.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/driver_fault/driver_fault.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::kmsg {
@@ -52,16 +52,9 @@ using Entity = std::pair<std::string, std::string>;  // RDMA device, netdev
 // The sysfs tree of one capture: each PCI function, netdev and RDMA device its .expect names.
 class CaptureTree {
  public:
-  explicit CaptureTree(const std::string& name)
-      : root_(fs::temp_directory_path() /
-              ("kmsg_corpus_" + std::to_string(::getpid()) + "_" + name)) {
-    fs::remove_all(root_);
-  }
-  ~CaptureTree() { fs::remove_all(root_); }
-  CaptureTree(const CaptureTree&) = delete;
-  CaptureTree& operator=(const CaptureTree&) = delete;
+  explicit CaptureTree(const std::string& name) : dir_("kmsg-corpus-" + name) {}
 
-  std::string sys() const { return (root_ / "sys").string(); }
+  std::string sys() const { return dir_.Path("sys"); }
 
   // The entity a subject of the .expect maps to, creating what the tree needs for it; a PCI
   // function's netdev is the one its line names (`<driver> <bdf> <netdev>: `), if any.
@@ -93,17 +86,9 @@ class CaptureTree {
   }
 
  private:
-  void Write(const std::string& rel, const std::string& text) {
-    const fs::path p = root_ / "sys" / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  void Link(const std::string& rel, const std::string& target) {
-    const fs::path p = root_ / "sys" / rel;
-    fs::create_directories(p.parent_path());
-    if (!fs::exists(fs::symlink_status(p))) fs::create_directory_symlink(target, p);
-  }
-  fs::path root_;
+  void Write(const std::string& rel, const std::string& text) { dir_.Write("sys/" + rel, text); }
+  void Link(const std::string& rel, const std::string& target) { dir_.Link("sys/" + rel, target); }
+  testing::TempDir dir_;
   std::map<std::string, Entity> entities_;
 };
 

@@ -18,6 +18,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fabricwatch::kmsg {
 namespace {
@@ -36,30 +37,19 @@ class StepClock final : public Clock {
 class Tree {
  public:
   static constexpr bool kOneFunction = true;
-  explicit Tree(bool one_function = false)
-      : root_(fs::temp_directory_path() /
-              ("kmsg_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
+  explicit Tree(bool one_function = false) : dir_("kmsg-test") {
     Function("0000:3b:00.0", "mlx5_0", {"enp59s0f0np0"});
     if (!one_function) Function("0000:5e:00.0", "mlx5_1", {"eth1", "eth2"});
     Function("0000:1c:00.0", "", {});
     Write("class/net/vethfw0/ifindex", "42\n");
     Write("class/net/lo/ifindex", "1\n");
   }
-  ~Tree() { fs::remove_all(root_); }
-  std::string sys() const { return (root_ / "sys").string(); }
-  std::string file(const std::string& name) const { return (root_ / name).string(); }
+  std::string sys() const { return dir_.Path("sys"); }
+  std::string file(const std::string& name) const { return dir_.Path(name); }
 
  private:
-  void Write(const std::string& rel, const std::string& text) {
-    const fs::path p = root_ / "sys" / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  void Link(const std::string& rel, const std::string& target) {
-    const fs::path p = root_ / "sys" / rel;
-    fs::create_directories(p.parent_path());
-    fs::create_directory_symlink(target, p);
-  }
+  void Write(const std::string& rel, const std::string& text) { dir_.Write("sys/" + rel, text); }
+  void Link(const std::string& rel, const std::string& target) { dir_.Link("sys/" + rel, target); }
   void Function(const std::string& bdf, const std::string& ibdev,
                 const std::vector<std::string>& netdevs) {
     const std::string dev = "devices/pci0000:00/0000:00:01.0/" + bdf;
@@ -78,8 +68,7 @@ class Tree {
       Link("class/net/" + netdev, "../../" + dev + "/net/" + netdev);
     }
   }
-  static inline int counter_ = 0;
-  fs::path root_;
+  testing::TempDir dir_;
 };
 
 std::string Record(int level, uint64_t seq, const std::string& message,
