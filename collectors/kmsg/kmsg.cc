@@ -142,7 +142,7 @@ class KmsgCollector final : public Collector {
     // configured otherwise.
     if (record->facility != 0 && !user_records_) return;
     const std::string message = sys::UnescapeKmsg(record->message);
-    const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message);
+    const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message, record->priority);
     if (pattern == nullptr) {
       // LOGLEVEL_WARNING is 4; a fabric driver's unknown line at warning or worse is counted.
       if (record->priority <= 4) {
@@ -192,8 +192,9 @@ class KmsgCollector final : public Collector {
       return entity;
     }
     // A function of this host with no RDMA device or netdev, named by its fabric driver: the
-    // probe failed or the device is being torn down; the fault is the node's.
-    if (driver && resolver_.HasPciFunction(subject.pci)) return resolver_.ByDriver(*driver, now);
+    // probe failed or the device is being torn down. The fault is the node's (its line names the
+    // function), never a bound sibling's: that one is healthy.
+    if (driver && resolver_.HasPciFunction(subject.pci)) return KernelEntity{};
     Skip("unmapped_device", 1, message);
     return std::nullopt;
   }

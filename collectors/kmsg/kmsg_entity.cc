@@ -17,6 +17,9 @@ std::optional<KernelEntity> EntityResolver::Resolve(const RecordSubject& subject
   std::optional<KernelEntity> entity;
   if (!subject.pci.empty()) {
     entity = FromPci(subject.pci, subject.netdev);
+    // A port's own line (AER recovery, DPC containment, link reset: drivers/pci/pcie/err.c,
+    // dpc.c) is about the NIC below it. Three levels: root port, switch up- and downstream port.
+    if (!entity) entity = BelowPort(subject.pci, 3);
   } else if (!subject.ibdev.empty()) {
     entity = FromIbdev(subject.ibdev);
   } else if (!subject.netdev.empty()) {
@@ -48,6 +51,28 @@ KernelEntity EntityResolver::ByDriver(std::string_view pci_driver,
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[std::move(key)] = Cached{entity, now};
   return entity;
+}
+
+std::optional<KernelEntity> EntityResolver::BelowPort(const std::string& port, int depth) const {
+  if (depth == 0) return std::nullopt;
+  auto names = sysfs_.ListDir("bus/pci/devices/" + port);
+  if (!names) return std::nullopt;
+  std::vector<KernelEntity> below;
+  size_t nodes = 0;
+  for (const std::string& name : *names) {
+    if (!IsPciAddress(name)) continue;
+    std::optional<KernelEntity> entity = FromPci(name, "");
+    if (!entity) {
+      // A switch port: its own children, one level down (the link under bus/pci/devices is how
+      // every function is reached, wherever it sits in the tree).
+      entity = BelowPort(name, depth - 1);
+      if (entity && entity->device.empty() && entity->netdev.empty()) ++nodes;
+    }
+    if (entity) below.push_back(*std::move(entity));
+  }
+  if (below.empty()) return std::nullopt;
+  if (below.size() == 1 && nodes == 0) return below.front();
+  return KernelEntity{};
 }
 
 bool EntityResolver::HasPciFunction(const std::string& pci) const {

@@ -52,6 +52,10 @@ class EntityResolver {
 
  private:
   std::optional<KernelEntity> FromPci(const std::string& pci, const std::string& netdev) const;
+  // The fabric functions below a PCIe port (its secondary bus's devices are subdirectories of the
+  // port's own sysfs directory), `depth` levels of switches down: the one, the node when several,
+  // nullopt when none (a GPU's port).
+  std::optional<KernelEntity> BelowPort(const std::string& port, int depth) const;
   std::optional<KernelEntity> FromNetdev(const std::string& netdev) const;
   std::optional<KernelEntity> FromIbdev(const std::string& ibdev) const;
   std::optional<KernelEntity> FromIfindex(int ifindex) const;

@@ -105,6 +105,9 @@ namespace {
 
 RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
   const std::string_view prefix = PrefixOf(message);
+  // "(null): " (ibdev_err before the device has a name, efa at probe), "(NULL ib_device): ",
+  // "(NULL net_device): " (drivers/infiniband/core/device.c, net/core/dev.c): no name at all.
+  if (prefix.starts_with('(')) return subject;
   const size_t first_space = prefix.find(' ');
   if (first_space == std::string_view::npos) {
     // "mlx5_0/1: QP 137 error: ..." (mlx5_ib pr_err) or "<netdev>: ..." (pr_info with a name).
@@ -117,10 +120,17 @@ RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
       return subject;
     } else if (IsDeviceName(prefix, kMaxNetdevName)) {
       subject.netdev.assign(prefix);
+    } else if (!prefix.empty() && subject.pci.empty() && subject.ifindex == 0) {
+      // A name no netdev can have ("nvidia-nvswitch0", 16 bytes): something else's line, not
+      // one that names nothing.
+      subject.bad_name = true;
     }
     return subject;
   }
-  // "<driver> <device>[ <netdev>[ (state)]]"
+  // "<driver> <device>[ <netdev>[ (state)]]". A first word with ':' or '(' is no driver but the
+  // mlx5 `func:line:(pid N)` tag of a line printed without its device ("mlx5_port_module_event:
+  // 1182:(pid 0): Port module event ..."): the line names nothing.
+  if (prefix.substr(0, first_space).find_first_of(":(") != std::string_view::npos) return subject;
   std::string_view rest = prefix.substr(first_space + 1);
   const size_t second_space = rest.find(' ');
   const std::string_view device_name = rest.substr(0, second_space);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "collectors/core/value_parse.h"
+
 namespace fabricwatch::sys {
 namespace {
 
@@ -59,9 +61,19 @@ constexpr KernelEventPattern kPatterns[] = {
     // mlx5 health (§9.3), health.c 5.4 to current.
     {"fw_fatal", kCritical, kFatal, {"Fatal error ", " detected"}, kHealth},
     {"health_compromised", kCritical, kFatal, {"health compromised"}, kHealth},
-    {"health_syndrome", kCritical, kFatal, {"Health issue observed, "}, kHealth},
-    // Also "mlx5_core: INFO: synd 0x8: ..." (a report's line with no device name).
-    {"health_syndrome", kCritical, kFatal, {"synd 0x", ": "}, kHealth},
+    // A syndrome the firmware rates WARNING (severity 4, 5.17+): degraded, not lost. Milder ones
+    // are printed at their own priority, which milder_event below reads.
+    {"health_warning", kWarning, kDegraded, {"Health issue observed, ", ") WARNING"}, kHealth},
+    {"health_syndrome",
+     kCritical,
+     kFatal,
+     {"Health issue observed, "},
+     kHealth,
+     {},
+     "health_warning"},
+    // Also "mlx5_core: INFO: synd 0x8: ..." (a report's line with no device name). The synd line
+    // is printed at the buffer's severity: at warning or milder it is that warning's.
+    {"health_syndrome", kCritical, kFatal, {"synd 0x", ": "}, kHealth, {}, "health_warning"},
     {"pci_slot_unavailable", kCritical, kFatal, {"PCI slot is unavailable"}, kHealth},
     {"cold_reset_required", kCritical, kFatal, {"Cold reset is required"}, kHealth},
     {"health_recovery_failed", kCritical, kFatal, {"health recovery failed"}, kHealth},
@@ -442,10 +454,30 @@ std::string_view EventSeverityName(EventSeverity severity) {
 std::span<const KernelEventPattern> KernelEventPatterns() { return kPatterns; }
 
 const KernelEventPattern* MatchKernelEvent(std::string_view message) {
+  // The PCI driver that printed the line, when its dev_printk prefix says so ("<drv> <bdf>").
+  std::optional<std::string_view> printer;
+  if (const size_t space = message.find(' '); space != std::string_view::npos) {
+    const std::string_view device = message.substr(space + 1, 12);
+    if (IsPciAddress(device)) printer = PciDriverOf(message.substr(0, space));
+  }
   for (const KernelEventPattern& pattern : kPatterns) {
-    if (MatchesInOrder(message, pattern)) return &pattern;
+    if (!MatchesInOrder(message, pattern)) continue;
+    if (printer) {
+      const auto owner = PciDriverOfPattern(pattern);
+      if (owner && *owner != *printer) continue;
+    }
+    return &pattern;
   }
   return nullptr;
+}
+
+const KernelEventPattern* MatchKernelEvent(std::string_view message, uint8_t priority) {
+  const KernelEventPattern* pattern = MatchKernelEvent(message);
+  constexpr uint8_t kLogLevelWarning = 4;  // include/linux/kern_levels.h
+  if (pattern != nullptr && !pattern->milder_event.empty() && priority >= kLogLevelWarning) {
+    return FindKernelEvent(pattern->milder_event);
+  }
+  return pattern;
 }
 
 const KernelEventPattern* FindKernelEvent(std::string_view event) {
@@ -479,8 +511,13 @@ std::optional<std::string_view> FabricDriverOf(std::string_view message) {
   }
   // pr_err lines of mlx5_ib name the RDMA device, not the driver: "mlx5_0/1: ..." and
   // "rocep2s0/1: ..." (§9.8) are mlx5_ib's.
-  if (word.size() > 1 && word.back() == ':' && word.find('/') != std::string_view::npos) {
-    return std::string_view("mlx5_ib");
+  if (const size_t slash = word.find('/'); slash != std::string_view::npos && slash > 0 &&
+                                           word.size() > slash + 2 && word.back() == ':') {
+    // "<ibdev>/<port>:" with a decimal port; not "/dev/sda1:".
+    const std::string_view port = word.substr(slash + 1, word.size() - slash - 2);
+    if (port.find_first_not_of("0123456789") == std::string_view::npos) {
+      return std::string_view("mlx5_ib");
+    }
   }
   return std::nullopt;
 }

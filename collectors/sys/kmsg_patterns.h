@@ -11,6 +11,7 @@
 // first. Where the kernel reworded a line (AER in 2025, module errors, health), both spellings
 // have a row.
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -43,12 +44,24 @@ struct KernelEventPattern {
   // prints; "NETDEV WATCHDOG: " before the netdev in the pre-6.9 watchdog line). Empty: the
   // prefix (`<driver> <bdf>[ <netdev>]: `) or the DEVICE= field names it.
   std::string_view subject_after = {};
+  // The event this row counts as when the record's priority is warning or milder (4..7): the
+  // mlx5 health buffer is printed at the firmware's own severity (health.c print_health_info,
+  // mlx5_log since 5.17), and a syndrome at WARNING is not a lost function. Empty: the row's event
+  // whatever the priority.
+  std::string_view milder_event = {};
 };
 
 std::span<const KernelEventPattern> KernelEventPatterns();
 
-// The first row whose fragments all occur in `message` in order; nullptr when none.
+// The first row whose fragments all occur in `message` in order; nullptr when none. A row of a
+// driver's own source (PciDriverOfPattern) does not match a line another PCI driver printed
+// ("ena 0000:00:05.0: Device isn't ready, abort com init" is ENA's, not EFA's, whose efa_com.c
+// was derived from ENA's and shares its words).
 const KernelEventPattern* MatchKernelEvent(std::string_view message);
+
+// MatchKernelEvent, then the row's milder_event when `priority` (0 emerg .. 7 debug) is warning
+// or milder.
+const KernelEventPattern* MatchKernelEvent(std::string_view message, uint8_t priority);
 
 // The row of an event name; nullptr if none. Every row of one event name has the same severity
 // and class (a test holds the table to it), so the first row answers for all of them: a

@@ -114,7 +114,7 @@ Outcome Classify(const std::string& text, const Expectation& want, std::string& 
     return outcome;
   }
   const std::string message = sys::UnescapeKmsg(record->message);
-  const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message);
+  const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message, record->priority);
   if (pattern == nullptr) {
     outcome.subject = SubjectText({}, message, want.subject);
     return outcome;

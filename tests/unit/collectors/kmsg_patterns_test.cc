@@ -307,6 +307,7 @@ const std::map<std::string_view, Expected> kExpected = {
     {"fw_fatal", {EventSeverity::kCritical, EventClass::kFatal}},
     {"health_compromised", {EventSeverity::kCritical, EventClass::kFatal}},
     {"health_syndrome", {EventSeverity::kCritical, EventClass::kFatal}},
+    {"health_warning", {EventSeverity::kWarning, EventClass::kDegraded}},
     {"pci_slot_unavailable", {EventSeverity::kCritical, EventClass::kFatal}},
     {"cold_reset_required", {EventSeverity::kCritical, EventClass::kFatal}},
     {"health_recovery_failed", {EventSeverity::kCritical, EventClass::kFatal}},
@@ -448,6 +449,43 @@ TEST(KmsgPatterns, FabricDriverOfFirstWord) {
   EXPECT_EQ(FabricDriverOf("mlx5_0/1: QP 1 error"), "mlx5_ib");
   EXPECT_EQ(FabricDriverOf("nvidia 0000:1c:00.0: Xid 79"), std::nullopt);
   EXPECT_EQ(FabricDriverOf(""), std::nullopt);
+}
+
+// efa_com.c was derived from ENA's ena_com.c and shares its words: a line ENA printed is not an
+// EFA fault; a row of no driver's own source (AER) matches whoever printed it.
+TEST(KmsgPatterns, ADriversRowsDoNotMatchAnotherDriversLine) {
+  ASSERT_NE(MatchKernelEvent("efa 0000:00:06.0 efa_0: Device isn't ready, abort com init"),
+            nullptr);
+  EXPECT_EQ(MatchKernelEvent("ena 0000:00:05.0 eth0: Device isn't ready, abort com init"), nullptr);
+  EXPECT_EQ(MatchKernelEvent("ena 0000:00:05.0 (unnamed net_device) (uninitialized): Reset "
+                             "indication didn't turn on"),
+            nullptr);
+  EXPECT_EQ(
+      MatchKernelEvent("nvidia 0000:1c:00.0: poll_health:836:(pid 0): Fatal error 1 detected"),
+      nullptr);
+  const KernelEventPattern* aer = MatchKernelEvent(
+      "nvidia 0000:1c:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer");
+  ASSERT_NE(aer, nullptr);
+  EXPECT_EQ(aer->event, "pcie_aer_corrected");
+  EXPECT_EQ(FabricDriverOf("/dev/sda1: something"), std::nullopt);
+}
+
+// A row's milder event at warning priority or milder (mlx5 prints the health buffer at the
+// firmware's severity).
+TEST(KmsgPatterns, MilderEventByPriority) {
+  const std::string_view synd =
+      "mlx5_core 0000:3b:00.0: print_health_info:447:(pid 0): synd 0x1: firmware internal error";
+  EXPECT_EQ(MatchKernelEvent(synd, 3)->event, "health_syndrome");
+  EXPECT_EQ(MatchKernelEvent(synd, 4)->event, "health_warning");
+  EXPECT_EQ(MatchKernelEvent(synd, 6)->event, "health_warning");
+  EXPECT_EQ(MatchKernelEvent("mlx5_core 0000:3b:00.0: poll_health:836:(pid 0): Fatal error 1 "
+                             "detected",
+                             4)
+                ->event,
+            "fw_fatal");
+  for (const KernelEventPattern& row : KernelEventPatterns()) {
+    if (!row.milder_event.empty()) EXPECT_NE(FindKernelEvent(row.milder_event), nullptr);
+  }
 }
 
 }  // namespace

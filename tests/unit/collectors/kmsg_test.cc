@@ -41,6 +41,9 @@ class Tree {
     Function("0000:3b:00.0", "mlx5_0", {"enp59s0f0np0"});
     if (!one_function) Function("0000:5e:00.0", "mlx5_1", {"eth1", "eth2"});
     Function("0000:1c:00.0", "", {});
+    // The root port above them (its sysfs directory holds theirs).
+    Write("devices/pci0000:00/0000:00:01.0/vendor", "0x8086\n");
+    Link("bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
     Write("class/net/vethfw0/ifindex", "42\n");
     Write("class/net/lo/ifindex", "1\n");
   }
@@ -456,6 +459,65 @@ TEST(KmsgCollector, LineNamingNoFunctionIsTheOneFunctionsOrTheNodes) {
       h.Value(run, "fabric_kernel_log_skipped_records_total", {{"reason", "no_device_named"}}), 1);
   EXPECT_EQ(
       h.Value(run, "fabric_kernel_log_skipped_records_total", {{"reason", "unmapped_device"}}), 0);
+}
+
+// Review of issue 38: a failed probe's line is the node's even with one bound sibling (never the
+// healthy sibling's); "(null): " names nothing (efa at probe) and is attributed by driver; a tag
+// without a device ("mlx5_port_module_event:1182:(pid 0): ") names nothing; a name no netdev can
+// have is skipped; a port's own line is about the fabric function below it.
+TEST(KmsgCollector, AttributionOfUnnamedProbeFailedAndPortLines) {
+  {
+    Tree tree(Tree::kOneFunction);
+    Harness h(tree);
+    h.Append(
+        Record(3, 1, "mlx5_core 0000:1c:00.0: poll_health:836:(pid 0): Fatal error 1 detected"));
+    h.Append(Record(3, 2, "pcieport 0000:00:01.0: AER: device recovery failed"));
+    h.Append(Record(3, 3,
+                    "mlx5_port_module_event:1182:(pid 0): Port module event[error]: module 0, "
+                    "Cable error, High Temperature"));
+    auto run = h.Collect();
+    std::map<std::string, std::pair<std::string, std::string>> where;
+    for (const LogEvent& event : run.events) where[event.event] = {event.device, event.netdev};
+    EXPECT_EQ(where["fw_fatal"], std::make_pair(std::string(), std::string()));
+    EXPECT_EQ(where["pcie_aer_recovery_failed"],
+              std::make_pair(std::string("mlx5_0"), std::string("enp59s0f0np0")));
+    EXPECT_EQ(where["module_high_temperature"],
+              std::make_pair(std::string("mlx5_0"), std::string("enp59s0f0np0")));
+  }
+  Tree tree;
+  Harness h(tree);
+  h.Append(Record(3, 1, "(null): Reset indication didn't turn on"));
+  h.Append(Record(3, 2, "pcieport 0000:00:01.0: AER: device recovery failed"));
+  h.Append(Record(3, 3, "nvidia-nvswitch0: Fatal error 3 detected on link 5"));
+  auto run = h.Collect();
+  ASSERT_EQ(run.events.size(), 2u);
+  for (const LogEvent& event : run.events) {
+    EXPECT_EQ(event.device, "") << event.event;
+    EXPECT_EQ(event.netdev, "") << event.event;
+  }
+  EXPECT_EQ(
+      h.Value(run, "fabric_kernel_log_skipped_records_total", {{"reason", "unmapped_device"}}), 1);
+}
+
+// The firmware rates a health syndrome itself: at WARNING it is a degraded function, not a lost
+// one (the synd line at the record's priority, the header by its words).
+TEST(KmsgCollector, HealthSyndromeAtWarningIsAWarning) {
+  Tree tree;
+  Harness h(tree);
+  h.Append(Record(4, 1,
+                  "mlx5_core 0000:3b:00.0: print_health_info:431:(pid 0): Health issue observed, "
+                  "High temperature, severity(4) WARNING:"));
+  h.Append(Record(4, 2,
+                  "mlx5_core 0000:3b:00.0: print_health_info:447:(pid 0): synd 0x10: High "
+                  "temperature"));
+  h.Append(Record(3, 3,
+                  "mlx5_core 0000:3b:00.0: print_health_info:447:(pid 0): synd 0x1: firmware "
+                  "internal error"));
+  auto run = h.Collect();
+  std::map<std::string, uint64_t> counts;
+  for (const LogEvent& event : run.events) counts[event.event] += event.count;
+  EXPECT_EQ(counts["health_warning"], 2u);
+  EXPECT_EQ(counts["health_syndrome"], 1u);
 }
 
 }  // namespace
