@@ -140,11 +140,21 @@ struct HighTempEvents {
 };
 
 // " rising 0.25 °C/min, projected to reach 70.0 °C in 12 min": only the numbers the fits gave.
-// The projection holds for projection-for after the fits stop answering (too few samples after
-// a gap), and a slope or time that was not computed must not print as 0.
+// The projection holds for projection-for after the fits stop answering, so the text says why it
+// has no current time: the module already at or past the threshold, cooling or flat, or too few
+// recent samples (a gap); a slope or time that was not computed never prints as 0.
 std::string ProjectionText(const Module& m) {
+  const std::string target = FormatFixed(m.warning_threshold) + " °C";
+  if (m.temperature >= m.warning_threshold) {
+    return " now at or above the " + target + " warning threshold";
+  }
+  if (m.slope && *m.slope <= 0) {
+    return (*m.slope < 0 ? " falling " + FormatFixed(*m.slope * -60, 2) + " °C/min"
+                         : std::string(" flat")) +
+           ", no longer projected to reach " + target;
+  }
   std::string text = m.slope ? " rising " + FormatFixed(*m.slope * 60, 2) + " °C/min" : " rising";
-  text += ", projected to reach " + FormatFixed(m.warning_threshold) + " °C";
+  text += ", projected to reach " + target;
   if (!m.eta) return text + " (no current projection: too few recent samples)";
   if (*m.eta < 60) return text + " in under 1 min";
   return text + " in " + FormatFixed(*m.eta / 60, 0) + " min";

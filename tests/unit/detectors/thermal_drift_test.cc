@@ -79,6 +79,9 @@ TEST(ThermalDriftTest, ProjectionWarnsBeforeTheModuleWarningThreshold) {
   EXPECT_FALSE(first->drain_eligible);
   // The warning stays up through the crossing (projection hands over to the level latch).
   EXPECT_EQ(log.raises().at("warning{netdev=eth0}"), 1);
+  // Past the threshold, the projection says so instead of projecting a crossing already made.
+  const std::string& past = log.active().at("warning{netdev=eth0}").reason;
+  EXPECT_EQ(past.find("projected to reach"), std::string::npos) << past;
   // Critical after ≥ 1 min at or above the module's high alarm.
   const auto critical = log.FirstRaise("critical{netdev=eth0}");
   ASSERT_TRUE(critical.has_value());
