@@ -155,10 +155,12 @@ class PeerCollector final : public Collector {
     std::vector<LldpProblem> problems;
     const auto peers = lldp_->Neighbors(netdevs, problems);
     std::array<uint64_t, sys::kLldpKeyValueSkipCount> skipped{};
+    uint64_t unreadable = 0;
     for (const LldpProblem& problem : problems) {
       sink.RecordError(problem.status);
       // Keyed by reason: a file that goes bad in another way is logged again.
       transitions_.Failed("lldp/" + problem.netdev + "/" + problem.reason, problem.status);
+      if (problem.reason == kLldpUnreadable) ++unreadable;
       for (size_t i = 0; i < skipped.size(); ++i) {
         const auto reason = static_cast<sys::LldpKeyValueSkip>(i);
         if (problem.reason == sys::LldpKeyValueSkipName(reason)) ++skipped[i];
@@ -170,6 +172,8 @@ class PeerCollector final : public Collector {
         sink.Add(kPeerBadRecords, {{"source", "lldpd"}, {"reason", reason}},
                  static_cast<double>(skipped[i]));
       }
+      sink.Add(kPeerBadRecords, {{"source", "lldpd"}, {"reason", kLldpUnreadable}},
+               static_cast<double>(unreadable));
     }
     for (const FabricPort& port : ports) {
       if (port.infiniband || port.netdev.empty()) continue;

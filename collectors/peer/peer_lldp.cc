@@ -1,6 +1,7 @@
 #include "collectors/peer/peer_lldp.h"
 
 #include <algorithm>
+#include <set>
 
 #include "collectors/sys/lldp_keyvalue.h"
 #include "collectors/sys/lldpd_client.h"
@@ -62,24 +63,33 @@ std::map<std::string, LldpPeer> LldpSources::FromReplay(const std::vector<std::s
                                                         std::vector<LldpProblem>& problems) {
   const sys::SysFs files(replay_dir_, fs_);
   std::map<std::string, LldpPeer> out;
+  std::set<std::string> seen;  // bad blocks already counted: port|reason|where
   for (const std::string& netdev : netdevs) {
     auto text = files.ReadString(netdev);
     if (!text) {
       // No file: no neighbour heard on that port. Anything else is an error of that port.
       if (text.error().code() != StatusCode::kNotFound) {
-        problems.push_back({netdev, "unreadable", text.error()});
+        problems.push_back({netdev, std::string(kLldpUnreadable), text.error()});
       }
       continue;
     }
     auto read = sys::ReadLldpKeyValue(*text);
     if (!read) {
-      problems.push_back({netdev, "unreadable", read.error().WithContext(files.Path(netdev))});
+      problems.push_back(
+          {netdev, std::string(kLldpUnreadable), read.error().WithContext(files.Path(netdev))});
       continue;
     }
-    // A bad block costs only itself: the file's other neighbours are still read.
+    // A bad block costs only itself: the file's other neighbours are still read. It is the
+    // problem of the port it names (a file may hold a whole lldpctl dump, every port's blocks),
+    // and the same block in several ports' copies of one dump is counted once.
     for (sys::LldpKeyValueSkipped& skipped : read->skipped) {
-      problems.push_back({netdev, std::string(sys::LldpKeyValueSkipName(skipped.reason)),
-                          skipped.status.WithContext(files.Path(netdev))});
+      const std::string& port = skipped.netdev.empty() ? netdev : skipped.netdev;
+      const std::string_view reason = sys::LldpKeyValueSkipName(skipped.reason);
+      if (!seen.insert(port + "|" + std::string(reason) + "|" + skipped.status.message()).second) {
+        continue;
+      }
+      problems.push_back(
+          {port, std::string(reason), skipped.status.WithContext(files.Path(netdev))});
     }
     const auto& neighbors = read->neighbors;
     auto it = neighbors.find(netdev);

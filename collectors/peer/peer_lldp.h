@@ -30,9 +30,10 @@ struct LldpPeer {
 };
 
 // What the replay could not use: a neighbour block skipped by the keyvalue parser (its reason is
-// sys::LldpKeyValueSkipName) or a file that could not be read (reason "unreadable").
+// sys::LldpKeyValueSkipName) or a file that could not be read (kLldpUnreadable).
+inline constexpr std::string_view kLldpUnreadable = "unreadable";
 struct LldpProblem {
-  std::string netdev;  // the replay file's netdev
+  std::string netdev;  // the port the bad block names, else the replay file's netdev
   std::string reason;
   Status status;  // names the file and the line
 };

@@ -16,15 +16,16 @@ inline constexpr MetricDesc kPeerInfo{
     MetricKind::kInfo,
     {"device", "port", "netdev", "peer_name", "peer_port", "peer_id", "source"}};
 
-// The reasons are fixed lists (sys::LldpKeyValueSkipName; kSmpProblems in peer.cc): the label set
-// is bounded.
+// The reasons are fixed lists (sys::LldpKeyValueSkipName and kLldpUnreadable; kSmpMalformed and
+// kSmpNoDescription in peer.cc): the label set is bounded.
 inline constexpr MetricDesc kPeerBadRecords{
     "fabric_port_peer_bad_records",
     "Neighbour records of the latest collection that could not be used whole, by source and "
     "reason. source=lldpd (the lldpctl -f keyvalue text of --path.lldp), each skipped while the "
     "file's other neighbours are kept: incomplete (no chassis id or port id: a block cut short), "
     "malformed (a lldp. line that is not lldp.<netdev>.<field>=value), invalid_utf8, too_long "
-    "(a value over 255 bytes), bad_ttl. source=smp: malformed (a NodeInfo that cannot be read: "
+    "(a value over 255 bytes), bad_ttl, unreadable (a port's file that could not be read, or over "
+    "1 MiB: none of its neighbours). source=smp: malformed (a NodeInfo that cannot be read: "
     "no peer), no_description (NodeInfo without its NodeDescription: the peer is exported with "
     "its GUID as peer_name). Each is also logged when it starts and when it ends.",
     MetricKind::kGauge,
