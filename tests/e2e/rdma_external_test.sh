@@ -196,9 +196,14 @@ def num(v):
 
 def load_tables(path):
     src = open(path).read()
-    # The families others read (and their saturation widths) live in rdma_metrics.h beside it.
+    # The hw_counters table (every vendor's) is in rdma_hw_counters.cc beside it; the families
+    # others read (and their saturation widths) live in rdma_metrics.h, the data families both
+    # tables share in rdma_counters.h.
+    hw_src = open(os.path.join(os.path.dirname(path), "rdma_hw_counters.cc")).read()
     header = open(os.path.join(os.path.dirname(path), "rdma_metrics.h")).read()
-    names = dict(re.findall(r'constexpr MetricDesc (k\w+)\{\s*"(fabric_\w+)"', src + header))
+    shared = open(os.path.join(os.path.dirname(path), "rdma_counters.h")).read()
+    names = dict(re.findall(r'constexpr MetricDesc (k\w+)\{\s*"(fabric_\w+)"',
+                            src + hw_src + header + shared))
     widths = {}
     for desc, body in re.findall(r'constexpr MetricDesc (k\w+)\{(.*?)\};', header, re.S):
         m = re.search(r'CounterOverflow::kSaturates, (\d+)', body)
@@ -210,15 +215,16 @@ def load_tables(path):
     def bits(text):
         return int(text) if text.isdigit() else widths[text.split(".")[0]]
 
-    pma_at, hw_at = src.find("kPmaCounters[]"), src.find("kHwCounters[]")
-    if pma_at < 0 or hw_at < pma_at:
-        raise ValueError(f"{path}: kPmaCounters[] / kHwCounters[] not found in that order")
+    pma_at, hw_at = src.find("kPmaCounters[]"), hw_src.find("kHwCounters[]")
+    if pma_at < 0 or hw_at < 0:
+        raise ValueError(f"{path}: kPmaCounters[] or rdma_hw_counters.cc kHwCounters[] not found")
     tables = {"pma": {}, "hw": {}}
-    for m in row.finditer(src, pma_at):
-        table = "pma" if m.start() < hw_at else "hw"
-        # (metric, scale, saturating bits, widened by the PortCountersExtended table)
-        tables[table][m.group(1)] = (names[m.group(2)], float(m.group(3)), bits(m.group(4)),
-                                     m.group(5) == "true")
+    for table, text, at in (("pma", src, pma_at), ("hw", hw_src, hw_at)):
+        end = text.find("};", at)
+        for m in row.finditer(text, at, end):
+            # (metric, scale, saturating bits, widened by the PortCountersExtended table)
+            tables[table][m.group(1)] = (names[m.group(2)], float(m.group(3)), bits(m.group(4)),
+                                         m.group(5) == "true")
     # Guard against the parser drifting from the source.
     assert tables["pma"].get("symbol_error") == ("fabric_rdma_port_symbol_errors_total", 1.0, 16, False), tables["pma"].get("symbol_error")
     assert tables["pma"].get("port_xmit_data", (0, 0, 0, False))[3] is True
