@@ -13,8 +13,8 @@ constexpr MetricDesc kEvicted{
     "fabricwatch_http_connections_evicted_total",
     "HTTP connections closed to make room for a new one (at --web.max-connections, at "
     "--web.max-connections-per-address, or out of file descriptors): the oldest that had not "
-    "sent a complete request head, else the oldest idle keep-alive one, else the oldest "
-    "response that made no progress.",
+    "sent a complete request head, else the oldest idle keep-alive one, each of the source "
+    "address holding the most of them, else the oldest response that made no progress.",
     MetricKind::kCounter,
     {}};
 constexpr MetricDesc kRejected{

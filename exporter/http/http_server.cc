@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -307,7 +308,8 @@ HttpServer::Impl::ConnectionIt HttpServer::Impl::Erase(ConnectionIt it) {
 }
 
 bool HttpServer::Impl::Evict(Clock::time_point now, const std::string* peer) {
-  // Oldest first (ids grow with accept order): a connection that never completed a head, then
+  // Oldest first (ids grow with accept order) of the busiest address: a connection that never
+  // completed a head, then
   // one waiting for its next head (keep-alive), then a response whose client stopped reading. A
   // candidate is driven first: a scraper whose request arrived since the last event, or whose
   // client read meanwhile, is then no longer one (under a flood of new connections, the accepts
@@ -325,10 +327,22 @@ bool HttpServer::Impl::Evict(Clock::time_point now, const std::string* peer) {
           return c.Stalled(now);
       }
     };
+    // Idle and headless connections are taken from the address that holds the most of them: a
+    // flood from other addresses cannot evict a scraper that has one connection open while its
+    // request is still on its way (pass 2, a stalled response, is its own client's doing).
+    size_t busiest = 0;
+    if (peer == nullptr && pass < 2) {
+      for (const auto& [id, connection] : connections) {
+        if (is_candidate(*connection)) busiest = std::max(busiest, peers.count(connection->peer()));
+      }
+    }
+    const auto is_victim = [&](Connection& c) {
+      return is_candidate(c) && (busiest == 0 || peers.count(c.peer()) >= busiest);
+    };
     uint64_t after = 0;
     while (true) {
       auto it = connections.upper_bound(after);
-      while (it != connections.end() && !is_candidate(*it->second)) ++it;
+      while (it != connections.end() && !is_victim(*it->second)) ++it;
       if (it == connections.end()) break;
       const uint64_t id = it->first;
       after = id;
@@ -336,7 +350,7 @@ bool HttpServer::Impl::Evict(Clock::time_point now, const std::string* peer) {
         Process(id, now);
         it = connections.find(id);
         if (it == connections.end()) return true;  // it closed by itself: room made
-        if (!is_candidate(*it->second)) continue;
+        if (!is_victim(*it->second)) continue;
       }
       if (pass == 2) {
         it->second->Abort();  // drop what the kernel still holds for it

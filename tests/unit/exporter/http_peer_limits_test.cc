@@ -126,6 +126,26 @@ TEST(HttpPeerLimitsTest, ConnectionsPerAddressAreLimited) {
   EXPECT_EQ(server->stats().per_address_rejected, 1u);
 }
 
+// At the cap, the connection without a request head that makes room is taken from the address
+// holding the most: a scraper's fresh connection from another address is not the one closed,
+// though it is the oldest headless one (its request still on its way).
+TEST(HttpPeerLimitsTest, AtTheCapTheBusiestAddressGivesWay) {
+  HttpLimits limits;
+  limits.max_connections = 16;  // EffectiveMaxConnections' floor
+  auto server = StartServer(limits, PlainRoutes());
+  const int port = server->ports()[0];
+  UniqueFd scraper = Connect(port, "127.0.0.5");  // oldest, no request yet
+  std::vector<UniqueFd> flood;
+  for (int i = 0; i < 15; ++i) flood.push_back(Connect(port, "127.0.0.6"));
+  ASSERT_TRUE(PollUntil([&] { return server->stats().connections_open == 16; }));
+  UniqueFd next = Connect(port, "127.0.0.6");
+  ASSERT_TRUE(PollUntil([&] { return server->stats().evicted == 1; }));
+  EXPECT_TRUE(ClosedByServer(flood[0].get()));
+  // The scraper's request, sent now, is answered on its connection.
+  SendAll(scraper.get(), "GET /plain HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusOf(ReadResponse(scraper.get())), 200);
+}
+
 // The server's accepted sockets are in this process: found by their local port.
 std::vector<int> AcceptedSockets(int port) {
   std::vector<int> fds;
