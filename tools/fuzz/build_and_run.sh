@@ -115,11 +115,12 @@ QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors
 # The PCI config-space parser (+ status.o from DECODER_SRCS).
 PCI_SRCS=(collectors/topology/pci_config.cc)
 PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
-# The /dev/kmsg record parser and the UTF-8 check (+ status.o from DECODER_SRCS).
+# The /dev/kmsg record parser and the UTF-8 check (+ status.o from DECODER_SRCS, value_parse.o
+# from LINK_SRCS: the pattern table reads a PCI address).
 KMSG_SRCS=(collectors/core/utf8.cc collectors/sys/kmsg_parse.cc collectors/sys/kmsg_patterns.cc
   collectors/kmsg/kmsg_subject.cc)
 KMSG_HEADERS=(collectors/core/utf8.h collectors/sys/kmsg_parse.h collectors/sys/kmsg_patterns.h
-  collectors/kmsg/kmsg_subject.h collectors/core/status.h)
+  collectors/kmsg/kmsg_subject.h collectors/core/status.h collectors/core/value_parse.h)
 # The LLDP frame and lldpctl keyvalue parsers (+ status.o from DECODER_SRCS, utf8.o from
 # KMSG_SRCS).
 LLDP_SRCS=(collectors/sys/lldp_frame.cc collectors/sys/lldp_keyvalue.cc)
@@ -289,7 +290,7 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${pci_objs[@]}" -o "$BUILD/bin/pci_config_fuzz"
   fi
 
-  local kmsg_objs=("$BUILD/obj/kmsg_fuzz.o" "$BUILD/obj/status.o")
+  local kmsg_objs=("$BUILD/obj/kmsg_fuzz.o" "$BUILD/obj/status.o" "$BUILD/obj/value_parse.o")
   for src in "${KMSG_SRCS[@]}"; do kmsg_objs+=("$BUILD/obj/$(basename "${src%.cc}").o"); done
   if stale "$BUILD/bin/kmsg_fuzz" "${kmsg_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${kmsg_objs[@]}" -o "$BUILD/bin/kmsg_fuzz"
