@@ -249,7 +249,9 @@ TEST(ReasonTextsTest, a_25g_port_at_10g_states_one_consistent_expected_link) {
             std::string::npos)
       << f->reason;
   for (const Evidence& e : f->evidence) {
-    if (e.name == "expected_lane_speed_bytes_per_second") EXPECT_EQ(e.value, 25 * kGbit);
+    if (e.name == "expected_lane_speed_bytes_per_second") {
+      EXPECT_EQ(e.value, 25 * kGbit);
+    }
   }
 }
 
