@@ -194,7 +194,7 @@ class KmsgCollector final : public Collector {
     // A function of this host with no RDMA device or netdev, named by its fabric driver: the
     // probe failed or the device is being torn down. The fault is the node's (its line names the
     // function), never a bound sibling's: that one is healthy.
-    if (driver && resolver_.HasPciFunction(subject.pci)) return KernelEntity{};
+    if (driver && resolver_.HasPciFunction(subject.pci, now)) return KernelEntity{};
     Skip("unmapped_device", 1, message);
     return std::nullopt;
   }

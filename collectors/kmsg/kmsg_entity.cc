@@ -6,51 +6,63 @@
 
 namespace fabricwatch::kmsg {
 
-std::optional<KernelEntity> EntityResolver::Resolve(const RecordSubject& subject,
-                                                    std::chrono::steady_clock::time_point now) {
-  if (subject.empty()) return std::nullopt;
-  std::string key = subject.pci + '|' + subject.netdev + '|' + subject.ibdev + '|' +
-                    std::to_string(subject.ifindex);
+template <typename Compute>
+std::optional<KernelEntity> EntityResolver::Memo(std::string key,
+                                                 std::chrono::steady_clock::time_point now,
+                                                 Compute compute) {
   if (auto it = cache_.find(key); it != cache_.end() && now - it->second.at < kCacheFor) {
     return it->second.entity;
   }
-  std::optional<KernelEntity> entity;
-  if (!subject.pci.empty()) {
-    entity = FromPci(subject.pci, subject.netdev);
-    // A port's own line (AER recovery, DPC containment, link reset: drivers/pci/pcie/err.c,
-    // dpc.c) is about the NIC below it. Three levels: root port, switch up- and downstream port.
-    if (!entity) entity = BelowPort(subject.pci, 3);
-  } else if (!subject.ibdev.empty()) {
-    entity = FromIbdev(subject.ibdev);
-  } else if (!subject.netdev.empty()) {
-    entity = FromNetdev(subject.netdev);
-  } else {
-    entity = FromIfindex(subject.ifindex);
-  }
+  std::optional<KernelEntity> entity = compute();
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[std::move(key)] = Cached{entity, now};
   return entity;
 }
 
+std::optional<KernelEntity> EntityResolver::Resolve(const RecordSubject& subject,
+                                                    std::chrono::steady_clock::time_point now) {
+  if (subject.empty()) return std::nullopt;
+  std::string key = subject.pci + '|' + subject.netdev + '|' + subject.ibdev + '|' +
+                    std::to_string(subject.ifindex);
+  return Memo(std::move(key), now, [&]() -> std::optional<KernelEntity> {
+    if (!subject.pci.empty()) {
+      // A port's own line (AER recovery, DPC containment, link reset: drivers/pci/pcie/err.c,
+      // dpc.c) is about the NIC below it. Three levels: root port, switch up- and downstream.
+      auto entity = FromPci(subject.pci, subject.netdev);
+      return entity ? entity : BelowPort(subject.pci, 3);
+    }
+    if (!subject.ibdev.empty()) return FromIbdev(subject.ibdev);
+    if (!subject.netdev.empty()) return FromNetdev(subject.netdev);
+    return FromIfindex(subject.ifindex);
+  });
+}
+
 KernelEntity EntityResolver::ByDriver(std::string_view pci_driver,
                                       std::chrono::steady_clock::time_point now) {
-  std::string key = "driver|" + std::string(pci_driver);
-  if (auto it = cache_.find(key); it != cache_.end() && now - it->second.at < kCacheFor) {
-    return it->second.entity.value_or(KernelEntity{});
-  }
-  // bus/pci/drivers/<driver>/ holds a link per bound function, named by its address
-  // (Documentation/ABI/testing/sysfs-bus-pci), beside bind, unbind, new_id and module.
-  std::vector<KernelEntity> candidates;
-  if (auto names = sysfs_.ListDir("bus/pci/drivers/" + std::string(pci_driver)); names) {
-    for (const std::string& name : *names) {
-      if (!IsPciAddress(name)) continue;
-      if (auto entity = FromPci(name, ""); entity) candidates.push_back(*std::move(entity));
+  auto entity = Memo("driver|" + std::string(pci_driver), now, [&]() {
+    // bus/pci/drivers/<driver>/ holds a link per bound function, named by its address
+    // (Documentation/ABI/testing/sysfs-bus-pci), beside bind, unbind, new_id and module.
+    std::vector<KernelEntity> candidates;
+    if (auto names = sysfs_.ListDir("bus/pci/drivers/" + std::string(pci_driver)); names) {
+      for (const std::string& name : *names) {
+        if (!IsPciAddress(name)) continue;
+        if (auto found = FromPci(name, ""); found) candidates.push_back(*std::move(found));
+      }
     }
-  }
-  KernelEntity entity = candidates.size() == 1 ? candidates.front() : KernelEntity{};
-  if (cache_.size() >= kMaxCached) cache_.clear();
-  cache_[std::move(key)] = Cached{entity, now};
-  return entity;
+    return std::optional<KernelEntity>(candidates.size() == 1 ? candidates.front()
+                                                              : KernelEntity{});
+  });
+  return entity.value_or(KernelEntity{});
+}
+
+bool EntityResolver::HasPciFunction(const std::string& pci,
+                                    std::chrono::steady_clock::time_point now) {
+  // Cached like the rest: a flood about a function whose probe failed reads sysfs once.
+  return IsPciAddress(pci) && Memo("function|" + pci, now, [&]() -> std::optional<KernelEntity> {
+                                if (!sysfs_.ReadString("bus/pci/devices/" + pci + "/vendor"))
+                                  return std::nullopt;
+                                return KernelEntity{};
+                              }).has_value();
 }
 
 std::optional<KernelEntity> EntityResolver::BelowPort(const std::string& port, int depth) const {
@@ -73,10 +85,6 @@ std::optional<KernelEntity> EntityResolver::BelowPort(const std::string& port, i
   if (below.empty()) return std::nullopt;
   if (below.size() == 1 && nodes == 0) return below.front();
   return KernelEntity{};
-}
-
-bool EntityResolver::HasPciFunction(const std::string& pci) const {
-  return IsPciAddress(pci) && sysfs_.ReadString("bus/pci/devices/" + pci + "/vendor").has_value();
 }
 
 std::optional<KernelEntity> EntityResolver::FromPci(const std::string& pci,

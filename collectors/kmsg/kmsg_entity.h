@@ -48,7 +48,7 @@ class EntityResolver {
   KernelEntity ByDriver(std::string_view pci_driver, std::chrono::steady_clock::time_point now);
 
   // Whether `pci` is a PCI function of this host (bus/pci/devices/<pci> exists).
-  bool HasPciFunction(const std::string& pci) const;
+  bool HasPciFunction(const std::string& pci, std::chrono::steady_clock::time_point now);
 
  private:
   std::optional<KernelEntity> FromPci(const std::string& pci, const std::string& netdev) const;
@@ -59,6 +59,11 @@ class EntityResolver {
   std::optional<KernelEntity> FromNetdev(const std::string& netdev) const;
   std::optional<KernelEntity> FromIbdev(const std::string& ibdev) const;
   std::optional<KernelEntity> FromIfindex(int ifindex) const;
+
+  // The answer kept under `key` if younger than kCacheFor, else `compute()`'s, kept.
+  template <typename Compute>
+  std::optional<KernelEntity> Memo(std::string key, std::chrono::steady_clock::time_point now,
+                                   Compute compute);
 
   struct Cached {
     std::optional<KernelEntity> entity;

@@ -7,8 +7,6 @@
 namespace fabricwatch::kmsg {
 namespace {
 
-bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
 // A netdev or RDMA device name as the kernel allows it (dev_valid_name: at most IFNAMSIZ − 1
 // bytes, no '/', no whitespace, not "." or ".."); RDMA names are at most IB_DEVICE_NAME_MAX − 1.
 bool IsDeviceName(std::string_view name, size_t max) {
@@ -60,15 +58,6 @@ std::string_view WordAfter(std::string_view text, std::string_view marker) {
 
 }  // namespace
 
-bool IsPciAddress(std::string_view text) {
-  // dddd:bb:dd.f (drivers/pci/probe.c pci_setup_device: "%04x:%02x:%02x.%d").
-  if (text.size() != 12 || text[4] != ':' || text[7] != ':' || text[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (!IsHex(text[i])) return false;
-  }
-  return text[11] >= '0' && text[11] <= '7';
-}
-
 RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
                         const sys::KernelEventPattern& pattern) {
   RecordSubject subject;
@@ -89,13 +78,18 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
   // Where the text names nothing there, the record's DEVICE= and prefix are its subject.
   if (!pattern.subject_after.empty()) {
     std::string_view named = WordAfter(message, pattern.subject_after);
-    if (IsPciAddress(named)) return RecordSubject{.pci = std::string(named)};
-    if (std::string pci = FromRequesterId(named, PrefixOf(message)); !pci.empty()) {
-      return RecordSubject{.pci = std::move(pci)};
+    RecordSubject in_text;
+    if (IsPciAddress(named)) {
+      in_text.pci.assign(named);
+      return in_text;
+    }
+    if (in_text.pci = FromRequesterId(named, PrefixOf(message)); !in_text.pci.empty()) {
+      return in_text;
     }
     if (named.ends_with(':')) named.remove_suffix(1);  // "NETDEV WATCHDOG: CPU: 3: ..."
     if (IsDeviceName(named, kMaxNetdevName) && !sys::FabricDriverOf(named)) {
-      return RecordSubject{.netdev = std::string(named)};
+      in_text.netdev.assign(named);
+      return in_text;
     }
   }
   return SubjectOfPrefix(message, std::move(subject));

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/core/value_parse.h"
 #include "collectors/sys/kmsg_parse.h"
 #include "collectors/sys/kmsg_patterns.h"
 
@@ -30,7 +31,6 @@ struct RecordSubject {
 RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
                         const sys::KernelEventPattern& pattern);
 
-// dddd:bb:dd.f, lower- or upper-case hex.
-bool IsPciAddress(std::string_view text);
+// dddd:bb:dd.f: fabricwatch::IsPciAddress (collectors/core/value_parse.h), found from here.
 
 }  // namespace fabricwatch::kmsg

@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Check(name->find('/') == std::string::npos && *name != "." && *name != "..",
               "a device name that is a path");
       }
-      Check(subject.pci.empty() || fabricwatch::kmsg::IsPciAddress(subject.pci),
+      Check(subject.pci.empty() || fabricwatch::IsPciAddress(subject.pci),
             "a PCI address of the wrong shape");
     }
     (void)FabricDriverOf(message);
