@@ -18,6 +18,8 @@
 #include "collectors/rdma/rdma_counters.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/rdma/rdma_events.h"
+#include "collectors/rdma/rdma_hw_netlink.h"
+#include "collectors/rdma/rdma_mtu.h"
 #include "collectors/rdma/rdma_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
@@ -70,16 +72,28 @@ constexpr CollectorOptionSpec kOptions[] = {
      "How often devices, ports and counter files are listed again even when the device list "
      "did not change.",
      "60s"},
+    {"mtu-interval",
+     "How often the IB MTU of each port is read again (ibv_query_port, on mlx5 a firmware "
+     "command per port; the ports/<n>/active_mtu and max_mtu files of a replay root). An MTU "
+     "changes only when an operator changes it.",
+     "10s"},
+    {"hw-counters-source",
+     "Where ports/<n>/hw_counters values come from: auto (RDMA netlink, one request per port, "
+     "where the kernel answers; else the files), netlink (the same, a fallback logged as a "
+     "warning) or sysfs (one read per file). Replay roots always read the files.",
+     "auto"},
 };
 
 std::vector<MetricDesc> AllMetrics() {
   std::vector<MetricDesc> all = {kDeviceInfo,    kPortInfo,   kPortState, kPortPhysState,
                                  kPortActive,    kPortLinkUp, kPortRate,  kPortLanes,
-                                 kPortLaneSpeed, kPortLid,    kPortSmLid, kSaturated};
+                                 kPortLaneSpeed, kPortLid,    kPortSmLid, kPortActiveMtu,
+                                 kPortMaxMtu,    kSaturated};
   for (const MetricDesc* desc : CuratedCounterMetrics()) all.push_back(*desc);
   all.push_back(kPmaOther);
   all.push_back(kHwOther);
   all.push_back(kDeviceHw);
+  all.push_back(kHwCounterSource);
   for (const MetricDesc& desc : PortEventMetrics()) all.push_back(desc);
   return all;
 }
@@ -94,14 +108,17 @@ bool IsUnsupportedCounterError(const Status& status) {
 class RdmaCollector final : public Collector {
  public:
   RdmaCollector(const CollectorContext& context, DeviceFilter filter,
-                std::chrono::milliseconds rediscovery)
+                std::chrono::milliseconds rediscovery, std::unique_ptr<PortMtuSource> mtu_source,
+                std::chrono::milliseconds mtu_interval, HwCounterSource hw_source)
       : sysfs_(context.sysfs),
         rdma_events_(context.rdma_events),
         clock_(context.clock),
         logger_(context.logger),
         transitions_(context.logger),
         filter_(std::move(filter)),
-        rediscovery_(rediscovery) {
+        rediscovery_(rediscovery),
+        mtu_(std::move(mtu_source), mtu_interval, context.logger),
+        hw_netlink_(hw_source, context.host, context.logger) {
     rlimit limit{};
     fd_budget_ = kMaxKeptOpenFiles;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
@@ -119,6 +136,7 @@ class RdmaCollector final : public Collector {
     Source source;
     const CounterSpec* spec;  // null: exported in a generic family
     bool extended_width;      // the port uses PortCountersExtended (64-bit data counters)
+    int netlink_slot = -1;    // hw counters: its position in the last netlink reply
   };
   struct Port {
     std::string number;
@@ -126,6 +144,7 @@ class RdmaCollector final : public Collector {
     std::string netdev;
     sys::AttributeFile state, phys_state, rate, lid, sm_lid;
     std::vector<CounterFile> counters;
+    HwNetlinkPort hw;  // hw_counters by netlink or by file (rdma_hw_netlink.h)
   };
   struct Device {
     std::string name;
@@ -156,7 +175,8 @@ class RdmaCollector final : public Collector {
   void CollectDevice(Device& device, MetricSink& sink);
   void CollectEvents(MetricSink& sink);
   void CollectCounter(const std::string& device, const std::string* port, CounterFile& counter,
-                      MetricSink& sink, Device& owner);
+                      MetricSink& sink, Device& owner, const HwNetlinkPort* hw = nullptr);
+  bool ReadCounterFile(CounterFile& counter, MetricSink& sink, Device& owner, uint64_t& raw);
   void Fail(MetricSink& sink, const std::string& key, const Status& status) {
     sink.RecordError(status);
     transitions_.Failed(key, status);
@@ -169,6 +189,8 @@ class RdmaCollector final : public Collector {
   TransitionLog transitions_;
   DeviceFilter filter_;
   std::chrono::milliseconds rediscovery_;
+  PortMtuCollector mtu_;
+  HwCounterNetlink hw_netlink_;
   size_t fd_budget_;
   size_t fds_kept_ = 0;
   std::vector<std::string> known_names_;
@@ -214,7 +236,8 @@ RdmaCollector::Port RdmaCollector::DiscoverPort(const std::string& device,
             .rate = File(dir + "/rate"),
             .lid = File(dir + "/lid"),
             .sm_lid = File(dir + "/sm_lid"),
-            .counters = {}};
+            .counters = {},
+            .hw = {}};
   // RoCE: the GID table names the netdev (reading an empty slot or an IB port gives EINVAL).
   if (auto entries = sysfs_.ListDir(dir + "/gid_attrs/ndevs")) {
     for (const std::string& entry : *entries) {
@@ -259,6 +282,12 @@ RdmaCollector::Port RdmaCollector::DiscoverPort(const std::string& device,
     port.counters.push_back(std::move(c));
   }
   AddCounterFiles(dir + "/hw_counters", Source::kHw, port.counters, sink);
+  std::vector<std::string> hw_names;
+  for (const CounterFile& c : port.counters) {
+    if (c.source == Source::kHw) hw_names.push_back(c.name);
+  }
+  port.hw = hw_netlink_.DiscoverPort(device, number, std::move(hw_names),
+                                     sysfs_.Path(dir + "/hw_counters"));
   return port;
 }
 
@@ -311,32 +340,44 @@ Result<RdmaCollector::Device> RdmaCollector::Discover(const std::string& name, M
   return device;
 }
 
-void RdmaCollector::CollectCounter(const std::string& device, const std::string* port,
-                                   CounterFile& counter, MetricSink& sink, Device& owner) {
+bool RdmaCollector::ReadCounterFile(CounterFile& counter, MetricSink& sink, Device& owner,
+                                    uint64_t& raw) {
   auto text = counter.file.Read();
   if (!text) {
     const Status& error = text.error();
     if (error.sys_errno() == ENODEV || error.sys_errno() == ENOENT) {
       owner.vanished = true;  // hot-unplug between discovery and now: rediscover next tick
-      return;
+      return false;
     }
     if (IsUnsupportedCounterError(error)) {
       if (unsupported_logged_.insert(counter.file.path()).second) {
         logger_->info("counter not readable, omitted and retried each tick: {}",
                       error.ToString());
       }
-      return;
+      return false;
     }
     Fail(sink, counter.file.path(), error);
-    return;
+    return false;
   }
   auto value = ParseCounterValue(*text, counter.file.path());
   if (!value) {
     Fail(sink, counter.file.path(), value.error());
+    return false;
+  }
+  if (!value->has_value()) return false;  // "N/A (no PMA)"
+  raw = **value;
+  return true;
+}
+
+void RdmaCollector::CollectCounter(const std::string& device, const std::string* port,
+                                   CounterFile& counter, MetricSink& sink, Device& owner,
+                                   const HwNetlinkPort* hw) {
+  uint64_t raw = 0;
+  if (!(counter.source == Source::kHw && hw != nullptr &&
+        HwCounterNetlink::Value(*hw, counter.name, counter.netlink_slot, raw)) &&
+      !ReadCounterFile(counter, sink, owner, raw)) {
     return;
   }
-  if (!value->has_value()) return;  // "N/A (no PMA)"
-  const uint64_t raw = **value;
   if (counter.source == Source::kDeviceHw) {
     sink.Add(kDeviceHw, {{"device", device}, {"counter", counter.name}},
              static_cast<double>(raw));
@@ -437,11 +478,16 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
         }
       }
     }
+    if (Status mtu = mtu_.Collect(device.name, port.number, clock_.Now(), sink); !mtu.ok()) {
+      Fail(sink, device.name + "/" + port.number + "/mtu", mtu);
+    }
     sink.AddInfo(kPortInfo, {d, p, {"link_layer", port.link_layer}, {"netdev", port.netdev},
                              {"speed", speed}});
     used_descs_.clear();
+    hw_netlink_.Sample(device.name, port.hw);
+    HwCounterNetlink::Emit(device.name, port.number, port.hw, sink);
     for (CounterFile& counter : port.counters) {
-      CollectCounter(device.name, &port.number, counter, sink, device);
+      CollectCounter(device.name, &port.number, counter, sink, device, &port.hw);
     }
   }
 }
@@ -481,6 +527,7 @@ Status RdmaCollector::Collect(MetricSink& sink) {
     devices_.clear();
     fds_kept_ = 0;
     retry_failed_ = false;
+    hw_netlink_.BeginDiscovery();
     for (const std::string& name : names) {
       auto device = Discover(name, sink);
       if (!device) {
@@ -499,12 +546,14 @@ Status RdmaCollector::Collect(MetricSink& sink) {
     }
     known_names_ = names;
     last_discovery_ = now;
+    mtu_.Retain(names);  // a device gone: its cached MTUs are forgotten
   } else {
     // A device whose discovery failed (a symlink loop, ELOOP) is tried again only at the next
     // rediscovery: until then it is still failing, not recovered.
     for (const std::string& name : names) transitions_.Keep(name);
   }
   for (Device& device : devices_) CollectDevice(device, sink);
+  mtu_.EndCollection();  // closes this collection's verbs contexts
   if (rdma_events_ != nullptr) CollectEvents(sink);
   transitions_.EndCollection();
   if (devices_.empty() && sink.error_count() == 0) {
@@ -522,13 +571,27 @@ std::span<const MetricDesc> RdmaMetrics() {
 }
 std::span<const CollectorOptionSpec> RdmaOptions() { return kOptions; }
 
-Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& context) {
+Result<std::unique_ptr<Collector>> NewRdmaCollectorWithMtuSource(
+    const CollectorContext& context, std::unique_ptr<PortMtuSource> mtu_source) {
   const CollectorOptionReader options("rdma", context.options, kOptions);
   auto filter = options.Devices();
   if (!filter) return Error(filter.error());
   auto interval = options.Duration("rediscovery-interval");
   if (!interval) return Error(interval.error());
-  return std::unique_ptr<Collector>(new RdmaCollector(context, std::move(*filter), *interval));
+  auto mtu_interval = options.Duration("mtu-interval");
+  if (!mtu_interval) return Error(mtu_interval.error());
+  auto hw_source =
+      ParseHwCounterSource(options.Value("hw-counters-source"), options.Flag("hw-counters-source"));
+  if (!hw_source) return Error(hw_source.error());
+  return std::unique_ptr<Collector>(new RdmaCollector(
+      context, std::move(*filter), *interval, std::move(mtu_source), *mtu_interval, *hw_source));
+}
+
+Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& context) {
+  // libibverbs describes this host's devices, so it answers only for the host's own /sys; a
+  // replay root carries the MTUs as files (docs/design.md §5.1).
+  return NewRdmaCollectorWithMtuSource(
+      context, context.host ? MakeVerbsMtuSource() : MakeReplayMtuSource(context.sysfs));
 }
 
 }  // namespace fabricwatch::rdma

@@ -22,6 +22,10 @@
 //   - Unknown counters are never dropped: fabric_rdma_port_pma_stat_total,
 //     fabric_rdma_port_hw_stat_total and fabric_rdma_device_hw_stat_total carry them with
 //     the raw file name in the `counter` label. hw_counters/lifespan is a setting, not a counter.
+// IB MTU (rdma_mtu.h): ibv_query_port's active_mtu and max_mtu on the host's own /sys, the
+// replay files ports/<n>/{active_mtu,max_mtu} under a replay root; absent without either.
+// ports/<n>/hw_counters on the host's own /sys: one RDMA netlink STAT_GET per port instead of one
+// read per file, the files as fallback (rdma_hw_netlink.h; option hw-counters-source).
 // Port events: with the libibverbs listener (collectors/sys/verbs_events.h) running, port
 // state changes are also counted as they happen in fabric_rdma_port_events_total.
 // Counter files are kept open and re-read with pread within an fd budget; devices are
@@ -39,5 +43,10 @@ namespace fabricwatch::rdma {
 std::span<const MetricDesc> RdmaMetrics();
 std::span<const CollectorOptionSpec> RdmaOptions();
 Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& context);
+
+class PortMtuSource;  // rdma_mtu.h
+// NewRdmaCollector with the IB MTUs read from `mtu_source` (tests: a fake source).
+Result<std::unique_ptr<Collector>> NewRdmaCollectorWithMtuSource(
+    const CollectorContext& context, std::unique_ptr<PortMtuSource> mtu_source);
 
 }  // namespace fabricwatch::rdma

@@ -3,14 +3,16 @@
 #include <chrono>
 #include <string>
 
+#include "collectors/rdma/rdma_metrics.h"
+
 namespace fabricwatch::rdma {
 namespace {
 
-constexpr MetricDesc kPortEvents{
-    "fabric_rdma_port_events_total",
-    "Asynchronous port events reported by libibverbs since the agent started, by event "
-    "(port_active, port_err, lid_change, pkey_change, sm_change, client_reregister, "
-    "gid_change; device_fatal with port 0). Seen as they happen, between samples.",
+constexpr MetricDesc kPortEventsRepeated{
+    "fabric_rdma_port_events_repeated_total",
+    "port_active/port_err events that repeated the port's last state event (no transition, not "
+    "in fabric_rdma_port_events_total): soft-RoCE (rxe) sends port_active twice for one "
+    "admin-up of its netdev (NETDEV_UP, then NETDEV_CHANGE). Present once a repeat was seen.",
     MetricKind::kCounter,
     {"device", "port", "event"}};
 constexpr MetricDesc kPortLastEvent{
@@ -31,8 +33,8 @@ constexpr MetricDesc kVerbsDevicesOpen{
     MetricKind::kGauge,
     {}};
 
-constexpr MetricDesc kPortEventMetrics[] = {kPortEvents, kPortLastEvent, kVerbsListenerUp,
-                                            kVerbsDevicesOpen};
+constexpr MetricDesc kPortEventMetrics[] = {kPortEvents, kPortEventsRepeated, kPortLastEvent,
+                                            kVerbsListenerUp, kVerbsDevicesOpen};
 
 }  // namespace
 
@@ -45,6 +47,12 @@ void EmitPortEvents(const sys::RdmaPortEventLog& log, const PortEventCounts& cou
   for (const auto& [key, count] : counts) {
     const auto& [device, port, event] = key;
     sink.Add(kPortEvents, {{"device", device}, {"port", std::to_string(port)}, {"event", event}},
+             static_cast<double>(count));
+  }
+  for (const auto& [key, count] : log.RepeatedCounts()) {
+    const auto& [device, port, event] = key;
+    sink.Add(kPortEventsRepeated,
+             {{"device", device}, {"port", std::to_string(port)}, {"event", event}},
              static_cast<double>(count));
   }
   for (const auto& [key, time] : log.LastEvent()) {

@@ -51,6 +51,17 @@ inline constexpr MetricDesc kLinkDowned{
     MetricKind::kCounter,
     kPortLabels,
     {CounterOverflow::kSaturates, 8}};
+// Filled by rdma_events.cc from the libibverbs listener; link_flap reads port_err as a down source.
+inline constexpr MetricDesc kPortEvents{
+    "fabric_rdma_port_events_total",
+    "Asynchronous port events reported by libibverbs since the agent started, by event "
+    "(port_active, port_err, lid_change, pkey_change, sm_change, client_reregister, "
+    "gid_change; device_fatal with port 0). Seen as they happen, between samples. A "
+    "port_active or port_err that repeats the port's last one is no transition and is counted "
+    "in fabric_rdma_port_events_repeated_total instead. A device that disappears loses its "
+    "series; if it comes back they start again from 0.",
+    MetricKind::kCounter,
+    {"device", "port", "event"}};
 inline constexpr MetricDesc kLocalLinkIntegrity{
     "fabric_rdma_port_local_link_integrity_errors_total",
     "Times local physical errors exceeded their threshold "
@@ -90,6 +101,18 @@ inline constexpr MetricDesc kPortLaneSpeed{
     "rate (SDR 2.5, DDR 5, QDR and FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s) "
     "where rate names it, else the rate divided by its width; converted to bytes per second. "
     "Synthetic on RoCE. Stale while the port is down.",
+    MetricKind::kGauge, kPortLabels};
+inline constexpr MetricDesc kPortActiveMtu{
+    "fabric_rdma_port_active_mtu_bytes",
+    "Active IB MTU of the port (ibv_query_port active_mtu, enum ibv_mtu 256-4096 bytes): the "
+    "largest packet payload RDMA uses on the link. On RoCE it follows the netdev MTU (1500 gives "
+    "1024, 9000 gives 4096). Absent without a libibverbs provider for the device, and in a "
+    "replay root without ports/<n>/active_mtu.",
+    MetricKind::kGauge, kPortLabels};
+inline constexpr MetricDesc kPortMaxMtu{
+    "fabric_rdma_port_max_mtu_bytes",
+    "Largest IB MTU the port supports (ibv_query_port max_mtu, 256-4096 bytes). Absent as "
+    "fabric_rdma_port_active_mtu_bytes is.",
     MetricKind::kGauge, kPortLabels};
 
 // The nominal per-lane rate in Gb/s of an IBTA speed generation as rate_show names it: the

@@ -84,4 +84,38 @@ Result<uint32_t> ParseLid(std::string_view text, std::string_view what) {
   return static_cast<uint32_t>(*value);
 }
 
+Result<int> IbMtuBytes(int ibv_mtu) {
+  if (ibv_mtu < 1 || ibv_mtu > 5) {
+    return Error(StatusCode::kInvalidArgument, "enum ibv_mtu " + std::to_string(ibv_mtu) +
+                                                   ": expected 1 (256 bytes) to 5 (4096 bytes)");
+  }
+  return 256 << (ibv_mtu - 1);
+}
+
+Result<int> ParseIbMtu(std::string_view text, std::string_view what) {
+  std::string_view value = TrimSpace(text);
+  const auto bad = [&] {
+    return Error(StatusCode::kInvalidArgument,
+                 std::string(what) + ": expected an IB MTU such as \"4096\" or \"4096 (5)\", got " +
+                     QuoteForMessage(value, 48));
+  };
+  std::string_view bytes_text = value;
+  std::optional<int64_t> enum_value;
+  if (size_t open = value.find('('); open != std::string_view::npos) {
+    if (value.back() != ')') return bad();
+    auto parsed = ParseInt64(TrimSpace(value.substr(open + 1, value.size() - open - 2)), what);
+    if (!parsed) return bad();
+    enum_value = *parsed;
+    bytes_text = TrimSpace(value.substr(0, open));
+  }
+  auto bytes = ParseInt64(bytes_text, what);
+  if (!bytes) return bad();
+  for (int e = 1; e <= 5; ++e) {
+    if (*IbMtuBytes(e) != *bytes) continue;
+    if (enum_value && *enum_value != e) return bad();
+    return static_cast<int>(*bytes);
+  }
+  return bad();
+}
+
 }  // namespace fabricwatch::rdma

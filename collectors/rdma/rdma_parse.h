@@ -40,4 +40,15 @@ Result<std::optional<uint64_t>> ParseCounterValue(std::string_view text, std::st
 // `lid`, `sm_lid`: "0x%x".
 Result<uint32_t> ParseLid(std::string_view text, std::string_view what);
 
+// enum ibv_mtu (libibverbs/verbs.h: IBV_MTU_256 = 1, 512, 1024, 2048, IBV_MTU_4096 = 5) in bytes;
+// any other value is an error (a provider bug or a newer enum value). ibv_query_port reports the
+// port's active_mtu and max_mtu in it.
+Result<int> IbMtuBytes(int ibv_mtu);
+
+// The replay form of an IB MTU (docs/design.md §5.1, ports/<n>/active_mtu and max_mtu): the
+// bytes, alone ("4096") or as ibv_devinfo prints them with the enum value ("4096 (5)"). Bytes
+// other than 256, 512, 1024, 2048 or 4096, or an enum value that disagrees, are errors naming
+// `what`.
+Result<int> ParseIbMtu(std::string_view text, std::string_view what);
+
 }  // namespace fabricwatch::rdma

@@ -4,20 +4,46 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "collectors/sys/verbs_handles.h"
 
 namespace fabricwatch::sys {
 
 // ---------------------------------------------------------------- RdmaPortEventLog
 
-void RdmaPortEventLog::Record(RdmaPortEvent event) {
+bool RdmaPortEventLog::Record(RdmaPortEvent event) {
   std::lock_guard lock(mutex_);
+  const std::pair<std::string, int> port{event.device, event.port};
+  auto state = state_.find(port);
+  switch (ClassifyPortEvent(state == state_.end() ? "" : state->second, event.event)) {
+    case PortEventClass::kRepeat:
+      ++repeated_[{event.device, event.port, event.event}];
+      return false;
+    case PortEventClass::kTransition:
+      state_.insert_or_assign(port, event.event);
+      break;
+    case PortEventClass::kOther:
+      break;
+  }
   ++counts_[{event.device, event.port, event.event}];
-  last_[{event.device, event.port}] = event.time;
+  last_[port] = event.time;
   events_.push_back(std::move(event));
   if (events_.size() > capacity_) events_.erase(events_.begin());
   total_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+void RdmaPortEventLog::ForgetDevice(const std::string& device) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(counts_, [&](const auto& entry) { return std::get<0>(entry.first) == device; });
+  std::erase_if(repeated_, [&](const auto& entry) { return std::get<0>(entry.first) == device; });
+  std::erase_if(last_, [&](const auto& entry) { return entry.first.first == device; });
+  std::erase_if(state_, [&](const auto& entry) { return entry.first.first == device; });
 }
 
 void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
@@ -43,6 +69,12 @@ RdmaPortEventLog::LastEvent() const {
   return last_;
 }
 
+std::map<std::tuple<std::string, int, std::string>, uint64_t> RdmaPortEventLog::RepeatedCounts()
+    const {
+  std::lock_guard lock(mutex_);
+  return repeated_;
+}
+
 bool RdmaPortEventLog::listening() const {
   std::lock_guard lock(mutex_);
   return listening_;
@@ -54,6 +86,23 @@ size_t RdmaPortEventLog::devices_open() const {
 }
 
 // ---------------------------------------------------------------- pure helpers
+
+// Why a repeat is no transition (issue 34, soft-RoCE on Linux 6.1): in
+// drivers/infiniband/sw/rxe/rxe_net.c, rxe_notify() calls rxe_port_up() on NETDEV_UP and
+// rxe_set_port_state() on NETDEV_CHANGE, which calls rxe_port_up() again when
+// netif_running() && netif_carrier_ok(); rxe_port_up() sets IB_PORT_ACTIVE and dispatches
+// IB_EVENT_PORT_ACTIVE (rxe_port_event() -> ib_dispatch_event()) without looking at the state it
+// had. An admin-up of the netdev is NETDEV_UP from __dev_open(), then NETDEV_CHANGE from
+// linkwatch_do_dev() -> netdev_state_change() (net/core/link_watch.c, net/core/dev.c) when the
+// carrier comes on: two PORT_ACTIVE for one transition. An admin-down gives one PORT_ERR
+// (NETDEV_DOWN; netdev_state_change() sends nothing once IFF_UP is clear). The core adds none:
+// ib_dispatch_event() (drivers/infiniband/core/cache.c) queues one work item per event, and
+// ib_cache_event_task() updates the cache and calls the clients once. The rule is symmetric so
+// a driver that repeats PORT_ERR is handled the same way.
+PortEventClass ClassifyPortEvent(std::string_view last_state, std::string_view event) {
+  if (event != "port_active" && event != "port_err") return PortEventClass::kOther;
+  return event == last_state ? PortEventClass::kRepeat : PortEventClass::kTransition;
+}
 
 std::string AsyncEventName(int type) {
   // enum ibv_event_type, libibverbs/verbs.h (rdma-core).
@@ -123,15 +172,26 @@ namespace {
 
 constexpr int kPollTimeoutMs = 200;
 constexpr std::chrono::seconds kRelistInterval{30};
+// How often the uverbs class directory is read to notice a device that left or came: rxe/siw
+// send no DEVICE_FATAL on removal, and their removal waits for our contexts (verbs_events.h).
+constexpr std::chrono::seconds kPresenceInterval{1};
+constexpr const char* kDefaultUverbsDir = "/sys/class/infiniband_verbs";
 
-struct DeviceListFree {
-  void operator()(ibv_device** list) const { ibv_free_device_list(list); }
-};
-struct ContextClose {
-  void operator()(ibv_context* context) const { ibv_close_device(context); }
-};
-using DeviceList = std::unique_ptr<ibv_device*, DeviceListFree>;
-using Context = std::unique_ptr<ibv_context, ContextClose>;
+// The uverbs character devices (uverbsN) in `dir`, sorted; empty when it cannot be read.
+std::vector<std::string> ListUverbs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with("uverbs")) out.push_back(std::move(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+using DeviceList = VerbsDeviceList;  // collectors/sys/verbs_handles.h
+using Context = VerbsContext;
 
 }  // namespace
 
@@ -149,7 +209,19 @@ struct VerbsPortListener::Impl {
   const Clock* clock;
   std::vector<Open> devices;
   std::vector<std::string> names;
+  std::string uverbs_dir = kDefaultUverbsDir;  // from a device's dev_path once one is listed
+  std::vector<std::string> uverbs;             // ListUverbs(uverbs_dir) at the last OpenAll()
   bool logged_none = false;
+
+  // Devices listed before and not now leave the log (issue 34: no stale series).
+  void ForgetGone(const std::vector<std::string>& before) {
+    const std::set<std::string> now(names.begin(), names.end());
+    for (const std::string& name : before) {
+      if (now.contains(name)) continue;
+      logger->info("{} is gone; its port event series are dropped", name);
+      log.ForgetDevice(name);
+    }
+  }
 
   // Names of the devices libibverbs can see now (those with a provider library).
   static std::vector<std::string> ListNames() {
@@ -162,7 +234,10 @@ struct VerbsPortListener::Impl {
   }
 
   void OpenAll() {
-    devices.clear();
+    devices.clear();  // closes every context first: a device being removed waits for them
+    const std::vector<std::string> before = std::move(names);
+    names.clear();
+    uverbs = ListUverbs(uverbs_dir);
     int count = 0;
     DeviceList list(ibv_get_device_list(&count));
     if (!list || count == 0) {
@@ -170,15 +245,20 @@ struct VerbsPortListener::Impl {
         logger->debug("libibverbs sees no RDMA device; IB port events come from polling only");
         logged_none = true;
       }
-      names.clear();
+      ForgetGone(before);
       log.SetState(true, 0);
       return;
     }
     logged_none = false;
-    names.clear();
     for (int i = 0; i < count; ++i) {
       const std::string name = ibv_get_device_name(list.get()[i]);
       names.push_back(name);
+      // dev_path is <sysfs>/class/infiniband_verbs/uverbsN (libibverbs' own sysfs root).
+      const std::filesystem::path dev_path(list.get()[i]->dev_path);
+      if (dev_path.has_parent_path() && dev_path.parent_path().string() != uverbs_dir) {
+        uverbs_dir = dev_path.parent_path().string();
+        uverbs = ListUverbs(uverbs_dir);
+      }
       Context context(ibv_open_device(list.get()[i]));
       if (!context) {
         logger->warn("ibv_open_device {}: {}; its port events come from polling only", name,
@@ -193,6 +273,7 @@ struct VerbsPortListener::Impl {
       }
       devices.push_back({name, std::move(context)});
     }
+    ForgetGone(before);
     logger->info("listening for port events on {} RDMA device(s)", devices.size());
     log.SetState(true, devices.size());
   }
@@ -210,8 +291,13 @@ struct VerbsPortListener::Impl {
       RdmaPortEvent record{clock != nullptr ? clock->Now() : std::chrono::system_clock::now(),
                            device.name, port, AsyncEventName(type)};
       if (IsPortEvent(type) || type == IBV_EVENT_DEVICE_FATAL) {
-        logger->info("{} port {}: {}", device.name, port, record.event);
-        log.Record(std::move(record));
+        const std::string name = record.event;
+        if (log.Record(std::move(record))) {
+          logger->info("{} port {}: {}", device.name, port, name);
+        } else {
+          logger->debug("{} port {}: {} again, no transition (not counted)", device.name, port,
+                        name);
+        }
       }
       if (type == IBV_EVENT_DEVICE_FATAL) return false;
     }
@@ -219,6 +305,7 @@ struct VerbsPortListener::Impl {
 
   void Run(std::stop_token stop) {
     auto last_list = std::chrono::steady_clock::now();
+    auto last_presence = last_list;
     while (!stop.stop_requested()) {
       std::vector<pollfd> fds;
       for (const Open& device : devices) fds.push_back({device.context->async_fd, POLLIN, 0});
@@ -231,6 +318,10 @@ struct VerbsPortListener::Impl {
         }
       }
       const auto now = std::chrono::steady_clock::now();
+      if (!reopen && now - last_presence >= kPresenceInterval) {
+        last_presence = now;
+        reopen = ListUverbs(uverbs_dir) != uverbs;  // `rdma link add/delete`, hot-(un)plug
+      }
       if (now - last_list >= kRelistInterval) {
         last_list = now;
         reopen |= ListNames() != names;  // hot-plug or removal

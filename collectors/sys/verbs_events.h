@@ -5,9 +5,19 @@
 // goes down is otherwise seen only at the next sample. VerbsPortListener opens every RDMA device
 // with ibv_open_device(), makes each context's async_fd non-blocking, and records
 // IBV_EVENT_PORT_ACTIVE / PORT_ERR / LID_CHANGE / SM_CHANGE / ... with their time in a
-// RdmaPortEventLog as they happen. It re-lists devices every kRelistInterval (hot-plug) and after
-// IBV_EVENT_DEVICE_FATAL. With no device, or no provider library for it, it keeps running quietly
-// and the rdma collector falls back to sysfs polling alone.
+// RdmaPortEventLog as they happen. It re-lists devices every kRelistInterval (hot-plug), after
+// IBV_EVENT_DEVICE_FATAL, and as soon as the uverbs device of an open context leaves sysfs
+// (checked every kPresenceInterval): a driver without disassociate_ucontext (rxe, siw) sends no
+// DEVICE_FATAL on `rdma link delete`, and its ib_uverbs_remove_one() waits until every context
+// is closed, so holding it would block the delete. A device that is gone is forgotten by the log
+// (ForgetDevice): its series leave the exposition, and counts start at 0 if it comes back. With
+// no device, or no provider library for it, it keeps running quietly and the rdma collector
+// falls back to sysfs polling alone.
+//
+// Repeats (issue 34): rxe dispatches IB_EVENT_PORT_ACTIVE twice for one admin-up of its netdev
+// (NETDEV_UP, then linkwatch's NETDEV_CHANGE once the carrier is on; see ClassifyPortEvent). A
+// port_active after port_active, or port_err after port_err, is no transition: it is counted
+// apart (RepeatedCounts), not in Counts(), the ring, total() or the last-event time.
 //
 // Thread-safety: RdmaPortEventLog is internally synchronised; the listener runs its own thread
 // and stops within its poll timeout (200 ms) when destroyed.
@@ -20,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -40,13 +51,21 @@ class RdmaPortEventLog {
  public:
   explicit RdmaPortEventLog(size_t capacity = 4096) : capacity_(capacity) {}
 
-  void Record(RdmaPortEvent event);
+  // Records the event; false when it is a repeat of the port's last state event (not recorded
+  // as a transition, counted in RepeatedCounts()).
+  bool Record(RdmaPortEvent event);
   void SetState(bool listening, size_t devices_open);
+  // The device left (hot-unplug, `rdma link delete`): drops its counts, repeats, last event
+  // times and last state, so none of its series is exported any more. Its past events stay in
+  // the ring (Recent) as history.
+  void ForgetDevice(const std::string& device);
 
   std::vector<RdmaPortEvent> Recent(size_t max) const;
   // (device, port, event) -> count, and the time of the last event per (device, port).
   std::map<std::tuple<std::string, int, std::string>, uint64_t> Counts() const;
   std::map<std::pair<std::string, int>, std::chrono::system_clock::time_point> LastEvent() const;
+  // (device, port, event) -> repeats of port_active/port_err that were no transition.
+  std::map<std::tuple<std::string, int, std::string>, uint64_t> RepeatedCounts() const;
   // Events recorded since the start: the scheduler polls it (every 10 ms) to collect the rdma
   // collector at once after an event, so it takes no lock and allocates nothing.
   uint64_t total() const { return total_.load(std::memory_order_acquire); }
@@ -59,6 +78,8 @@ class RdmaPortEventLog {
   std::vector<RdmaPortEvent> events_;  // ring, oldest first after trimming
   std::map<std::tuple<std::string, int, std::string>, uint64_t> counts_;
   std::map<std::pair<std::string, int>, std::chrono::system_clock::time_point> last_;
+  std::map<std::tuple<std::string, int, std::string>, uint64_t> repeated_;
+  std::map<std::pair<std::string, int>, std::string> state_;  // last port_active/port_err
   bool listening_ = false;
   size_t devices_open_ = 0;
   std::atomic<uint64_t> total_{0};
@@ -70,6 +91,12 @@ std::string AsyncEventName(int ibv_event_type);
 bool IsPortEvent(int ibv_event_type);
 // The port events every port is pre-initialised with in the exposition.
 inline constexpr const char* kPrimaryPortEvents[] = {"port_active", "port_err"};
+
+// Pure: whether `event` of a port is a state transition, a repeat of the port's last state event
+// (`last_state`: the last port_active/port_err recorded for the port, empty if none), or not a
+// state event at all (lid_change, gid_change, device_fatal, ...).
+enum class PortEventClass { kTransition, kRepeat, kOther };
+PortEventClass ClassifyPortEvent(std::string_view last_state, std::string_view event);
 
 class VerbsPortListener {
  public:

@@ -30,6 +30,11 @@ constexpr DetectorOptionSpec kOptions[] = {
      "The MTU every fabric port should run (68-65535); auto expects the sibling majority. "
      "Judgement: RoCE fabrics commonly run 9000 (4096-byte RoCE MTU)",
      "auto"},
+    {"ib-mtu",
+     "The active IB MTU every RDMA port should run (256, 512, 1024, 2048 or 4096 bytes); auto "
+     "expects the majority of the active ports of the same link layer. Judgement: 4096, the "
+     "largest IBTA MTU, which RoCE reaches with a netdev MTU of about 4200 or more (commonly 9000)",
+     "auto"},
     {"trust",
      "The trust state every fabric port should have (dscp or pcp); auto expects the sibling "
      "majority. NVIDIA recommends dscp for RoCE",
@@ -56,7 +61,8 @@ constexpr DetectorOptionSpec kOptions[] = {
 
 constexpr MetricDesc kDrifted{
     "fabric_config_setting_drifted",
-    "1 while the setting of the subject (a fabric netdev, a PCI function, or node) differs from "
+    "1 while the setting of the subject (a fabric netdev, a PCI function, an RDMA port as "
+    "<device>/<port>, or node) differs from "
     "its expectation (configuration, sibling majority, or traffic; before hold-for), 0 while "
     "it agrees; absent where the setting is not reported. The configuration matrix of "
     "README \"Configuration drift\".",
@@ -188,6 +194,12 @@ Result<ConfigDriftOptions> ParseOptions(const DetectorOptions& options) {
   Status status;
   o.expect.roce_priority = AutoOrNumber(options, "roce-priority", 0, 7, status);
   o.expect.mtu = AutoOrNumber(options, "mtu", 68, 65535, status);
+  o.expect.ib_mtu = AutoOrNumber(options, "ib-mtu", 256, 4096, status);
+  if (o.expect.ib_mtu && (*o.expect.ib_mtu & (*o.expect.ib_mtu - 1)) != 0 && status.ok()) {
+    status = Status(StatusCode::kInvalidArgument,
+                    "detector config_drift: option ib-mtu=\"" + std::to_string(*o.expect.ib_mtu) +
+                        "\": expected auto, 256, 512, 1024, 2048 or 4096");
+  }
   if (auto it = options.find("trust"); it != options.end() && it->second != "auto") {
     if (it->second != "dscp" && it->second != "pcp" && status.ok()) {
       status =

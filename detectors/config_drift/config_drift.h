@@ -4,12 +4,14 @@
 // until traffic suffers, so they are checked continuously, as the collectors report them.
 //
 // Inputs: ethtool (PFC enabled per priority, trust, DSCP map, storm-prevention timeout, global
-// pause, RoCE ECN), netdev (MTU), rdma (which netdevs are RoCE ports), topology (GPUs, NICs, the
-// bridges between them, MPS, MRRS, ACS control, the GPUDirect RDMA module).
+// pause, RoCE ECN), netdev (MTU), rdma (which netdevs are RoCE ports; the IB MTU, port state
+// and netdev of each RDMA port), topology (GPUs, NICs, the bridges between them, MPS, MRRS, ACS
+// control, the GPUDirect RDMA module).
 //
 // The expected value of a setting comes, in this order, from
-//   config    the detector's options (roce-priority, mtu, trust): authoritative;
-//   siblings  the strict majority of the node's RoCE ports (more than half agree);
+//   config    the detector's options (roce-priority, mtu, ib-mtu, trust): authoritative;
+//   siblings  the strict majority of the node's RoCE ports (more than half agree; for ib_mtu
+//             the ACTIVE RDMA ports of the same link layer);
 //   traffic   the priority that carries the port's RoCE traffic (the most bytes, priorities
 //             1-7), for PFC on a port whose siblings give no majority.
 // A node where every port agrees and nothing is configured raises nothing: with no lossless
@@ -27,6 +29,9 @@
 //                                                 above storm-prevention-max
 //   setting=global_pause      {netdev}            802.3x rx or tx pause on while PFC is on
 //   setting=mtu               {netdev}            MTU unlike the config or the siblings
+//   setting=ib_mtu            {device, port[, netdev]}  active IB MTU (ibv_query_port) of an
+//                                                 ACTIVE RDMA port unlike ib-mtu or the siblings;
+//                                                 netdev where fabric_rdma_port_info names one
 //   setting=gpudirect_module  {}                  nvidia_peermem / nv_peer_mem not loaded while
 //                                                 NVIDIA GPUs and RDMA NICs are present
 //   setting=acs_redirect      {device, role=bridge}  ACS P2P request or completion redirect on a
@@ -43,7 +48,8 @@
 //
 // Exported: fabric_config_setting_drifted{subject, setting} per checked (port or function,
 // setting): 1 while the setting differs from its expectation (before hold-for), 0 while it agrees
-// — the dashboard's configuration matrix. subject is the netdev, the PCI address, or "node".
+// — the dashboard's configuration matrix. subject is the netdev, the PCI address,
+// "<device>/<port>" (ib_mtu), or "node".
 
 #include <memory>
 #include <span>

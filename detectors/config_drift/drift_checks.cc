@@ -230,6 +230,64 @@ class PortChecks {
   DriftReport& report_;
 };
 
+// The active IB MTU of each RDMA port (issue 34). Only ACTIVE ports (or ports whose state is not
+// reported) are compared: a port that is down has no negotiated MTU. The siblings are the ports
+// of the same link layer, since IB and RoCE set their MTU apart (the subnet manager's partition
+// MTU; the netdev MTU through ib_core's iboe_get_mtu or rxe's eth_mtu_int_to_enum: 1500 gives
+// 1024, 9000 gives 4096; docs/reference.md §2.1).
+void IbMtu(const NodeConfig& config, const Expectations& expect, DriftReport& report) {
+  constexpr int kActive = 4;  // IB_PORT_ACTIVE
+  auto checkable = [](const RdmaPortConfig& p) {
+    return p.active_mtu.has_value() && (!p.state || *p.state == kActive);
+  };
+  for (const RdmaPortConfig& port : config.rdma_ports) {
+    if (!checkable(port)) continue;
+    const std::string subject = port.device + "/" + port.port;
+    report.checked.emplace(subject, "ib_mtu");
+    std::optional<int> expected;
+    std::string source;
+    if (expect.ib_mtu) {
+      expected = expect.ib_mtu, source = "the configuration";
+    } else {
+      std::vector<std::string> values;
+      for (const RdmaPortConfig& p : config.rdma_ports) {
+        if (checkable(p) && p.link_layer == port.link_layer) {
+          values.push_back(std::to_string(*p.active_mtu));
+        }
+      }
+      if (values.size() >= 2) {
+        const auto m = StrictMajority(values);
+        if (m.value) expected = std::stoi(*m.value), source = SiblingSource(m);
+      }
+    }
+    const int active = *port.active_mtu;
+    if (!expected || *expected == active) continue;
+    Drift d;
+    d.subject = subject;
+    d.setting = "ib_mtu";
+    d.entity = {{"device", port.device}, {"port", port.port}};
+    if (!port.netdev.empty()) d.entity.emplace_back("netdev", port.netdev);
+    d.entity.emplace_back("setting", d.setting);
+    d.observed = active;
+    d.expected = *expected;
+    d.reason = port.device + " port " + port.port +
+               (port.netdev.empty() ? "" : " (" + port.netdev + ")") + ": active IB MTU " +
+               std::to_string(active) +
+               (port.max_mtu ? " (max " + std::to_string(*port.max_mtu) + ")" : "") +
+               ", expected " + std::to_string(*expected) + " from " + source;
+    if (port.max_mtu && *expected > *port.max_mtu) {
+      d.reason += "; the port supports at most " + std::to_string(*port.max_mtu);
+    }
+    auto netdev = std::find_if(config.ports.begin(), config.ports.end(),
+                               [&](const PortConfig& p) { return p.netdev == port.netdev; });
+    if (port.link_layer == "Ethernet" && netdev != config.ports.end() && netdev->mtu) {
+      d.reason += "; on RoCE it follows the netdev MTU, " + port.netdev + " runs " +
+                  std::to_string(*netdev->mtu);
+    }
+    report.drifts.push_back(std::move(d));
+  }
+}
+
 void GpudirectModule(const NodeConfig& config, const Expectations& expect, DriftReport& report) {
   if (!expect.require_gpudirect_module || !config.nvidia_gpu || !config.rdma_nic ||
       config.gpudirect_modules.empty()) {
@@ -256,6 +314,7 @@ void GpudirectModule(const NodeConfig& config, const Expectations& expect, Drift
 DriftReport CheckDrift(const NodeConfig& config, const Expectations& expect) {
   DriftReport report;
   PortChecks(config, expect, report).Run();
+  IbMtu(config, expect, report);
   GpudirectModule(config, expect, report);
   CheckPcie(config, report);
   return report;

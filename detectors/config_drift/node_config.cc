@@ -14,6 +14,9 @@ namespace {
 
 constexpr MetricInput kInputs[] = {
     {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer", "netdev"}},
+    {"rdma", &rdma::kPortState, {"device", "port"}},
+    {"rdma", &rdma::kPortActiveMtu, {"device", "port"}},
+    {"rdma", &rdma::kPortMaxMtu, {"device", "port"}},
     {"netdev", &netdev::kMtu, {"netdev"}},
     {"ethtool", &ethtool::kPfcEnabled, {"netdev", "priority"}},
     {"ethtool", &ethtool::kQosTrust, {"netdev", "trust"}},
@@ -59,6 +62,27 @@ class Builder {
     ForEachSample(families, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
       const std::string_view netdev = LabelOr(m, "netdev");
       if (!netdev.empty() && LabelOr(m, "link_layer") == "Ethernet") Port(netdev).roce = true;
+    });
+    // The IB MTU per RDMA port, joined to the port's facts by (device, port).
+    ForEachSample(families, rdma::kPortActiveMtu, [&](const prometheus::ClientMetric& m, double v) {
+      RdmaPort(m).active_mtu = WholeNumber(v);
+    });
+    auto known = [&](const prometheus::ClientMetric& m) -> RdmaPortConfig* {
+      auto it =
+          rdma_ports_.find({std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port"))});
+      return it == rdma_ports_.end() ? nullptr : &it->second;
+    };
+    ForEachSample(families, rdma::kPortMaxMtu, [&](const prometheus::ClientMetric& m, double v) {
+      if (RdmaPortConfig* p = known(m)) p->max_mtu = WholeNumber(v);
+    });
+    ForEachSample(families, rdma::kPortState, [&](const prometheus::ClientMetric& m, double v) {
+      if (RdmaPortConfig* p = known(m)) p->state = WholeNumber(v);
+    });
+    ForEachSample(families, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
+      if (RdmaPortConfig* p = known(m)) {
+        p->netdev = LabelOr(m, "netdev");
+        p->link_layer = LabelOr(m, "link_layer");
+      }
     });
   }
 
@@ -159,11 +183,25 @@ class Builder {
 
   void Finish() {
     for (auto& [netdev, port] : ports_) out_.ports.push_back(std::move(port));
+    for (auto& [key, port] : rdma_ports_) out_.rdma_ports.push_back(std::move(port));
   }
 
  private:
+  RdmaPortConfig& RdmaPort(const prometheus::ClientMetric& m) {
+    std::pair<std::string, std::string> key{LabelOr(m, "device"), LabelOr(m, "port")};
+    auto it = rdma_ports_.find(key);
+    if (it == rdma_ports_.end()) {
+      RdmaPortConfig port;
+      port.device = key.first;
+      port.port = key.second;
+      it = rdma_ports_.emplace(std::move(key), std::move(port)).first;
+    }
+    return it->second;
+  }
+
   NodeConfig& out_;
   std::map<std::string, PortConfig, std::less<>> ports_;
+  std::map<std::pair<std::string, std::string>, RdmaPortConfig> rdma_ports_;
 };
 
 }  // namespace

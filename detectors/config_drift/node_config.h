@@ -14,6 +14,9 @@
 //   ecn                         fabric_roce_ecn_enabled{netdev,priority,role}
 //   priority bytes              fabric_ethtool_priority_bytes_total (rx + tx): the RoCE priority
 //   mtu                         fabric_netdev_mtu_bytes
+//   rdma port, its netdev       fabric_rdma_port_info{device,port,link_layer,netdev}
+//   rdma port state             fabric_rdma_port_state (4 = ACTIVE)
+//   ib mtu                      fabric_rdma_port_active_mtu_bytes, _max_mtu_bytes
 //   functions, upstream         fabric_pcie_device_info{device,role,upstream}
 //   mps, mrrs                   fabric_pcie_max_payload_bytes, _max_read_request_bytes
 //   acs redirect                fabric_pcie_acs_control{control=request_redirect|completion_...}
@@ -55,6 +58,18 @@ struct PortConfig {
   bool AnyPfc() const;
 };
 
+// An RDMA port that reports its IB MTU (issue 34). RoCE ports are here as well as, by their
+// netdev, in NodeConfig::ports.
+struct RdmaPortConfig {
+  std::string device;
+  std::string port;
+  std::string netdev;      // from fabric_rdma_port_info; "" for an IB port without IPoIB
+  std::string link_layer;  // "InfiniBand", "Ethernet" or "" (not reported)
+  std::optional<int> state;
+  std::optional<int> active_mtu;  // bytes
+  std::optional<int> max_mtu;     // bytes
+};
+
 struct PciFunction {
   std::string bdf;
   std::string role;      // gpu, nic, bridge
@@ -73,6 +88,7 @@ struct GpuNicPair {
 
 struct NodeConfig {
   std::vector<PortConfig> ports;  // sorted by netdev
+  std::vector<RdmaPortConfig> rdma_ports;  // those with an active IB MTU, by device and port
   std::map<std::string, PciFunction> functions;
   std::vector<GpuNicPair> nearest;
   std::map<std::string, bool> gpudirect_modules;  // module -> loaded; empty when not reported

@@ -52,8 +52,8 @@ const DetectorInfo kDetectors[] = {
      LinkDegradedDetectorInputs(), MakeLinkDegradedDetector},
     {"config_drift",
      "Lossless-fabric, MTU and GPUDirect settings unlike the configuration or the sibling ports: "
-     "PFC, ECN, trust, DSCP map, storm prevention, global pause, MTU, the GPUDirect RDMA "
-     "module, ACS redirect, MPS and MRRS on GPU-NIC paths",
+     "PFC, ECN, trust, DSCP map, storm prevention, global pause, MTU, IB MTU, the GPUDirect "
+     "RDMA module, ACS redirect, MPS and MRRS on GPU-NIC paths",
      true, ConfigDriftDetectorOptions(), ConfigDriftDetectorMetrics(), ConfigDriftDetectorInputs(),
      MakeConfigDriftDetector},
     {"driver_fault",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,51 @@
 #include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect::link_flap {
+
+const char* SourceName(Source source) {
+  switch (source) {
+    case kNetlink:
+      return "netlink carrier events";
+    case kCarrierCounter:
+      return "carrier_down_count (sysfs polling)";
+    case kPhyCounter:
+      return "ethtool link_down_events_phy (polling)";
+    case kIbState:
+      return "IB port state (sysfs polling)";
+    case kIbLinkDowned:
+      return "link_downed (sysfs polling)";
+    case kVerbsEvent:
+      return "verbs port_err events";
+  }
+  return "?";
+}
+
+namespace {
+
+// Which sources saw the downs counted after `since` (issue 34: a finding states its evidence):
+// "; seen by netlink carrier events 6/6, verbs port_err events 6/6" (empty with no down). Downs
+// restored from the state file have no sources; they are named as such.
+std::string SourcesText(const Entity& entity, TimePoint since, size_t downs) {
+  size_t known = 0;
+  size_t by[std::size(kSources)] = {};
+  for (const Sighting& down : entity.counted) {
+    if (down.time <= since) continue;
+    ++known;
+    for (size_t i = 0; i < std::size(kSources); ++i) by[i] += (down.sources & kSources[i]) != 0;
+  }
+  std::string out;
+  for (size_t i = 0; i < std::size(kSources); ++i) {
+    if (by[i] == 0) continue;
+    out += fmt::format("{}{} {}/{}", out.empty() ? "; seen by " : ", ", SourceName(kSources[i]),
+                       by[i], downs);
+  }
+  if (downs > known) {
+    out += fmt::format("; {} from before a restart", downs - known);
+  }
+  return out;
+}
+
+}  // namespace
 
 Entity NewEntity(const Settings& s, const EntityLabels& labels) {
   Entity entity;
@@ -43,6 +89,9 @@ bool Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
           }
         }
       }
+      for (Sighting& down : entity.counted) {
+        if (down.time == sighting.time) down.sources |= source;
+      }
       sighting.sources |= source;
       return false;
     }
@@ -51,6 +100,8 @@ bool Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
   if (InMaintenance(s, entity, time)) return true;
   entity.hard.Add(time);
   entity.slow.Add(time);
+  entity.counted.push_back({time, source});
+  if (entity.counted.size() > 1024) entity.counted.pop_front();  // EventWindow's bound
   entity.penalty.Add(s.penalty_per_down, time);
   ++entity.downs_total;
   return true;
@@ -90,6 +141,7 @@ void Absent(const Settings& s, Entity& entity, TimePoint time) {
   entity.link_downed.Forget();
   entity.link_error_recovery.Forget();
   entity.unplug.Forget();
+  entity.verbs_err.Forget();
   entity.pending_downed.clear();
 }
 
@@ -140,6 +192,8 @@ void StartMaintenance(const Settings& s, Entity& entity, TimePoint time, bool an
   }
   entity.slow.RemoveBetween(from, time);
   entity.micro.RemoveBetween(from, time);
+  std::erase_if(entity.counted,
+                [&](const Sighting& down) { return down.time >= from && down.time <= time; });
   std::erase_if(entity.pending_downed, [&](const PendingDowned& p) { return p.time >= from; });
   std::erase_if(entity.outages, [&](const auto& outage) { return outage.first >= from; });
   if (entity.penalty.At(time) < s.reuse) entity.suppressed = false;
@@ -160,14 +214,27 @@ double Downtime(const Settings& s, const Entity& entity, TimePoint now) {
   return total;
 }
 
-std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoint now) {
+namespace {
+
+// Drops what has left every window by `now`.
+void PruneWindows(const Settings& s, Entity& entity, TimePoint now) {
   entity.hard.Prune(now - std::max(s.hard_window, s.slow_window));
   entity.slow.Prune(now - s.slow_window);
+  while (!entity.counted.empty() &&
+         entity.counted.front().time <= now - std::max(s.hard_window, s.slow_window)) {
+    entity.counted.pop_front();
+  }
   SettleMicroFlaps(s, entity, now);
   entity.micro.Prune(now - s.micro_window);
   while (!entity.outages.empty() && entity.outages.front().second <= now - s.downtime_window) {
     entity.outages.pop_front();
   }
+}
+
+}  // namespace
+
+std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoint now) {
+  PruneWindows(s, entity, now);
   const size_t hard = entity.hard.CountAfter(now - s.hard_window);
   const size_t slow = entity.slow.CountAfter(now - s.slow_window);
   const double penalty = entity.penalty.At(now);
@@ -191,7 +258,8 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
   const double down_seconds =
       entity.down_since && now > *entity.down_since ? Seconds(now - *entity.down_since) : 0;
   const double downtime = Downtime(s, entity, now);
-  const std::string who = EntityText(entity.labels);
+  const EntityLabels& named = entity.shown.empty() ? entity.labels : entity.shown;
+  const std::string who = EntityText(named);
   const std::vector<Evidence> evidence = {
       {"hard_window_down_events", static_cast<double>(hard)},
       {"slow_window_down_events", static_cast<double>(slow)},
@@ -200,7 +268,7 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
       {"window_downtime_seconds", downtime},
   };
   Finding finding;
-  finding.entity = entity.labels;
+  finding.entity = named;
   finding.evidence = evidence;
   if (micro > 0) {
     finding.evidence.push_back({"micro_window_flaps", static_cast<double>(micro)});
@@ -237,9 +305,10 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
     } else {
       finding.value = static_cast<double>(hard);
       finding.reason = fmt::format(
-          "{}: hard flapping, {} link-down events in the last {} (>= {}), flap penalty {:.0f} "
-          "(clears below {:.0f})",
-          who, hard, FormatDuration(s.hard_window), s.hard_count, penalty, s.reuse);
+          "{}: hard flapping, {} link-down events in the last {} (>= {}{}), flap penalty "
+          "{:.0f} (clears below {:.0f})",
+          who, hard, FormatDuration(s.hard_window), s.hard_count,
+          SourcesText(entity, now - s.hard_window, hard), penalty, s.reuse);
     }
     return finding;
   }
@@ -255,8 +324,9 @@ std::optional<Finding> EvaluateEntity(const Settings& s, Entity& entity, TimePoi
       finding.value = penalty;
     }
     if (slow_flapping) {
-      why.push_back(fmt::format("{} link-down events in the last {} (>= {})", slow,
-                                FormatDuration(s.slow_window), s.slow_count));
+      why.push_back(fmt::format("{} link-down events in the last {} (>= {}{})", slow,
+                                FormatDuration(s.slow_window), s.slow_count,
+                                SourcesText(entity, now - s.slow_window, slow)));
       if (!entity.suppressed) finding.value = static_cast<double>(slow);
     }
     if (over_budget) {

@@ -30,7 +30,12 @@ enum Source : unsigned {
   kPhyCounter = 4,
   kIbState = 8,
   kIbLinkDowned = 16,
+  kVerbsEvent = 32,  // libibverbs port_err (fabric_rdma_port_events_total), as it happens
 };
+inline constexpr Source kSources[] = {kNetlink, kCarrierCounter, kPhyCounter,
+                                      kIbState, kIbLinkDowned,   kVerbsEvent};
+// How a finding's reason names a source (issue 34: the evidence says where a down was seen).
+const char* SourceName(Source source);
 
 struct Settings {
   uint64_t hard_count;
@@ -69,6 +74,9 @@ struct PendingDowned {
 struct Entity {
   EntityLabels labels;
   bool netdev = false;
+  // What a finding names, when more than `labels` (live, set by the detector): the netdev of a
+  // RoCE port is named with its RDMA device and port (issue 34), "device", "port", "netdev".
+  EntityLabels shown;
   // Flap history (persisted).
   EventWindow hard{1024};
   EventWindow slow{1024};
@@ -87,6 +95,7 @@ struct Entity {
   bool announce_maintenance = false;  // module unplug (info finding) vs. device gone (silent)
   // Live state (not persisted).
   std::deque<Sighting> recent;               // for matching sightings of the same down
+  std::deque<Sighting> counted;              // the downs counted, with every source that saw them
   std::deque<PendingDowned> pending_downed;  // link_downed downs not yet judged seen or unseen
   std::optional<TimePoint> down_since;
   TimePoint state_time{};
@@ -99,6 +108,7 @@ struct Entity {
   CounterTracker link_downed{SpecFor(rdma::kLinkDowned)};
   CounterTracker link_error_recovery{SpecFor(rdma::kLinkErrorRecovery)};
   CounterTracker unplug{SpecFor(ethtool::kModuleEvents)};
+  CounterTracker verbs_err{SpecFor(rdma::kPortEvents)};  // event="port_err"
 };
 
 // A new entity with its penalty set up from `s`.

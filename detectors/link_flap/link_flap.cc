@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "collectors/core/duration.h"
 #include "collectors/kmsg/kmsg_metrics.h"
@@ -122,6 +123,7 @@ constexpr MetricInput kInputs[] = {
     {"rdma", &rdma::kPortState, {"device", "port"}},
     {"rdma", &rdma::kLinkDowned, {"device", "port"}},
     {"rdma", &rdma::kLinkErrorRecovery, {"device", "port"}},
+    {"rdma", &rdma::kPortEvents, {"device", "port", "event"}},
     {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
     {"ethtool", &ethtool::kLinkDownEvents, {"netdev"}},
     // The kmsg collector's log events (the family makes the engine hand its snapshots over).
@@ -166,6 +168,7 @@ class LinkFlapDetector final : public Detector {
     std::vector<Finding> findings;
     last_eval_ = now;
     for (auto& [key, entity] : entities_) {
+      if (entity.netdev) entity.shown = RocePortLabels(entity.labels[0].second);
       std::optional<Finding> finding = EvaluateEntity(s_, entity, now);
       // One fault, one finding (docs/detection.md §2.2): an IPoIB netdev's carrier follows its IB
       // port, so its flaps are the port's flaps — the port raises, the netdev stays quiet (its
@@ -242,6 +245,14 @@ class LinkFlapDetector final : public Detector {
   }
   Entity& NetdevEntity(std::string_view netdev) {
     return EntityFor({{"netdev", std::string(netdev)}});
+  }
+
+  // A RoCE netdev's finding names its RDMA port too (issue 34: `rdma link add rxe0 ... netdev
+  // veth0` flapping is rxe0 port 1's outage as much as veth0's); empty for other netdevs.
+  EntityLabels RocePortLabels(const std::string& netdev) const {
+    auto it = roce_port_.find(netdev);
+    if (it == roce_port_.end()) return {};
+    return {{"device", it->second.first}, {"port", it->second.second}, {"netdev", netdev}};
   }
 
   // The tracked, present IB port whose IPoIB netdev this is, if any.
@@ -353,7 +364,9 @@ class LinkFlapDetector final : public Detector {
   }
 
   void ObserveRdma(const SnapshotView& snapshot) {
-    std::set<std::string> ethernet;  // "device/port" of RoCE ports
+    std::set<std::string> ethernet;                  // "device/port" of RoCE ports
+    std::map<std::string, std::string> roce_netdev;  // "device/port" -> netdev of RoCE ports
+    const auto previous_roce = std::exchange(roce_port_, {});
     ipoib_port_.clear();
     if (const auto* family = FindFamily(snapshot, rdma::kPortInfo)) {
       for (const auto& metric : family->metric) {
@@ -361,6 +374,11 @@ class LinkFlapDetector final : public Detector {
         const std::string port(LabelOr(metric, "port"));
         if (LabelOr(metric, "link_layer") == "Ethernet") {
           ethernet.insert(device + "/" + port);
+          const std::string_view netdev = LabelOr(metric, "netdev");
+          if (!netdev.empty() && !device.empty() && !port.empty()) {
+            roce_netdev.emplace(device + "/" + port, netdev);
+            roce_port_.try_emplace(std::string(netdev), device, port);  // the first port names it
+          }
         } else if (const std::string_view netdev = LabelOr(metric, "netdev"); !netdev.empty()) {
           // IB port (link_layer InfiniBand; empty on kernels that predate RoCE): its netdev is
           // IPoIB, whose findings the port raises (see Evaluate).
@@ -413,11 +431,43 @@ class LinkFlapDetector final : public Detector {
         RecoveryCounter(s_, *entity, CounterValue(*family, metric), snapshot.time);
       }
     }
+    VerbsPortErrors(snapshot, roce_netdev, present, port_entity);
     for (auto& [key, entity] : entities_) {
       if (!entity.netdev && entity.present && !present.contains(key)) {
         Absent(s_, entity, snapshot.time);
         entity.last_active = false;
       }
+      // A RoCE device deleted (`rdma link delete`): its port_err counter left with it, and
+      // starts again from 0 if it comes back.
+      if (entity.netdev && previous_roce.contains(entity.labels[0].second) &&
+          !roce_port_.contains(entity.labels[0].second)) {
+        entity.verbs_err.Forget();
+      }
+    }
+  }
+
+  // libibverbs port_err events (fabric_rdma_port_events_total, deduplicated by the listener):
+  // a down source of the IB port, or of the netdev of a RoCE port.
+  template <typename PortEntity>
+  void VerbsPortErrors(const SnapshotView& snapshot,
+                       const std::map<std::string, std::string>& roce_netdev,
+                       const std::set<std::string>& present, PortEntity& port_entity) {
+    const auto* family = FindFamily(snapshot, rdma::kPortEvents);
+    if (family == nullptr) return;
+    for (const auto& metric : family->metric) {
+      if (LabelOr(metric, "event") != "port_err") continue;
+      const std::string device(LabelOr(metric, "device"));
+      const std::string port(LabelOr(metric, "port"));
+      Entity* entity = nullptr;
+      if (auto roce = roce_netdev.find(device + "/" + port); roce != roce_netdev.end()) {
+        if (known_netdevs_.contains(roce->second)) entity = &NetdevEntity(roce->second);
+      } else if (present.contains(EntityKey({{"device", device}, {"port", port}}))) {
+        // Only IB ports the collector reports (the listener also opens filtered-out devices).
+        entity = port_entity(metric);  // null for a RoCE port without a netdev
+      }
+      if (entity == nullptr) continue;
+      CounterDowns(s_, *entity, entity->verbs_err, kVerbsEvent, CounterValue(*family, metric),
+                   snapshot.time);
     }
   }
 
@@ -428,6 +478,8 @@ class LinkFlapDetector final : public Detector {
   std::set<std::string> known_netdevs_;
   // IPoIB netdev -> entity key of its IB port, from the last fabric_rdma_port_info.
   std::map<std::string, std::string> ipoib_port_;
+  // RoCE netdev -> (device, port) of its RDMA port, from the last fabric_rdma_port_info.
+  std::map<std::string, std::pair<std::string, std::string>> roce_port_;
   TimePoint last_eval_{};
 };
 

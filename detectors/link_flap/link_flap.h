@@ -7,7 +7,12 @@
 //            fabric_netdev_carrier_down_changes_total (u32, wraps), fabric_ethtool_link_down_
 //            events_total (mlx5 link_down_events_phy);
 //   IB port  fabric_rdma_port_state leaving ACTIVE, fabric_rdma_port_link_downed_total (8-bit,
-//            saturates). RoCE ports (link_layer Ethernet) are their netdev's business; an
+//            saturates);
+//   both     libibverbs port_err events (fabric_rdma_port_events_total event="port_err", one
+//            per transition: the listener drops rxe's repeats) of the IB port, or of the RoCE
+//            port whose netdev it is. RoCE ports (link_layer Ethernet) are their netdev's
+//            business, and a RoCE netdev's finding names its RDMA port too (device, port and
+//            netdev labels; the first port when several share the netdev); an
 //            IPoIB netdev (the netdev label of an IB port's fabric_rdma_port_info) is its
 //            port's: it is tracked, but only the port raises — one fault, one finding (and one
 //            drain), and a module unplug on the netdev puts the port in maintenance.
@@ -16,7 +21,8 @@
 // CounterTracker (resets, wraps, saturation, §0.2), so none of them invents a down.
 //
 // Findings per entity, only the highest severity reported (identity = detector, severity,
-// entity):
+// entity); a flapping reason says which sources saw the downs ("seen by netlink carrier events
+// 6/6, verbs port_err events 6/6"):
 //   critical (drain-eligible)  hard flapping: ≥ hard-count downs in hard-window (5 in 10 s,
 //                              errdisable [S14]); the episode lasts until the flap penalty
 //                              decays below `reuse` — the penalty clears it by itself;

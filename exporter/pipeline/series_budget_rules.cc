@@ -174,6 +174,8 @@ constexpr FamilyBudgetRule kRules[] = {
      "static configuration; config_drift's dscp_map finding names a port that differs"},
     {"fabric_qos_trust_info", kOff,
      "static configuration; config_drift's trust finding names a port that differs"},
+    {"fabric_rdma_port_active_mtu_bytes", kOff,
+     "static configuration; config_drift's ib_mtu finding names a port that differs"},
     {"fabric_rdma_port_adaptive_retransmissions_total", kOff,
      "retransmissions that worked; fabric_rdma_port_adaptive_retransmission_timeouts_total counts "
      "the ones that did not"},
@@ -192,6 +194,9 @@ constexpr FamilyBudgetRule kRules[] = {
      "the same as fabric_link_degraded_lanes, which the dashboards read"},
     {"fabric_rdma_port_local_link_integrity_errors_total", kInfiniBand,
      "an InfiniBand physical-layer counter; a RoCE port's PHY errors are fabric_ethtool_phy_*"},
+    {"fabric_rdma_port_max_mtu_bytes", kOff,
+     "what the port supports; config_drift's ib_mtu finding names it when it is below the "
+     "expectation"},
     {"fabric_rdma_port_multicast_receive_packets_total", kOff,
      "workload statistics, not fault signals"},
     {"fabric_rdma_port_multicast_transmit_packets_total", kOff,

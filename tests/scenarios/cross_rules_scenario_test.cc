@@ -47,12 +47,12 @@ TEST(CrossRulesScenarioTest, storm_on_a_flapping_link_raises_only_the_flap) {
   auto created = SimPipeline::Create(std::move(*scenario), dir.Path("root"));
   ASSERT_TRUE(created) << created.error().ToString();
   SimPipeline& p = **created;
-  std::string netdev;
+  std::string netdev, device;
   bool storm_evidence = false;
   for (double t = 1; t <= 180; t += 1) {
     ASSERT_TRUE(p.Step(t).ok());
     for (const auto& i : p.injections()) {
-      if (i.fault == "link_flap") netdev = i.netdev;
+      if (i.fault == "link_flap") netdev = i.netdev, device = i.device;
     }
     for (const auto& a : p.engine().tracker().Active()) {
       if (a.detector != "link_flap") continue;
@@ -65,7 +65,10 @@ TEST(CrossRulesScenarioTest, storm_on_a_flapping_link_raises_only_the_flap) {
   for (const auto& t : p.transitions()) {
     if (!t.raised) continue;
     EXPECT_EQ(t.detector, "link_flap") << Transitions(p);
-    EXPECT_EQ(t.finding.entity, (detect::EntityLabels{{"netdev", netdev}})) << Transitions(p);
+    // A RoCE netdev's finding names its RDMA port too (issue 34).
+    EXPECT_EQ(t.finding.entity,
+              (detect::EntityLabels{{"device", device}, {"port", "1"}, {"netdev", netdev}}))
+        << Transitions(p);
     if (t.finding.severity == Severity::kCritical) {
       ++criticals;
       EXPECT_TRUE(t.finding.drain_eligible);

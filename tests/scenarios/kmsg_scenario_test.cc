@@ -83,17 +83,19 @@ void Report(const std::string& scenario, const std::string& what, double seconds
 // injected port's function (RDMA device and netdev), and it came within `bound_s`.
 AnomalyTransition Detected(const SimPipeline& p, const std::string& scenario,
                            const std::string& fault, const std::string& detector, Severity severity,
-                           double bound_s, bool netdev_only = false) {
+                           double bound_s, bool roce_port = false) {
   const sim::Injection* in = Start(p, fault);
   EXPECT_NE(in, nullptr) << "the simulator never started " << fault;
   auto raise = FirstRaise(p, detector, severity);
   EXPECT_TRUE(raise) << "no " << detector << " " << detect::SeverityName(severity) << ":\n"
                      << All(p);
   if (in == nullptr || !raise) return AnomalyTransition{};
-  // driver_fault names the function (RDMA device and netdev); link_flap a RoCE port's netdev.
+  // driver_fault names the function (RDMA device and netdev); link_flap a RoCE port's netdev
+  // with its RDMA port (issue 34).
   const detect::EntityLabels expected =
-      netdev_only ? detect::EntityLabels{{"netdev", in->netdev}}
-                  : detect::EntityLabels{{"device", in->device}, {"netdev", in->netdev}};
+      roce_port
+          ? detect::EntityLabels{{"device", in->device}, {"port", "1"}, {"netdev", in->netdev}}
+          : detect::EntityLabels{{"device", in->device}, {"netdev", in->netdev}};
   EXPECT_EQ(raise->finding.entity, expected);
   const double delay = p.SimSeconds(raise->time) - in->sim_time;
   EXPECT_GE(delay, 0);
@@ -133,7 +135,7 @@ TEST(KmsgScenarioTest, module_unplug_is_maintenance_with_the_kernel_log_as_cause
   ASSERT_TRUE(p->RunUntil(120).ok());
   const auto info =
       Detected(*p, "kmsg_module_unplug", "module_unplug", "link_flap", Severity::kInfo, 1 + 1,
-               /*netdev_only=*/true);
+               /*roce_port=*/true);
   EXPECT_FALSE(info.finding.drain_eligible);
   EXPECT_NE(info.finding.reason.find("cause: module unplugged (kernel log)"), std::string::npos)
       << info.finding.reason;

@@ -197,11 +197,12 @@ const FaultCase kFaultCases[] = {
      120,
      nullptr,
      true},
-    // RoCE flap (3 downs every 15 s): the netdev's; 2nd down at +15 s.
+    // RoCE flap (3 downs every 15 s): the netdev's, named with its RDMA port (issue 34); 2nd
+    // down at +15 s.
     {"link_flap_roce",
      "link_flap",
      Severity::kWarning,
-     {{"netdev", "$netdev"}},
+     {{"device", "$device"}, {"port", "1"}, {"netdev", "$netdev"}},
      false,
      15 + 1 + 1,
      "2nd down at +15 s, then <= one sample interval + 1 s",

@@ -4,7 +4,8 @@
 # text parser of the link replay file and the --shape.file manifest parser (issue 20), the
 # `mlnx_qos -i` text parser of the qos replay file and the PCI config-space parser of the topology
 # collector (issue 21), the /dev/kmsg record parser and splitter (issue 23), and the LLDP frame and
-# `lldpctl -f keyvalue` parsers and the kubelet's /pods parser (issue 24).
+# `lldpctl -f keyvalue` parsers and the kubelet's /pods parser (issue 24), and the RDMA netlink
+# reply parsers (issue 34).
 #
 #   build_and_run.sh smoke [TARGET..]        each target (default: all) for FUZZ_SMOKE_SECONDS
 #                                            (default 5) s; non-zero exit on any finding (ctest
@@ -12,7 +13,8 @@
 #                                            fuzz.http_head_smoke, fuzz.ethtool_link_smoke,
 #                                            fuzz.shape_manifest_smoke, fuzz.mlnx_qos_smoke,
 #                                            fuzz.pci_config_smoke, fuzz.kmsg_smoke,
-#                                            fuzz.lldp_smoke, fuzz.kubelet_pods_smoke)
+#                                            fuzz.lldp_smoke, fuzz.kubelet_pods_smoke,
+#                                            fuzz.rdma_netlink_smoke)
 #   build_and_run.sh long SECONDS [TARGET..] each target (default: all) for SECONDS, keeping its
 #                                            corpus in $BUILD/corpus/TARGET; prints executions,
 #                                            exec/s, corpus size and crashes per target
@@ -26,7 +28,8 @@
 # in tools/fuzz/seeds/mlnx_qos/), pci_config (tools/fuzz/pci_config_fuzz.cc, seeds: the images of
 # tests/testing/pci_config_images.cc written by make_seeds), kmsg (tools/fuzz/kmsg_fuzz.cc, seeds in
 # tools/fuzz/seeds/kmsg/), lldp (tools/fuzz/lldp_fuzz.cc, seeds in tools/fuzz/seeds/lldp/),
-# kubelet_pods (tools/fuzz/kubelet_pods_fuzz.cc, seeds in tools/fuzz/seeds/kubelet_pods/). Exit 77 (skip) when clang++
+# kubelet_pods (tools/fuzz/kubelet_pods_fuzz.cc, seeds in tools/fuzz/seeds/kubelet_pods/),
+# rdma_netlink (tools/fuzz/rdma_netlink_fuzz.cc, seeds in tools/fuzz/seeds/rdma_netlink/). Exit 77 (skip) when clang++
 # with libFuzzer + ASan + UBSan is not available (Debian 12: clang-14, libclang-rt-14-dev;
 # tools/install-deps.sh test). Build output goes to $FUZZ_BUILD_DIR (default <repo>/build/fuzz,
 # git-ignored). Seeds: the hand-built images of tests/testing/module_images.cc, the ethtool -m hex
@@ -39,12 +42,12 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$REPO/build/fuzz}"
 OPTICS_TARGETS=(sff8472 sff8636 cmis image)
 ALL_TARGETS=("${OPTICS_TARGETS[@]}" web_config http_head ethtool_link shape_manifest mlnx_qos
-  pci_config kmsg lldp kubelet_pods)
+  pci_config kmsg lldp kubelet_pods rdma_netlink)
 SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 EXTERNAL_HEX_DIR="${FUZZ_EXTERNAL_HEX_DIR:-$REPO/../shared/fixtures/external/ethtool-m/raw-eeprom}"
 
 usage() {
-  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -129,12 +132,16 @@ LLDP_HEADERS=(collectors/core/utf8.h collectors/sys/lldp_frame.h collectors/sys/
 # nlohmann-json is header-only).
 PODS_SRCS=(collectors/sys/kubelet_pods_parse.cc)
 PODS_HEADERS=(collectors/sys/kubelet_pods_parse.h collectors/core/value_parse.h collectors/core/status.h)
+# The RDMA netlink reply parsers (+ status.o from DECODER_SRCS; no libnl: the parser walks the
+# attributes itself).
+RDMA_NL_SRCS=(collectors/sys/rdma_netlink_parse.cc)
+RDMA_NL_HEADERS=(collectors/sys/rdma_netlink_parse.h collectors/core/status.h)
 
 # The binary of a target.
 bin_of() {
   case "$1" in
     web_config | http_head | ethtool_link | shape_manifest | mlnx_qos | pci_config | kmsg | lldp | \
-      kubelet_pods)
+      kubelet_pods | rdma_netlink)
       echo "$BUILD/bin/$1_fuzz" ;;
     *) echo "$BUILD/bin/optics_fuzz_$1" ;;
   esac
@@ -227,6 +234,13 @@ build() {
       pids+=($!)
     fi
   done
+  for src in "${RDMA_NL_SRCS[@]}" tools/fuzz/rdma_netlink_fuzz.cc; do
+    obj="$BUILD/obj/$(basename "${src%.cc}").o"
+    if stale "$obj" "$src" "${RDMA_NL_HEADERS[@]}" "$flags_file"; then
+      "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      pids+=($!)
+    fi
+  done
   for t in "${OPTICS_TARGETS[@]}"; do
     obj="$BUILD/obj/optics_fuzz_$t.o"
     if stale "$obj" tools/fuzz/optics_fuzz.cc "${HEADERS[@]}" "$flags_file"; then
@@ -308,6 +322,12 @@ build() {
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${pods_objs[@]}" -o "$BUILD/bin/kubelet_pods_fuzz"
   fi
 
+  local rdma_nl_objs=("$BUILD/obj/rdma_netlink_fuzz.o" "$BUILD/obj/rdma_netlink_parse.o"
+    "$BUILD/obj/status.o")
+  if stale "$BUILD/bin/rdma_netlink_fuzz" "${rdma_nl_objs[@]}"; then
+    "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${rdma_nl_objs[@]}" -o "$BUILD/bin/rdma_netlink_fuzz"
+  fi
+
   # Seeds are regenerated each time (cheap); the external dumps are read in place.
   local hex=()
   if [[ -d "$EXTERNAL_HEX_DIR" ]]; then
@@ -324,6 +344,7 @@ build() {
   cp -r "$REPO/tools/fuzz/seeds/kmsg" "$BUILD/seeds.new/kmsg"
   cp -r "$REPO/tools/fuzz/seeds/lldp" "$BUILD/seeds.new/lldp"
   cp -r "$REPO/tools/fuzz/seeds/kubelet_pods" "$BUILD/seeds.new/kubelet_pods"
+  cp -r "$REPO/tools/fuzz/seeds/rdma_netlink" "$BUILD/seeds.new/rdma_netlink"
   rm -rf "$BUILD/seeds.old"
   [[ -d "$BUILD/seeds" ]] && mv "$BUILD/seeds" "$BUILD/seeds.old"
   # HTTP heads: well-formed, pipelined, and each kind of refusal, as a client sends them (byte 0

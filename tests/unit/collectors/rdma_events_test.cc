@@ -1,6 +1,8 @@
 // The rdma collector's export of libibverbs port events (the listener itself needs hardware;
 // tests/unit/sys/verbs_events_test.cc covers what can run without it).
 
+#include "collectors/rdma/rdma_events.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
@@ -14,6 +16,7 @@ namespace fabricwatch::rdma {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class FixedClock final : public Clock {
  public:
@@ -29,6 +32,7 @@ TEST(RdmaEventsTest, port_events_are_counted_and_pre_initialised) {
   log.Record({t, "mlx5_0", 1, "port_err"});
   log.Record({t, "mlx5_0", 1, "port_active"});
   log.Record({t, "mlx5_0", 1, "port_err"});
+  log.Record({t, "mlx5_0", 1, "port_err"});  // a repeat: no transition
   log.Record({t, "mlx5_9", 0, "device_fatal"});
 
   sys::RealFileSystem real;
@@ -55,8 +59,23 @@ TEST(RdmaEventsTest, port_events_are_counted_and_pre_initialised) {
                               "event=\"device_fatal\"} 1"));
   EXPECT_THAT(text, HasSubstr("fabric_rdma_port_last_event_timestamp_seconds{device=\"mlx5_0\","
                               "port=\"1\"} 1795000042"));
+  // A repeat of the port's last state event is counted apart, never as a transition.
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_repeated_total{device=\"mlx5_0\","
+                              "port=\"1\",event=\"port_err\"} 1"));
   EXPECT_THAT(text, HasSubstr("fabricwatch_verbs_listener_up 1"));
   EXPECT_THAT(text, HasSubstr("fabricwatch_verbs_devices_open 2"));
+}
+
+TEST(RdmaEventsTest, a_forgotten_device_leaves_the_exposition) {
+  sys::RdmaPortEventLog log;
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1795000042));
+  log.Record({t, "rxe1", 1, "port_err"});
+  log.Record({t, "rxe1", 1, "port_err"});
+  log.ForgetDevice("rxe1");  // the listener does this when the device is gone (rdma link delete)
+  MetricSink sink;
+  EmitPortEvents(log, log.Counts(), sink);
+  const std::string text = testing::Exposition(sink.TakeFamilies());
+  EXPECT_THAT(text, Not(HasSubstr("rxe1")));
 }
 
 }  // namespace

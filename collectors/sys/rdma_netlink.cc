@@ -1,0 +1,118 @@
+#include "collectors/sys/rdma_netlink.h"
+
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+
+namespace fabricwatch::sys {
+namespace {
+
+constexpr timeval kReplyTimeout{1, 0};
+constexpr auto kReplyDeadline = std::chrono::seconds(1);
+// An mlx5 port's ~70 counters make a reply of about 5 KiB; the kernel builds it in one
+// NLMSG_DEFAULT_SIZE skb (a page), so a reply never exceeds that.
+constexpr size_t kReceiveBufferBytes = 32 * 1024;
+
+Status Timeout(std::string_view context) {
+  return Status(StatusCode::kDeadlineExceeded, std::string(context) + ": no reply within 1 s",
+                ETIMEDOUT);
+}
+
+}  // namespace
+
+RdmaNetlink::RdmaNetlink()
+    : sock_(nullptr, &nl_socket_free), rx_(kReceiveBufferBytes / sizeof(uint64_t)) {}
+
+RdmaNetlink::~RdmaNetlink() = default;
+
+Status RdmaNetlink::Open() {
+  if (sock_) return Status::Ok();
+  NlSock sock(nl_socket_alloc(), &nl_socket_free);
+  if (!sock) return Status(StatusCode::kInternal, "RDMA netlink: nl_socket_alloc failed");
+  nl_socket_disable_auto_ack(sock.get());
+  if (int err = nl_connect(sock.get(), NETLINK_RDMA); err < 0) {
+    return Status(StatusCode::kUnavailable,
+                  std::string("RDMA netlink (NETLINK_RDMA) connect: ") + nl_geterror(err));
+  }
+  const int fd = nl_socket_get_fd(sock.get());
+  // As EthtoolNetlink::EnsureSocket: never block the collector thread for good, and take the
+  // kernel's reason for an error as text (best effort on old kernels).
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &kReplyTimeout, sizeof(kReplyTimeout));
+  int one = 1;
+  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+  sock_ = std::move(sock);
+  return Status::Ok();
+}
+
+template <typename Handle>
+Status RdmaNetlink::Transact(size_t length, std::string_view context, Handle&& handle) {
+  ++requests_;
+  const int fd = nl_socket_get_fd(sock_.get());
+  for (;;) {
+    if (::send(fd, request_.data(), length, 0) >= 0) break;
+    if (errno != EINTR) return FromErrno(errno, std::string(context) + ": send");
+  }
+  const uint32_t seq = seq_;
+  const auto deadline = std::chrono::steady_clock::now() + kReplyDeadline;
+  auto* buffer = reinterpret_cast<char*>(rx_.data());
+  const size_t size = rx_.size() * sizeof(uint64_t);
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, size, MSG_TRUNC);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Timeout(context);
+      return FromErrno(errno, std::string(context) + ": recv");
+    }
+    if (static_cast<size_t>(n) > size) {
+      // Not expected (see kReceiveBufferBytes); grow so that the next request fits.
+      rx_.resize((static_cast<size_t>(n) + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+      return Status(StatusCode::kInternal,
+                    std::string(context) + ": reply of " + std::to_string(n) + " bytes truncated");
+    }
+    int len = static_cast<int>(n);
+    for (auto* hdr = reinterpret_cast<nlmsghdr*>(buffer); NLMSG_OK(hdr, len);
+         hdr = NLMSG_NEXT(hdr, len)) {
+      if (hdr->nlmsg_seq != seq) continue;  // a late answer to an abandoned request
+      if (hdr->nlmsg_type == NLMSG_NOOP) continue;
+      Status status = Status::Ok();
+      if (handle(hdr, status)) return status;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return Timeout(context);
+  }
+}
+
+Result<std::vector<RdmaDeviceIndex>> RdmaNetlink::ListDevices() {
+  if (Status s = Open(); !s.ok()) return Error(s);
+  const size_t length = BuildRdmaDeviceDumpRequest(request_, ++seq_);
+  std::vector<RdmaDeviceIndex> devices;
+  Status s = Transact(length, "RDMA netlink GET dump", [&](const nlmsghdr* msg, Status& out) {
+    if (msg->nlmsg_type == NLMSG_DONE) return true;
+    auto device = ParseRdmaDeviceMessage(msg);
+    if (!device) {
+      out = device.error();
+      return true;
+    }
+    devices.push_back(std::move(*device));
+    return false;
+  });
+  if (!s.ok()) return Error(s);
+  return devices;
+}
+
+Status RdmaNetlink::PortHwCounters(uint32_t dev_index, uint32_t port,
+                                   std::vector<RdmaHwCounter>& out) {
+  out.clear();
+  if (Status s = Open(); !s.ok()) return s;
+  const size_t length = BuildRdmaStatGetRequest(request_, ++seq_, dev_index, port);
+  return Transact(length, "RDMA netlink STAT_GET", [&](const nlmsghdr* msg, Status& status) {
+    if (msg->nlmsg_type == NLMSG_DONE) return false;
+    status = ParseRdmaStatReply(msg, dev_index, port, out);
+    return true;
+  });
+}
+
+}  // namespace fabricwatch::sys
