@@ -41,6 +41,10 @@ test_pkgs=(
   faketime          # libfaketime: e2e.clock_step_test steps the agent's wall clock while it runs
   lintian           # e2e.deb_package_test reports what lintian finds in the package
   npm               # e2e.deploy_manifests_test: npm ci of tools/k8s-validate (Kubernetes API schemas)
+  # kernel.rdma_rxe_guest (docs/kernel-guest.md): Debian's kernel under qemu with soft-RoCE devices;
+  # the kernel package itself is fetched by the test with `apt-get download`, never installed.
+  qemu-system-x86 busybox-static kmod
+  ibverbs-providers ibverbs-utils perftest  # the rxe provider, ibv_devinfo, ib_write_bw
 )
 
 mode="${1:-build}"
