@@ -15,7 +15,7 @@
 # guest cannot be had here (no qemu, no busybox-static, no kernel package), with one line why.
 # Environment: FABRICWATCH_GUEST_ACCEL=tcg|kvm (default tcg),
 # FABRICWATCH_GUEST_TIMEOUT seconds (default 280), FABRICWATCH_GUEST_KERNEL_DEB a .deb to use
-# instead of fetching one.
+# instead of fetching one, FABRICWATCH_GUEST_QEMU another qemu binary (guest_harness_test.sh).
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +27,8 @@ script="$(realpath "$1")"; shift
 skip() { echo "SKIP: kernel guest: $*"; exit 77; }
 fail() { echo "FAIL: kernel guest: $*"; exit 1; }
 
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not found (Debian package qemu-system-x86)"
+qemu="${FABRICWATCH_GUEST_QEMU:-qemu-system-x86_64}"
+command -v "$qemu" >/dev/null || skip "$qemu not found (Debian package qemu-system-x86)"
 busybox=/bin/busybox
 [[ -x $busybox ]] && ! ldd "$busybox" >/dev/null 2>&1 ||
   skip "no static /bin/busybox for the initramfs (Debian package busybox-static)"
@@ -37,6 +38,8 @@ command -v depmod >/dev/null || skip "depmod not found (Debian package kmod)"
 cache="${FABRICWATCH_KERNEL_CACHE:-${HOME:-/root}/.cache/fabricwatch-kernel}"
 mkdir -p "$cache" || skip "cannot create the kernel cache $cache"
 
+# One fetch and extraction at a time per cache (two test trees may share one).
+exec 9>"$cache/lock" && flock -w 300 9 || skip "the kernel cache $cache stays locked by another run"
 deb="${FABRICWATCH_GUEST_KERNEL_DEB:-}"
 if [[ -z "$deb" ]]; then
   # linux-image-amd64 is a metapackage; its one dependency is the versioned image package.
@@ -53,17 +56,24 @@ if [[ -z "$deb" ]]; then
     deb="$(ls "$dl"/*.deb)"
   fi
 else
-  kver="$(dpkg-deb -f "$deb" Package)"; kver="${kver#linux-image-}"
+  [[ -f "$deb" ]] || fail "FABRICWATCH_GUEST_KERNEL_DEB=$deb: no such file"
+  pkg="$(dpkg-deb -f "$deb" Package 2>/dev/null)"
+  [[ "$pkg" == linux-image-[0-9]* ]] ||
+    fail "FABRICWATCH_GUEST_KERNEL_DEB=$deb is not a versioned kernel image package (Package: ${pkg:-none})"
+  kver="${pkg#linux-image-}"
 fi
 
 kdir="$cache/$kver"
 if [[ ! -f "$kdir/ready" ]]; then
-  rm -rf "$kdir" && mkdir -p "$kdir/x"
-  dpkg-deb -x "$deb" "$kdir/x" || fail "dpkg-deb -x $deb failed"
+  # Extracted beside, renamed into place when complete: an interrupted run leaves no half tree
+  # that a later one would take for ready.
+  part="$(mktemp -d "$cache/extract.XXXXXX")"
+  dpkg-deb -x "$deb" "$part" || { rm -rf "$part"; fail "dpkg-deb -x $deb failed"; }
   [[ -n "${dl:-}" ]] && rm -rf "$dl"
-  depmod -b "$kdir/x" "$kver" || fail "depmod for $kver failed"
-  touch "$kdir/ready"
+  depmod -b "$part" "$kver" || { rm -rf "$part"; fail "depmod for $kver failed"; }
+  rm -rf "${kdir:?}" && mkdir -p "$kdir" && mv "$part" "$kdir/x" && touch "$kdir/ready"
 fi
+exec 9>&-
 vmlinuz="$kdir/x/boot/vmlinuz-$kver"
 moddir="$kdir/x/lib/modules"
 [[ -f "$vmlinuz" ]] || fail "$vmlinuz missing from the package"
@@ -140,7 +150,7 @@ boot() {
   local cpu=max
   [[ $1 == kvm ]] && cpu=host,-arch-capabilities
   # shellcheck disable=SC2046
-  timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$1" -m 2048 -smp 2 -cpu "$cpu" \
+  timeout -k 5 "$timeout_s" "$qemu" -accel "$1" -m 2048 -smp 2 -cpu "$cpu" \
     -display none -monitor none -serial "file:$results/serial.log" -nic none -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd.cpio" \
     -append "console=ttyS0 panic=-1 loglevel=${FABRICWATCH_GUEST_LOGLEVEL:-4} net.ifnames=0" \
