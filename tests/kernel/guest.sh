@@ -20,9 +20,21 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 results=""
-if [[ "${1:-}" == --results ]]; then results="$2"; shift 2; fi
-[[ $# -ge 1 ]] || { echo "usage: $0 [--results DIR] SCRIPT [ARG...]" >&2; exit 2; }
+usage() { echo "usage: $0 [--results DIR] SCRIPT [ARG...]" >&2; exit 2; }
+if [[ "${1:-}" == --results ]]; then [[ $# -ge 2 ]] || usage; results="$2"; shift 2; fi
+[[ $# -ge 1 ]] || usage
+[[ -f "$1" ]] || { echo "FAIL: kernel guest: no test script $1"; exit 1; }
 script="$(realpath "$1")"; shift
+# Paths go into the guest's init script and qemu's -fsdev option: no blank, quote or comma there.
+for p in "$script" "${results:-/}" "$PWD"; do
+  [[ "$p" != *[[:space:]\"\',]* ]] || { echo "FAIL: kernel guest: a path with a blank, quote or comma: $p"; exit 1; }
+done
+
+# Temporary files of this run (the initramfs, a download or extraction under way) go when it ends,
+# however it ends.
+work="$(mktemp -d)"
+dl="" part=""
+trap 'rm -rf "$work" ${dl:+"$dl"} ${part:+"$part"}' EXIT
 
 skip() { echo "SKIP: kernel guest: $*"; exit 77; }
 fail() { echo "FAIL: kernel guest: $*"; exit 1; }
@@ -39,7 +51,9 @@ cache="${FABRICWATCH_KERNEL_CACHE:-${HOME:-/root}/.cache/fabricwatch-kernel}"
 mkdir -p "$cache" || skip "cannot create the kernel cache $cache"
 
 # One fetch and extraction at a time per cache (two test trees may share one).
-exec 9>"$cache/lock" && flock -w 300 9 || skip "the kernel cache $cache stays locked by another run"
+exec 9>"$cache/lock" && flock -w 60 9 || skip "the kernel cache $cache stays locked by another run"
+# What a killed run left behind (the lock is ours: no other run is using them).
+rm -rf "$cache"/download.* "$cache"/extract.*
 deb="${FABRICWATCH_GUEST_KERNEL_DEB:-}"
 if [[ -z "$deb" ]]; then
   # linux-image-amd64 is a metapackage; its one dependency is the versioned image package.
@@ -69,9 +83,10 @@ if [[ ! -f "$kdir/ready" ]]; then
   # that a later one would take for ready.
   part="$(mktemp -d "$cache/extract.XXXXXX")"
   dpkg-deb -x "$deb" "$part" || { rm -rf "$part"; fail "dpkg-deb -x $deb failed"; }
-  [[ -n "${dl:-}" ]] && rm -rf "$dl"
+  [[ -n "$dl" ]] && rm -rf "$dl" && dl=""
   depmod -b "$part" "$kver" || { rm -rf "$part"; fail "depmod for $kver failed"; }
   rm -rf "${kdir:?}" && mkdir -p "$kdir" && mv "$part" "$kdir/x" && touch "$kdir/ready"
+  part=""
 fi
 exec 9>&-
 vmlinuz="$kdir/x/boot/vmlinuz-$kver"
@@ -79,11 +94,9 @@ moddir="$kdir/x/lib/modules"
 [[ -f "$vmlinuz" ]] || fail "$vmlinuz missing from the package"
 
 # ------------------------------------------------------------------ the initramfs
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 if [[ -z "$results" ]]; then results="$work/results"; fi
 mkdir -p "$results" && results="$(realpath "$results")"
-rm -f "$results/checks.tsv" "$results/done" "$results/booted"
+rm -f "$results"/{checks.tsv,done,booted,script.log,serial.log,run.sh}
 
 mkdir -p "$work/initrd/bin" "$work/initrd/modules" "$work/initrd/"{proc,sys,dev,newroot}
 cp "$busybox" "$work/initrd/bin/busybox"
@@ -93,8 +106,14 @@ for m in virtio_pci 9pnet_virtio 9p overlay; do
   modprobe -d "$kdir/x" -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}' |
     while read -r ko; do
       base="$(basename "$ko")"
+      # busybox insmod takes plain .ko files; newer Debian kernels compress theirs.
+      case "$base" in
+        *.ko.xz) base="${base%.xz}" unpack=(xz -dc) ;;
+        *.ko.zst) base="${base%.zst}" unpack=(zstd -dcq) ;;
+        *) unpack=(cat) ;;
+      esac
       grep -qx "$base" "$work/initrd/modules/order" && continue
-      cp "$ko" "$work/initrd/modules/$base" && echo "$base" >>"$work/initrd/modules/order"
+      "${unpack[@]}" "$ko" >"$work/initrd/modules/$base" && echo "$base" >>"$work/initrd/modules/order"
     done
 done
 [[ -s "$work/initrd/modules/order" ]] || fail "no virtio/9p modules found in the $kver package"
