@@ -28,7 +28,7 @@ struct Expectations {
   std::optional<int> roce_priority;  // 0-7
   std::optional<int> mtu;
   std::optional<int> ib_mtu;  // bytes: 256, 512, 1024, 2048 or 4096
-  std::string trust;  // "dscp", "pcp" or "" (learned from the siblings)
+  std::string trust;          // "dscp", "pcp" or "" (learned from the siblings)
   double storm_prevention_max_seconds = 1;
   bool require_gpudirect_module = true;
 };

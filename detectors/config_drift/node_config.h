@@ -87,7 +87,7 @@ struct GpuNicPair {
 };
 
 struct NodeConfig {
-  std::vector<PortConfig> ports;  // sorted by netdev
+  std::vector<PortConfig> ports;           // sorted by netdev
   std::vector<RdmaPortConfig> rdma_ports;  // those with an active IB MTU, by device and port
   std::map<std::string, PciFunction> functions;
   std::vector<GpuNicPair> nearest;

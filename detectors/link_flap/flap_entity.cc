@@ -80,27 +80,28 @@ bool Sight(const Settings& s, Entity& entity, Source source, TimePoint time) {
   for (Sighting& sighting : entity.recent) {
     const auto gap = sighting.time > time ? sighting.time - time : time - sighting.time;
     if ((sighting.sources & source) == 0 && gap <= s.match_window) {
-      // The port state confirms a link_downed down: a seen outage, not a micro-flap.
-      if (source == kIbState && (sighting.sources & kIbLinkDowned) != 0) {
+      // The port state or a verbs port_err confirms a link_downed down: a seen outage, not a
+      // micro-flap (whichever comes first, the down is booked once: a link_downed sighting
+      // that confirms an earlier one starts no pending judgement, see SightDowns).
+      if ((source == kIbState || source == kVerbsEvent) &&
+          (sighting.sources & kIbLinkDowned) != 0) {
         for (PendingDowned& pending : entity.pending_downed) {
-          if (pending.time == sighting.time && !pending.seen) {
-            pending.seen = true;
-            break;
-          }
+          if (pending.id == sighting.id) pending.seen = true;
         }
       }
+      // Only this down's entry: the others booked at the same time are other downs.
       for (Sighting& down : entity.counted) {
-        if (down.time == sighting.time) down.sources |= source;
+        if (down.id == sighting.id) down.sources |= source;
       }
       sighting.sources |= source;
       return false;
     }
   }
-  entity.recent.push_back({time, source});
+  entity.recent.push_back({time, source, entity.next_sighting_id++});
   if (InMaintenance(s, entity, time)) return true;
   entity.hard.Add(time);
   entity.slow.Add(time);
-  entity.counted.push_back({time, source});
+  entity.counted.push_back(entity.recent.back());
   if (entity.counted.size() > 1024) entity.counted.pop_front();  // EventWindow's bound
   entity.penalty.Add(s.penalty_per_down, time);
   ++entity.downs_total;
@@ -141,23 +142,43 @@ void Absent(const Settings& s, Entity& entity, TimePoint time) {
   entity.link_downed.Forget();
   entity.link_error_recovery.Forget();
   entity.unplug.Forget();
-  entity.verbs_err.Forget();
+  entity.verbs_err.clear();
+  entity.verbs_booked = 0;
   entity.pending_downed.clear();
+}
+
+void SightDowns(const Settings& s, Entity& entity, Source source, uint64_t downs, TimePoint time) {
+  // A burst larger than the windows can hold adds no information; cap the loop.
+  downs = std::min<uint64_t>(downs, 256);
+  for (uint64_t i = 0; i < downs; ++i) {
+    // A new down from link_downed is a micro-flap unless the port state (or a verbs port_err)
+    // shows it (settled after match-window, SettleMicroFlaps); one already shown is not
+    // pending at all.
+    if (Sight(s, entity, source, time) && source == kIbLinkDowned) {
+      entity.pending_downed.push_back({time, false, entity.recent.back().id});
+    }
+  }
 }
 
 void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
                   uint64_t value, TimePoint time) {
   const CounterStep step = tracker.Update(value, time);
-  if (!step.valid) return;
-  // A burst larger than the windows can hold adds no information; cap the loop.
-  const uint64_t downs = std::min<uint64_t>(step.delta, 256);
-  for (uint64_t i = 0; i < downs; ++i) {
-    // A new down from link_downed is a micro-flap unless the port state shows it (settled after
-    // match-window, SettleMicroFlaps); one the state already showed is not pending at all.
-    if (Sight(s, entity, source, time) && source == kIbLinkDowned) {
-      entity.pending_downed.push_back({time, false});
-    }
-  }
+  if (step.valid) SightDowns(s, entity, source, step.delta, time);
+}
+
+void VerbsCount(Entity& entity, const std::string& port_key, uint64_t value, TimePoint time) {
+  auto [it, added] = entity.verbs_err.try_emplace(port_key);
+  if (added) it->second.seen = entity.verbs_booked;  // in step with the ports already counted
+  const CounterStep step = it->second.tracker.Update(value, time);
+  if (step.valid) it->second.seen += step.delta;
+}
+
+void VerbsDowns(const Settings& s, Entity& entity, TimePoint time) {
+  uint64_t most = entity.verbs_booked;
+  for (const auto& [key, port] : entity.verbs_err) most = std::max(most, port.seen);
+  if (most == entity.verbs_booked) return;
+  SightDowns(s, entity, kVerbsEvent, most - entity.verbs_booked, time);
+  entity.verbs_booked = most;
 }
 
 void RecoveryCounter(const Settings& s, Entity& entity, uint64_t value, TimePoint time) {

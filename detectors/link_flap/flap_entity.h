@@ -5,11 +5,14 @@
 // and decides which entity each observation belongs to; everything here is pure over an Entity,
 // the settings and the times it is given (docs/detection.md §2.2, §8).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "collectors/ethtool/ethtool_metrics.h"
@@ -62,6 +65,9 @@ struct Settings {
 struct Sighting {
   TimePoint time;
   unsigned sources;
+  // Which down this is: a counter delta of N books N sightings at one time, and a source that
+  // confirms one of them confirms that one only (its counted entry, its pending link_downed).
+  uint64_t id = 0;
 };
 
 // A link_downed increment that started a new down: a micro-flap unless the port state shows the
@@ -69,6 +75,7 @@ struct Sighting {
 struct PendingDowned {
   TimePoint time;
   bool seen = false;
+  uint64_t id = 0;  // the Sighting it started
 };
 
 struct Entity {
@@ -97,6 +104,7 @@ struct Entity {
   std::deque<Sighting> recent;               // for matching sightings of the same down
   std::deque<Sighting> counted;              // the downs counted, with every source that saw them
   std::deque<PendingDowned> pending_downed;  // link_downed downs not yet judged seen or unseen
+  uint64_t next_sighting_id = 1;             // Sighting::id of the next new sighting
   std::optional<TimePoint> down_since;
   TimePoint state_time{};
   bool present = true;
@@ -108,7 +116,16 @@ struct Entity {
   CounterTracker link_downed{SpecFor(rdma::kLinkDowned)};
   CounterTracker link_error_recovery{SpecFor(rdma::kLinkErrorRecovery)};
   CounterTracker unplug{SpecFor(ethtool::kModuleEvents)};
-  CounterTracker verbs_err{SpecFor(rdma::kPortEvents)};  // event="port_err"
+  // event="port_err", per RDMA port ("device/port"): several RDMA devices can share a netdev
+  // (rxe and siw on one veth), each with its own counter (issue 34). `seen` counts the downs
+  // the port saw, from the downs already booked when it was first sampled; the entity books
+  // the most any port saw (VerbsDowns).
+  struct VerbsPort {
+    CounterTracker tracker{SpecFor(rdma::kPortEvents)};
+    uint64_t seen = 0;
+  };
+  std::map<std::string, VerbsPort> verbs_err;
+  uint64_t verbs_booked = 0;
 };
 
 // A new entity with its penalty set up from `s`.
@@ -126,6 +143,25 @@ void Absent(const Settings& s, Entity& entity, TimePoint time);
 // Downs a counter source adds since its previous sample (CounterTracker arithmetic).
 void CounterDowns(const Settings& s, Entity& entity, CounterTracker& tracker, Source source,
                   uint64_t value, TimePoint time);
+// `downs` sightings by `source` at `time` (a counter's delta, capped): each confirms a down
+// another source saw or is a new one; a new link_downed down waits to be judged a micro-flap.
+void SightDowns(const Settings& s, Entity& entity, Source source, uint64_t downs, TimePoint time);
+// A sample of the port_err counter of the entity's RDMA port `port_key` ("device/port").
+void VerbsCount(Entity& entity, const std::string& port_key, uint64_t value, TimePoint time);
+// Books the port_err downs the entity's ports saw beyond those already booked: every RDMA port
+// on a netdev gets a port_err for the same carrier down, so the downs are the most any port
+// saw, not their sum, even when one port's event reaches a later sample than another's.
+void VerbsDowns(const Settings& s, Entity& entity, TimePoint time);
+// Forgets the port_err counters of the entity's ports that `gone` says left (`rdma link
+// delete`); the ports that stay count on from the most they saw.
+template <typename Gone>
+void ForgetVerbsPorts(Entity& entity, Gone gone) {
+  if (std::erase_if(entity.verbs_err, gone) == 0) return;
+  entity.verbs_booked = 0;
+  for (const auto& [key, port] : entity.verbs_err) {
+    entity.verbs_booked = std::max(entity.verbs_booked, port.seen);
+  }
+}
 // Successful link error recoveries (retrains without a down) since the previous sample: each is
 // a micro-flap.
 void RecoveryCounter(const Settings& s, Entity& entity, uint64_t value, TimePoint time);

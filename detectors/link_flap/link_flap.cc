@@ -363,35 +363,59 @@ class LinkFlapDetector final : public Detector {
     }
   }
 
-  void ObserveRdma(const SnapshotView& snapshot) {
-    std::set<std::string> ethernet;                  // "device/port" of RoCE ports
-    std::map<std::string, std::string> roce_netdev;  // "device/port" -> netdev of RoCE ports
-    const auto previous_roce = std::exchange(roce_port_, {});
+  // Which RDMA ports are RoCE (and on which netdev) and which netdev is an IB port's IPoIB, from
+  // fabric_rdma_port_info. Only a sample that has the family says so: one without it (a failed
+  // collection) keeps what the last one said, so a finding does not change its name (and
+  // identity) mid-episode, nor a RoCE port turn into an IB port.
+  void LearnPorts(const prometheus::MetricFamily& family) {
+    ethernet_.clear();
+    roce_netdev_.clear();
+    roce_port_.clear();
     ipoib_port_.clear();
-    if (const auto* family = FindFamily(snapshot, rdma::kPortInfo)) {
-      for (const auto& metric : family->metric) {
-        const std::string device(LabelOr(metric, "device"));
-        const std::string port(LabelOr(metric, "port"));
-        if (LabelOr(metric, "link_layer") == "Ethernet") {
-          ethernet.insert(device + "/" + port);
-          const std::string_view netdev = LabelOr(metric, "netdev");
-          if (!netdev.empty() && !device.empty() && !port.empty()) {
-            roce_netdev.emplace(device + "/" + port, netdev);
-            roce_port_.try_emplace(std::string(netdev), device, port);  // the first port names it
-          }
-        } else if (const std::string_view netdev = LabelOr(metric, "netdev"); !netdev.empty()) {
-          // IB port (link_layer InfiniBand; empty on kernels that predate RoCE): its netdev is
-          // IPoIB, whose findings the port raises (see Evaluate).
-          ipoib_port_.insert_or_assign(std::string(netdev),
-                                       EntityKey({{"device", device}, {"port", port}}));
-        }
+    for (const auto& metric : family.metric) {
+      const std::string device(LabelOr(metric, "device"));
+      const std::string port(LabelOr(metric, "port"));
+      const std::string netdev(LabelOr(metric, "netdev"));
+      if (device.empty() || port.empty()) continue;
+      if (LabelOr(metric, "link_layer") == "Ethernet") {
+        ethernet_.insert(device + "/" + port);
+        if (netdev.empty()) continue;
+        roce_netdev_.emplace(device + "/" + port, netdev);
+        // The lowest port names a netdev several share, whatever order the sample lists them.
+        auto [it, added] = roce_port_.try_emplace(netdev, device, port);
+        if (!added && PortLess({device, port}, it->second)) it->second = {device, port};
+      } else if (!netdev.empty()) {
+        // IB port (link_layer InfiniBand; empty on kernels that predate RoCE): its netdev is
+        // IPoIB, whose findings the port raises (see Evaluate).
+        ipoib_port_.insert_or_assign(netdev, EntityKey({{"device", device}, {"port", port}}));
       }
     }
+    // A RoCE port deleted (`rdma link delete`) or moved: its port_err counter left with it, and
+    // starts again from 0 if it comes back.
+    for (auto& [key, entity] : entities_) {
+      if (!entity.netdev) continue;
+      ForgetVerbsPorts(entity, [&](const auto& port) {
+        auto it = roce_netdev_.find(port.first);
+        return it == roce_netdev_.end() || it->second != entity.labels[0].second;
+      });
+    }
+  }
+
+  // Port order: by device, then by port number ("2" before "10").
+  static bool PortLess(const std::pair<std::string, std::string>& a,
+                       const std::pair<std::string, std::string>& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
+    return a.second < b.second;
+  }
+
+  void ObserveRdma(const SnapshotView& snapshot) {
+    if (const auto* family = FindFamily(snapshot, rdma::kPortInfo)) LearnPorts(*family);
     std::set<std::string> present;
     auto port_entity = [&](const prometheus::ClientMetric& metric) -> Entity* {
       const std::string device(LabelOr(metric, "device"));
       const std::string port(LabelOr(metric, "port"));
-      if (device.empty() || port.empty() || ethernet.contains(device + "/" + port)) return nullptr;
+      if (device.empty() || port.empty() || ethernet_.contains(device + "/" + port)) return nullptr;
       Entity& entity = EntityFor({{"device", device}, {"port", port}});
       present.insert(EntityKey(entity.labels));
       if (!entity.present) StartMaintenance(s_, entity, snapshot.time, false);
@@ -431,44 +455,41 @@ class LinkFlapDetector final : public Detector {
         RecoveryCounter(s_, *entity, CounterValue(*family, metric), snapshot.time);
       }
     }
-    VerbsPortErrors(snapshot, roce_netdev, present, port_entity);
+    VerbsPortErrors(snapshot, present, port_entity);
     for (auto& [key, entity] : entities_) {
       if (!entity.netdev && entity.present && !present.contains(key)) {
         Absent(s_, entity, snapshot.time);
         entity.last_active = false;
       }
-      // A RoCE device deleted (`rdma link delete`): its port_err counter left with it, and
-      // starts again from 0 if it comes back.
-      if (entity.netdev && previous_roce.contains(entity.labels[0].second) &&
-          !roce_port_.contains(entity.labels[0].second)) {
-        entity.verbs_err.Forget();
-      }
     }
   }
 
   // libibverbs port_err events (fabric_rdma_port_events_total, deduplicated by the listener):
-  // a down source of the IB port, or of the netdev of a RoCE port.
+  // a down source of the IB port, or of the netdev of a RoCE port. Each port has its own
+  // counter; a netdev's downs are the most any of its ports saw (VerbsDowns).
   template <typename PortEntity>
-  void VerbsPortErrors(const SnapshotView& snapshot,
-                       const std::map<std::string, std::string>& roce_netdev,
-                       const std::set<std::string>& present, PortEntity& port_entity) {
+  void VerbsPortErrors(const SnapshotView& snapshot, const std::set<std::string>& present,
+                       PortEntity& port_entity) {
     const auto* family = FindFamily(snapshot, rdma::kPortEvents);
     if (family == nullptr) return;
+    std::set<Entity*> touched;
     for (const auto& metric : family->metric) {
       if (LabelOr(metric, "event") != "port_err") continue;
       const std::string device(LabelOr(metric, "device"));
       const std::string port(LabelOr(metric, "port"));
+      const std::string key = device + "/" + port;
       Entity* entity = nullptr;
-      if (auto roce = roce_netdev.find(device + "/" + port); roce != roce_netdev.end()) {
+      if (auto roce = roce_netdev_.find(key); roce != roce_netdev_.end()) {
         if (known_netdevs_.contains(roce->second)) entity = &NetdevEntity(roce->second);
       } else if (present.contains(EntityKey({{"device", device}, {"port", port}}))) {
         // Only IB ports the collector reports (the listener also opens filtered-out devices).
         entity = port_entity(metric);  // null for a RoCE port without a netdev
       }
       if (entity == nullptr) continue;
-      CounterDowns(s_, *entity, entity->verbs_err, kVerbsEvent, CounterValue(*family, metric),
-                   snapshot.time);
+      VerbsCount(*entity, key, CounterValue(*family, metric), snapshot.time);
+      touched.insert(entity);
     }
+    for (Entity* entity : touched) VerbsDowns(s_, *entity, snapshot.time);
   }
 
   Settings s_;
@@ -476,9 +497,12 @@ class LinkFlapDetector final : public Detector {
   LinkCauses causes_;
   std::map<std::string, Entity> entities_;
   std::set<std::string> known_netdevs_;
-  // IPoIB netdev -> entity key of its IB port, from the last fabric_rdma_port_info.
+  // From the last fabric_rdma_port_info (LearnPorts): IPoIB netdev -> entity key of its IB
+  // port; "device/port" of the RoCE ports, and the netdev of each; RoCE netdev -> (device,
+  // port) of its lowest RDMA port, which its finding names.
   std::map<std::string, std::string> ipoib_port_;
-  // RoCE netdev -> (device, port) of its RDMA port, from the last fabric_rdma_port_info.
+  std::set<std::string> ethernet_;
+  std::map<std::string, std::string> roce_netdev_;
   std::map<std::string, std::pair<std::string, std::string>> roce_port_;
   TimePoint last_eval_{};
 };

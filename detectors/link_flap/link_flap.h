@@ -12,7 +12,8 @@
 //            per transition: the listener drops rxe's repeats) of the IB port, or of the RoCE
 //            port whose netdev it is. RoCE ports (link_layer Ethernet) are their netdev's
 //            business, and a RoCE netdev's finding names its RDMA port too (device, port and
-//            netdev labels; the first port when several share the netdev); an
+//            netdev labels; the lowest device/port when several share the netdev, as the last
+//            fabric_rdma_port_info said: a sample without it changes no name); an
 //            IPoIB netdev (the netdev label of an IB port's fabric_rdma_port_info) is its
 //            port's: it is tracked, but only the port raises — one fault, one finding (and one
 //            drain), and a module unplug on the netdev puts the port in maintenance.
