@@ -495,8 +495,11 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
 void RdmaCollector::CollectEvents(MetricSink& sink) {
   PortEventCounts counts = rdma_events_->Counts();
   // Every known port starts with zero port_active/port_err, so alerts never meet an absent
-  // series; events of ports we do not list (device_fatal on port 0) are added as seen.
+  // series; events of ports we do not list (device_fatal on port 0) are added as seen. Not for a
+  // device the listener forgot (gone; listed here until the next rediscovery): N → absent.
+  const std::set<std::string> forgotten = rdma_events_->Forgotten();
   for (const Device& device : devices_) {
+    if (forgotten.contains(device.name)) continue;
     for (const Port& port : device.ports) {
       auto number = ParseInt64(port.number, "port");
       if (!number) continue;

@@ -84,7 +84,7 @@ HwNetlinkPort HwCounterNetlink::DiscoverPort(const std::string& device, const st
     } else {
       state.dev_index = it->second;
       state.port = static_cast<uint32_t>(*number);
-      probe = netlink_->PortHwCounters(state.dev_index, state.port, state.reply);
+      probe = netlink_->PortHwCounters(state.dev_index, state.port, device, state.reply);
     }
   }
   const HwSourceDecision decision =
@@ -122,7 +122,11 @@ void HwCounterNetlink::FallBack(const std::string& device, HwNetlinkPort& port,
 void HwCounterNetlink::Sample(const std::string& device, HwNetlinkPort& port) {
   port.sampled = false;
   if (!port.netlink || !netlink_) return;
-  if (Status s = netlink_->PortHwCounters(port.dev_index, port.port, port.reply); !s.ok()) {
+  if (Status s = netlink_->PortHwCounters(port.dev_index, port.port, device, port.reply); !s.ok()) {
+    if (sys::IsRdmaDeviceMismatch(s)) {
+      Reindex(device, port, s);
+      return;
+    }
     FallBack(device, port, "the kernel did not answer: " + s.ToString());
     return;
   }
@@ -133,6 +137,37 @@ void HwCounterNetlink::Sample(const std::string& device, HwNetlinkPort& port) {
     return;
   }
   port.sampled = true;
+}
+
+void HwCounterNetlink::Reindex(const std::string& device, HwNetlinkPort& port,
+                               const Status& mismatch) {
+  // The device was deleted and another one took its ibdev index (or it came back under another):
+  // this sample reads the files, and the indexes are listed again for the next one.
+  port.sampled = false;
+  port.reply.clear();
+  logger_->info("{}; listing the RDMA devices again, this sample read from {}", mismatch.message(),
+                port.dir);
+  BeginDiscovery();
+  const uint32_t stale = port.dev_index;
+  if (Status found = FindDeviceIndex(indexes_, dump_status_, device, stale, port.dev_index);
+      !found.ok()) {
+    FallBack(device, port, found.ToString());
+  }
+}
+
+Status FindDeviceIndex(std::span<const std::pair<std::string, uint32_t>> indexes,
+                       const Status& dump, const std::string& device, uint32_t stale,
+                       uint32_t& index) {
+  if (!dump.ok()) return dump;
+  auto it = std::find_if(indexes.begin(), indexes.end(),
+                         [&](const auto& entry) { return entry.first == device; });
+  if (it == indexes.end()) {
+    return Status(StatusCode::kNotFound, "RDMA netlink GET does not list " + device +
+                                             " (ibdev index " + std::to_string(stale) +
+                                             " is another device's)");
+  }
+  index = it->second;
+  return Status::Ok();
 }
 
 bool HwCounterNetlink::Value(const HwNetlinkPort& port, std::string_view name, int& slot,

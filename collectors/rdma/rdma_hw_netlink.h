@@ -57,6 +57,13 @@ HwSourceDecision DecideHwCounterSource(HwCounterSource mode, bool live_sysfs, co
                                        std::span<const std::string> sysfs_names,
                                        std::span<const sys::RdmaHwCounter> reply);
 
+// After a reply named another device than the one asked (IsRdmaDeviceMismatch): the device's
+// index in a new dump (`indexes`, `dump` its status) into `index`; the dump's error, or kNotFound
+// when it does not list `device` (`stale`: the index that answered for another one).
+Status FindDeviceIndex(std::span<const std::pair<std::string, uint32_t>> indexes,
+                       const Status& dump, const std::string& device, uint32_t stale,
+                       uint32_t& index);
+
 // Per-port state, kept in the collector's port.
 struct HwNetlinkPort {
   bool netlink = false;  // this port's counters come from netlink
@@ -81,7 +88,9 @@ class HwCounterNetlink {
                              std::vector<std::string> names, std::string dir);
   // Before a port's counters are collected: its one request. On an error or an unknown name the
   // port falls back to sysfs until the next rediscovery probes it again (one log line per port for
-  // the life of the collector) and this sample is read from the files.
+  // the life of the collector) and this sample is read from the files. A reply that names another
+  // device (its ibdev index was reused after a delete and re-add) is not used: this sample reads
+  // the files, the indexes are dumped again, and the next sample asks the device's new index.
   void Sample(const std::string& device, HwNetlinkPort& port);
   // The value of counter `name` from this sample's reply; false when the caller must read the
   // file. `slot` is a hint (the counter's position in the last reply), updated.
@@ -92,6 +101,7 @@ class HwCounterNetlink {
 
  private:
   void FallBack(const std::string& device, HwNetlinkPort& port, const std::string& reason);
+  void Reindex(const std::string& device, HwNetlinkPort& port, const Status& mismatch);
 
   HwCounterSource mode_;
   bool live_sysfs_;

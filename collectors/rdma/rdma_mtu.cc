@@ -114,10 +114,15 @@ Status PortMtuCollector::Collect(const std::string& device, const std::string& p
                                  std::chrono::system_clock::time_point now, MetricSink& sink) {
   auto [it, fresh] = cache_.try_emplace({device, port});
   Cached& cached = it->second;
+  // A failed query is returned once, by the sample that made it: fabricwatch_collector_errors_total
+  // counts one failure as one error, not once per sample until the next query (mtu-interval, 10s
+  // by default: ~10 samples). Until that next query the port exports no MTU rather than the last
+  // good one: after a failure the value is not known, and a stale MTU would let config_drift
+  // compare a setting the port may no longer have (its ib_mtu check skips an absent port).
+  Status error = Status::Ok();
   if (fresh || now - cached.read >= interval_ || now < cached.read) {
     cached.read = now;
     cached.mtu = {};
-    cached.error = Status::Ok();
     auto read = source_->Read(device, port);
     if (read && (read->active_bytes || read->max_bytes)) {
       cached.mtu = *read;
@@ -128,15 +133,14 @@ Status PortMtuCollector::Collect(const std::string& device, const std::string& p
                        port, read ? "no active_mtu or max_mtu replayed" : read.error().ToString());
       }
     } else {
-      cached.error = read.error();
+      error = read.error();
     }
   }
   const LabelPair d{"device", device};
   const LabelPair p{"port", port};
   if (cached.mtu.active_bytes) sink.Add(kPortActiveMtu, {d, p}, *cached.mtu.active_bytes);
   if (cached.mtu.max_bytes) sink.Add(kPortMaxMtu, {d, p}, *cached.mtu.max_bytes);
-  // A failure stays reported until the next query, as a failing sysfs file does each sample.
-  return cached.error;
+  return error;
 }
 
 void PortMtuCollector::Retain(const std::vector<std::string>& devices) {

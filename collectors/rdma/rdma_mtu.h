@@ -67,8 +67,9 @@ class PortMtuCollector {
                    std::shared_ptr<spdlog::logger> logger)
       : source_(std::move(source)), interval_(interval), logger_(std::move(logger)) {}
 
-  // Adds the port's MTU families. Returns the error of the last query to count (OK when the
-  // values are simply not reported).
+  // Adds the port's MTU families. Returns the error of a query made by this call (OK when no
+  // query was due, or the values are simply not reported): one failure is one error, and the
+  // port has no MTU series until its next query.
   Status Collect(const std::string& device, const std::string& port,
                  std::chrono::system_clock::time_point now, MetricSink& sink);
   // After a device listing: forgets the ports of devices no longer listed.
@@ -79,8 +80,7 @@ class PortMtuCollector {
  private:
   struct Cached {
     std::chrono::system_clock::time_point read{};
-    PortMtu mtu;
-    Status error;  // of the last query, when it is to be counted
+    PortMtu mtu;  // of the last query; none after a failed one
   };
   std::unique_ptr<PortMtuSource> source_;
   std::chrono::milliseconds interval_;

@@ -4,7 +4,7 @@
 // name) and one RDMA_NLDEV_CMD_STAT_GET request per port that returns all of the port's
 // hw_counters at once, where sysfs needs one read per counter file. Messages are built and parsed
 // by rdma_netlink_parse.h; the socket is libnl-3's, opened like EthtoolNetlink's
-// (ethtool_netlink.h): no auto-ACK, 1 s receive timeout, extended ACKs.
+// (ethtool_netlink.h): no auto-ACK, extended ACKs, each exchange bounded by 1 s in all.
 //
 // Steady state allocates nothing: the request is written into a member array and the reply is
 // received into a member buffer, which the counters' names point into until the next request.
@@ -41,15 +41,21 @@ class RdmaNetlink {
   // CONFIG_INFINIBAND off or ib_core not loaded gives EPROTONOSUPPORT).
   Status Open();
 
-  // Every RDMA device of this network namespace with its ibdev index (one dump).
+  // Every RDMA device of this network namespace with its ibdev index (one dump). A dump that
+  // fails is an error, never a short list: the errno of its NLMSG_DONE (ParseRdmaDumpDone), or of
+  // an NLMSG_ERROR. A dump not read to its NLMSG_DONE closes the socket (the kernel would answer
+  // the next dump EBUSY); the next request opens a new one.
   Result<std::vector<RdmaDeviceIndex>> ListDevices();
 
-  // All hw counters of port `port` of the device with index `dev_index` into `out`: one request,
-  // one reply. The names point into the receive buffer, valid until the next request. Errors: the
-  // kernel's errno (EINVAL for a port without hw counters or an unknown index, EOPNOTSUPP,
-  // EMSGSIZE when the counters do not fit the kernel's reply buffer), kDeadlineExceeded when no
-  // reply comes within 1 s, kInvalidArgument for a malformed reply.
-  Status PortHwCounters(uint32_t dev_index, uint32_t port, std::vector<RdmaHwCounter>& out);
+  // All hw counters of port `port` of the device with index `dev_index`, named `device`, into
+  // `out`: one request, one reply. The names point into the receive buffer, valid until the next
+  // request. Errors: the kernel's errno (EINVAL for a port without hw counters or an unknown
+  // index, EOPNOTSUPP, EMSGSIZE when the counters do not fit the kernel's reply buffer),
+  // kDeadlineExceeded when no reply comes within 1 s (the whole exchange: send, waits and
+  // receives), kInvalidArgument for a malformed reply, kFailedPrecondition (IsRdmaDeviceMismatch)
+  // when the reply names another device: the index is stale, list the devices again.
+  Status PortHwCounters(uint32_t dev_index, uint32_t port, std::string_view device,
+                        std::vector<RdmaHwCounter>& out);
 
   // Requests sent so far.
   uint64_t requests() const { return requests_; }

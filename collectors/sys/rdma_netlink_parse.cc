@@ -165,7 +165,7 @@ size_t BuildRdmaDeviceDumpRequest(std::span<std::byte> out, uint32_t seq) {
 }
 
 Status ParseRdmaStatReply(const nlmsghdr* msg, uint32_t dev_index, uint32_t port,
-                          std::vector<RdmaHwCounter>& out) {
+                          std::vector<RdmaHwCounter>& out, std::string_view dev_name) {
   constexpr std::string_view what = "STAT_GET reply";
   out.clear();
   if (msg->nlmsg_type == NLMSG_ERROR) return ErrorStatus(msg, "RDMA netlink STAT_GET");
@@ -184,6 +184,17 @@ Status ParseRdmaStatReply(const nlmsghdr* msg, uint32_t dev_index, uint32_t port
         if (*v != want) {
           return Malformed(
               what, "answer for index " + std::to_string(*v) + ", asked " + std::to_string(want));
+        }
+        return Status::Ok();
+      }
+      case RDMA_NLDEV_ATTR_DEV_NAME: {
+        const auto name = String(attr);
+        if (!name) return Malformed(what, "a device name that is empty or not NUL-terminated");
+        if (!dev_name.empty() && *name != dev_name) {
+          return Status(StatusCode::kFailedPrecondition,
+                        "RDMA netlink STAT_GET: the answer is for device " + std::string(*name) +
+                            ", asked " + std::string(dev_name) + " (ibdev index " +
+                            std::to_string(dev_index) + " reused)");
         }
         return Status::Ok();
       }
@@ -209,6 +220,19 @@ Status ParseRdmaStatReply(const nlmsghdr* msg, uint32_t dev_index, uint32_t port
   }
   if (!s.ok()) out.clear();
   return s;
+}
+
+bool IsRdmaDeviceMismatch(const Status& status) {
+  return status.code() == StatusCode::kFailedPrecondition;
+}
+
+Status ParseRdmaDumpDone(const nlmsghdr* msg, std::string_view what) {
+  if (msg->nlmsg_len < NLMSG_LENGTH(sizeof(int))) return Status::Ok();
+  int error;
+  std::memcpy(&error, NLMSG_DATA(msg), sizeof(error));
+  if (error >= 0) return Status::Ok();
+  if (error < -4095) return Malformed(what, "NLMSG_DONE with error " + std::to_string(error));
+  return FromErrno(-error, std::string(what) + " (the dump failed)");
 }
 
 Result<RdmaDeviceIndex> ParseRdmaDeviceMessage(const nlmsghdr* msg) {

@@ -56,13 +56,24 @@ struct RdmaHwCounter {
 
 // A STAT_GET reply → its counters, in reply order, into `out` (cleared first; its capacity is
 // reused, so a steady-state caller does not allocate). `dev_index`/`port`: when the reply carries
-// DEV_INDEX or PORT_INDEX they must match. An NLMSG_ERROR message is its errno's status (with the
+// DEV_INDEX or PORT_INDEX they must match. `dev_name` (when not empty): when the reply carries
+// DEV_NAME it must be that name, else kFailedPrecondition (IsRdmaDeviceMismatch): the ibdev index
+// was reused by another device after a delete and re-add, whose counters must not be taken for the
+// asked one's. An NLMSG_ERROR message is its errno's status (with the
 // kernel's extended-ACK text); kInvalidArgument when malformed: another message type, a truncated
 // attribute, no STAT_HWCOUNTERS nest, an entry without a NUL-terminated non-empty name or with a
 // value that is not 8 bytes, a name listed twice. Attributes this build does not know (the entry's
 // HWCOUNTER_INDEX and _DYNAMIC of newer kernels, pads) are skipped.
 Status ParseRdmaStatReply(const nlmsghdr* msg, uint32_t dev_index, uint32_t port,
-                          std::vector<RdmaHwCounter>& out);
+                          std::vector<RdmaHwCounter>& out, std::string_view dev_name = {});
+// Whether `status` is ParseRdmaStatReply's answer for another device than the one named.
+bool IsRdmaDeviceMismatch(const Status& status);
+
+// The NLMSG_DONE that ends a dump: OK, or the error the dump failed with. The kernel puts an int
+// after the header (K net/netlink/af_netlink.c netlink_dump_done: nlk->dump_done_errno, negative
+// when the dump callback failed), so a failed dump is not mistaken for a short list. A DONE
+// without the int (not sent by Linux) is OK.
+Status ParseRdmaDumpDone(const nlmsghdr* msg, std::string_view what);
 
 // One device of a RDMA_NLDEV_CMD_GET reply (doit or one message of a dump).
 struct RdmaDeviceIndex {

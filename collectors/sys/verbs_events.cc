@@ -1,5 +1,6 @@
 #include "collectors/sys/verbs_events.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
@@ -8,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <set>
+#include <fstream>
 
 #include "collectors/sys/verbs_handles.h"
 
@@ -28,6 +29,11 @@ bool RdmaPortEventLog::Record(RdmaPortEvent event) {
       state_.insert_or_assign(port, event.event);
       break;
     case PortEventClass::kOther:
+      // A fatal device loses its ports' state: what it says after a reset is not a repeat of
+      // what it said before (the listener seeds the state again when it reopens the device).
+      if (event.event == "device_fatal") {
+        std::erase_if(state_, [&](const auto& entry) { return entry.first.first == event.device; });
+      }
       break;
   }
   ++counts_[{event.device, event.port, event.event}];
@@ -44,6 +50,22 @@ void RdmaPortEventLog::ForgetDevice(const std::string& device) {
   std::erase_if(repeated_, [&](const auto& entry) { return std::get<0>(entry.first) == device; });
   std::erase_if(last_, [&](const auto& entry) { return entry.first.first == device; });
   std::erase_if(state_, [&](const auto& entry) { return entry.first.first == device; });
+  forgotten_.insert(device);
+}
+
+void RdmaPortEventLog::DeviceOpened(const std::string& device,
+                                    const std::vector<std::pair<int, bool>>& ports) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(state_, [&](const auto& entry) { return entry.first.first == device; });
+  for (const auto& [port, active] : ports) {
+    state_.insert_or_assign({device, port}, active ? "port_active" : "port_err");
+  }
+  forgotten_.erase(device);
+}
+
+std::set<std::string> RdmaPortEventLog::Forgotten() const {
+  std::lock_guard lock(mutex_);
+  return forgotten_;
 }
 
 void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
@@ -166,6 +188,46 @@ bool IsPortEvent(int type) {
   }
 }
 
+// ---------------------------------------------------------------- uverbs presence (pure-ish)
+
+void ListUverbsInto(const std::string& dir, std::vector<std::string>& out) {
+  out.clear();
+  std::unique_ptr<DIR, int (*)(DIR*)> handle(opendir(dir.c_str()), &closedir);
+  if (!handle) return;
+  while (const dirent* entry = readdir(handle.get())) {
+    // "uverbsN" fits std::string's inline buffer: re-listing the same entries allocates nothing.
+    if (std::string_view(entry->d_name).starts_with("uverbs")) out.emplace_back(entry->d_name);
+  }
+  std::sort(out.begin(), out.end());
+}
+
+std::vector<std::string> ReadUverbsIbdevs(const std::string& dir,
+                                          const std::vector<std::string>& entries) {
+  std::vector<std::string> out;
+  for (const std::string& entry : entries) {
+    std::ifstream file(dir + "/" + entry + "/ibdev");
+    std::string name;
+    if (file && std::getline(file, name) && !name.empty()) out.push_back(std::move(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> GoneVerbsDevices(const std::set<std::string>& known,
+                                          const std::vector<std::string>& open,
+                                          const std::vector<std::string>* listed,
+                                          const std::vector<std::string>& ibdevs) {
+  auto in = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  std::vector<std::string> gone;
+  for (const std::string& name : known) {
+    if (in(open, name) || (listed != nullptr && in(*listed, name)) || in(ibdevs, name)) continue;
+    gone.push_back(name);
+  }
+  return gone;
+}
+
 // ---------------------------------------------------------------- the listener
 
 namespace {
@@ -177,21 +239,12 @@ constexpr std::chrono::seconds kRelistInterval{30};
 constexpr std::chrono::seconds kPresenceInterval{1};
 constexpr const char* kDefaultUverbsDir = "/sys/class/infiniband_verbs";
 
-// The uverbs character devices (uverbsN) in `dir`, sorted; empty when it cannot be read.
-std::vector<std::string> ListUverbs(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code error;
-  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
-       it.increment(error)) {
-    std::string name = it->path().filename().string();
-    if (name.starts_with("uverbs")) out.push_back(std::move(name));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 using DeviceList = VerbsDeviceList;  // collectors/sys/verbs_handles.h
 using Context = VerbsContext;
+
+bool Contains(const std::vector<std::string>& sorted, const std::string& name) {
+  return std::binary_search(sorted.begin(), sorted.end(), name);
+}
 
 }  // namespace
 
@@ -201,80 +254,122 @@ struct VerbsPortListener::Impl {
 
   struct Open {
     std::string name;
+    std::string uverbs;  // its class/infiniband_verbs entry (uverbsN), from dev_path
     Context context;
+    bool fatal = false;  // DEVICE_FATAL (or a broken fd): closed and reopened at the next Sync
   };
 
   RdmaPortEventLog& log;
   std::shared_ptr<spdlog::logger> logger;
   const Clock* clock;
   std::vector<Open> devices;
-  std::vector<std::string> names;
+  std::set<std::string> known;   // listed by libibverbs and not forgotten since
+  std::set<std::string> failed;  // ibv_open_device failed (warned once until it opens)
   std::string uverbs_dir = kDefaultUverbsDir;  // from a device's dev_path once one is listed
-  std::vector<std::string> uverbs;             // ListUverbs(uverbs_dir) at the last OpenAll()
+  std::vector<std::string> uverbs;             // ListUverbsInto(uverbs_dir) at the last Sync()
+  std::vector<std::string> uverbs_now;         // the presence check's listing, reused
+  std::vector<pollfd> fds;                     // reused from poll to poll
   bool logged_none = false;
 
-  // Devices listed before and not now leave the log (issue 34: no stale series).
-  void ForgetGone(const std::vector<std::string>& before) {
-    const std::set<std::string> now(names.begin(), names.end());
-    for (const std::string& name : before) {
-      if (now.contains(name)) continue;
-      logger->info("{} is gone; its port event series are dropped", name);
-      log.ForgetDevice(name);
-    }
+  void Close(Open& device) {
+    // Events queued on the fd happened: read them before the context goes (a port_err queued
+    // behind a removal would otherwise be lost, and the port's state with it).
+    (void)Drain(device);
+    device.context.reset();
   }
 
-  // Names of the devices libibverbs can see now (those with a provider library).
-  static std::vector<std::string> ListNames() {
-    int count = 0;
-    DeviceList list(ibv_get_device_list(&count));
-    std::vector<std::string> out;
-    if (!list) return out;
-    for (int i = 0; i < count; ++i) out.emplace_back(ibv_get_device_name(list.get()[i]));
-    return out;
-  }
-
-  void OpenAll() {
-    devices.clear();  // closes every context first: a device being removed waits for them
-    const std::vector<std::string> before = std::move(names);
-    names.clear();
-    uverbs = ListUverbs(uverbs_dir);
-    int count = 0;
-    DeviceList list(ibv_get_device_list(&count));
-    if (!list || count == 0) {
-      if (!logged_none) {
-        logger->debug("libibverbs sees no RDMA device; IB port events come from polling only");
-        logged_none = true;
+  // Seeds the ports' last state event from their state now, so that the first event after a
+  // (re)open is classified against the port's real state, not against a state_ from before the
+  // events this listener could not see. The kernel sets the state before it queues the event
+  // (ib_dispatch_event runs the clients from a work item), so an event that races the query can
+  // read as a repeat: it is still counted, in fabric_rdma_port_events_repeated_total.
+  void Seed(const Open& device) {
+    ibv_device_attr attr{};
+    std::vector<std::pair<int, bool>> ports;
+    if (ibv_query_device(device.context.get(), &attr) == 0) {
+      for (int port = 1; port <= attr.phys_port_cnt; ++port) {
+        ibv_port_attr port_attr{};
+        if (ibv_query_port(device.context.get(), static_cast<uint8_t>(port), &port_attr) != 0) {
+          continue;  // unknown: its first event is a transition
+        }
+        ports.emplace_back(port, port_attr.state == IBV_PORT_ACTIVE);
       }
-      ForgetGone(before);
-      log.SetState(true, 0);
-      return;
     }
-    logged_none = false;
-    for (int i = 0; i < count; ++i) {
-      const std::string name = ibv_get_device_name(list.get()[i]);
-      names.push_back(name);
+    log.DeviceOpened(device.name, ports);
+  }
+
+  bool OpenDevice(ibv_device* device, const std::string& name, std::string entry) {
+    Context context(ibv_open_device(device));
+    const char* what = "ibv_open_device";
+    int error = errno;
+    if (context) {
+      const int flags = fcntl(context->async_fd, F_GETFL);
+      if (flags >= 0 && fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) == 0) {
+        devices.push_back({name, std::move(entry), std::move(context), false});
+        Seed(devices.back());
+        if (failed.erase(name) > 0) logger->info("{}: port events received again", name);
+        return true;
+      }
+      what = "cannot make the async event fd non-blocking";
+      error = errno;
+    }
+    const bool first = failed.insert(name).second;
+    logger->log(first ? spdlog::level::warn : spdlog::level::debug,
+                "{}: {}: {}; its port events come from polling only", name, what,
+                std::strerror(error));
+    return false;
+  }
+
+  // Brings the open contexts in line with the devices present: closes those whose uverbs entry
+  // left or that went fatal, opens those listed and not open, and keeps every other context open
+  // (its queued events are not lost). Forgets the devices that are gone (GoneVerbsDevices).
+  void Sync() {
+    ListUverbsInto(uverbs_dir, uverbs);
+    size_t changed = std::erase_if(devices, [&](Open& device) {
+      if (!device.fatal && (device.uverbs.empty() || Contains(uverbs, device.uverbs))) {
+        return false;
+      }
+      Close(device);
+      return true;
+    });
+    int count = 0;
+    DeviceList list(ibv_get_device_list(&count));
+    std::vector<std::string> listed;
+    for (int i = 0; list && i < count; ++i) {
+      ibv_device* device = list.get()[i];
+      const std::string name = ibv_get_device_name(device);
+      listed.push_back(name);
+      known.insert(name);
       // dev_path is <sysfs>/class/infiniband_verbs/uverbsN (libibverbs' own sysfs root).
-      const std::filesystem::path dev_path(list.get()[i]->dev_path);
+      const std::filesystem::path dev_path(device->dev_path);
       if (dev_path.has_parent_path() && dev_path.parent_path().string() != uverbs_dir) {
         uverbs_dir = dev_path.parent_path().string();
-        uverbs = ListUverbs(uverbs_dir);
+        ListUverbsInto(uverbs_dir, uverbs);
       }
-      Context context(ibv_open_device(list.get()[i]));
-      if (!context) {
-        logger->warn("ibv_open_device {}: {}; its port events come from polling only", name,
-                     std::strerror(errno));
-        continue;
-      }
-      int flags = fcntl(context->async_fd, F_GETFL);
-      if (flags < 0 || fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        logger->warn("{}: cannot make the async event fd non-blocking: {}", name,
-                     std::strerror(errno));
-        continue;
-      }
-      devices.push_back({name, std::move(context)});
+      const bool open = std::any_of(devices.begin(), devices.end(),
+                                    [&](const Open& o) { return o.name == name; });
+      std::string entry = dev_path.filename().string();
+      // Never reopen a device whose uverbs entry left: its removal waits for our contexts.
+      if (open || (!entry.empty() && !Contains(uverbs, entry))) continue;
+      if (OpenDevice(device, name, std::move(entry))) ++changed;
     }
-    ForgetGone(before);
-    logger->info("listening for port events on {} RDMA device(s)", devices.size());
+    if (!list && !known.empty()) {
+      logger->debug("ibv_get_device_list: {}; open contexts kept", std::strerror(errno));
+    }
+    std::vector<std::string> open_names;
+    for (const Open& device : devices) open_names.push_back(device.name);
+    for (const std::string& name : GoneVerbsDevices(known, open_names, list ? &listed : nullptr,
+                                                    ReadUverbsIbdevs(uverbs_dir, uverbs))) {
+      logger->info("{} is gone; its port event series are dropped", name);
+      log.ForgetDevice(name);
+      known.erase(name);
+      failed.erase(name);
+    }
+    if (devices.empty() && !logged_none) {
+      logger->debug("libibverbs opens no RDMA device; IB port events come from polling only");
+    }
+    logged_none = devices.empty();
+    if (changed > 0) logger->info("listening for port events on {} RDMA device(s)", devices.size());
     log.SetState(true, devices.size());
   }
 
@@ -307,27 +402,30 @@ struct VerbsPortListener::Impl {
     auto last_list = std::chrono::steady_clock::now();
     auto last_presence = last_list;
     while (!stop.stop_requested()) {
-      std::vector<pollfd> fds;
+      fds.clear();
       for (const Open& device : devices) fds.push_back({device.context->async_fd, POLLIN, 0});
-      int ready = fds.empty() ? (poll(nullptr, 0, kPollTimeoutMs), 0)
-                              : poll(fds.data(), fds.size(), kPollTimeoutMs);
-      bool reopen = false;
-      if (ready > 0) {
-        for (size_t i = 0; i < fds.size(); ++i) {
-          if (fds[i].revents != 0 && !Drain(devices[i])) reopen = true;
+      const int ready = fds.empty() ? (poll(nullptr, 0, kPollTimeoutMs), 0)
+                                    : poll(fds.data(), fds.size(), kPollTimeoutMs);
+      bool sync = false;
+      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+        if (fds[i].revents != 0 && !Drain(devices[i])) {
+          devices[i].fatal = true;
+          sync = true;
         }
       }
       const auto now = std::chrono::steady_clock::now();
-      if (!reopen && now - last_presence >= kPresenceInterval) {
+      if (now - last_presence >= kPresenceInterval) {
         last_presence = now;
-        reopen = ListUverbs(uverbs_dir) != uverbs;  // `rdma link add/delete`, hot-(un)plug
+        ListUverbsInto(uverbs_dir, uverbs_now);  // `rdma link add/delete`, hot-(un)plug
+        sync |= uverbs_now != uverbs;
       }
       if (now - last_list >= kRelistInterval) {
         last_list = now;
-        reopen |= ListNames() != names;  // hot-plug or removal
+        sync = true;  // a provider installed since, a device whose open failed
       }
-      if (reopen) OpenAll();
+      if (sync) Sync();
     }
+    for (Open& device : devices) Close(device);
     devices.clear();
     log.SetState(false, 0);
   }
@@ -345,7 +443,7 @@ VerbsPortListener::~VerbsPortListener() {
 Result<std::unique_ptr<VerbsPortListener>> VerbsPortListener::Start(
     RdmaPortEventLog& log, std::shared_ptr<spdlog::logger> logger, const Clock* clock) {
   auto impl = std::make_unique<Impl>(log, std::move(logger), clock);
-  impl->OpenAll();
+  impl->Sync();
   return std::unique_ptr<VerbsPortListener>(new VerbsPortListener(std::move(impl)));
 }
 

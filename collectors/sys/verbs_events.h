@@ -6,18 +6,25 @@
 // with ibv_open_device(), makes each context's async_fd non-blocking, and records
 // IBV_EVENT_PORT_ACTIVE / PORT_ERR / LID_CHANGE / SM_CHANGE / ... with their time in a
 // RdmaPortEventLog as they happen. It re-lists devices every kRelistInterval (hot-plug), after
-// IBV_EVENT_DEVICE_FATAL, and as soon as the uverbs device of an open context leaves sysfs
-// (checked every kPresenceInterval): a driver without disassociate_ucontext (rxe, siw) sends no
+// IBV_EVENT_DEVICE_FATAL, and as soon as the class/infiniband_verbs directory changes (checked
+// every kPresenceInterval): a driver without disassociate_ucontext (rxe, siw) sends no
 // DEVICE_FATAL on `rdma link delete`, and its ib_uverbs_remove_one() waits until every context
-// is closed, so holding it would block the delete. A device that is gone is forgotten by the log
-// (ForgetDevice): its series leave the exposition, and counts start at 0 if it comes back. With
-// no device, or no provider library for it, it keeps running quietly and the rdma collector
-// falls back to sysfs polling alone.
+// is closed, so holding it would block the delete. Only what changed is closed or opened: the
+// context of a device whose uverbs entry left (or that went fatal) is drained and closed, a new
+// device is opened, and every other context stays open, so its queued events are not lost. Each
+// (re)opened device's ports are seeded with their state now (RdmaPortEventLog::DeviceOpened), so
+// an event missed while it was closed does not turn the next real transition into a "repeat". A
+// device is forgotten by the log (ForgetDevice: its series leave the exposition, counts start at
+// 0 if it comes back) only when it is not open, libibverbs does not list it and no uverbs entry
+// names it (GoneVerbsDevices): a failed ibv_get_device_list (EMFILE, ENOMEM) forgets nothing.
+// With no device, or no provider library for it, it keeps running quietly and the rdma
+// collector falls back to sysfs polling alone.
 //
 // Repeats (issue 34): rxe dispatches IB_EVENT_PORT_ACTIVE twice for one admin-up of its netdev
 // (NETDEV_UP, then linkwatch's NETDEV_CHANGE once the carrier is on; see ClassifyPortEvent). A
 // port_active after port_active, or port_err after port_err, is no transition: it is counted
-// apart (RepeatedCounts), not in Counts(), the ring, total() or the last-event time.
+// apart (RepeatedCounts), not in Counts(), the ring, total() or the last-event time. The last
+// state is seeded when the listener opens a device and dropped on its DEVICE_FATAL.
 //
 // Thread-safety: RdmaPortEventLog is internally synchronised; the listener runs its own thread
 // and stops within its poll timeout (200 ms) when destroyed.
@@ -29,10 +36,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/collector.h"
@@ -59,6 +68,12 @@ class RdmaPortEventLog {
   // times and last state, so none of its series is exported any more. Its past events stay in
   // the ring (Recent) as history.
   void ForgetDevice(const std::string& device);
+  // The listener opened `device` (again): its ports' last state becomes (port, active) of
+  // `ports` (ibv_query_port now; a port not listed has none), and it is no longer forgotten.
+  void DeviceOpened(const std::string& device, const std::vector<std::pair<int, bool>>& ports);
+  // Devices forgotten and not opened since: the rdma collector pre-fills no zero series for them
+  // (it may still list one until its next rediscovery).
+  std::set<std::string> Forgotten() const;
 
   std::vector<RdmaPortEvent> Recent(size_t max) const;
   // (device, port, event) -> count, and the time of the last event per (device, port).
@@ -80,6 +95,7 @@ class RdmaPortEventLog {
   std::map<std::pair<std::string, int>, std::chrono::system_clock::time_point> last_;
   std::map<std::tuple<std::string, int, std::string>, uint64_t> repeated_;
   std::map<std::pair<std::string, int>, std::string> state_;  // last port_active/port_err
+  std::set<std::string> forgotten_;
   bool listening_ = false;
   size_t devices_open_ = 0;
   std::atomic<uint64_t> total_{0};
@@ -97,6 +113,20 @@ inline constexpr const char* kPrimaryPortEvents[] = {"port_active", "port_err"};
 // state event at all (lid_change, gid_change, device_fatal, ...).
 enum class PortEventClass { kTransition, kRepeat, kOther };
 PortEventClass ClassifyPortEvent(std::string_view last_state, std::string_view event);
+
+// The listener's presence checks, apart for tests. ListUverbsInto: the uverbsN entries of `dir`,
+// sorted, into `out` (cleared, its capacity reused: "uverbsN" fits std::string's inline buffer,
+// so the check every second makes no vector or string); empty when `dir` cannot be read.
+// ReadUverbsIbdevs: the ibdev file of each entry, sorted (an entry without one is left out).
+// GoneVerbsDevices: the `known` devices to forget: not open, not in `listed` (null when
+// ibv_get_device_list failed) and named by no uverbs entry (`ibdevs`).
+void ListUverbsInto(const std::string& dir, std::vector<std::string>& out);
+std::vector<std::string> ReadUverbsIbdevs(const std::string& dir,
+                                          const std::vector<std::string>& entries);
+std::vector<std::string> GoneVerbsDevices(const std::set<std::string>& known,
+                                          const std::vector<std::string>& open,
+                                          const std::vector<std::string>* listed,
+                                          const std::vector<std::string>& ibdevs);
 
 class VerbsPortListener {
  public:

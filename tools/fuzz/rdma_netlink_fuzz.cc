@@ -48,7 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::memcpy(&dev, begin + NLMSG_HDRLEN + 4, 4);
       std::memcpy(&port, begin + NLMSG_HDRLEN + 12, 4);
     }
-    const fabricwatch::Status s = ParseRdmaStatReply(msg, dev, port, out);
+    // Bit 2: the reply's DEV_NAME is checked against a name (the collector always asks one).
+    const fabricwatch::Status s =
+        ParseRdmaStatReply(msg, dev, port, out, (selector & 4) != 0 ? "mlx5_0" : "");
     if (!s.ok()) {
       Check(out.empty(), "counters left after an error");
       Check(!s.message().empty(), "an error without a message");
@@ -63,6 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t j = i + 1; j < out.size(); ++j) Check(out[j].name != c.name, "a repeated name");
     }
   } else {
+    const fabricwatch::Status done = ParseRdmaDumpDone(msg, "RDMA netlink GET dump");
+    Check(done.ok() || !done.message().empty(), "a dump error without a message");
     auto device = ParseRdmaDeviceMessage(msg);
     if (device) {
       Check(!device->name.empty() && device->name.size() < len, "a device name of a wrong size");

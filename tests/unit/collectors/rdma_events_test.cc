@@ -78,5 +78,39 @@ TEST(RdmaEventsTest, a_forgotten_device_leaves_the_exposition) {
   EXPECT_THAT(text, Not(HasSubstr("rxe1")));
 }
 
+TEST(RdmaEventsTest, a_device_the_log_forgot_gets_no_zero_series_while_still_listed) {
+  // Issue 34 review: the collector lists a deleted device until its next rediscovery; it must not
+  // pre-fill zeros for it once the listener forgot it, or /metrics would go N -> 0 -> absent.
+  sys::RdmaPortEventLog log;
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1795000042));
+  log.Record({t, "mlx5_2", 1, "port_err"});
+  log.ForgetDevice("mlx5_2");
+  sys::RealFileSystem real;
+  sys::SysFs sysfs(testing::FixturePath("sysfs/roce-node/sys"), real);
+  FixedClock clock;
+  CollectorOptions options;
+  auto logger =
+      std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
+  CollectorContext context{
+      .sysfs = sysfs, .rdma_events = &log, .clock = clock, .logger = logger, .options = options};
+  auto collector = NewRdmaCollector(context);
+  ASSERT_TRUE(collector);
+  auto collect = [&] {
+    MetricSink sink;
+    EXPECT_TRUE((*collector)->Collect(sink).ok());
+    return testing::Exposition(sink.TakeFamilies());
+  };
+  std::string text = collect();
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_info{device=\"mlx5_2\""));  // still listed
+  EXPECT_THAT(text, Not(HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_2\"")));
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_0\",port=\"1\","
+                              "event=\"port_err\"} 0"));
+  // Opened again by the listener (re-added): its ports start at zero again.
+  log.DeviceOpened("mlx5_2", {{1, true}});
+  text = collect();
+  EXPECT_THAT(text, HasSubstr("fabric_rdma_port_events_total{device=\"mlx5_2\",port=\"1\","
+                              "event=\"port_err\"} 0"));
+}
+
 }  // namespace
 }  // namespace fabricwatch::rdma

@@ -156,5 +156,23 @@ TEST(RdmaHwSourceTest, invalid_option_names_the_flag) {
   EXPECT_THAT(collector.error().message(), HasSubstr("--collector.rdma.hw-counters-source"));
 }
 
+TEST(RdmaHwSourceTest, a_stale_index_is_looked_up_in_a_new_dump) {
+  // Issue 34 review: rxe0 deleted and re-added; index 3 now answers for rxe1. The port asks the
+  // new index at the next sample, or falls back to its files when the dump does not list it.
+  const std::vector<std::pair<std::string, uint32_t>> indexes = {{"rxe1", 3}, {"rxe0", 4}};
+  uint32_t index = 3;
+  ASSERT_TRUE(FindDeviceIndex(indexes, Status::Ok(), "rxe0", 3, index).ok());
+  EXPECT_EQ(index, 4u);
+  index = 3;
+  Status s = FindDeviceIndex(indexes, Status::Ok(), "mlx5_0", 3, index);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("does not list mlx5_0 (ibdev index 3 is another device's)"));
+  EXPECT_EQ(index, 3u);
+  const Status failed = FromErrno(EBUSY, "RDMA netlink GET dump");
+  s = FindDeviceIndex(indexes, failed, "rxe0", 3, index);
+  EXPECT_EQ(s.sys_errno(), EBUSY);
+  EXPECT_EQ(index, 3u);
+}
+
 }  // namespace
 }  // namespace fabricwatch::rdma

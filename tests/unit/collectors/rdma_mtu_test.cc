@@ -185,7 +185,10 @@ TEST(RdmaMtuCollectorTest, FakeSourceValuesAbsenceAndErrors) {
   EXPECT_EQ(source->reads["mlx5_0/1"], 1);
   EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"mlx5_1\","
                                   "port=\"1\"} 1024\n"));
-  EXPECT_EQ(run.errors, 2u);  // still failing until the next read
+  // One failed query is one error (issue 34 review): the samples until the next query report
+  // none, and export no MTU for the port either.
+  EXPECT_EQ(run.errors, 0u) << run.error_text;
+  EXPECT_THAT(run.text, Not(HasSubstr("_mtu_bytes{device=\"ibp202s0\"")));
   // An operator raises mlx5_1's MTU: seen at the next read.
   source->answers.insert_or_assign("mlx5_1", PortMtu{4096, 4096});
   h.clock.Advance(std::chrono::seconds(5));
@@ -193,9 +196,18 @@ TEST(RdmaMtuCollectorTest, FakeSourceValuesAbsenceAndErrors) {
   EXPECT_EQ(source->reads["mlx5_0/1"], 2);
   EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"mlx5_1\","
                                   "port=\"1\"} 4096\n"));
+  EXPECT_EQ(run.errors, 2u) << run.error_text;  // the next query fails again: counted again
+  EXPECT_EQ(source->reads["ibp202s0/1"], 2);
+  // It recovers: its values come back at the next query, and no error.
+  source->answers.insert_or_assign("ibp202s0", PortMtu{2048, 4096});
+  h.clock.Advance(std::chrono::seconds(10));
+  run = h.Collect();
+  EXPECT_EQ(run.errors, 0u) << run.error_text;
+  EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"ibp202s0\","
+                                  "port=\"1\"} 2048\n"));
   EXPECT_EQ(Count(h.log->str(), "no IB MTU for mlx5_bond_0 port 1"), 1u) << h.log->str();
   // What a round of reads opened is let go at the end of every collection (verbs contexts).
-  EXPECT_EQ(source->releases, 3);
+  EXPECT_EQ(source->releases, 4);
 }
 
 TEST(RdmaMtuCollectorTest, ADeviceThatGoesAwayIsForgotten) {

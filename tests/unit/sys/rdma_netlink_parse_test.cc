@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,11 @@ class MessageBuilder {
     return *this;
   }
   MessageBuilder& U32(uint16_t type, uint32_t v) { return Put(type, &v, sizeof(v)); }
+  // Bytes after the header that are no attribute (NLMSG_DONE's int).
+  MessageBuilder& Raw(const void* data, size_t n) {
+    Append(data, n);
+    return *this;
+  }
   MessageBuilder& U64(uint16_t type, uint64_t v) { return Put(type, &v, sizeof(v)); }
   MessageBuilder& Str(uint16_t type, std::string_view s) {
     std::string z(s);
@@ -324,6 +330,50 @@ TEST(RdmaNetlinkParseTest, DeviceMessage) {
   EXPECT_FALSE(ParseRdmaDeviceMessage(no_name.Done()));
   MessageBuilder stat(RdmaNldevStatGetType());
   EXPECT_FALSE(ParseRdmaDeviceMessage(stat.Done()));
+}
+
+TEST(RdmaNetlinkParseTest, AReplyForAnotherDeviceIsAMismatchNotItsCounters) {
+  // Issue 34 review: after `rdma link delete` and a re-add, a cached ibdev index can name another
+  // device; its counters must not be exported under the asked device's name.
+  MessageBuilder m = StatReply();  // DEV_NAME "mlx5_0"
+  m.Begin(RDMA_NLDEV_ATTR_STAT_HWCOUNTERS).Entry("np_cnp_sent", 5).End();
+  std::vector<RdmaHwCounter> out;
+  ASSERT_TRUE(ParseRdmaStatReply(m.Done(), 3, 1, out, "mlx5_0").ok());
+  ASSERT_EQ(out.size(), 1u);
+  Status s = ParseRdmaStatReply(m.Done(), 3, 1, out, "rxe0");
+  EXPECT_TRUE(IsRdmaDeviceMismatch(s)) << s.ToString();
+  EXPECT_NE(s.message().find("for device mlx5_0, asked rxe0"), std::string::npos) << s.message();
+  EXPECT_TRUE(out.empty());
+  // No name asked (the fuzz target, old callers): not checked. No DEV_NAME in the reply: accepted.
+  EXPECT_TRUE(ParseRdmaStatReply(m.Done(), 3, 1, out).ok());
+  MessageBuilder unnamed(RdmaNldevStatGetType());
+  unnamed.U32(RDMA_NLDEV_ATTR_DEV_INDEX, 3).U32(RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+  unnamed.Begin(RDMA_NLDEV_ATTR_STAT_HWCOUNTERS).Entry("np_cnp_sent", 5).End();
+  EXPECT_TRUE(ParseRdmaStatReply(unnamed.Done(), 3, 1, out, "rxe0").ok());
+  // Other errors are no mismatch.
+  EXPECT_FALSE(IsRdmaDeviceMismatch(ParseRdmaStatReply(m.Done(), 4, 1, out, "mlx5_0")));
+  EXPECT_FALSE(IsRdmaDeviceMismatch(FromErrno(EINVAL, "RDMA netlink STAT_GET")));
+}
+
+TEST(RdmaNetlinkParseTest, DumpDoneCarriesTheDumpsErrno) {
+  // netlink_dump_done() puts nlk->dump_done_errno after the header: 0, or the callback's error.
+  auto done = [](std::optional<int> error) {
+    MessageBuilder m(NLMSG_DONE, NLM_F_MULTI);
+    if (error) m.Raw(&*error, sizeof(int));
+    return m;
+  };
+  auto ok = done(0);
+  EXPECT_TRUE(ParseRdmaDumpDone(ok.Done(), "dump").ok());
+  auto bare = done(std::nullopt);
+  EXPECT_TRUE(ParseRdmaDumpDone(bare.Done(), "dump").ok());
+  auto failed = done(-EMSGSIZE);
+  Status s = ParseRdmaDumpDone(failed.Done(), "RDMA netlink GET dump");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.sys_errno(), EMSGSIZE) << s.ToString();
+  EXPECT_NE(s.message().find("RDMA netlink GET dump"), std::string::npos) << s.message();
+  auto nonsense = done(INT32_MIN);
+  s = ParseRdmaDumpDone(nonsense.Done(), "dump");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
 }
 
 }  // namespace

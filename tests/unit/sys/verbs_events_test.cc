@@ -3,6 +3,13 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 #include <spdlog/sinks/null_sink.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace fabricwatch::sys {
 namespace {
@@ -126,6 +133,87 @@ TEST(VerbsEventsTest, listener_runs_quietly_without_devices) {
   EXPECT_LE(log.devices_open(), static_cast<size_t>(count));
   listener->reset();
   EXPECT_FALSE(log.listening());
+}
+
+TEST(VerbsEventsTest, an_opened_device_is_seeded_with_its_ports_state_now) {
+  // Issue 34 review: while a device was closed (a reopen, a fatal reset) events are lost; its
+  // ports' last state is what ibv_query_port says at the open, not what it was before.
+  RdmaPortEventLog log;
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(100));
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 1, "port_active"}));
+  // Missed while closed: port_err. Seeded from the query: port 1 is down.
+  log.DeviceOpened("mlx5_0", {{1, false}, {2, true}});
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 1, "port_active"}));   // the up is a transition
+  EXPECT_FALSE(log.Record({t, "mlx5_0", 2, "port_active"}));  // port 2 was up already
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 2, "port_err"}));
+  // Missed while closed: port_active, then the next real port_err must count.
+  log.DeviceOpened("mlx5_0", {{1, true}});
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 1, "port_err"}));
+  // A port the query did not answer for has no state: its first event is a transition.
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 2, "port_err"}));
+  EXPECT_EQ((log.Counts()[{"mlx5_0", 1, "port_active"}]), 2u);
+  EXPECT_EQ((log.Counts()[{"mlx5_0", 1, "port_err"}]), 1u);
+  EXPECT_EQ((log.RepeatedCounts()[{"mlx5_0", 2, "port_active"}]), 1u);
+}
+
+TEST(VerbsEventsTest, device_fatal_drops_the_ports_state) {
+  RdmaPortEventLog log;
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(100));
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 1, "port_err"}));
+  EXPECT_TRUE(log.Record({t, "mlx5_1", 1, "port_err"}));
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 0, "device_fatal"}));
+  EXPECT_TRUE(log.Record({t, "mlx5_0", 1, "port_err"}));   // no longer a repeat
+  EXPECT_FALSE(log.Record({t, "mlx5_1", 1, "port_err"}));  // another device keeps its state
+  EXPECT_EQ((log.Counts()[{"mlx5_0", 1, "port_err"}]), 2u);
+}
+
+TEST(VerbsEventsTest, forgotten_until_opened_again) {
+  RdmaPortEventLog log;
+  EXPECT_TRUE(log.Forgotten().empty());
+  log.ForgetDevice("rxe0");
+  EXPECT_EQ(log.Forgotten(), std::set<std::string>{"rxe0"});
+  log.DeviceOpened("rxe0", {});
+  EXPECT_TRUE(log.Forgotten().empty());
+}
+
+TEST(VerbsEventsTest, a_device_is_forgotten_only_when_every_source_says_it_is_gone) {
+  // Issue 34 review: a failed ibv_get_device_list (EMFILE, ENOMEM) forgot every device.
+  const std::set<std::string> known = {"mlx5_0", "rxe0", "rxe1"};
+  const std::vector<std::string> open = {"mlx5_0"};
+  const std::vector<std::string> listed = {"mlx5_0", "rxe0"};
+  const std::vector<std::string> ibdevs = {"mlx5_0", "rxe0", "rxe1"};
+  // The listing failed: every device still has its uverbs entry, nothing is forgotten.
+  EXPECT_TRUE(GoneVerbsDevices(known, {}, nullptr, ibdevs).empty());
+  // The listing failed and rxe1's entry left: rxe1 alone.
+  EXPECT_EQ(GoneVerbsDevices(known, open, nullptr, {"mlx5_0", "rxe0"}),
+            std::vector<std::string>{"rxe1"});
+  // Listed, or open, or with an entry: kept.
+  EXPECT_TRUE(GoneVerbsDevices(known, open, &listed, ibdevs).empty());
+  EXPECT_EQ(GoneVerbsDevices(known, open, &listed, {"mlx5_0"}), std::vector<std::string>{"rxe1"});
+  EXPECT_EQ(GoneVerbsDevices(known, {}, &listed, {}), std::vector<std::string>{"rxe1"});
+  EXPECT_EQ(GoneVerbsDevices(known, {}, nullptr, {}),
+            (std::vector<std::string>{"mlx5_0", "rxe0", "rxe1"}));
+}
+
+TEST(VerbsEventsTest, uverbs_entries_and_their_ibdev) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fw_uverbs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  for (const char* entry : {"uverbs1", "uverbs0", "abi_version", "uverbs2"}) {
+    std::filesystem::create_directories(dir / entry);
+  }
+  std::ofstream(dir / "uverbs0" / "ibdev") << "mlx5_0\n";
+  std::ofstream(dir / "uverbs1" / "ibdev") << "rxe0\n";  // uverbs2: no ibdev file (racing)
+  std::vector<std::string> entries = {"stale"};
+  entries.reserve(8);
+  const auto* storage = entries.data();
+  ListUverbsInto(dir.string(), entries);
+  EXPECT_EQ(entries, (std::vector<std::string>{"uverbs0", "uverbs1", "uverbs2"}));
+  EXPECT_EQ(entries.data(), storage);  // the vector is reused
+  EXPECT_EQ(ReadUverbsIbdevs(dir.string(), entries), (std::vector<std::string>{"mlx5_0", "rxe0"}));
+  std::filesystem::remove_all(dir);
+  ListUverbsInto(dir.string(), entries);
+  EXPECT_TRUE(entries.empty());
 }
 
 }  // namespace
