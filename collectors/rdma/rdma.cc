@@ -497,9 +497,8 @@ void RdmaCollector::CollectEvents(MetricSink& sink) {
   // Every known port starts with zero port_active/port_err, so alerts never meet an absent
   // series; events of ports we do not list (device_fatal on port 0) are added as seen. Not for a
   // device the listener forgot (gone; listed here until the next rediscovery): N → absent.
-  const std::set<std::string> forgotten = rdma_events_->Forgotten();
   for (const Device& device : devices_) {
-    if (forgotten.contains(device.name)) continue;
+    if (rdma_events_->IsForgotten(device.name)) continue;
     for (const Port& port : device.ports) {
       auto number = ParseInt64(port.number, "port");
       if (!number) continue;
@@ -531,6 +530,7 @@ Status RdmaCollector::Collect(MetricSink& sink) {
     fds_kept_ = 0;
     retry_failed_ = false;
     hw_netlink_.BeginDiscovery();
+    if (rdma_events_ != nullptr) rdma_events_->RetainForgotten(names);  // bounds the set
     for (const std::string& name : names) {
       auto device = Discover(name, sink);
       if (!device) {

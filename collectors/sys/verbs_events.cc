@@ -50,6 +50,11 @@ void RdmaPortEventLog::ForgetDevice(const std::string& device) {
   std::erase_if(repeated_, [&](const auto& entry) { return std::get<0>(entry.first) == device; });
   std::erase_if(last_, [&](const auto& entry) { return entry.first.first == device; });
   std::erase_if(state_, [&](const auto& entry) { return entry.first.first == device; });
+  // Bounded even without an rdma collector to prune it (RetainForgotten): the one dropped gets
+  // zero series again if it is still listed, nothing worse.
+  if (forgotten_.size() >= kMaxForgotten && !forgotten_.contains(device)) {
+    forgotten_.erase(forgotten_.begin());
+  }
   forgotten_.insert(device);
 }
 
@@ -63,9 +68,21 @@ void RdmaPortEventLog::DeviceOpened(const std::string& device,
   forgotten_.erase(device);
 }
 
-std::set<std::string> RdmaPortEventLog::Forgotten() const {
+bool RdmaPortEventLog::IsForgotten(const std::string& device) const {
   std::lock_guard lock(mutex_);
-  return forgotten_;
+  return forgotten_.contains(device);
+}
+
+void RdmaPortEventLog::Listed(const std::vector<std::string>& devices) {
+  std::lock_guard lock(mutex_);
+  for (const std::string& device : devices) forgotten_.erase(device);
+}
+
+void RdmaPortEventLog::RetainForgotten(const std::vector<std::string>& listed) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(forgotten_, [&](const std::string& device) {
+    return std::find(listed.begin(), listed.end(), device) == listed.end();
+  });
 }
 
 void RdmaPortEventLog::SetState(bool listening, size_t devices_open) {
@@ -190,26 +207,39 @@ bool IsPortEvent(int type) {
 
 // ---------------------------------------------------------------- uverbs presence (pure-ish)
 
-void ListUverbsInto(const std::string& dir, std::vector<std::string>& out) {
+bool ListUverbsInto(const std::string& dir, std::vector<UverbsEntry>& out) {
   out.clear();
   std::unique_ptr<DIR, int (*)(DIR*)> handle(opendir(dir.c_str()), &closedir);
-  if (!handle) return;
-  while (const dirent* entry = readdir(handle.get())) {
+  // ENOENT: the class directory exists while ib_uverbs is loaded, so there is no uverbs device.
+  if (!handle) return errno == ENOENT;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = readdir(handle.get());
+    if (entry == nullptr) break;
     // "uverbsN" fits std::string's inline buffer: re-listing the same entries allocates nothing.
-    if (std::string_view(entry->d_name).starts_with("uverbs")) out.emplace_back(entry->d_name);
+    if (std::string_view(entry->d_name).starts_with("uverbs")) {
+      out.push_back({entry->d_name, static_cast<uint64_t>(entry->d_ino)});
+    }
   }
-  std::sort(out.begin(), out.end());
+  if (errno != 0) {
+    out.clear();
+    return false;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const UverbsEntry& a, const UverbsEntry& b) { return a.name < b.name; });
+  return true;
 }
 
-std::vector<std::string> ReadUverbsIbdevs(const std::string& dir,
-                                          const std::vector<std::string>& entries) {
-  std::vector<std::string> out;
-  for (const std::string& entry : entries) {
-    std::ifstream file(dir + "/" + entry + "/ibdev");
+std::map<std::string, std::string> ReadUverbsIbdevs(const std::string& dir,
+                                                    const std::vector<UverbsEntry>& entries) {
+  std::map<std::string, std::string> out;
+  for (const UverbsEntry& entry : entries) {
+    std::ifstream file(dir + "/" + entry.name + "/ibdev");
     std::string name;
-    if (file && std::getline(file, name) && !name.empty()) out.push_back(std::move(name));
+    if (file && std::getline(file, name) && !name.empty()) {
+      out.emplace(entry.name, std::move(name));
+    }
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -228,6 +258,69 @@ std::vector<std::string> GoneVerbsDevices(const std::set<std::string>& known,
   return gone;
 }
 
+VerbsSyncPlan PlanVerbsSync(const std::vector<VerbsOpenRecord>& open,
+                            const std::vector<UverbsEntry>* uverbs,
+                            const std::map<std::string, std::string>& ibdevs,
+                            const std::vector<VerbsListedDevice>* listed,
+                            const std::set<std::string>& known) {
+  VerbsSyncPlan plan;
+  if (uverbs == nullptr) {
+    // Presence unknown: every healthy context stays. A fatal one reads nothing more (and its fd
+    // polls as an error until closed); it is reopened by the next Sync that can list.
+    for (size_t i = 0; i < open.size(); ++i) {
+      if (open[i].fatal) plan.close.push_back(i);
+    }
+    return plan;
+  }
+  auto entry = [&](const std::string& name) -> const UverbsEntry* {
+    auto it = std::find_if(uverbs->begin(), uverbs->end(),
+                           [&](const UverbsEntry& e) { return e.name == name; });
+    return it == uverbs->end() ? nullptr : &*it;
+  };
+  auto named = [&](const std::string& uverbs_name, const std::string& fallback) {
+    auto it = ibdevs.find(uverbs_name);
+    return it == ibdevs.end() ? fallback : it->second;
+  };
+  auto in = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  std::vector<std::string> kept_entries, open_names;
+  for (size_t i = 0; i < open.size(); ++i) {
+    const VerbsOpenRecord& record = open[i];
+    bool changed = false;
+    if (!record.uverbs.empty()) {
+      const UverbsEntry* now = entry(record.uverbs);
+      changed = now == nullptr || now->ino != record.ino ||
+                named(record.uverbs, record.device) != record.device;
+    }
+    if (record.fatal || changed) {
+      plan.close.push_back(i);
+    } else {
+      kept_entries.push_back(record.uverbs);
+      open_names.push_back(record.device);
+    }
+  }
+  for (size_t j = 0; listed != nullptr && j < listed->size(); ++j) {
+    const VerbsListedDevice& device = (*listed)[j];
+    const std::string name =
+        device.uverbs.empty() ? device.name : named(device.uverbs, device.name);
+    plan.listed.push_back(name);
+    const bool is_open =
+        device.uverbs.empty() ? in(open_names, name) : in(kept_entries, device.uverbs);
+    const UverbsEntry* now = device.uverbs.empty() ? nullptr : entry(device.uverbs);
+    if (is_open || (!device.uverbs.empty() && now == nullptr)) continue;
+    plan.open.push_back({j, {device.uverbs, now == nullptr ? 0 : now->ino, name, false}});
+    open_names.push_back(name);
+  }
+  std::set<std::string> all = known;
+  all.insert(plan.listed.begin(), plan.listed.end());
+  std::vector<std::string> ibdev_names;
+  for (const auto& [uverbs_name, name] : ibdevs) ibdev_names.push_back(name);
+  plan.forget =
+      GoneVerbsDevices(all, open_names, listed != nullptr ? &plan.listed : nullptr, ibdev_names);
+  return plan;
+}
+
 // ---------------------------------------------------------------- the listener
 
 namespace {
@@ -242,10 +335,6 @@ constexpr const char* kDefaultUverbsDir = "/sys/class/infiniband_verbs";
 using DeviceList = VerbsDeviceList;  // collectors/sys/verbs_handles.h
 using Context = VerbsContext;
 
-bool Contains(const std::vector<std::string>& sorted, const std::string& name) {
-  return std::binary_search(sorted.begin(), sorted.end(), name);
-}
-
 }  // namespace
 
 struct VerbsPortListener::Impl {
@@ -253,10 +342,8 @@ struct VerbsPortListener::Impl {
       : log(log), logger(std::move(logger)), clock(clock) {}
 
   struct Open {
-    std::string name;
-    std::string uverbs;  // its class/infiniband_verbs entry (uverbsN), from dev_path
+    VerbsOpenRecord record;  // its uverbs entry (from dev_path) and the name it records under
     Context context;
-    bool fatal = false;  // DEVICE_FATAL (or a broken fd): closed and reopened at the next Sync
   };
 
   RdmaPortEventLog& log;
@@ -266,9 +353,10 @@ struct VerbsPortListener::Impl {
   std::set<std::string> known;   // listed by libibverbs and not forgotten since
   std::set<std::string> failed;  // ibv_open_device failed (warned once until it opens)
   std::string uverbs_dir = kDefaultUverbsDir;  // from a device's dev_path once one is listed
-  std::vector<std::string> uverbs;             // ListUverbsInto(uverbs_dir) at the last Sync()
-  std::vector<std::string> uverbs_now;         // the presence check's listing, reused
+  std::vector<UverbsEntry> uverbs;             // the listing of the last Sync() that could list
+  std::vector<UverbsEntry> uverbs_now;         // the presence check's listing, reused
   std::vector<pollfd> fds;                     // reused from poll to poll
+  bool stale = false;  // the last Sync() could not read uverbs_dir: the next check syncs
   bool logged_none = false;
 
   void Close(Open& device) {
@@ -295,71 +383,83 @@ struct VerbsPortListener::Impl {
         ports.emplace_back(port, port_attr.state == IBV_PORT_ACTIVE);
       }
     }
-    log.DeviceOpened(device.name, ports);
+    log.DeviceOpened(device.record.device, ports);
   }
 
-  bool OpenDevice(ibv_device* device, const std::string& name, std::string entry) {
+  bool OpenDevice(ibv_device* device, VerbsOpenRecord record) {
     Context context(ibv_open_device(device));
     const char* what = "ibv_open_device";
     int error = errno;
     if (context) {
       const int flags = fcntl(context->async_fd, F_GETFL);
       if (flags >= 0 && fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) == 0) {
-        devices.push_back({name, std::move(entry), std::move(context), false});
+        devices.push_back({std::move(record), std::move(context)});
         Seed(devices.back());
+        const std::string& name = devices.back().record.device;
         if (failed.erase(name) > 0) logger->info("{}: port events received again", name);
         return true;
       }
       what = "cannot make the async event fd non-blocking";
       error = errno;
     }
-    const bool first = failed.insert(name).second;
+    const bool first = failed.insert(record.device).second;
     logger->log(first ? spdlog::level::warn : spdlog::level::debug,
-                "{}: {}: {}; its port events come from polling only", name, what,
+                "{}: {}: {}; its port events come from polling only", record.device, what,
                 std::strerror(error));
     return false;
   }
 
-  // Brings the open contexts in line with the devices present: closes those whose uverbs entry
-  // left or that went fatal, opens those listed and not open, and keeps every other context open
-  // (its queued events are not lost). Forgets the devices that are gone (GoneVerbsDevices).
-  void Sync() {
-    ListUverbsInto(uverbs_dir, uverbs);
-    size_t changed = std::erase_if(devices, [&](Open& device) {
-      if (!device.fatal && (device.uverbs.empty() || Contains(uverbs, device.uverbs))) {
-        return false;
-      }
-      Close(device);
-      return true;
-    });
-    int count = 0;
-    DeviceList list(ibv_get_device_list(&count));
-    std::vector<std::string> listed;
-    for (int i = 0; list && i < count; ++i) {
-      ibv_device* device = list.get()[i];
-      const std::string name = ibv_get_device_name(device);
-      listed.push_back(name);
-      known.insert(name);
-      // dev_path is <sysfs>/class/infiniband_verbs/uverbsN (libibverbs' own sysfs root).
-      const std::filesystem::path dev_path(device->dev_path);
-      if (dev_path.has_parent_path() && dev_path.parent_path().string() != uverbs_dir) {
-        uverbs_dir = dev_path.parent_path().string();
-        ListUverbsInto(uverbs_dir, uverbs);
-      }
-      const bool open = std::any_of(devices.begin(), devices.end(),
-                                    [&](const Open& o) { return o.name == name; });
-      std::string entry = dev_path.filename().string();
-      // Never reopen a device whose uverbs entry left: its removal waits for our contexts.
-      if (open || (!entry.empty() && !Contains(uverbs, entry))) continue;
-      if (OpenDevice(device, name, std::move(entry))) ++changed;
+  // Drains and closes the contexts `plan` names (indices into devices), highest first.
+  void CloseAll(const std::vector<size_t>& close) {
+    for (auto it = close.rbegin(); it != close.rend(); ++it) {
+      Close(devices[*it]);
+      devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(*it));
     }
-    if (!list && !known.empty()) {
+  }
+
+  // Brings the open contexts in line with the devices present (PlanVerbsSync): closes those
+  // whose uverbs entry left, was replaced or was renamed, or that went fatal, opens those listed
+  // and not open, and keeps every other context open (its queued events are not lost). Forgets
+  // the devices that are gone. When uverbs_dir cannot be read it closes only fatal contexts,
+  // opens and forgets nothing, and the next presence check tries again.
+  void Sync() {
+    std::vector<VerbsOpenRecord> records;
+    for (const Open& device : devices) records.push_back(device.record);
+    bool readable = ListUverbsInto(uverbs_dir, uverbs_now);
+    int count = 0;
+    DeviceList list(readable ? ibv_get_device_list(&count) : nullptr);
+    if (readable && !list && !known.empty()) {
       logger->debug("ibv_get_device_list: {}; open contexts kept", std::strerror(errno));
     }
-    std::vector<std::string> open_names;
-    for (const Open& device : devices) open_names.push_back(device.name);
-    for (const std::string& name : GoneVerbsDevices(known, open_names, list ? &listed : nullptr,
-                                                    ReadUverbsIbdevs(uverbs_dir, uverbs))) {
+    std::vector<VerbsListedDevice> listed;
+    for (int i = 0; list && i < count; ++i) {
+      // dev_path is <sysfs>/class/infiniband_verbs/uverbsN (libibverbs' own sysfs root).
+      const std::filesystem::path dev_path(list.get()[i]->dev_path);
+      if (dev_path.has_parent_path() && dev_path.parent_path().string() != uverbs_dir) {
+        uverbs_dir = dev_path.parent_path().string();
+        readable = ListUverbsInto(uverbs_dir, uverbs_now);
+      }
+      listed.push_back({ibv_get_device_name(list.get()[i]), dev_path.filename().string()});
+    }
+    if (!readable) {
+      if (!stale) logger->warn("{}: {}; open contexts kept", uverbs_dir, std::strerror(errno));
+      stale = true;
+      CloseAll(PlanVerbsSync(records, nullptr, {}, nullptr, known).close);
+      log.SetState(true, devices.size());
+      return;
+    }
+    stale = false;
+    uverbs.swap(uverbs_now);
+    const VerbsSyncPlan plan = PlanVerbsSync(records, &uverbs, ReadUverbsIbdevs(uverbs_dir, uverbs),
+                                             list ? &listed : nullptr, known);
+    CloseAll(plan.close);
+    known.insert(plan.listed.begin(), plan.listed.end());
+    log.Listed(plan.listed);  // listed again: no longer forgotten, even if its open fails
+    size_t changed = plan.close.size();
+    for (const auto& [index, record] : plan.open) {
+      if (OpenDevice(list.get()[index], record)) ++changed;
+    }
+    for (const std::string& name : plan.forget) {
       logger->info("{} is gone; its port event series are dropped", name);
       log.ForgetDevice(name);
       known.erase(name);
@@ -384,14 +484,14 @@ struct VerbsPortListener::Impl {
       const int port = IsPortEvent(type) ? event.element.port_num : 0;
       ibv_ack_async_event(&event);  // always, or ibv_close_device() would block
       RdmaPortEvent record{clock != nullptr ? clock->Now() : std::chrono::system_clock::now(),
-                           device.name, port, AsyncEventName(type)};
+                           device.record.device, port, AsyncEventName(type)};
       if (IsPortEvent(type) || type == IBV_EVENT_DEVICE_FATAL) {
         const std::string name = record.event;
         if (log.Record(std::move(record))) {
-          logger->info("{} port {}: {}", device.name, port, name);
+          logger->info("{} port {}: {}", device.record.device, port, name);
         } else {
-          logger->debug("{} port {}: {} again, no transition (not counted)", device.name, port,
-                        name);
+          logger->debug("{} port {}: {} again, no transition (not counted)", device.record.device,
+                        port, name);
         }
       }
       if (type == IBV_EVENT_DEVICE_FATAL) return false;
@@ -409,19 +509,20 @@ struct VerbsPortListener::Impl {
       bool sync = false;
       for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
         if (fds[i].revents != 0 && !Drain(devices[i])) {
-          devices[i].fatal = true;
+          devices[i].record.fatal = true;
           sync = true;
         }
       }
       const auto now = std::chrono::steady_clock::now();
       if (now - last_presence >= kPresenceInterval) {
         last_presence = now;
-        ListUverbsInto(uverbs_dir, uverbs_now);  // `rdma link add/delete`, hot-(un)plug
-        sync |= uverbs_now != uverbs;
+        // `rdma link add/delete`, hot-(un)plug, a uverbsN reused (new inode). A directory that
+        // cannot be read is no change (EMFILE, ENOMEM: nothing is known to have left).
+        if (ListUverbsInto(uverbs_dir, uverbs_now)) sync |= stale || uverbs_now != uverbs;
       }
       if (now - last_list >= kRelistInterval) {
         last_list = now;
-        sync = true;  // a provider installed since, a device whose open failed
+        sync = true;  // a provider installed since, a device whose open failed, a rename
       }
       if (sync) Sync();
     }

@@ -9,11 +9,13 @@
 // IBV_EVENT_DEVICE_FATAL, and as soon as the class/infiniband_verbs directory changes (checked
 // every kPresenceInterval): a driver without disassociate_ucontext (rxe, siw) sends no
 // DEVICE_FATAL on `rdma link delete`, and its ib_uverbs_remove_one() waits until every context
-// is closed, so holding it would block the delete. Only what changed is closed or opened: the
-// context of a device whose uverbs entry left (or that went fatal) is drained and closed, a new
-// device is opened, and every other context stays open, so its queued events are not lost. Each
-// (re)opened device's ports are seeded with their state now (RdmaPortEventLog::DeviceOpened), so
-// an event missed while it was closed does not turn the next real transition into a "repeat". A
+// is closed, so holding it would block the delete. Only what changed is closed or opened
+// (PlanVerbsSync): the context of a device whose uverbs entry left, was replaced (same uverbsN,
+// new inode) or names another device now (`rdma dev set rxe0 name foo`), or that went fatal, is
+// drained and closed, a new device is opened, and every other context stays open, so its queued
+// events are not lost. A uverbs directory that cannot be read (EMFILE, ENOMEM) changes nothing.
+// Each (re)opened device's ports are seeded with their state now (RdmaPortEventLog::DeviceOpened),
+// so an event missed while it was closed does not turn the next real transition into a "repeat". A
 // device is forgotten by the log (ForgetDevice: its series leave the exposition, counts start at
 // 0 if it comes back) only when it is not open, libibverbs does not list it and no uverbs entry
 // names it (GoneVerbsDevices): a failed ibv_get_device_list (EMFILE, ENOMEM) forgets nothing.
@@ -33,6 +35,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,9 +74,15 @@ class RdmaPortEventLog {
   // The listener opened `device` (again): its ports' last state becomes (port, active) of
   // `ports` (ibv_query_port now; a port not listed has none), and it is no longer forgotten.
   void DeviceOpened(const std::string& device, const std::vector<std::pair<int, bool>>& ports);
-  // Devices forgotten and not opened since: the rdma collector pre-fills no zero series for them
-  // (it may still list one until its next rediscovery).
-  std::set<std::string> Forgotten() const;
+  // Whether `device` was forgotten and not listed or opened since: the rdma collector pre-fills
+  // no zero series for it (it may still list one until its next rediscovery).
+  bool IsForgotten(const std::string& device) const;
+  // libibverbs lists `devices` (again): they are no longer forgotten, whether or not they open.
+  void Listed(const std::vector<std::string>& devices);
+  // The rdma collector rediscovered its devices: a forgotten device it no longer lists needs no
+  // entry (the set stays bounded under VF churn; it is also capped at kMaxForgotten).
+  void RetainForgotten(const std::vector<std::string>& listed);
+  static constexpr size_t kMaxForgotten = 256;
 
   std::vector<RdmaPortEvent> Recent(size_t max) const;
   // (device, port, event) -> count, and the time of the last event per (device, port).
@@ -114,19 +123,64 @@ inline constexpr const char* kPrimaryPortEvents[] = {"port_active", "port_err"};
 enum class PortEventClass { kTransition, kRepeat, kOther };
 PortEventClass ClassifyPortEvent(std::string_view last_state, std::string_view event);
 
+// One class/infiniband_verbs entry. ib_uverbs_remove_one() frees the devnum before it waits for
+// the contexts to close, so a device added meanwhile can take the same uverbsN; kernfs gives the
+// new node a new inode, so (name, ino) tells the two apart.
+struct UverbsEntry {
+  std::string name;  // uverbsN
+  uint64_t ino = 0;  // d_ino
+  friend bool operator==(const UverbsEntry&, const UverbsEntry&) = default;
+};
+
 // The listener's presence checks, apart for tests. ListUverbsInto: the uverbsN entries of `dir`,
 // sorted, into `out` (cleared, its capacity reused: "uverbsN" fits std::string's inline buffer,
-// so the check every second makes no vector or string); empty when `dir` cannot be read.
-// ReadUverbsIbdevs: the ibdev file of each entry, sorted (an entry without one is left out).
-// GoneVerbsDevices: the `known` devices to forget: not open, not in `listed` (null when
+// so the check every second makes no vector or string). False when `dir` cannot be read (EMFILE,
+// ENOMEM, not a directory; `out` is then empty): no listing, not "no device". A `dir` that does
+// not exist is read as empty (ib_uverbs is not loaded: no uverbs device).
+// ReadUverbsIbdevs: entry -> the device its ibdev file names now (an entry without one is left
+// out). GoneVerbsDevices: the `known` devices to forget: not open, not in `listed` (null when
 // ibv_get_device_list failed) and named by no uverbs entry (`ibdevs`).
-void ListUverbsInto(const std::string& dir, std::vector<std::string>& out);
-std::vector<std::string> ReadUverbsIbdevs(const std::string& dir,
-                                          const std::vector<std::string>& entries);
+bool ListUverbsInto(const std::string& dir, std::vector<UverbsEntry>& out);
+std::map<std::string, std::string> ReadUverbsIbdevs(const std::string& dir,
+                                                    const std::vector<UverbsEntry>& entries);
 std::vector<std::string> GoneVerbsDevices(const std::set<std::string>& known,
                                           const std::vector<std::string>& open,
                                           const std::vector<std::string>* listed,
                                           const std::vector<std::string>& ibdevs);
+
+// A context the listener holds: its uverbs entry as it was when opened, and the device name its
+// events are recorded under.
+struct VerbsOpenRecord {
+  std::string uverbs;  // uverbsN (empty when dev_path named none)
+  uint64_t ino = 0;    // that entry's d_ino at the open
+  std::string device;
+  bool fatal = false;  // DEVICE_FATAL or a broken fd: closed, reopened if still present
+};
+// A device ibv_get_device_list lists: its libibverbs name and its uverbs entry (dev_path).
+struct VerbsListedDevice {
+  std::string name;
+  std::string uverbs;
+};
+struct VerbsSyncPlan {
+  std::vector<size_t> close;  // indices of the open records to drain and close
+  std::vector<std::pair<size_t, VerbsOpenRecord>> open;  // index into `listed`, and its record
+  std::vector<std::string> listed;  // the names of the listed devices (as recorded)
+  std::vector<std::string> forget;  // devices to forget (GoneVerbsDevices)
+};
+// Pure: the listener's Sync decision. `uverbs` is the entry listing (null: the directory could
+// not be read, then nothing is closed but a fatal context, nothing opened and nothing forgotten);
+// `ibdevs` what each entry's ibdev file names (ReadUverbsIbdevs); `listed` null when
+// ibv_get_device_list failed. Open contexts are matched by uverbs entry (name and inode), not by
+// device name: a context whose entry left or was replaced is closed; one whose entry names
+// another device now (renamed) is closed and its entry opened again under the new name, so the
+// old name is forgotten and no device is open twice. A device is named by its entry's ibdev file
+// when there is one (the kernel's name now), else by libibverbs. A listed device whose entry is
+// not in `uverbs` is not opened: its removal waits for our contexts.
+VerbsSyncPlan PlanVerbsSync(const std::vector<VerbsOpenRecord>& open,
+                            const std::vector<UverbsEntry>* uverbs,
+                            const std::map<std::string, std::string>& ibdevs,
+                            const std::vector<VerbsListedDevice>* listed,
+                            const std::set<std::string>& known);
 
 class VerbsPortListener {
  public:

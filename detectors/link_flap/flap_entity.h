@@ -153,14 +153,14 @@ void VerbsCount(Entity& entity, const std::string& port_key, uint64_t value, Tim
 // saw, not their sum, even when one port's event reaches a later sample than another's.
 void VerbsDowns(const Settings& s, Entity& entity, TimePoint time);
 // Forgets the port_err counters of the entity's ports that `gone` says left (`rdma link
-// delete`); the ports that stay count on from the most they saw.
+// delete`). The downs booked stay booked: a port that stays may lag behind the one that left
+// (rxe0 saw 6, siw0's 6th port_err is still on its way), and lowering verbs_booked to the most it
+// saw would book that late event a second time. Only with no port left does it restart at 0 (a
+// port added later starts at seen = verbs_booked, VerbsCount).
 template <typename Gone>
 void ForgetVerbsPorts(Entity& entity, Gone gone) {
   if (std::erase_if(entity.verbs_err, gone) == 0) return;
-  entity.verbs_booked = 0;
-  for (const auto& [key, port] : entity.verbs_err) {
-    entity.verbs_booked = std::max(entity.verbs_booked, port.seen);
-  }
+  if (entity.verbs_err.empty()) entity.verbs_booked = 0;
 }
 // Successful link error recoveries (retrains without a down) since the previous sample: each is
 // a micro-flap.

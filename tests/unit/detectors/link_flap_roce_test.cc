@@ -58,8 +58,8 @@ class LinkFlapRoceTest : public ::testing::Test {
   }
   // One RDMA port of an rdma sample, for the cases the helper above does not cover.
   struct Port {
-    std::string device;
-    std::string netdev;  // empty: an IB port
+    std::string device{};
+    std::string netdev{};  // empty: an IB port
     double port_err = 0;
     double link_downed = 0;
     int state = 4;
@@ -225,6 +225,44 @@ TEST_F(LinkFlapRoceTest, two_rdma_ports_on_one_netdev_each_count_their_own_port_
   ASSERT_TRUE(worst);
   EXPECT_EQ(worst->entity, rxe0);
   EXPECT_EQ(worst->value, 7);
+}
+
+TEST_F(LinkFlapRoceTest, a_deleted_port_does_not_lower_the_downs_booked) {
+  // Issue 34 review: rxe0 saw 6 downs and siw0's 6th port_err had not reached its counter when
+  // rxe0 was deleted. Forgetting rxe0 lowered the booked downs to siw0's 5, and siw0's late
+  // event booked the 6th down a second time.
+  Netdev(kT0, 1);
+  auto both = [&](TimePoint t, double siw, double rxe) {
+    RdmaPorts(t, {{.device = "siw0", .netdev = "veth0", .port_err = siw},
+                  {.device = "rxe0", .netdev = "veth0", .port_err = rxe}});
+  };
+  auto siw = [&](TimePoint t, double port_err) {
+    RdmaPorts(t, {{.device = "siw0", .netdev = "veth0", .port_err = port_err}});
+  };
+  both(kT0, 0, 0);
+  for (int i = 1; i <= 5; ++i) both(kT0 + milliseconds(800 * i), i, i);
+  both(kT0 + seconds(5), 5, 6);
+  std::optional<Finding> worst = Worst(kT0 + seconds(5));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->value, 6);
+  // `rdma link delete rxe0`, then siw0's late port_err: the same 6th down.
+  siw(kT0 + seconds(6), 5);
+  siw(kT0 + milliseconds(6500), 6);
+  worst = Worst(kT0 + milliseconds(6500));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->value, 6);
+  EXPECT_NE(worst->reason.find("verbs port_err events 6/6"), std::string::npos) << worst->reason;
+  // The next down siw0 sees is one.
+  siw(kT0 + seconds(7), 7);
+  worst = Worst(kT0 + seconds(7));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->value, 7);
+  // siw0 replaced by rxe1: no port is left to lag behind, and rxe1's first port_err is one down.
+  RdmaPorts(kT0 + seconds(8), {{.device = "rxe1", .netdev = "veth0", .port_err = 0}});
+  RdmaPorts(kT0 + milliseconds(8500), {{.device = "rxe1", .netdev = "veth0", .port_err = 1}});
+  worst = Worst(kT0 + milliseconds(8500));
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->value, 8);
 }
 
 double EvidenceOr(const Finding& finding, std::string_view name, double fallback) {

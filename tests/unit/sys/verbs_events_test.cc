@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -167,13 +168,36 @@ TEST(VerbsEventsTest, device_fatal_drops_the_ports_state) {
   EXPECT_EQ((log.Counts()[{"mlx5_0", 1, "port_err"}]), 2u);
 }
 
-TEST(VerbsEventsTest, forgotten_until_opened_again) {
+TEST(VerbsEventsTest, forgotten_until_listed_or_opened_again) {
   RdmaPortEventLog log;
-  EXPECT_TRUE(log.Forgotten().empty());
+  EXPECT_FALSE(log.IsForgotten("rxe0"));
   log.ForgetDevice("rxe0");
-  EXPECT_EQ(log.Forgotten(), std::set<std::string>{"rxe0"});
+  log.ForgetDevice("rxe1");
+  EXPECT_TRUE(log.IsForgotten("rxe0"));
   log.DeviceOpened("rxe0", {});
-  EXPECT_TRUE(log.Forgotten().empty());
+  EXPECT_FALSE(log.IsForgotten("rxe0"));
+  // Issue 34 review: listed by libibverbs again, even if its open fails: not forgotten.
+  log.Listed({"mlx5_0", "rxe1"});
+  EXPECT_FALSE(log.IsForgotten("rxe1"));
+}
+
+TEST(VerbsEventsTest, the_forgotten_set_stays_bounded) {
+  // Issue 34 review: VF churn forgot devices without end. The rdma collector's rediscovery drops
+  // those it no longer lists; a cap bounds it without one.
+  RdmaPortEventLog log;
+  log.ForgetDevice("vf0");
+  log.ForgetDevice("vf1");
+  log.RetainForgotten({"vf1", "mlx5_0"});  // vf1 is still listed by sysfs: no zeros for it yet
+  EXPECT_FALSE(log.IsForgotten("vf0"));
+  EXPECT_TRUE(log.IsForgotten("vf1"));
+  for (size_t i = 0; i < 3 * RdmaPortEventLog::kMaxForgotten; ++i) {
+    log.ForgetDevice("churn" + std::to_string(i));
+  }
+  size_t forgotten = log.IsForgotten("vf1") ? 1 : 0;
+  for (size_t i = 0; i < 3 * RdmaPortEventLog::kMaxForgotten; ++i) {
+    forgotten += log.IsForgotten("churn" + std::to_string(i)) ? 1 : 0;
+  }
+  EXPECT_EQ(forgotten, RdmaPortEventLog::kMaxForgotten);
 }
 
 TEST(VerbsEventsTest, a_device_is_forgotten_only_when_every_source_says_it_is_gone) {
@@ -191,8 +215,128 @@ TEST(VerbsEventsTest, a_device_is_forgotten_only_when_every_source_says_it_is_go
   EXPECT_TRUE(GoneVerbsDevices(known, open, &listed, ibdevs).empty());
   EXPECT_EQ(GoneVerbsDevices(known, open, &listed, {"mlx5_0"}), std::vector<std::string>{"rxe1"});
   EXPECT_EQ(GoneVerbsDevices(known, {}, &listed, {}), std::vector<std::string>{"rxe1"});
+  // The listing failed and the uverbs directory was read and is empty: all gone. (A directory
+  // that could not be read is no listing at all: PlanVerbsSync forgets nothing, see below.)
   EXPECT_EQ(GoneVerbsDevices(known, {}, nullptr, {}),
             (std::vector<std::string>{"mlx5_0", "rxe0", "rxe1"}));
+}
+
+// The listener's Sync decisions (issue 34 review): open set {entry, d_ino, name} and listings.
+const std::vector<VerbsOpenRecord> kOpen = {{"uverbs0", 100, "mlx5_0", false},
+                                            {"uverbs1", 101, "rxe0", false}};
+const std::vector<UverbsEntry> kEntries = {{"uverbs0", 100}, {"uverbs1", 101}};
+const std::map<std::string, std::string> kIbdevs = {{"uverbs0", "mlx5_0"}, {"uverbs1", "rxe0"}};
+const std::vector<VerbsListedDevice> kListed = {{"mlx5_0", "uverbs0"}, {"rxe0", "uverbs1"}};
+const std::set<std::string> kKnown = {"mlx5_0", "rxe0"};
+
+TEST(VerbsEventsTest, sync_changes_nothing_when_nothing_changed) {
+  const VerbsSyncPlan plan = PlanVerbsSync(kOpen, &kEntries, kIbdevs, &kListed, kKnown);
+  EXPECT_TRUE(plan.close.empty());
+  EXPECT_TRUE(plan.open.empty());
+  EXPECT_TRUE(plan.forget.empty());
+  EXPECT_EQ(plan.listed, (std::vector<std::string>{"mlx5_0", "rxe0"}));
+  // The listing failed: nothing changes either.
+  EXPECT_TRUE(PlanVerbsSync(kOpen, &kEntries, kIbdevs, nullptr, kKnown).forget.empty());
+}
+
+TEST(VerbsEventsTest, sync_closes_and_forgets_nothing_when_the_uverbs_directory_is_unreadable) {
+  // Finding 1: opendir failing (EMFILE, ENOMEM) read as "no device" closed every context and
+  // forgot every device. Now it is no listing: every context stays, nothing is forgotten.
+  VerbsSyncPlan plan = PlanVerbsSync(kOpen, nullptr, {}, &kListed, kKnown);
+  EXPECT_TRUE(plan.close.empty());
+  EXPECT_TRUE(plan.open.empty());
+  EXPECT_TRUE(plan.forget.empty());
+  plan = PlanVerbsSync(kOpen, nullptr, {}, nullptr, kKnown);
+  EXPECT_TRUE(plan.close.empty());
+  EXPECT_TRUE(plan.forget.empty());
+  // A fatal context reads nothing more: it alone is closed (reopened once the directory reads).
+  std::vector<VerbsOpenRecord> open = kOpen;
+  open[1].fatal = true;
+  plan = PlanVerbsSync(open, nullptr, {}, nullptr, kKnown);
+  EXPECT_EQ(plan.close, std::vector<size_t>{1});
+  EXPECT_TRUE(plan.open.empty());
+  EXPECT_TRUE(plan.forget.empty());
+  // Readable again: the fatal one is closed and reopened, on the same entry.
+  plan = PlanVerbsSync(open, &kEntries, kIbdevs, &kListed, kKnown);
+  EXPECT_EQ(plan.close, std::vector<size_t>{1});
+  ASSERT_EQ(plan.open.size(), 1u);
+  EXPECT_EQ(plan.open[0].first, 1u);
+  EXPECT_EQ(plan.open[0].second.device, "rxe0");
+  EXPECT_TRUE(plan.forget.empty());
+}
+
+TEST(VerbsEventsTest, sync_reopens_a_renamed_device_under_its_new_name_and_forgets_the_old) {
+  // Finding 2: `rdma dev set rxe0 name foo` keeps uverbs1. Matched by name, foo looked not open
+  // and got a second context on the same device (every event twice) and rxe0 stayed.
+  const std::map<std::string, std::string> ibdevs = {{"uverbs0", "mlx5_0"}, {"uverbs1", "foo"}};
+  for (const char* libibverbs_name : {"foo", "rxe0"}) {  // libibverbs may still say rxe0
+    const std::vector<VerbsListedDevice> listed = {{"mlx5_0", "uverbs0"},
+                                                   {libibverbs_name, "uverbs1"}};
+    const VerbsSyncPlan plan = PlanVerbsSync(kOpen, &kEntries, ibdevs, &listed, kKnown);
+    EXPECT_EQ(plan.close, std::vector<size_t>{1}) << libibverbs_name;
+    ASSERT_EQ(plan.open.size(), 1u) << libibverbs_name;
+    EXPECT_EQ(plan.open[0].first, 1u);
+    EXPECT_EQ(plan.open[0].second.device, "foo");
+    EXPECT_EQ(plan.open[0].second.uverbs, "uverbs1");
+    EXPECT_EQ(plan.open[0].second.ino, 101u);
+    EXPECT_EQ(plan.forget, std::vector<std::string>{"rxe0"}) << libibverbs_name;
+    EXPECT_EQ(plan.listed, (std::vector<std::string>{"mlx5_0", "foo"}));
+  }
+  // Once reopened as foo, the next Sync changes nothing.
+  const std::vector<VerbsOpenRecord> open = {kOpen[0], {"uverbs1", 101, "foo", false}};
+  const std::vector<VerbsListedDevice> listed = {{"mlx5_0", "uverbs0"}, {"foo", "uverbs1"}};
+  const VerbsSyncPlan plan = PlanVerbsSync(open, &kEntries, ibdevs, &listed, {"mlx5_0", "foo"});
+  EXPECT_TRUE(plan.close.empty());
+  EXPECT_TRUE(plan.open.empty());
+  EXPECT_TRUE(plan.forget.empty());
+}
+
+TEST(VerbsEventsTest, sync_closes_a_context_whose_uverbs_entry_was_reused) {
+  // Finding 3: `rdma link delete rxe0` waits for our context, but ib_uverbs freed uverbs1 first
+  // and a new device took it. Same names, new inode: rxe0's context is closed (the delete can
+  // finish) and the new device is opened on the new entry.
+  const std::vector<UverbsEntry> entries = {{"uverbs0", 100}, {"uverbs1", 202}};
+  const std::map<std::string, std::string> ibdevs = {{"uverbs0", "mlx5_0"}, {"uverbs1", "rxe1"}};
+  const std::vector<VerbsListedDevice> listed = {{"mlx5_0", "uverbs0"}, {"rxe1", "uverbs1"}};
+  VerbsSyncPlan plan = PlanVerbsSync(kOpen, &entries, ibdevs, &listed, kKnown);
+  EXPECT_EQ(plan.close, std::vector<size_t>{1});
+  ASSERT_EQ(plan.open.size(), 1u);
+  EXPECT_EQ(plan.open[0].second.device, "rxe1");
+  EXPECT_EQ(plan.open[0].second.ino, 202u);
+  EXPECT_EQ(plan.forget, std::vector<std::string>{"rxe0"});
+  // Even when the new device reuses the name too (rxe0 re-added at once): a new context.
+  const std::vector<VerbsListedDevice> same_name = kListed;
+  plan = PlanVerbsSync(kOpen, &entries, kIbdevs, &same_name, kKnown);
+  EXPECT_EQ(plan.close, std::vector<size_t>{1});
+  ASSERT_EQ(plan.open.size(), 1u);
+  EXPECT_EQ(plan.open[0].second.ino, 202u);
+  EXPECT_TRUE(plan.forget.empty());
+  // The presence check sees the change although the sorted names are the same.
+  EXPECT_NE(entries, kEntries);
+}
+
+TEST(VerbsEventsTest, sync_closes_a_removed_device_and_never_reopens_it) {
+  // rxe0's entry left (rdma link delete): closed; libibverbs may still list it, but it is not
+  // opened again (its removal waits for our contexts) and is forgotten once no source names it.
+  const std::vector<UverbsEntry> entries = {{"uverbs0", 100}};
+  const std::map<std::string, std::string> ibdevs = {{"uverbs0", "mlx5_0"}};
+  VerbsSyncPlan plan = PlanVerbsSync(kOpen, &entries, ibdevs, &kListed, kKnown);
+  EXPECT_EQ(plan.close, std::vector<size_t>{1});
+  EXPECT_TRUE(plan.open.empty());
+  EXPECT_TRUE(plan.forget.empty());  // still listed by libibverbs
+  const std::vector<VerbsListedDevice> listed = {{"mlx5_0", "uverbs0"}};
+  plan = PlanVerbsSync(kOpen, &entries, ibdevs, &listed, kKnown);
+  EXPECT_EQ(plan.forget, std::vector<std::string>{"rxe0"});
+  // A new device is opened with its entry's inode.
+  const std::vector<UverbsEntry> added = {{"uverbs0", 100}, {"uverbs1", 101}, {"uverbs2", 300}};
+  const std::vector<VerbsListedDevice> more = {
+      {"mlx5_0", "uverbs0"}, {"rxe0", "uverbs1"}, {"siw0", "uverbs2"}};
+  plan = PlanVerbsSync(kOpen, &added, kIbdevs, &more, kKnown);
+  EXPECT_TRUE(plan.close.empty());
+  ASSERT_EQ(plan.open.size(), 1u);
+  EXPECT_EQ(plan.open[0].first, 2u);
+  EXPECT_EQ(plan.open[0].second.device, "siw0");  // no ibdev file yet: the libibverbs name
+  EXPECT_EQ(plan.open[0].second.ino, 300u);
 }
 
 TEST(VerbsEventsTest, uverbs_entries_and_their_ibdev) {
@@ -204,15 +348,37 @@ TEST(VerbsEventsTest, uverbs_entries_and_their_ibdev) {
   }
   std::ofstream(dir / "uverbs0" / "ibdev") << "mlx5_0\n";
   std::ofstream(dir / "uverbs1" / "ibdev") << "rxe0\n";  // uverbs2: no ibdev file (racing)
-  std::vector<std::string> entries = {"stale"};
+  std::vector<UverbsEntry> entries = {{"stale", 1}};
   entries.reserve(8);
   const auto* storage = entries.data();
-  ListUverbsInto(dir.string(), entries);
-  EXPECT_EQ(entries, (std::vector<std::string>{"uverbs0", "uverbs1", "uverbs2"}));
-  EXPECT_EQ(entries.data(), storage);  // the vector is reused
-  EXPECT_EQ(ReadUverbsIbdevs(dir.string(), entries), (std::vector<std::string>{"mlx5_0", "rxe0"}));
+  ASSERT_TRUE(ListUverbsInto(dir.string(), entries));
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].name, "uverbs0");
+  EXPECT_EQ(entries[1].name, "uverbs1");
+  EXPECT_EQ(entries[2].name, "uverbs2");
+  EXPECT_NE(entries[1].ino, 0u);
+  EXPECT_NE(entries[0].ino, entries[1].ino);  // d_ino
+  EXPECT_EQ(entries.data(), storage);         // the vector is reused
+  EXPECT_EQ(ReadUverbsIbdevs(dir.string(), entries),
+            (std::map<std::string, std::string>{{"uverbs0", "mlx5_0"}, {"uverbs1", "rxe0"}}));
+  // A new node under the same name has a new inode (kernfs, and here the test's file system).
+  std::filesystem::create_directories(dir / "keep");  // holds uverbs1's old inode number busy
+  std::filesystem::rename(dir / "uverbs1", dir / "keep" / "old");
+  std::filesystem::create_directories(dir / "uverbs1");
+  std::vector<UverbsEntry> again;
+  ASSERT_TRUE(ListUverbsInto(dir.string(), again));
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[1].name, "uverbs1");
+  EXPECT_NE(again[1].ino, entries[1].ino);
+  EXPECT_NE(again, entries);
+  // Finding 1: a directory that cannot be read is no listing (false), not "no device".
+  std::ofstream(dir / "file") << "x";
+  EXPECT_FALSE(ListUverbsInto((dir / "file").string(), entries));  // ENOTDIR
+  EXPECT_TRUE(entries.empty());
+  // One that does not exist (ib_uverbs not loaded) has no device.
   std::filesystem::remove_all(dir);
-  ListUverbsInto(dir.string(), entries);
+  entries = {{"stale", 1}};
+  EXPECT_TRUE(ListUverbsInto(dir.string(), entries));
   EXPECT_TRUE(entries.empty());
 }
 
