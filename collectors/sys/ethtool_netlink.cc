@@ -18,7 +18,6 @@
 namespace fabricwatch::sys {
 namespace {
 
-constexpr timeval kReplyTimeout{1, 0};
 constexpr auto kReplyDeadline = std::chrono::seconds(1);
 constexpr size_t kReceiveBufferBytes = 32 * 1024;  // single-device GET replies are < 4 KiB
 
@@ -97,24 +96,9 @@ EthtoolNetlink::~EthtoolNetlink() = default;
 
 Status EthtoolNetlink::EnsureSocket(NlSock& out, int protocol, std::string_view what) {
   if (out) return Status::Ok();
-  NlSock sock(nl_socket_alloc(), &nl_socket_free);
-  if (!sock) return Status(StatusCode::kInternal, std::string(what) + ": nl_socket_alloc failed");
-  // One reply per request; an ACK would only sit in the buffer until the next read.
-  nl_socket_disable_auto_ack(sock.get());
-  int err =
-      protocol == NETLINK_GENERIC ? genl_connect(sock.get()) : nl_connect(sock.get(), protocol);
-  if (err < 0) {
-    return Status(StatusCode::kUnavailable, NlError(err, std::string(what) + " connect"));
-  }
-  const int fd = nl_socket_get_fd(sock.get());
-  // A kernel that never answers must not block the collector thread for good.
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &kReplyTimeout, sizeof(kReplyTimeout));
-  // The kernel's reason for an error as text (4.12+), without the echoed request. Best effort: an
-  // older kernel refuses the option and errors simply carry no text.
-  int one = 1;
-  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-  out = std::move(sock);
+  auto sock = ConnectNetlink(protocol, what);
+  if (!sock) return sock.error();
+  out = std::move(*sock);
   return Status::Ok();
 }
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/sys/netlink_socket.h"
 #include "collectors/core/status.h"
 #include "collectors/sys/ethtool_module_pages.h"
 
@@ -88,7 +89,6 @@ class EthtoolNetlink {
   uint64_t requests() const { return requests_; }
 
  private:
-  using NlSock = std::unique_ptr<nl_sock, void (*)(nl_sock*)>;
 
   // Opens a socket of netlink `protocol` into `sock` unless it is open.
   static Status EnsureSocket(NlSock& sock, int protocol, std::string_view what);

@@ -11,7 +11,6 @@
 namespace fabricwatch::sys {
 namespace {
 
-constexpr timeval kReplyTimeout{1, 0};  // a backstop only: Transact polls with the time left
 constexpr auto kReplyDeadline = std::chrono::seconds(1);
 // An mlx5 port's ~70 counters make a reply of about 3 KiB (an entry is ~40 bytes: its nest, a
 // name of ~20 bytes and the padded u64); the kernel builds a reply in one NLMSG_DEFAULT_SIZE skb
@@ -32,21 +31,10 @@ RdmaNetlink::~RdmaNetlink() = default;
 
 Status RdmaNetlink::Open() {
   if (sock_) return Status::Ok();
-  NlSock sock(nl_socket_alloc(), &nl_socket_free);
-  if (!sock) return Status(StatusCode::kInternal, "RDMA netlink: nl_socket_alloc failed");
-  nl_socket_disable_auto_ack(sock.get());
-  if (int err = nl_connect(sock.get(), NETLINK_RDMA); err < 0) {
-    return Status(StatusCode::kUnavailable,
-                  std::string("RDMA netlink (NETLINK_RDMA) connect: ") + nl_geterror(err));
-  }
-  const int fd = nl_socket_get_fd(sock.get());
-  // As EthtoolNetlink::EnsureSocket: never block the collector thread for good, and take the
-  // kernel's reason for an error as text (best effort on old kernels).
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &kReplyTimeout, sizeof(kReplyTimeout));
-  int one = 1;
-  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-  sock_ = std::move(sock);
+  // SO_RCVTIMEO is a backstop only here: Transact polls with the time left.
+  auto sock = ConnectNetlink(NETLINK_RDMA, "RDMA netlink (NETLINK_RDMA)");
+  if (!sock) return sock.error();
+  sock_ = std::move(*sock);
   return Status::Ok();
 }
 

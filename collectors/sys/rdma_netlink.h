@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/sys/netlink_socket.h"
 #include "collectors/core/status.h"
 #include "collectors/sys/rdma_netlink_parse.h"
 
@@ -61,7 +62,6 @@ class RdmaNetlink {
   uint64_t requests() const { return requests_; }
 
  private:
-  using NlSock = std::unique_ptr<nl_sock, void (*)(nl_sock*)>;
   // Sends `length` bytes of request_ and receives into rx_ until `handle(const nlmsghdr*)` returns
   // true (done) or an error for a message of this request's sequence number.
   template <typename Handle>
