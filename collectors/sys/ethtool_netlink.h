@@ -89,7 +89,6 @@ class EthtoolNetlink {
   uint64_t requests() const { return requests_; }
 
  private:
-
   // Opens a socket of netlink `protocol` into `sock` unless it is open.
   static Status EnsureSocket(NlSock& sock, int protocol, std::string_view what);
   Result<const nlmsghdr*> Transact(nl_sock* sock, nl_msg* msg, const std::string& context);
