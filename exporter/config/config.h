@@ -26,6 +26,7 @@
 #include "collectors/core/status.h"
 #include "detectors/core/detector.h"
 #include "exporter/http/http_limits.h"
+#include "exporter/probe/probe_config.h"
 #include "exporter/remediation/hook_config.h"
 
 namespace fabricwatch::exporter {
@@ -80,6 +81,8 @@ struct Config {
   std::chrono::milliseconds escalation_window = std::chrono::hours(1);
   HookConfig hooks;  // default: no hooks, dry run
   HttpLimits http;   // --web.max-connections, --web.*-timeout, --web.max-request-size
+  // The active RDMA probe (`probe:`, --probe.*; exporter/probe/probe_config.h): off by default.
+  probe::ProbeConfig probe;
 };
 
 // What the command line asked for besides running.
