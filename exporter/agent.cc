@@ -4,18 +4,16 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "collectors/core/collector_set.h"
-#include "collectors/sys/ethtool_kernel.h"
-#include "collectors/sys/ethtool_replay.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
 #include "detectors/link_degraded/port_shape.h"
+#include "exporter/collector_sources.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/http/routes.h"
@@ -23,6 +21,7 @@
 #include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
 #include "exporter/privileges.h"
+#include "exporter/probe/probe_sources.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -46,64 +45,6 @@ std::map<std::string, std::string> AgentEnvironment() {
   return env;
 }
 
-// True when the ethtool collectors read the kernel (not a replay directory): only the host's own
-// netdevs, since a replay sysfs root names netdevs this kernel does not have.
-bool ReadsKernelEthtool(const Config& config) {
-  return config.ethtool_path.empty() && IsHostSysfs(config.sysfs_path);
-}
-
-// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
-// kernel's own log only when the sysfs root is this host's (a replay root describes another).
-std::string KernelLogPath(const Config& config) {
-  if (!config.kmsg_path.empty()) return config.kmsg_path;
-  return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
-}
-
-// Reading /dev/kmsg needs CAP_SYSLOG only under kernel.dmesg_restrict=1 (kernel/printk/printk.c
-// check_syslog_permissions); unreadable counts as restricted.
-bool KernelLogNeedsSyslog(const Config& config) {
-  if (KernelLogPath(config) != "/dev/kmsg") return false;
-  std::ifstream restrict_file("/proc/sys/kernel/dmesg_restrict");
-  int restricted = 1;
-  restrict_file >> restricted;
-  return restricted != 0;
-}
-
-// The privileged features this configuration uses: an enabled collector's feature whose source
-// is the kernel (a replay needs no capability).
-std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
-  std::vector<const PrivilegeNeed*> in_use;
-  for (const PrivilegeNeed& need : PrivilegeNeeds()) {
-    auto c = config.collectors.find(std::string(need.collector));
-    if (c == config.collectors.end() || !c->second.enabled) continue;
-    if (need.feature == "module_eeprom" && !ReadsKernelEthtool(config)) continue;
-    if (need.feature == "kernel_log" && !KernelLogNeedsSyslog(config)) continue;
-    in_use.push_back(&need);
-  }
-  return in_use;
-}
-
-// ethtool data: a replay directory when --path.ethtool is set; else the kernel (with its
-// permission errors reported to `privileges`), but only for the host's own netdevs.
-std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
-    const Config& config, const sys::FileSystem& filesystem, PrivilegeLog& privileges) {
-  if (!config.ethtool_path.empty()) {
-    return [&config, &filesystem]() -> std::unique_ptr<sys::EthtoolSource> {
-      return std::make_unique<sys::ReplayEthtool>(config.ethtool_path, filesystem);
-    };
-  }
-  if (!ReadsKernelEthtool(config)) return {};
-  return [&privileges, warned = false]() mutable -> std::unique_ptr<sys::EthtoolSource> {
-    auto kernel = sys::KernelEthtool::Create();
-    if (kernel) return WatchPermissions(std::move(*kernel), privileges);
-    if (!std::exchange(warned, true)) {
-      GetLogger("main")->warn("ethtool kernel interface unavailable: {}",
-                              kernel.error().ToString());
-    }
-    return nullptr;
-  };
-}
-
 }  // namespace
 
 Agent::Agent(const Config& config)
@@ -115,6 +56,8 @@ Agent::Agent(const Config& config)
 Agent::~Agent() {
   // The runner's policy thread asks the engine for the jobs of held drains: stop it first.
   if (hooks_) hooks_->Stop();
+  // After the hooks, which ask it for probes; its callbacks only queue into the stopped runner.
+  if (prober_) prober_->Stop();
 }
 
 Result<std::unique_ptr<Agent>> Agent::Create(const Config& config) {
@@ -126,27 +69,15 @@ Result<std::unique_ptr<Agent>> Agent::Create(const Config& config) {
 Status Agent::Build() {
   privileges_ = std::make_unique<PrivilegeLog>(
       FeaturesInUse(config_), EffectiveCapabilities(filesystem_), GetLogger("privileges"));
-  const CollectorSources sources{
-      .sysfs = sysfs_,
-      .clock = clock_,
-      .link_events = events_.link_log(),
-      .rdma_events = events_.rdma_log(),
-      .new_ethtool = EthtoolSourceFactory(config_, filesystem_, *privileges_),
-      .logger = [](std::string_view name) { return GetLogger(std::string(name)); },
-      .kmsg_path = KernelLogPath(config_),
-      .kmsg_cursor = &kmsg_cursor_,
-      .privilege_refused =
-          [privileges = privileges_.get()](std::string_view feature, const Status& status) {
-            return privileges->Refused(feature, status);
-          },
-      .smp_path = config_.smp_path,
-      .lldp_path = config_.lldp_path,
-      .procfs_path = config_.procfs_path,
-      .host = IsHostSysfs(config_.sysfs_path)};
-  auto built = BuildCollectors(sources, [&](const CollectorInfo& info) {
-    const CollectorConfig& c = config_.collectors.at(std::string(info.name));
-    return c.enabled ? std::optional<CollectorSelection>({c.options, c.interval}) : std::nullopt;
-  });
+  const CollectorSources sources =
+      ConfiguredCollectorSources(config_, {.sysfs = sysfs_,
+                                           .clock = clock_,
+                                           .filesystem = filesystem_,
+                                           .privileges = *privileges_,
+                                           .kmsg_cursor = &kmsg_cursor_,
+                                           .link_events = events_.link_log(),
+                                           .rdma_events = events_.rdma_log()});
+  auto built = BuildCollectors(sources, ConfiguredCollectors(config_));
   if (!built) return built.error();
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
   for (BuiltCollector& b : *built) {
@@ -176,10 +107,7 @@ Status Agent::Build() {
   series_budget_.emplace(std::move(*budget));
   if (config_.config_check || config_.shape_print) return Status::Ok();
 
-  auto detectors = detect::BuildDetectors([&](const detect::DetectorInfo& info) {
-    const DetectorConfig& d = config_.detectors.at(std::string(info.name));
-    return d.enabled ? std::optional<detect::DetectorOptions>(d.options) : std::nullopt;
-  });
+  auto detectors = detect::BuildDetectors(ConfiguredDetectors(config_));
   if (!detectors) return detectors.error();
   std::optional<detect::StateFile> state_file;
   if (!config_.state_file.empty()) {
@@ -205,11 +133,33 @@ Status Agent::Build() {
     }
     return std::nullopt;
   };
+  // The active probe (issue 37), only when enabled: one thread, one probe at a time. Its
+  // callables read the store lazily (made below, before anything asks for a probe).
+  if (config_.probe.enabled) {
+    store_ = std::make_unique<SnapshotStore>();
+    prober_ = std::make_unique<probe::ProbeRunner>(
+        config_.probe, probe::NewVerbsProber(), clock_, GetLogger("probe"),
+        probe::JobsFromStore(*store_), probe::ExpectedRateFromStore(*store_, config_.shape_file));
+  }
   hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
-                                        AgentEnvironment(), std::move(current_jobs));
+                                        AgentEnvironment(), std::move(current_jobs), prober_.get());
   EngineOptions engine_options;
   engine_options.escalation.count = config_.escalation_count;
   engine_options.escalation.window = config_.escalation_window;
+  if (prober_) {
+    // The port's current probe result (younger than probe.min_interval, the runner's own
+    // notion of current) joins its findings' evidence: /api/v1/anomalies, the status page and
+    // the state file show what the probe found (issue 37).
+    engine_options.annotate = [this](detect::Finding& finding) {
+      const std::optional<probe::PortRef> port = ProbePortOf(finding);
+      if (!port) return;
+      const std::optional<probe::ProbeReport> last = prober_->Last(*port);
+      if (!last || clock_.Now() - last->time >= config_.probe.min_interval) return;
+      for (const probe::ProbeEvidenceValue& e : probe::ProbeEvidence(*last)) {
+        finding.evidence.push_back({std::string(e.name), e.value});
+      }
+    };
+  }
   engine_ = std::make_unique<DetectorEngine>(std::move(*detectors), clock_, events_.link_log(),
                                              std::move(state_file), GetLogger("detectors"),
                                              engine_options);
@@ -223,7 +173,7 @@ Status Agent::Build() {
   engine_->tracker().Subscribe(
       [history = &transition_history_](const detect::AnomalyTransition& t) { history->Record(t); });
 
-  store_ = std::make_unique<SnapshotStore>();
+  if (store_ == nullptr) store_ = std::make_unique<SnapshotStore>();
   store_->SetPublishListener(
       [engine = engine_.get()](const std::shared_ptr<const Snapshot>& s) { engine->Submit(s); });
   self_metrics_ = std::make_unique<SelfMetrics>(enabled);
@@ -372,6 +322,7 @@ Status Agent::Start() {
   engine_->LoadState();
   engine_->Start();
   scheduler_->Start();
+  if (prober_) prober_->Start();
   hooks_->Start();
   return Status::Ok();
 }
@@ -398,8 +349,9 @@ bool Agent::Stop() {
     // Bounded: a collector stuck in a read is left behind (it is logged), and the state is
     // saved all the same. A snapshot it publishes later only lands in the stopped engine's queue.
     collectors_stopped = scheduler_->Stop(kCollectorStopBudget);
-    engine_->Stop();  // after the collectors: no more snapshots; saves the state file
-    hooks_->Stop();   // waits for a hook already running (bounded by its timeout)
+    engine_->Stop();               // after the collectors: no more snapshots; saves the state file
+    hooks_->Stop();                // waits for a hook already running (bounded by its timeout)
+    if (prober_) prober_->Stop();  // after the hooks; waits for a probe (probe.timeout)
   });
   const bool http_stopped = server_ == nullptr || server_->Stop(kHttpStopBudget);
   stop_listeners.join();

@@ -113,6 +113,8 @@ class Agent {
   // The last hour's anomaly transitions for the status page; a tracker observer, so declared
   // before the engine that calls it.
   TransitionHistory transition_history_;
+  // probe.enabled only; the hooks ask it to confirm drains (hooks.confirm_with_probe).
+  std::unique_ptr<probe::ProbeRunner> prober_;
   std::unique_ptr<HookRunner> hooks_;
   std::unique_ptr<DetectorEngine> engine_;
   std::unique_ptr<SnapshotStore> store_;

@@ -25,10 +25,12 @@
 
 #include "detectors/core/state_file.h"
 #include "exporter/agent.h"
+#include "exporter/check/check.h"
 #include "exporter/config/config.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/logging.h"
+#include "exporter/probe/probe_command.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -177,6 +179,12 @@ int Serve(int argc, char** argv, const sigset_t& handled, std::unique_ptr<Agent>
 }
 
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "check") {
+    return check::CheckMain(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "probe") {
+    return probe::ProbeMain(argc - 1, argv + 1);
+  }
   // Before any thread exists, so that every thread inherits the mask.
   const sigset_t handled = BlockHandledSignals();
   auto parsed = ParseCommandLine(argc, argv);

@@ -11,6 +11,7 @@
 #include "collectors/core/yaml_checks.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/listen_address.h"
+#include "exporter/config/probe_options.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -192,10 +193,12 @@ Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config
         auto hooks = ParseHookConfig(value, source);
         if (!hooks) return hooks.error();
         config.hooks = std::move(*hooks);
+      } else if (key == "probe") {
+        if (Status s = ApplyProbeYaml(value, source, config.probe); !s.ok()) return s;
       } else {
-        return Status(StatusCode::kInvalidArgument, Where(section.first, source) +
-                                                        ": unknown top-level key \"" + key +
-                                                        "\" (known: collectors, detectors, hooks)");
+        return Status(StatusCode::kInvalidArgument,
+                      Where(section.first, source) + ": unknown top-level key \"" + key +
+                          "\" (known: collectors, detectors, hooks, probe)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -290,6 +293,12 @@ Status Validate(const Config& config) {
     return Status(
         StatusCode::kInvalidArgument,
         "every collector is disabled; enable at least one (known: " + KnownCollectorNames() + ")");
+  }
+  if (Status s = ValidateProbeConfig(config.probe); !s.ok()) return s;
+  // A drain that waits for a probe no one runs would never drain (issue 37).
+  if (config.hooks.confirm_with_probe && !config.probe.enabled) {
+    return Status(StatusCode::kInvalidArgument,
+                  "hooks.confirm_with_probe needs probe.enabled: true (--probe.enabled)");
   }
   // A hooks.user or hooks.group the system does not know fails now, not at the first drain.
   if (auto credentials = ResolveHookCredentials(config.hooks); !credentials) {

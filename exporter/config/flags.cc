@@ -13,6 +13,7 @@
 #include "collectors/sys/bounded_file.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/config.h"
+#include "exporter/config/probe_options.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -311,6 +312,8 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   GlobalFlags global = AddGlobalFlags(app, flags, config);
   HttpFlags http_flags;
   AddHttpFlags(app, flags, http_flags);
+  ProbeFlags probe_flags;
+  AddProbeFlags(app, probe_flags);
   app.add_flag("--version", version, "Print the version and exit");
   app.add_flag("--help-metrics", help_metrics,
                "Print the metric reference of every collector (Markdown) and exit");
@@ -349,7 +352,12 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "Signals: SIGTERM, SIGINT, SIGQUIT stop (hooks killed, state saved); SIGHUP reloads "
       "--config.file and the web configuration (a new agent replaces the running one on the same "
       "address; an invalid configuration is logged and the running one kept); SIGUSR1, SIGUSR2 "
-      "and other terminating signals are logged and ignored.");
+      "and other terminating signals are logged and ignored.\n"
+      "Subcommands: `fabricwatch check [FLAGS] [--check.output=text|json] [--check.agent-url=URL] "
+      "[--check.probe]` gives a one-shot node health verdict from one look and the running "
+      "agent's findings (exit 0 healthy, 1 warning, 2 unhealthy; docs/check.md, `fabricwatch "
+      "check --help`); `fabricwatch probe DEVICE/PORT` runs one active RDMA probe "
+      "(docs/probe.md).");
 
   try {
     app.parse(argc, argv);
@@ -385,6 +393,7 @@ Result<ParsedCommandLine> ParseCommandLine(int argc, const char* const* argv) {
   Status applied = ApplyGivenFlags(global, flags, collector_flags, detector_flags, config);
   if (!applied.ok()) return Error(applied);
   if (Status s = ApplyHttpFlags(http_flags, flags, config); !s.ok()) return Error(s);
+  if (Status s = ApplyProbeFlags(probe_flags, config.probe); !s.ok()) return Error(s);
   if (Status s = Validate(config); !s.ok()) return Error(s);
   return parsed;
 }

@@ -13,6 +13,7 @@
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/series_budget.h"
 #include "exporter/privileges.h"
+#include "exporter/probe/probe_runner.h"
 #include "exporter/remediation/hook_runner.h"
 
 namespace fabricwatch::exporter {
@@ -95,6 +96,10 @@ std::string MetricReferenceMarkdown() {
          MetricTable(WebSecurityMetricDescs());
   out += "### Node-drain hooks (always exported; `hook` series per configured hook)\n\n" +
          MetricTable(HookRunner::MetricDescs());
+  out +=
+      "### The active RDMA probe (with `probe.enabled`; per-port series once the port was "
+      "probed)\n\n" +
+      MetricTable(probe::ProbeRunner::MetricDescs());
   out += "### Privileges (one series per privileged feature in use: README \"Privileges\")\n\n" +
          MetricTable(PrivilegeLog::Metrics());
   for (const CollectorInfo& info : CollectorRegistry()) {

@@ -366,7 +366,10 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
         detect::EntityText(s.finding.entity), s.cause, s.finding.reason);
   }
   for (auto& [name, list] : findings) {
-    for (detect::Finding& finding : list) attribution_.Annotate(finding);
+    for (detect::Finding& finding : list) {
+      attribution_.Annotate(finding);
+      if (options_.annotate) options_.annotate(finding);
+    }
     escalation_.Apply(name, now, list);
     if (!tracker_.Update(name, now, std::move(list)).empty()) dirty_ = true;
   }

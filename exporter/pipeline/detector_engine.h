@@ -28,6 +28,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -56,6 +57,9 @@ struct EngineOptions {
   // Repeated warnings of one entity escalate to a critical (detectors/core/escalation.h);
   // --detector.escalation-count / --detector.escalation-window.
   detect::EscalationOptions escalation;
+  // Called for every finding after attribution (engine thread): adds what the agent knows of
+  // the finding's port from outside the snapshots (the active probe's last result, issue 37).
+  std::function<void(detect::Finding&)> annotate;
 };
 
 class DetectorEngine {

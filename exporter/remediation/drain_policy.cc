@@ -52,6 +52,17 @@ std::string FindingKey(const std::string& detector, const detect::Finding& findi
   for (const auto& [name, value] : finding.entity) key += name + "=" + value + ",";
   return key;
 }
+std::optional<probe::PortRef> ProbePortOf(const detect::Finding& finding) {
+  const std::string* device = nullptr;
+  const std::string* port = nullptr;
+  for (const auto& [name, value] : finding.entity) {
+    if (name == "device") device = &value;
+    if (name == "port") port = &value;
+  }
+  if (device == nullptr || port == nullptr) return std::nullopt;
+  return probe::ParsePortText(*device + "/" + *port);
+}
+
 // ---------------------------------------------------------------------------------------------
 // DrainPolicy
 
@@ -85,7 +96,8 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
   const std::string key = FindingKey(t.detector, t.finding);
 
   if (!t.raised) {
-    held_.erase(key);  // a held drain of a finding that is gone is not wanted any more
+    held_.erase(key);            // a held drain of a finding that is gone is not wanted any more
+    awaiting_probe_.erase(key);  // nor one waiting for a probe: its answer plans nothing
     // Only the findings that hold the node can lead to a resume; any other clear is not ours.
     if (holding_.erase(key) == 0 || !holding_.empty() || drained_hooks_.empty()) return plan;
     pending_resume_ = PendingResume{t, now + config_.clear_hold_down};
@@ -131,7 +143,7 @@ HookPlan DrainPolicy::OnTransition(const detect::AnomalyTransition& t, detect::T
     }
     return plan;
   }
-  PlanDrain(t, drain_hooks, now, gates, plan);
+  PlanOrConfirm(t, drain_hooks, now, gates, plan);
   // Hooks run in the order the operator listed them.
   std::stable_sort(plan.runs.begin(), plan.runs.end(),
                    [](const PlannedRun& a, const PlannedRun& b) { return a.hook < b.hook; });
@@ -185,6 +197,98 @@ void DrainPolicy::PlanDrain(const detect::AnomalyTransition& t,
   }
 }
 
+void DrainPolicy::PlanOrConfirm(const detect::AnomalyTransition& t,
+                                const std::vector<size_t>& drain_hooks, detect::TimePoint now,
+                                const DrainGates& gates, HookPlan& plan) {
+  // Issue 37: the policy "may require a failed or degraded probe before a non-critical drain".
+  // A critical finding (an escalated warning among them: escalation makes it critical) drains
+  // as before: waiting would cost the next job more than the probe could save it.
+  if (!config_.confirm_with_probe || t.finding.severity == detect::Severity::kCritical) {
+    PlanDrain(t, drain_hooks, now, gates, plan);
+    return;
+  }
+  const std::string entity = detect::EntityText(t.finding.entity);
+  const std::optional<probe::PortRef> port = ProbePortOf(t.finding);
+  if (!port) {
+    plan.notes.push_back(fmt::format(
+        "{} {}: no RDMA port to probe (hooks.confirm_with_probe); the drain goes on unconfirmed",
+        t.detector, entity));
+    PlanDrain(t, drain_hooks, now, gates, plan);
+    return;
+  }
+  const std::string key = FindingKey(t.detector, t.finding);
+  // A second raise of a finding whose probe is on its way waits for the same answer.
+  const bool asked = awaiting_probe_.contains(key);
+  awaiting_probe_[key] = HeldDrain{t, drain_hooks, now};
+  if (asked) return;
+  plan.probes.push_back({key, *port,
+                         fmt::format("drain confirmation: {} {} {}", t.detector,
+                                     detect::SeverityName(t.finding.severity), entity)});
+  plan.notes.push_back(
+      fmt::format("{} {}: drain held until a probe of {} confirms it "
+                  "(hooks.confirm_with_probe)",
+                  t.detector, entity, probe::PortText(*port)));
+}
+
+HookPlan DrainPolicy::OnProbeResult(const std::string& key, const probe::ProbeReport& report,
+                                    detect::TimePoint now, const DrainGates& gates) {
+  HookPlan plan;
+  auto it = awaiting_probe_.find(key);
+  if (it == awaiting_probe_.end()) return plan;  // cleared meanwhile, or answered already
+  HeldDrain waiting = std::move(it->second);
+  awaiting_probe_.erase(it);
+  detect::AnomalyTransition& t = waiting.raise;
+  const std::string what = fmt::format("{} {}", t.detector, detect::EntityText(t.finding.entity));
+  auto suppress_all = [&](std::string_view result, const std::string& why) {
+    for (size_t i : waiting.drain_hooks) {
+      plan.suppressed.push_back({i, result, fmt::format("{}: {}", what, why)});
+    }
+  };
+  const std::string port = probe::PortText(report.port);
+  if (!report.measured()) {
+    suppress_all("suppressed_probe_unconfirmed",
+                 fmt::format("the probe of {} was refused ({}: {}); a non-critical drain needs a "
+                             "failed or degraded probe",
+                             port, report.refused, report.detail));
+    return plan;
+  }
+  switch (report.verdict) {
+    case probe::ProbeVerdict::kHealthy:
+      suppress_all("suppressed_probe_healthy",
+                   fmt::format("the probe of {} is healthy ({:.1f} Gb/s{}{})", port,
+                               report.measurement.bandwidth_bytes_per_second * 8 / 1e9,
+                               report.cached ? ", the port's last result" : "",
+                               report.expected_bits_per_second > 0
+                                   ? fmt::format(", expected {:.0f} Gb/s",
+                                                 report.expected_bits_per_second / 1e9)
+                                   : std::string()));
+      return plan;
+    case probe::ProbeVerdict::kUnavailable:
+      suppress_all("suppressed_probe_unconfirmed",
+                   fmt::format("the probe of {} could not measure ({}: {})", port,
+                               probe::ProbeOutcomeName(report.measurement.outcome),
+                               report.measurement.error));
+      return plan;
+    case probe::ProbeVerdict::kDegraded:
+    case probe::ProbeVerdict::kFailed:
+      break;
+  }
+  // Confirmed: the drain goes out with this probe's values as evidence (FABRICWATCH_EVIDENCE),
+  // in place of an earlier probe's that the engine attached to the finding.
+  std::erase_if(t.finding.evidence,
+                [](const detect::Evidence& e) { return e.name.starts_with("probe_"); });
+  for (const probe::ProbeEvidenceValue& e : probe::ProbeEvidence(report)) {
+    t.finding.evidence.push_back({std::string(e.name), e.value});
+  }
+  t.time = now;
+  const size_t first = plan.runs.size();
+  PlanDrain(t, waiting.drain_hooks, now, gates, plan);
+  for (size_t i = first; i < plan.runs.size(); ++i) plan.runs[i].probe = report;
+  std::stable_sort(plan.runs.begin(), plan.runs.end(),
+                   [](const PlannedRun& a, const PlannedRun& b) { return a.hook < b.hook; });
+  return plan;
+}
+
 HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates) {
   HookPlan plan;
   for (auto it = held_.begin(); it != held_.end();) {
@@ -208,7 +312,7 @@ HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates
     detect::AnomalyTransition raise = held.raise;
     if (jobs) raise.finding.jobs = std::move(*jobs);
     raise.time = now;
-    PlanDrain(raise, held.drain_hooks, now, gates, plan);
+    PlanOrConfirm(raise, held.drain_hooks, now, gates, plan);
     it = held_.erase(it);
   }
   return plan;

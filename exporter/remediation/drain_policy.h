@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "detectors/core/detector.h"
+#include "exporter/probe/probe_policy.h"
 #include "exporter/remediation/hook_config.h"
 
 namespace fabricwatch::exporter {
@@ -33,6 +34,9 @@ inline constexpr std::string_view kHookResults[] = {
     "suppressed_fleet_budget",  // the fleet-budget file says the partition's budget is spent
     "suppressed_peer_suspect",  // the finding's port faces a switch listed as suspect
     "held_for_jobs",            // not critical and jobs run on the device: drain when they end
+    // hooks.confirm_with_probe: a non-critical drain waits for a probe of the finding's port.
+    "suppressed_probe_healthy",      // the probe found the port healthy: no drain
+    "suppressed_probe_unconfirmed",  // the probe could not run (refused, unavailable): no drain
 };
 
 enum class HookPurpose { kDrain, kResume, kNotify };
@@ -42,6 +46,16 @@ struct PlannedRun {
   size_t hook = 0;  // index into HookConfig::hooks
   HookPurpose purpose = HookPurpose::kNotify;
   detect::AnomalyTransition transition;
+  // hooks.confirm_with_probe: the probe that confirmed this drain (FABRICWATCH_PROBE_*).
+  std::optional<probe::ProbeReport> probe = std::nullopt;
+};
+
+// A probe the policy waits for before it decides a drain (HookRunner asks the ProbeRunner and
+// hands the answer to DrainPolicy::OnProbeResult with `key`).
+struct ProbeRequest {
+  std::string key;  // FindingKey of the finding whose drain waits
+  probe::PortRef port;
+  std::string reason;  // for the probe's log line
 };
 
 struct Suppression {
@@ -53,6 +67,8 @@ struct Suppression {
 struct HookPlan {
   std::vector<PlannedRun> runs;
   std::vector<Suppression> suppressed;
+  std::vector<ProbeRequest> probes;
+  std::vector<std::string> notes;  // decisions worth a log line that are not suppressions
 };
 
 // "pfc_storm/critical/netdev=eth2,priority=3,role=source": a finding's identity.
@@ -79,6 +95,11 @@ std::set<std::string, std::less<>> ParseSuspectPeers(std::string_view text);
 const std::string* SuspectPeerOf(std::string_view peer,
                                  const std::set<std::string, std::less<>>& suspects);
 
+// The RDMA port a finding names ({device, port} in its entity), the one a drain-confirming probe
+// measures; nullopt for a finding without one (netdev-only, node-wide): such a drain is not
+// held for a probe (nothing to probe), it goes on as without hooks.confirm_with_probe.
+std::optional<probe::PortRef> ProbePortOf(const detect::Finding& finding);
+
 class DrainPolicy {
  public:
   // `current_jobs` releases drains held for jobs (hooks.hold_drain_while_jobs); without it a
@@ -91,12 +112,20 @@ class DrainPolicy {
   // The resume that is due at `now`, if any, and the held drains whose jobs have ended (or
   // whose max_drain_hold has passed), planned through the same gates as a raise.
   HookPlan OnTimer(detect::TimePoint now, const DrainGates& gates);
+  // hooks.confirm_with_probe: the answer to a ProbeRequest of a plan. Failed or degraded: the
+  // drain goes through the gates, the probe's values in its evidence; healthy:
+  // suppressed_probe_healthy; refused or unavailable: suppressed_probe_unconfirmed. An answer
+  // for a finding that cleared meanwhile (or of a request already answered) plans nothing.
+  HookPlan OnProbeResult(const std::string& key, const probe::ProbeReport& report,
+                         detect::TimePoint now, const DrainGates& gates);
   // When OnTimer() next has something to do.
   std::optional<detect::TimePoint> next_deadline() const;
   // A drain was requested (or dry-run) and not yet resumed.
   bool drain_requested() const { return !drained_hooks_.empty(); }
   // Drains held because jobs run on the finding's device.
   size_t drains_held() const { return held_.size(); }
+  // Drains waiting for a probe's answer (hooks.confirm_with_probe).
+  size_t probes_pending() const { return awaiting_probe_.size(); }
 
  private:
   bool Matches(const HookSpec& hook, const detect::AnomalyTransition& t) const;
@@ -105,6 +134,10 @@ class DrainPolicy {
   void PlanDrain(const detect::AnomalyTransition& t, const std::vector<size_t>& drain_hooks,
                  detect::TimePoint now, const DrainGates& gates, HookPlan& plan);
   HookPlan ReleaseHeld(detect::TimePoint now, const DrainGates& gates);
+  // PlanDrain, or with hooks.confirm_with_probe and a non-critical finding on an RDMA port,
+  // a ProbeRequest first (the drain waits in awaiting_probe_).
+  void PlanOrConfirm(const detect::AnomalyTransition& t, const std::vector<size_t>& drain_hooks,
+                     detect::TimePoint now, const DrainGates& gates, HookPlan& plan);
 
   const HookConfig& config_;
   std::set<std::string> holding_;         // eligible findings that keep the node drained
@@ -122,7 +155,8 @@ class DrainPolicy {
     std::vector<size_t> drain_hooks;
     detect::TimePoint since;
   };
-  std::map<std::string, HeldDrain> held_;  // by FindingKey
+  std::map<std::string, HeldDrain> held_;            // by FindingKey
+  std::map<std::string, HeldDrain> awaiting_probe_;  // by FindingKey
 };
 
 }  // namespace fabricwatch::exporter

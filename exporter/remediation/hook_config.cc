@@ -267,6 +267,10 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
         auto v = Duration(value, source, path, true);
         if (!v) return Error(v.error());
         config.max_drain_hold = *v;
+      } else if (key == "confirm_with_probe") {
+        auto v = StrictBool(value, source, path);
+        if (!v) return Error(v.error());
+        config.confirm_with_probe = *v;
       } else if (key == "user" || key == "group") {
         auto v = Scalar(value, source, path);
         if (!v) return Error(v.error());
@@ -290,7 +294,7 @@ Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& so
                        "unknown key (known: dry_run, node_name, cooldown, max_drains_per_hour, "
                        "clear_hold_down, timeout, kill_grace, max_output_bytes, "
                        "fleet_budget_file, suspect_peers_file, hold_drain_while_jobs, "
-                       "max_drain_hold, user, group, run)");
+                       "max_drain_hold, confirm_with_probe, user, group, run)");
       }
     }
   } catch (const YAML::Exception& e) {

@@ -17,6 +17,9 @@
 //     hold_drain_while_jobs: false   # true: a non-critical finding's drain waits while jobs
 //                                    # hold the device open (Finding::jobs)
 //     max_drain_hold: 0s         # how long such a drain waits at most; 0: until the jobs end
+//     confirm_with_probe: false  # true (needs probe.enabled): a non-critical drain waits for a
+//                                # probe of the finding's RDMA port (exporter/probe/): failed or
+//                                # degraded drains, healthy or no answer does not
 //     user: fabricwatch-hooks    # when the agent is root: hooks run as this user (name or uid)
 //     group: fabricwatch-hooks   # and group (name or gid; default: the user's primary group)
 //     run:
@@ -76,8 +79,12 @@ struct HookConfig {
   std::string suspect_peers_file = "/run/fabricwatch/suspect-peers";
   bool hold_drain_while_jobs = false;
   std::chrono::milliseconds max_drain_hold{0};  // 0: as long as the jobs run
-  std::string user;                             // empty: the agent's own user
-  std::string group;                            // empty: the user's primary group
+  // Issue 37: a non-critical drain-eligible finding on an RDMA port drains only once a probe of
+  // the port says failed or degraded (DrainPolicy::OnProbeResult). Needs probe.enabled
+  // (config.cc Validate).
+  bool confirm_with_probe = false;
+  std::string user;   // empty: the agent's own user
+  std::string group;  // empty: the user's primary group
   std::vector<HookSpec> hooks;
 };
 

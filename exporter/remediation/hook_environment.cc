@@ -84,6 +84,22 @@ std::vector<std::string> BuildHookEnvironment(const HookConfig& config, const Ho
   env["FABRICWATCH_STARTED"] = FormatTime(t.started);
   env["FABRICWATCH_TIME"] = FormatTime(t.time);
   env["FABRICWATCH_FLEET_BUDGET_FILE"] = config.fleet_budget_file;
+  // hooks.confirm_with_probe: the probe that confirmed the drain; absent when none ran, so a
+  // hook tells "not probed" from any probe result.
+  if (run.probe) {
+    const probe::ProbeReport& p = *run.probe;
+    const probe::ProbeMeasurement& m = p.measurement;
+    env["FABRICWATCH_PROBE_VERDICT"] = std::string(probe::ProbeVerdictName(p.verdict));
+    env["FABRICWATCH_PROBE_PORT"] = probe::PortText(p.port);
+    env["FABRICWATCH_PROBE_PATH"] = m.path;
+    env["FABRICWATCH_PROBE_ERROR"] = p.measured() ? m.error : p.detail;
+    if (p.measured() && m.outcome == probe::ProbeOutcome::kOk) {
+      env["FABRICWATCH_PROBE_BANDWIDTH_GBPS"] =
+          fmt::format("{:.3f}", m.bandwidth_bytes_per_second * 8 / 1e9);
+      env["FABRICWATCH_PROBE_LATENCY_US"] = fmt::format(
+          "{:.3f}", std::chrono::duration<double, std::micro>(m.latency_median).count());
+    }
+  }
 
   std::vector<std::string> out;
   out.reserve(env.size());

@@ -22,7 +22,9 @@ constexpr MetricDesc kRunsTotal{
     "because the agent stopped), spawn_error, dry_run, suppressed_not_eligible, "
     "suppressed_cooldown, suppressed_rate_limit, "
     "suppressed_fleet_budget, suppressed_peer_suspect, held_for_jobs (counted when the hold "
-    "starts; the drain is counted again when it runs).",
+    "starts; the drain is counted again when it runs), suppressed_probe_healthy and "
+    "suppressed_probe_unconfirmed (hooks.confirm_with_probe: the port's probe was healthy, or "
+    "could not run).",
     MetricKind::kCounter,
     {"hook", "result"}};
 constexpr MetricDesc kDryRun{
@@ -95,7 +97,8 @@ std::string ShortHostname() {
 
 HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
                        std::shared_ptr<spdlog::logger> logger,
-                       std::map<std::string, std::string> agent_env, CurrentJobs current_jobs)
+                       std::map<std::string, std::string> agent_env, CurrentJobs current_jobs,
+                       probe::ProbeRunner* prober)
     : config_(std::move(config)),
       launcher_(launcher),
       clock_(clock),
@@ -103,6 +106,7 @@ HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock
       agent_env_(std::move(agent_env)),
       node_name_(config_.node_name.empty() ? ShortHostname() : config_.node_name),
       policy_(config_, std::move(current_jobs)),
+      prober_(prober),
       counts_(config_.hooks.size()) {
   for (size_t i = 0; i < config_.hooks.size(); ++i) {
     hook_queues_.push_back(std::make_unique<HookQueue>());
@@ -188,7 +192,7 @@ bool HookRunner::WaitIdle(milliseconds timeout) {
 }
 
 bool HookRunner::IdleLocked() const {
-  if (!queue_.empty() || busy_ || wake_) return false;
+  if (!queue_.empty() || busy_ || wake_ || probes_outstanding_ > 0) return false;
   for (const auto& q : hook_queues_) {
     if (!q->runs.empty() || q->running) return false;
   }
@@ -214,23 +218,31 @@ void HookRunner::WorkerLoop() {
       auto until = std::chrono::duration_cast<milliseconds>(*deadline - clock_.Now());
       wait = std::clamp(until, milliseconds(0), wait);
     }
-    cv_.wait_for(lock, wait, [this] { return stop_ || wake_ || !queue_.empty(); });
+    cv_.wait_for(lock, wait,
+                 [this] { return stop_ || wake_ || !queue_.empty() || !probe_answers_.empty(); });
     if (stop_) break;
     std::deque<detect::AnomalyTransition> events;
     events.swap(queue_);
+    std::deque<std::pair<std::string, probe::ProbeReport>> answers;
+    answers.swap(probe_answers_);
     wake_ = false;
     busy_ = true;
     lock.unlock();
 
     // The gates (a stat and a small read) only when a raise or a held drain may need them: a
     // resume does not, and an idle runner reads nothing.
-    const DrainGates gates = !events.empty() || policy_.drains_held() > 0 ? Gates() : DrainGates{};
+    const DrainGates gates =
+        !events.empty() || !answers.empty() || policy_.drains_held() > 0 ? Gates() : DrainGates{};
     for (const detect::AnomalyTransition& t : events) {
       Execute(policy_.OnTransition(t, clock_.Now(), gates));
+    }
+    for (const auto& [key, report] : answers) {
+      Execute(policy_.OnProbeResult(key, report, clock_.Now(), gates));
     }
     Execute(policy_.OnTimer(clock_.Now(), gates));
 
     lock.lock();
+    probes_outstanding_ -= std::min(probes_outstanding_, answers.size());
     drain_requested_ = policy_.drain_requested();
     drains_held_ = policy_.drains_held();
     busy_ = false;
@@ -245,7 +257,36 @@ void HookRunner::Count(size_t hook, std::string_view result) {
   ++counts_[hook][std::string(result)];
 }
 
+void HookRunner::RequestProbes(const std::vector<ProbeRequest>& probes) {
+  for (const ProbeRequest& request : probes) {
+    {
+      std::lock_guard lock(mutex_);
+      ++probes_outstanding_;
+    }
+    auto answer = [this, key = request.key](const probe::ProbeReport& report) {
+      {
+        std::lock_guard lock(mutex_);
+        probe_answers_.emplace_back(key, report);
+      }
+      cv_.notify_one();
+    };
+    if (prober_ == nullptr) {
+      probe::ProbeReport report;
+      report.port = request.port;
+      report.reason = request.reason;
+      report.refused = "disabled";
+      report.detail = probe::PortText(request.port) + ": the agent runs no probe (probe.enabled)";
+      answer(report);
+      continue;
+    }
+    // Not under mutex_: the runner may answer at once on this thread.
+    prober_->Request(request.port, request.reason, std::move(answer));
+  }
+}
+
 void HookRunner::Execute(const HookPlan& plan) {
+  for (const std::string& note : plan.notes) log_->info("node \"{}\": {}", node_name_, note);
+  RequestProbes(plan.probes);
   for (const Suppression& s : plan.suppressed) {
     const HookSpec& hook = config_.hooks[s.hook];
     log_->warn("hook {}: no drain of node \"{}\" ({}): {}", hook.name, node_name_, s.result, s.why);
@@ -369,6 +410,7 @@ void HookRunner::Export(MetricSink& sink) const {
   sink.Add(kDrainRequested, {}, drain_requested_ ? 1 : 0);
   sink.Add(kDrainsHeld, {}, static_cast<double>(drains_held_));
   sink.Add(kDropped, {}, static_cast<double>(dropped_));
+  if (prober_ != nullptr) prober_->Export(sink);
 }
 
 std::map<std::pair<std::string, std::string>, uint64_t> HookRunner::Counts() const {

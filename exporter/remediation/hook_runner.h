@@ -24,6 +24,8 @@
 //     drain (the fleet rules hold the switch suspect); with hold_drain_while_jobs, a
 //     non-critical finding's drain waits while jobs hold its device open, then passes the same
 //     gates when they end (or after max_drain_hold);
+//   - with confirm_with_probe, a non-critical drain on an RDMA port waits for a probe of the port
+//     (the ProbeRunner given): failed or degraded drains, anything else suppresses it;
 //   - notify hooks run on every matching transition, with none of the drain limits;
 //   - every run has a timeout (SIGTERM to the process group, SIGKILL after the grace), its output
 //     goes to the log, its result to fabricwatch_hook_runs_total{hook,result}.
@@ -51,6 +53,7 @@
 #include "collectors/core/collector.h"
 #include "collectors/core/metric_sink.h"
 #include "detectors/core/detector.h"
+#include "exporter/probe/probe_runner.h"
 #include "exporter/remediation/drain_policy.h"
 #include "exporter/remediation/hook_config.h"
 #include "exporter/remediation/hook_environment.h"
@@ -62,9 +65,12 @@ class HookRunner {
  public:
   // `agent_env`: the agent's environment, for pass_env (main passes environ; tests a map).
   // `node_name`: empty resolves to config.node_name, then the short hostname.
+  // `prober`: asked for the probes of hooks.confirm_with_probe (it must outlive the runner's
+  // Stop()); null: every such probe is answered "disabled", so those drains are suppressed.
   HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock& clock,
              std::shared_ptr<spdlog::logger> logger,
-             std::map<std::string, std::string> agent_env = {}, CurrentJobs current_jobs = {});
+             std::map<std::string, std::string> agent_env = {}, CurrentJobs current_jobs = {},
+             probe::ProbeRunner* prober = nullptr);
   ~HookRunner();  // Stop()
   HookRunner(const HookRunner&) = delete;
   HookRunner& operator=(const HookRunner&) = delete;
@@ -83,7 +89,8 @@ class HookRunner {
   bool WaitIdle(std::chrono::milliseconds timeout);
 
   // fabricwatch_hook_runs_total{hook,result}, fabricwatch_hook_dry_run,
-  // fabricwatch_hook_drain_requested, fabricwatch_hook_events_dropped_total.
+  // fabricwatch_hook_drain_requested, fabricwatch_hook_events_dropped_total; and the probe
+  // runner's families when one was given.
   void Export(MetricSink& sink) const;
   // (hook, result) -> count, every configured hook and result present.
   std::map<std::pair<std::string, std::string>, uint64_t> Counts() const;
@@ -105,6 +112,9 @@ class HookRunner {
   void WorkerLoop();
   void HookLoop(size_t hook);
   void Execute(const HookPlan& plan);
+  // Hands the plan's probe requests to the ProbeRunner; the answers come back through
+  // probe_answers_ to the worker (DrainPolicy::OnProbeResult).
+  void RequestProbes(const std::vector<ProbeRequest>& probes);
   void RunOne(const PlannedRun& run);
   bool IdleLocked() const;
   // The fleet-budget file and the suspect switches, read now (worker thread).
@@ -118,11 +128,16 @@ class HookRunner {
   const std::map<std::string, std::string> agent_env_;
   std::string node_name_;
   DrainPolicy policy_;  // worker thread only
+  probe::ProbeRunner* const prober_;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
   std::deque<detect::AnomalyTransition> queue_;
+  // Probe answers for the worker, by FindingKey; `probes_outstanding_` counts the requests not
+  // yet answered and fed to the policy (WaitIdle waits for them).
+  std::deque<std::pair<std::string, probe::ProbeReport>> probe_answers_;
+  size_t probes_outstanding_ = 0;
   bool stop_ = false;
   bool wake_ = false;
   bool busy_ = false;

@@ -237,3 +237,30 @@ TEST_F(DetectorEngineTest, state_saved_after_a_step_back_is_restored_in_wall_tim
 
 }  // namespace
 }  // namespace fabricwatch::exporter
+
+namespace fabricwatch::exporter {
+namespace {
+
+// EngineOptions::annotate (issue 37): what the agent knows of a finding's port from outside the
+// snapshots (the active probe's last result) joins the finding after attribution, every
+// evaluation.
+TEST_F(DetectorEngineTest, annotate_adds_to_every_finding) {
+  std::vector<std::unique_ptr<detect::Detector>> detectors;
+  detectors.push_back(std::move(*detect::MakePfcStormDetector({})));
+  EngineOptions options;
+  int calls = 0;
+  options.annotate = [&calls](detect::Finding& finding) {
+    ++calls;
+    finding.evidence.push_back({"probe_verdict", 1});
+  };
+  DetectorEngine engine(std::move(detectors), clock, nullptr, std::nullopt, logger, options);
+  Storm(engine, 5);
+  ASSERT_EQ(engine.tracker().Active().size(), 1u);
+  const auto& evidence = engine.tracker().Active()[0].finding.evidence;
+  EXPECT_TRUE(std::any_of(evidence.begin(), evidence.end(),
+                          [](const detect::Evidence& e) { return e.name == "probe_verdict"; }));
+  EXPECT_GT(calls, 0);
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

@@ -40,6 +40,7 @@ TEST(HookConfigTest, AbsentSectionRunsNothingInDryRun) {
   EXPECT_EQ(config->suspect_peers_file, "/run/fabricwatch/suspect-peers");
   EXPECT_FALSE(config->hold_drain_while_jobs);
   EXPECT_EQ(config->max_drain_hold, milliseconds(0));
+  EXPECT_FALSE(config->confirm_with_probe);  // issue 37: off by default
 }
 
 TEST(HookConfigTest, FullSection) {
@@ -57,6 +58,7 @@ hooks:
   suspect_peers_file: /var/run/fw-suspects
   hold_drain_while_jobs: true
   max_drain_hold: 12h
+  confirm_with_probe: true
   run:
     - name: slurm
       command: [/usr/lib/fabricwatch/hooks/slurm-drain, --verbose]
@@ -84,6 +86,7 @@ hooks:
   EXPECT_EQ(config->suspect_peers_file, "/var/run/fw-suspects");
   EXPECT_TRUE(config->hold_drain_while_jobs);
   EXPECT_EQ(config->max_drain_hold, std::chrono::hours(12));
+  EXPECT_TRUE(config->confirm_with_probe);
   ASSERT_EQ(config->hooks.size(), 2u);
   const HookSpec& slurm = config->hooks[0];
   EXPECT_EQ(slurm.name, "slurm");
@@ -116,7 +119,10 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
             "fw.yml:2:3: hooks.dryrun: unknown key (known: dry_run, node_name, cooldown, "
             "max_drains_per_hour, clear_hold_down, timeout, kill_grace, max_output_bytes, "
             "fleet_budget_file, suspect_peers_file, hold_drain_while_jobs, max_drain_hold, "
-            "user, group, run)");
+            "confirm_with_probe, user, group, run)");
+  EXPECT_EQ(ErrorOf("hooks:\n  confirm_with_probe: on\n"),
+            "fw.yml:2:23: hooks.confirm_with_probe: expected true or false (unquoted), got "
+            "\"on\"");
   EXPECT_EQ(ErrorOf("hooks:\n  dry_run: maybe\n"),
             "fw.yml:2:12: hooks.dry_run: expected true or false (unquoted), got \"maybe\"");
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),

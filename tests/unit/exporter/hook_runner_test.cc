@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "exporter/logging.h"
+#include "tests/testing/fake_port_prober.h"
 #include "tests/unit/exporter/hook_test_support.h"
 
 namespace fabricwatch::exporter {
@@ -481,6 +482,85 @@ TEST_F(HookRunnerTest, SuspectPeersFileAndHeldDrainsGoThroughTheRunner) {
   ASSERT_TRUE(runner.WaitIdle(seconds(20)));
   EXPECT_EQ(Recorded(), Names{"slurm drain raise 1 netdev=eth3 priority=3 role=source"});
   EXPECT_EQ(DrainsHeld(runner), 0);
+}
+
+// Issue 37: hooks.confirm_with_probe through the runner, with a fake prober behind a real
+// ProbeRunner: a degraded port drains (the probe's values in the hook's environment), a healthy
+// one is suppressed, one whose device runs a job is not drained (the probe is refused).
+TEST_F(HookRunnerTest, DrainsConfirmedByAProbeGoThroughTheRunner) {
+  HookConfig config = BaseConfig();
+  config.dry_run = false;
+  config.cooldown = seconds(0);
+  config.max_drains_per_hour = 10;
+  config.confirm_with_probe = true;
+  config.hooks = {Recorder("slurm",
+                           "echo \"probe ${FABRICWATCH_PROBE_VERDICT-none} "
+                           "${FABRICWATCH_PROBE_BANDWIDTH_GBPS-} ${FABRICWATCH_PROBE_LATENCY_US-} "
+                           "${FABRICWATCH_PROBE_PATH-}\" >> \"$RECORD\"\n")};
+  auto fake = std::make_shared<testing::FakePortProber::State>();
+  fake->Set({"mlx5_0", 1}, testing::OkMeasurement(100e9 / 8));  // 100 of 400 Gb/s: degraded
+  fake->Set({"mlx5_1", 1}, testing::OkMeasurement(380e9 / 8));  // healthy
+  probe::ProbeConfig probe_config;
+  probe_config.enabled = true;
+  probe::ProbeRunner prober(
+      probe_config, std::make_unique<testing::FakePortProber>(fake), clock_, GetLogger("probe"),
+      [](const std::string& device) {
+        return std::optional<std::vector<std::string>>(
+            device == "mlx5_2" ? std::vector<std::string>{"slurm:9"} : std::vector<std::string>{});
+      },
+      [](const probe::PortRef&) { return 400e9; });
+  prober.Start();
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"), {}, {}, &prober);
+  runner.Start();
+  for (const char* device : {"mlx5_0", "mlx5_1", "mlx5_2"}) {
+    AnomalyTransition t = Storm("source", true, kT0);
+    t.detector = "link_flap";
+    t.finding.severity = Severity::kWarning;
+    t.finding.entity = {{"device", device}, {"port", "1"}};
+    runner.OnTransition(t);
+  }
+  ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Recorded(), (Names{"slurm drain raise 0 device=mlx5_0 port=1",
+                               "probe degraded 100.000 2.500 loopback"}));
+  auto counts = runner.Counts();
+  EXPECT_EQ((counts[{"slurm", "success"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "suppressed_probe_healthy"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "suppressed_probe_unconfirmed"}]), 1u);
+  EXPECT_EQ(fake->calls(), 2u);  // mlx5_2 was never measured
+  // The runner's families are exported with the hooks'.
+  MetricSink sink;
+  runner.Export(sink);
+  bool verdict = false;
+  for (const auto& family : sink.TakeFamilies())
+    verdict |= family.name == "fabricwatch_probe_verdict";
+  EXPECT_TRUE(verdict);
+  runner.Stop();
+  prober.Stop();
+}
+
+TEST(HookEnvironmentTest, CarriesTheProbeThatConfirmedTheDrain) {
+  HookConfig config = PolicyConfig();
+  PlannedRun run{0, HookPurpose::kDrain, Storm("source", true, kT0)};
+  auto env_of = [&] {
+    std::map<std::string, std::string> env;
+    for (const std::string& entry : BuildHookEnvironment(config, config.hooks[0], run, "n", {})) {
+      env.emplace(entry.substr(0, entry.find('=')), entry.substr(entry.find('=') + 1));
+    }
+    return env;
+  };
+  EXPECT_FALSE(env_of().contains("FABRICWATCH_PROBE_VERDICT"));  // no probe ran: absent
+  probe::ProbeReport report;
+  report.port = {"mlx5_0", 1};
+  report.measurement = testing::FailedMeasurement(probe::ProbeOutcome::kTimeout,
+                                                  "mlx5_0/1: no completion within 5000 ms");
+  report.verdict = probe::ProbeVerdict::kFailed;
+  run.probe = report;
+  auto env = env_of();
+  EXPECT_EQ(env["FABRICWATCH_PROBE_VERDICT"], "failed");
+  EXPECT_EQ(env["FABRICWATCH_PROBE_PORT"], "mlx5_0/1");
+  EXPECT_EQ(env["FABRICWATCH_PROBE_PATH"], "loopback");
+  EXPECT_EQ(env["FABRICWATCH_PROBE_ERROR"], "mlx5_0/1: no completion within 5000 ms");
+  EXPECT_FALSE(env.contains("FABRICWATCH_PROBE_BANDWIDTH_GBPS"));  // no data moved
 }
 
 }  // namespace

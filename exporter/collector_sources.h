@@ -1,0 +1,51 @@
+#pragma once
+// The collector inputs a configuration selects, shared by the agent (exporter/agent.cc) and
+// `fabricwatch check` (exporter/check/check.cc), so both build the same collectors from the
+// registry (collectors/core/collector_set.h) and the same detectors from theirs.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/core/collector_set.h"
+#include "collectors/sys/ethtool.h"
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/kmsg_cursor.h"
+#include "detectors/core/registry.h"
+#include "exporter/config/config.h"
+#include "exporter/privileges.h"
+
+namespace fabricwatch::exporter {
+
+// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
+// kernel's own log only when the sysfs root is this host's (a replay root describes another).
+std::string KernelLogPath(const Config& config);
+
+// The privileged features this configuration uses: an enabled collector's feature whose source
+// is the kernel (a replay needs no capability).
+std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config);
+
+// What the collector sources are made of; every reference must outlive the collectors.
+struct SourceParts {
+  const sys::SysFs& sysfs;
+  const Clock& clock;
+  const sys::FileSystem& filesystem;
+  PrivilegeLog& privileges;
+  sys::KmsgCursor* kmsg_cursor = nullptr;
+  sys::LinkEventLog* link_events = nullptr;  // null: no listener (replay, one-shot runs)
+  sys::RdmaPortEventLog* rdma_events = nullptr;
+};
+
+// The sources of `config`'s collectors: replay paths or the host's kernel interfaces, the
+// ethtool source factory (kernel refusals reported to `parts.privileges`), loggers from
+// exporter/logging.h. `config` must outlive the result.
+CollectorSources ConfiguredCollectorSources(const Config& config, const SourceParts& parts);
+
+// The collectors and detectors `config` enables, with their options (BuildCollectors and
+// detect::BuildDetectors selectors). `config` must outlive them.
+CollectorSelector ConfiguredCollectors(const Config& config);
+detect::DetectorSelector ConfiguredDetectors(const Config& config);
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,97 @@
+#pragma once
+// The probe runner's policy (issue 37 part 3), as pure functions of the request, the port's last
+// result, the jobs on its device and the configuration, so that every rule is tested without a
+// thread or a device (exporter/probe/probe_runner.h applies them):
+//   - probe.enabled false: refused ("disabled");
+//   - a result of the port younger than probe.min_interval: answered from it (cached), so a
+//     flapping finding cannot turn into a stream of probes that move real traffic;
+//   - a running job holds the port's RDMA device open (the jobs collector's
+//     fabric_device_job_info, as attribution reads it: detectors/core/attribution.h) and not
+//     probe.allow_with_jobs: refused ("jobs_running"); the probe would steal the job's bandwidth
+//     and its result would be the job's traffic as much as the port's;
+//   - otherwise measured.
+// The verdict's expected rate: the port's expected shape (link_degraded's manifest or learned
+// expectation) first, else the rate the port reports (fabric_rdma_port_rate_bytes_per_second).
+//
+// Thread-safety: values only.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exporter/probe/probe.h"
+#include "exporter/probe/probe_config.h"
+
+namespace fabricwatch::probe {
+
+using ProbeTime = std::chrono::system_clock::time_point;  // the agent's Clock
+
+// The values of the `reason` label of fabricwatch_probe_refused_total.
+inline constexpr std::string_view kProbeRefusedReasons[] = {
+    "disabled",      // probe.enabled is false
+    "jobs_running",  // a running job holds the port's device open (probe.allow_with_jobs false)
+    "queue_full",    // more ports waiting than the runner keeps (ProbeRunner::kQueueCapacity)
+    "stopped",       // the agent stopped before the probe ran
+};
+// The values of the `result` label of fabricwatch_probe_runs_total: every ProbeOutcome name
+// ("ok", "port_down", "error", "timeout", "unsupported") and "cached" (answered from the last
+// result inside probe.min_interval).
+inline constexpr std::string_view kProbeRunResults[] = {"ok",      "port_down",   "error",
+                                                        "timeout", "unsupported", "cached"};
+
+// What a request is answered with.
+struct ProbeReport {
+  PortRef port;
+  std::string reason;  // why it was asked for ("drain confirmation: link_flap warning ...")
+  // "" when measured or cached; else one of kProbeRefusedReasons, and `detail` says why.
+  std::string refused;
+  std::string detail;
+  bool cached = false;  // the last result of the port, inside probe.min_interval
+  ProbeMeasurement measurement;
+  ProbeVerdict verdict = ProbeVerdict::kUnavailable;
+  double expected_bits_per_second = 0;  // 0: unknown
+  ProbeTime time{};                     // when the measurement finished
+
+  bool measured() const { return refused.empty(); }
+};
+
+enum class ProbeAction { kMeasure, kCached, kRefuse };
+
+struct ProbeDecision {
+  ProbeAction action = ProbeAction::kMeasure;
+  std::string_view refused;  // kRefuse: one of kProbeRefusedReasons
+  std::string detail;        // kRefuse: one line, names the port and why
+};
+
+// `last`: the port's last measured report, if any; `jobs`: the jobs holding the port's device
+// open now, nullopt when unknown (jobs collector off or not yet reported: no job is known to be
+// hurt, so the probe runs).
+ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeTime now,
+                          const ProbeReport* last,
+                          const std::optional<std::vector<std::string>>& jobs);
+
+// The expected rate ClassifyProbe compares with, in bits per second: the expected shape's rate
+// (Gb/s) when known and > 0, else the port's reported rate (bytes per second), else 0 (unknown:
+// any kOk is healthy).
+double ExpectedProbeRate(std::optional<double> shape_rate_gbps,
+                         std::optional<double> reported_bytes_per_second);
+
+// "mlx5_0/1".
+std::string PortText(const PortRef& port);
+// "mlx5_0/1" -> {mlx5_0, 1}: a device name without '/' or blanks and a port 1..255.
+std::optional<PortRef> ParsePortText(std::string_view text);
+
+// The probe's values as a finding's evidence (detectors/core/detector.h Evidence):
+// probe_bandwidth_bytes_per_second, probe_latency_seconds (median) and probe_verdict (the code
+// of ProbeVerdictCode); bandwidth and latency only when data moved.
+struct ProbeEvidenceValue {
+  std::string_view name;
+  double value;
+};
+std::vector<ProbeEvidenceValue> ProbeEvidence(const ProbeReport& report);
+// 0 healthy, 1 degraded, 2 failed, 3 unavailable: the value of the probe_verdict evidence.
+int ProbeVerdictCode(ProbeVerdict verdict);
+
+}  // namespace fabricwatch::probe

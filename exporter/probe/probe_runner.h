@@ -1,0 +1,111 @@
+#pragma once
+// ProbeRunner: the agent's one probe thread (issue 37 part 3). It owns a PortProber and runs at
+// most one probe at a time on the node (a probe moves real traffic and pins memory; two at once
+// would measure each other). Requests queue; a request for a port already waiting joins it.
+// The policy (probe_policy.h) decides each request: refused, answered from the port's last
+// result, or measured; ClassifyProbe turns a measurement into the verdict a drain acts on.
+//
+//   ProbeRunner runner(config.probe, NewVerbsProber(), clock, logger, jobs_on_device,
+//                      expected_rate);
+//   runner.Start();
+//   runner.Request({"mlx5_0", 1}, "drain confirmation", [](const ProbeReport& r) { ... });
+//
+// Every request is answered exactly once, on the runner's thread (or the caller's, for a refusal
+// decided at once), except those still queued when Stop() runs: they are dropped unanswered and
+// logged (the agent is going away, and so is whoever asked).
+//
+// Exported (Export): fabricwatch_probe_bandwidth_bytes_per_second{device,port},
+// fabricwatch_probe_latency_seconds{device,port,quantile}, fabricwatch_probe_last_timestamp_
+// seconds{device,port}, fabricwatch_probe_verdict{device,port,verdict},
+// fabricwatch_probe_runs_total{result}, fabricwatch_probe_refused_total{reason}.
+//
+// Thread-safety: Request(), Export(), Last() and WaitIdle() from any thread.
+
+#include <spdlog/logger.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/core/collector.h"
+#include "collectors/core/metric_sink.h"
+#include "exporter/probe/probe.h"
+#include "exporter/probe/probe_config.h"
+#include "exporter/probe/probe_policy.h"
+
+namespace fabricwatch::probe {
+
+// The jobs that hold `device` open now ("slurm:1234"); nullopt when unknown.
+using JobsOnDevice = std::function<std::optional<std::vector<std::string>>(const std::string&)>;
+// The port's expected rate in bits per second (ExpectedProbeRate); 0 when unknown.
+using ExpectedRate = std::function<double(const PortRef&)>;
+using ProbeCallback = std::function<void(const ProbeReport&)>;
+
+class ProbeRunner {
+ public:
+  ProbeRunner(ProbeConfig config, std::unique_ptr<PortProber> prober, const Clock& clock,
+              std::shared_ptr<spdlog::logger> logger, JobsOnDevice jobs_on_device = {},
+              ExpectedRate expected_rate = {});
+  ~ProbeRunner();  // Stop()
+  ProbeRunner(const ProbeRunner&) = delete;
+  ProbeRunner& operator=(const ProbeRunner&) = delete;
+
+  void Start();
+  // Drops the queued requests (unanswered, logged), waits for a probe that runs (bounded by
+  // probe.timeout), joins.
+  void Stop();
+
+  // Never blocks on a probe. `reason` goes to the log and the report.
+  void Request(const PortRef& port, std::string reason, ProbeCallback callback);
+  // Waits until no request is queued or running; false on timeout. For tests.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+
+  // The port's last measured report (the status page, the hook environment).
+  std::optional<ProbeReport> Last(const PortRef& port) const;
+  void Export(MetricSink& sink) const;
+  static std::span<const MetricDesc> MetricDescs();
+
+  const ProbeConfig& config() const { return config_; }
+
+  static constexpr size_t kQueueCapacity = 64;
+
+ private:
+  struct Pending {
+    PortRef port;
+    std::string reason;
+    std::vector<ProbeCallback> callbacks;
+  };
+
+  void WorkerLoop();
+  // Decides and, when the policy says so, measures one request (worker thread, unlocked).
+  ProbeReport Handle(const Pending& request);
+  void CountRefused(std::string_view reason);
+
+  const ProbeConfig config_;
+  std::unique_ptr<PortProber> prober_;  // worker thread only
+  const Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  JobsOnDevice jobs_on_device_;
+  ExpectedRate expected_rate_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::deque<Pending> queue_;
+  bool stop_ = false;
+  bool busy_ = false;
+  std::map<PortRef, ProbeReport> last_;  // measured reports only
+  std::map<std::string, uint64_t, std::less<>> runs_;
+  std::map<std::string, uint64_t, std::less<>> refused_;
+  std::thread worker_;
+};
+
+}  // namespace fabricwatch::probe

@@ -1,0 +1,269 @@
+// The libibverbs prober (probe.h): two RC QPs connected to each other, a bandwidth phase of
+// `window` RDMA WRITEs kept in flight, then a latency phase of one small write at a time.
+// Everything is polled (ibv_poll_cq, never a blocking wait) against one deadline, so the call
+// ends within options.timeout plus a short drain, whatever the fabric does (docs/probe.md §3).
+
+#include "exporter/probe/verbs_probe.h"
+
+#include <sched.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+namespace fabricwatch::probe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The latency phase's write: small enough to be one packet at any MTU.
+constexpr uint32_t kLatencyBytes = 64;
+constexpr int kLatencyMaxWrites = 1000;
+// How long a failed probe waits for its flushed work requests before destroying the QPs
+// (destroying them with work outstanding is allowed; the wait only keeps the CQ's account tidy).
+constexpr auto kDrainTime = std::chrono::milliseconds(200);
+// Empty polls between two sched_yield()s: a spinning poller must not starve a software
+// provider (rxe) that does its work in softirqs and kernel threads on the same CPUs.
+constexpr int kPollsPerYield = 64;
+
+std::string Seconds(std::chrono::milliseconds d) {
+  char text[32];
+  snprintf(text, sizeof text, "%.3g s", static_cast<double>(d.count()) / 1000);
+  return text;
+}
+
+// One probe: the two sides, the deadline, and the measurement being filled.
+class ProbeRun {
+ public:
+  ProbeRun(const ProbeTarget& target, const ProbeOptions& options, ProbeMeasurement& m)
+      : target_(target),
+        options_(options),
+        m_(m),
+        deadline_(Clock::now() + options.timeout),
+        description_(PortLabel(target.port) +
+                     (target.partner ? " to " + PortLabel(*target.partner) : " loopback")) {}
+
+  ~ProbeRun() {
+    // On every failure after the QPs exist: flush them before their owners destroy them.
+    if (m_.outcome != ProbeOutcome::kOk) {
+      ResetToError(src_);
+      ResetToError(dst_);
+      Drain();
+    }
+  }
+
+  void Run();
+
+ private:
+  StepResult SetUp();
+  StepResult BandwidthPhase();
+  StepResult LatencyPhase();
+  StepResult PostWrite(size_t offset, uint32_t length, uint64_t wr_id);
+  // Polls src_'s CQ once; adds the completions to `done`; a failed completion is kError.
+  StepResult Poll(int& done);
+  StepResult CheckDeadline(std::string_view phase) const;
+  void Drain();
+
+  const ProbeTarget& target_;
+  const ProbeOptions& options_;
+  ProbeMeasurement& m_;
+  const Clock::time_point deadline_;
+  const std::string description_;
+  uint32_t in_flight_ = 0;
+  uint32_t message_bytes_ = 0;
+  // The destructor flushes both QPs first; then the members go, dst_ before src_, each in the
+  // verbs order (verbs_probe_resources.h).
+  ProbeSide src_;
+  ProbeSide dst_;
+};
+
+StepResult ProbeRun::CheckDeadline(std::string_view phase) const {
+  if (Clock::now() < deadline_) return std::nullopt;
+  return ProbeFailure{ProbeOutcome::kTimeout,
+                      description_ + ": not done within the " + Seconds(options_.timeout) +
+                          " timeout, in " + std::string(phase) + " (" + std::to_string(in_flight_) +
+                          " writes outstanding, " + std::to_string(m_.writes_completed) +
+                          " completed)"};
+}
+
+StepResult ProbeRun::SetUp() {
+  if (auto failed = OpenSide(target_.port, src_)) return failed;
+  if (auto failed = OpenSide(target_.partner.value_or(target_.port), dst_)) return failed;
+  if (auto failed = CheckDeadline("set-up")) return failed;
+  for (ProbeSide* side : {&src_, &dst_}) {
+    if (auto failed = ResolveAddress(*side)) return failed;
+  }
+  // Source and destination buffers of `window` slots each (probe.h: 2 × message × window).
+  const size_t bytes = static_cast<size_t>(message_bytes_) * options_.window;
+  if (auto failed = CreateResources(src_, bytes, options_.window)) return failed;
+  m_.registered_bytes = src_.buffer.size();
+  if (auto failed = CreateResources(dst_, bytes, 1)) return failed;
+  m_.registered_bytes += dst_.buffer.size();
+  if (auto failed = CheckDeadline("set-up")) return failed;
+  return ConnectPair(src_, dst_);
+}
+
+StepResult ProbeRun::PostWrite(size_t offset, uint32_t length, uint64_t wr_id) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(src_.buffer.get() + offset);
+  sge.length = length;
+  sge.lkey = src_.mr->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(dst_.buffer.get() + offset);
+  wr.wr.rdma.rkey = dst_.mr->rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int err = ibv_post_send(src_.qp.get(), &wr, &bad); err != 0) {
+    return ProbeFailure{ProbeOutcome::kError,
+                        description_ + ": ibv_post_send on " + src_.label + ": " + strerror(err)};
+  }
+  ++in_flight_;
+  return std::nullopt;
+}
+
+StepResult ProbeRun::Poll(int& done) {
+  ibv_wc wc[16];
+  const int n = ibv_poll_cq(src_.cq.get(), 16, wc);
+  if (n < 0) {
+    return ProbeFailure{ProbeOutcome::kError, description_ + ": ibv_poll_cq on " + src_.label +
+                                                  " failed (" + std::to_string(n) + ")"};
+  }
+  for (int i = 0; i < n; ++i) {
+    --in_flight_;
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      return ProbeFailure{ProbeOutcome::kError,
+                          description_ + ": RDMA WRITE completed with status " +
+                              ibv_wc_status_str(wc[i].status) + " (vendor error " +
+                              std::to_string(wc[i].vendor_err) + ") on " + src_.label};
+    }
+    ++m_.writes_completed;
+    // wr_id carries the write's length: a send completion's byte_len is undefined.
+    m_.bytes_written += wc[i].wr_id;
+  }
+  done += n;
+  return std::nullopt;
+}
+
+StepResult ProbeRun::BandwidthPhase() {
+  const auto start = Clock::now();
+  const auto stop_posting = start + options_.duration;
+  auto last_completion = start;
+  uint64_t slot = 0;
+  int idle = 0;
+  for (;;) {
+    if (auto failed = CheckDeadline("the bandwidth phase")) return failed;
+    const bool posting = Clock::now() < stop_posting;
+    while (posting && in_flight_ < options_.window) {
+      const size_t offset = static_cast<size_t>(slot++ % options_.window) * message_bytes_;
+      if (auto failed = PostWrite(offset, message_bytes_, message_bytes_)) return failed;
+    }
+    if (!posting && in_flight_ == 0) break;
+    int done = 0;
+    if (auto failed = Poll(done)) return failed;
+    if (done > 0) {
+      last_completion = Clock::now();
+      idle = 0;
+    } else if (++idle % kPollsPerYield == 0) {
+      sched_yield();
+    }
+  }
+  const double seconds = std::chrono::duration<double>(last_completion - start).count();
+  m_.bandwidth_bytes_per_second = seconds > 0 ? static_cast<double>(m_.bytes_written) / seconds : 0;
+  return std::nullopt;
+}
+
+StepResult ProbeRun::LatencyPhase() {
+  const auto stop = Clock::now() + options_.duration / 10;
+  std::vector<Clock::duration> samples;
+  samples.reserve(kLatencyMaxWrites);
+  const uint64_t bandwidth_bytes = m_.bytes_written;
+  const uint64_t bandwidth_writes = m_.writes_completed;
+  while (samples.empty() ||
+         (static_cast<int>(samples.size()) < kLatencyMaxWrites && Clock::now() < stop)) {
+    const auto posted = Clock::now();
+    if (auto failed = PostWrite(0, kLatencyBytes, kLatencyBytes)) return failed;
+    int done = 0;
+    for (int idle = 1; done == 0; ++idle) {
+      if (auto failed = CheckDeadline("the latency phase")) return failed;
+      if (auto failed = Poll(done)) return failed;
+      if (done == 0 && idle % kPollsPerYield == 0) sched_yield();
+    }
+    samples.push_back(Clock::now() - posted);
+  }
+  // The counters are the bandwidth phase's (probe.h): the latency writes are not added.
+  m_.bytes_written = bandwidth_bytes;
+  m_.writes_completed = bandwidth_writes;
+  auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+  std::nth_element(samples.begin(), middle, samples.end());
+  m_.latency_median = std::chrono::duration_cast<std::chrono::nanoseconds>(*middle);
+  m_.latency_max = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      *std::max_element(samples.begin(), samples.end()));
+  return std::nullopt;
+}
+
+void ProbeRun::Drain() {
+  if (!src_.cq) return;
+  const auto until = Clock::now() + kDrainTime;
+  ibv_wc wc[16];
+  while (in_flight_ > 0 && Clock::now() < until) {
+    const int n = ibv_poll_cq(src_.cq.get(), 16, wc);
+    if (n < 0) break;
+    in_flight_ -= std::min<uint32_t>(in_flight_, static_cast<uint32_t>(n));
+    if (n == 0) sched_yield();
+  }
+}
+
+void ProbeRun::Run() {
+  m_.path = target_.partner ? "pair" : "loopback";
+  StepResult failed;
+  if (options_.gpu_memory) {
+    failed = ProbeFailure{ProbeOutcome::kUnsupported,
+                          description_ + ": GPU buffers are not built into this version"};
+  } else if (options_.window == 0 || options_.message_bytes == 0 ||
+             options_.duration.count() <= 0 || options_.timeout.count() <= 0) {
+    failed = ProbeFailure{ProbeOutcome::kUnsupported,
+                          description_ +
+                              ": message size, window, duration and timeout must "
+                              "be positive"};
+  } else {
+    // The latency writes use the first slot: it holds at least kLatencyBytes.
+    message_bytes_ = std::max(options_.message_bytes, kLatencyBytes);
+    failed = SetUp();
+    if (!failed) failed = BandwidthPhase();
+    if (!failed) failed = LatencyPhase();
+  }
+  if (failed) {
+    m_.outcome = failed->outcome;
+    m_.error = std::move(failed->message);
+    m_.bandwidth_bytes_per_second = 0;
+    return;
+  }
+  m_.outcome = ProbeOutcome::kOk;
+  m_.error.clear();
+}
+
+class VerbsProber : public PortProber {
+ public:
+  ProbeMeasurement Measure(const ProbeTarget& target, const ProbeOptions& options) override {
+    const auto start = Clock::now();
+    ProbeMeasurement m;
+    m.outcome = ProbeOutcome::kError;  // until Run() says otherwise
+    {
+      ProbeRun run(target, options, m);
+      run.Run();
+    }  // every verbs resource is gone here: elapsed includes the clean-up
+    m.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+    return m;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PortProber> NewVerbsProber() { return std::make_unique<VerbsProber>(); }
+
+}  // namespace fabricwatch::probe

@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# `fabricwatch probe` against the real kernel RDMA stack: soft-RoCE (rdma_rxe) devices on a veth
+# pair (docs/probe.md, docs/kernel-guest.md). Runs inside the guest that tests/kernel/guest.sh
+# boots, or directly on any host, as root, whose kernel has rdma_rxe.
+#
+#   rxe0 on veth0 (10.77.0.1) <-> veth1 (10.77.0.2) with rxe1
+#
+# Usage: FABRICWATCH_SOURCE_DIR=<repo> bash tests/kernel/rdma_probe_test.sh <fabricwatch binary>
+# Each check is one line of $GUEST_RESULTS/checks.tsv when GUEST_RESULTS is set.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+e2e_init rdma_probe_test "$@"
+
+# ------------------------------------------------------------------ checks recorded for the host
+record() { [[ -z "${GUEST_RESULTS:-}" ]] || printf '%s\t%s\t%s\n' "$1" "$2" "${3//$'\n'/ }" >>"$GUEST_RESULTS/checks.tsv"; }
+CHECK=setup
+check() { CHECK="$1"; }
+ok() { E2E_PASSED=$((E2E_PASSED + 1)); printf 'ok - %s: %s (at %s s)\n' "$CHECK" "$*" "$(cut -d' ' -f1 /proc/uptime)"; record PASS "$CHECK" "$*"; }
+fail_later() {
+  E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$CHECK: $*")
+  printf 'not ok - %s: %s\n' "$CHECK" "$*"; record FAIL "$CHECK" "${*:0:400}"
+}
+fail() {
+  printf 'not ok - %s: %s\n' "$CHECK" "$*" >&2; record FAIL "$CHECK" "${*:0:400}"
+  printf 'FAIL: %s: stopped at the first fatal failure (%d checks passed before it)\n' \
+    "$E2E_NAME" "$E2E_PASSED" >&2
+  exit 1
+}
+save() { [[ -z "${GUEST_RESULTS:-}" ]] || printf '%s\n' "$2" >"$GUEST_RESULTS/$1"; }
+skip() { printf 'SKIP: %s\n' "$*"; record SKIP "$CHECK" "$*"; exit 77; }
+
+((EUID == 0)) || skip "needs root (modprobe, veth, rdma link add); running as uid $EUID"
+for tool in ip rdma tc python3; do
+  command -v "$tool" >/dev/null || skip "$tool not installed (iproute2, python3)"
+done
+for m in veth rdma_rxe ib_uverbs sch_netem; do
+  modprobe "$m" 2>/dev/null || skip "this kernel has no $m module ($(uname -r))"
+done
+# On a real host nothing of the host's may be touched (as in rdma_rxe_test.sh).
+for n in veth0 veth1; do
+  ip link show "$n" >/dev/null 2>&1 && skip "a netdev $n exists already: not touching this host"
+done
+for d in rxe0 rxe1; do
+  [[ -e /sys/class/infiniband/$d ]] && skip "an RDMA device $d exists already: not touching this host"
+done
+ip -4 addr | grep -q ' 10\.77\.' && skip "10.77.0.0/16 is in use on this host"
+[[ -z "$(ip rule show pref 10)$(ip route show table 77)$(ip route show table 78)" ]] ||
+  skip "routing rule preference 10 or table 77/78 is in use on this host"
+
+# ------------------------------------------------------------------ the fabric
+wait_until() { # TIMEOUT_S COMMAND...: polls COMMAND every 0.1 s
+  local deadline=$(($(now_ms) + $1 * 1000)); shift
+  until "$@"; do (($(now_ms) < deadline)) || return 1; sleep 0.1; done
+}
+active() { [[ "$(cut -d: -f1 /sys/class/infiniband/rxe0/ports/1/state)" == 4 &&
+  "$(cut -d: -f1 /sys/class/infiniband/rxe1/ports/1/state)" == 4 ]]; }
+ip link set lo up
+on_cleanup "ip link del veth0"
+ip link add veth0 type veth peer name veth1
+for n in 0 1; do ip link set "veth$n" mtu 9000 up; done
+ip addr add 10.77.0.1/24 dev veth0
+ip addr add 10.77.0.2/24 dev veth1
+on_cleanup "rdma link delete rxe0; rdma link delete rxe1"
+rdma link add rxe0 type rxe netdev veth0
+rdma link add rxe1 type rxe netdev veth1
+# rxe0 and rxe1 share one network stack: a packet from 10.77.0.1 to 10.77.0.2 would be local and
+# go through lo. Rules for locally generated packets between the two addresses send it out of the
+# veth instead, and accept_local lets the other end take it (as in rdma_rxe_test.sh). A QP pair
+# with equal source and destination IP (loopback) is turned around inside rxe (rxe_net.c,
+# RXE_LOOPBACK_MASK) and never reaches a netdev.
+for c in all default veth0 veth1; do
+  for k in rp_filter accept_local; do
+    on_cleanup "sysctl -qw net.ipv4.conf.$c.$k=$(sysctl -n "net.ipv4.conf.$c.$k")"
+  done
+  sysctl -qw "net.ipv4.conf.$c.rp_filter=0" "net.ipv4.conf.$c.accept_local=1"
+done
+on_cleanup "ip rule add pref 0 lookup local; ip rule del pref 100 lookup local"
+ip rule add pref 100 lookup local && ip rule del pref 0 lookup local
+on_cleanup "ip rule del pref 10 lookup 77; ip rule del pref 10 lookup 78"
+ip rule add pref 10 iif lo from 10.77.0.1 to 10.77.0.2 lookup 77
+ip rule add pref 10 iif lo from 10.77.0.2 to 10.77.0.1 lookup 78
+ip route add 10.77.0.2 dev veth0 src 10.77.0.1 table 77
+ip route add 10.77.0.1 dev veth1 src 10.77.0.2 table 78
+ip neigh replace 10.77.0.2 lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
+ip neigh replace 10.77.0.1 lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
+wait_until 10 active || fail "rxe0/rxe1 port 1 never ACTIVE: $(cat /sys/class/infiniband/rxe{0,1}/ports/1/state)"
+ok "rxe0, rxe1 on veth0, veth1, routed across the veth ($(uname -r), $(cat /sys/class/infiniband/rxe0/ports/1/rate))"
+
+# The kernel's RDMA objects of rxe0 and rxe1 (pd, cq, qp, mr, ctx, ... per device), from the
+# resource tracker: what a probe leaves behind shows here.
+res_now() { rdma resource show | grep -E 'rxe[01]:' | sed 's/^[0-9]*: //'; }
+BASELINE="$(res_now)"
+save res-baseline.txt "$BASELINE"
+printf 'rdma resource show before any probe:\n%s\n' "$BASELINE"
+
+# probe NAME ARGS...: `fabricwatch probe ARGS --json`, held alive (--hold) after it printed,
+# so that the resources it did not free itself would still be there; sets P_EXIT, P_WALL_MS,
+# P_RES (rdma resource show while it held on), P_JSON and the fields below.
+# Small writes and a short window: under TCG rxe moves some tens of MB/s.
+PROBE_ARGS=(--duration 1s --timeout 8s --message-size 16384 --window 4 --expected-rate-gbps 0)
+probe() {
+  local name="$1"; shift
+  local out="$E2E_TMP/probe-$name.json" t0 pid
+  t0=$(now_ms)
+  "$FABRICWATCH_BIN" probe "${PROBE_ARGS[@]}" "$@" --json --hold 2s >"$out" 2>"$out.err" &
+  pid=$!
+  register_pid "$pid"
+  wait_until 40 test -s "$out" || true
+  P_WALL_MS=$(($(now_ms) - t0))
+  P_RES="$(res_now)"
+  wait "$pid" && P_EXIT=0 || P_EXIT=$?
+  P_JSON="$(cat "$out")"
+  save "probe-$name.json" "$P_JSON"
+  read -r P_OUTCOME P_VERDICT P_GBPS P_MED_US P_MAX_US P_ELAPSED P_REG P_WRITES < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["outcome"], d["verdict"], "%.3f" % d["bandwidth_gbps"], "%.0f" % (d["latency_median_ns"] / 1e3),
+      "%.0f" % (d["latency_max_ns"] / 1e3), "%.2f" % (d["elapsed_ns"] / 1e9), d["registered_bytes"],
+      d["writes_completed"])' "$out" 2>"$out.parse") ||
+    { P_OUTCOME="unparsed" P_VERDICT="" P_GBPS=0 P_MED_US=0 P_MAX_US=0 P_ELAPSED=0 P_REG=0 P_WRITES=0; }
+  printf 'probe %s: exit %s, %s/%s, %s Gb/s, round trip %s us median, %s us max, %s s, %s B pinned, %s writes, %s ms wall; %s\n' \
+    "$name" "$P_EXIT" "$P_OUTCOME" "$P_VERDICT" "$P_GBPS" "$P_MED_US" "$P_MAX_US" "$P_ELAPSED" "$P_REG" \
+    "$P_WRITES" "$P_WALL_MS" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["error"])' "$out" 2>/dev/null)"
+  cat "$out.err"
+}
+figures() { echo "$P_GBPS Gb/s, round trip $P_MED_US us median / $P_MAX_US us max, $P_ELAPSED s, $P_REG B pinned"; }
+# clean NAME: check (e), after each probe
+clean() {
+  local after
+  after="$(res_now)"
+  if [[ "$P_RES" == "$BASELINE" && "$after" == "$BASELINE" ]]; then
+    ok "after the $1 probe (still running, and after it exited) rdma resource show is the baseline: $(tr '\n' ';' <<<"$BASELINE")"
+  else
+    fail_later "after the $1 probe: baseline '$BASELINE', while it held on '$P_RES', after it exited '$after'"
+  fi
+}
+gt0() { awk -v g="$1" 'BEGIN {exit !(g > 0)}'; }
+
+# ------------------------------------------------------------------ (a) loopback
+check probe.loopback
+line="$("$FABRICWATCH_BIN" probe rxe0/1 "${PROBE_ARGS[@]}" 2>&1)" && rc=0 || rc=$?
+echo "$line"
+[[ $rc == 0 && "$line" == "fabricwatch probe: OK: rxe0/1 loopback "* ]] &&
+  ok "exit 0: $line" || fail_later "exit $rc: $line"
+probe loopback rxe0/1
+if [[ $P_EXIT == 0 && $P_OUTCOME == ok && $P_VERDICT == healthy ]] && gt0 "$P_GBPS" && gt0 "$P_MED_US"; then
+  ok "rxe0/1 loopback: $(figures)"
+else
+  fail_later "rxe0/1 loopback: exit $P_EXIT, $P_JSON"
+fi
+LOOP_MED=$P_MED_US
+check probe.cleanup; clean loopback
+# The comparison above means something only if the tracker shows a running probe's objects.
+check probe.cleanup_sees_objects
+"$FABRICWATCH_BIN" probe rxe0/1 --duration 3s --timeout 8s --message-size 16384 --window 4 \
+  --expected-rate-gbps 0 >"$E2E_TMP/probe-long.txt" 2>&1 &
+pid=$!
+register_pid "$pid"
+sleep 1.5
+during="$(res_now)"
+wait "$pid" && rc=0 || rc=$?
+# Loopback: both QPs on rxe0, each with its own context, PD, MR, CQ and QP.
+if [[ $rc == 0 && "$during" == *"rxe0: pd 3 cq 3 qp 3 "*"mr 2 ctx 2"* ]]; then
+  ok "while a loopback probe runs: $(tr '\n' ';' <<<"$during")"
+else
+  fail_later "exit $rc ($(cat "$E2E_TMP/probe-long.txt")); while it ran, rdma resource show said: $(tr '\n' ';' <<<"$during")"
+fi
+
+# ------------------------------------------------------------------ (f) the JSON
+check probe.json
+if python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+want = {"port", "partner", "path", "outcome", "verdict", "error", "bandwidth_bytes_per_second",
+        "latency_median_ns", "latency_max_ns", "bytes_written", "writes_completed", "elapsed_ns",
+        "registered_bytes"}
+missing = want - d.keys()
+sys.exit(1 if missing or d["path"] != "loopback" or d["registered_bytes"] != 2 * 16384 * 4 else 0)' "$P_JSON"; then
+  ok "--json parses, with outcome, verdict and every measurement field; registered_bytes 2 x 16384 x 4"
+else
+  fail_later "--json: $P_JSON"
+fi
+
+# ------------------------------------------------------------------ (b) pair across the veth
+check probe.pair
+tx0="$(cat /sys/class/net/veth0/statistics/tx_bytes)"
+probe pair rxe0/1 --partner rxe1/1
+d_tx=$(($(cat /sys/class/net/veth0/statistics/tx_bytes) - tx0))
+if [[ $P_EXIT == 0 && $P_OUTCOME == ok ]] && gt0 "$P_GBPS" && gt0 "$P_MED_US"; then
+  ok "rxe0/1 pair to rxe1/1: $(figures); veth0 carried $d_tx B"
+else
+  fail_later "rxe0/1 pair to rxe1/1: exit $P_EXIT, $P_JSON"
+fi
+PAIR_MED=$P_MED_US
+check probe.cleanup; clean pair
+
+# ------------------------------------------------------------------ (g) fabricwatch check --check.probe
+# The check probes every ACTIVE port it saw (rxe0/1 by the pair path to rxe1/1, rxe1/1 by
+# loopback). rxe reports the veth's 10 Gb/s; under TCG it moves a few hundred Mb/s, so the bar is
+# lowered here to what an emulated CPU reaches (docs/probe.md §4).
+CHECK_YAML="$E2E_TMP/check.yml"
+printf 'probe:\n  message-size: 16384\n  window: 4\n  timeout: 8s\n  degraded-fraction: 0.001\n  partners: {"rxe0/1": "rxe1/1"}\n' >"$CHECK_YAML"
+run_check() { # NAME: fabricwatch check --check.probe on this kernel's devices; sets C_EXIT, C_OUT
+  "$FABRICWATCH_BIN" check --config.file="$CHECK_YAML" --check.agent-url= --check.probe \
+    >"$E2E_TMP/check-$1.txt" 2>"$E2E_TMP/check-$1.err" && C_EXIT=0 || C_EXIT=$?
+  C_OUT="$(cat "$E2E_TMP/check-$1.txt")"
+  printf 'fabricwatch check (%s): exit %s\n%s\n%s\n' "$1" "$C_EXIT" "$C_OUT" "$(cat "$E2E_TMP/check-$1.err")"
+}
+check check.probe_healthy
+run_check healthy
+if [[ $C_EXIT == 0 && "$C_OUT" == "fabricwatch check: healthy"* && "$(wc -l <<<"$C_OUT")" == 1 ]]; then
+  ok "both ports probed healthy: exit 0, only the summary: $C_OUT"
+else
+  fail_later "exit $C_EXIT: $C_OUT $(cat "$E2E_TMP/check-healthy.err")"
+fi
+
+# ------------------------------------------------------------------ (d) 5 ms one way on veth0
+check probe.netem_delay
+on_cleanup "tc qdisc del dev veth0 root"
+tc qdisc add dev veth0 root netem delay 5ms
+probe pair-delay rxe0/1 --partner rxe1/1
+rise=$((P_MED_US - PAIR_MED))
+if [[ $P_EXIT == 0 && $P_OUTCOME == ok ]] && ((rise >= 4000)); then
+  ok "netem delay 5ms on veth0: the pair's median round trip rose by $rise us ($PAIR_MED -> $P_MED_US us); $(figures)"
+else
+  fail_later "netem delay 5ms on veth0: pair exit $P_EXIT, median $PAIR_MED -> $P_MED_US us (rise $rise us, want >= 4000)"
+fi
+check probe.cleanup; clean pair-delay
+check probe.netem_loopback
+probe loopback-delay rxe0/1
+rise=$((P_MED_US - LOOP_MED))
+if [[ $P_EXIT == 0 && $P_OUTCOME == ok ]] && ((rise < 2000)); then
+  ok "with the same delay, loopback's median round trip did not rise: $LOOP_MED -> $P_MED_US us (it never reaches veth0); $(figures)"
+else
+  fail_later "loopback under netem on veth0: exit $P_EXIT, median $LOOP_MED -> $P_MED_US us"
+fi
+check probe.cleanup; clean loopback-delay
+
+# ------------------------------------------------------------------ past --timeout
+# A slow path that never fails the transport (30 ms one way stays under the QP's 67 ms ACK
+# timeout): a 1 s probe cannot end within 1.15 s, as its latency phase ends 1.1 s after the
+# start plus set-up and one 30 ms write. Stopped in a poll loop with writes outstanding.
+check probe.timeout
+tc qdisc change dev veth0 root netem delay 30ms
+saved=("${PROBE_ARGS[@]}")
+PROBE_ARGS=(--duration 1s --timeout 1150ms --message-size 16384 --window 4 --expected-rate-gbps 0)
+probe pair-timeout rxe0/1 --partner rxe1/1
+PROBE_ARGS=("${saved[@]}")
+elapsed_ms="$(json_get "$P_JSON" 'd["elapsed_ns"] // 1000000')"
+if [[ $P_EXIT == 2 && $P_OUTCOME == timeout ]] && ((elapsed_ms < 1150 + 1000)); then
+  ok "--timeout 1150ms, 30 ms one way: exit 2, timeout after $elapsed_ms ms (clean-up included): $(json_get "$P_JSON" 'd["error"]')"
+elif [[ $P_OUTCOME == ok ]] && ((elapsed_ms < 1150)); then
+  printf 'skip - %s: the probe ended in %s ms, set-up was too fast here for it to time out\n' "$CHECK" "$elapsed_ms"
+  record SKIP "$CHECK" "ended ok in $elapsed_ms ms: set-up too fast here to pass --timeout"
+else
+  fail_later "--timeout 1150ms, 30 ms one way: exit $P_EXIT after $elapsed_ms ms: $P_JSON"
+fi
+check probe.cleanup; clean pair-timeout
+
+# ------------------------------------------------------------------ a dead path, ports ACTIVE
+check probe.dead_path
+tc qdisc change dev veth0 root netem loss 100%
+probe pair-loss rxe0/1 --partner rxe1/1
+if [[ $P_EXIT == 2 && ($P_OUTCOME == error || $P_OUTCOME == timeout) ]] && ((P_WALL_MS < 8000 + 5000)); then
+  ok "netem loss 100% on veth0: exit 2 after $P_WALL_MS ms, $P_OUTCOME: $(json_get "$P_JSON" 'd["error"]')"
+else
+  fail_later "netem loss 100% on veth0: exit $P_EXIT after $P_WALL_MS ms: $P_JSON"
+fi
+check probe.cleanup; clean pair-loss
+check check.probe_failed
+run_check loss
+if [[ $C_EXIT == 2 && "$C_OUT" == *"rxe0/1: pair probe failed"* && "$C_OUT" == *"fabricwatch check: unhealthy"* ]]; then
+  ok "netem loss 100% on veth0: exit 2, $(grep -m1 'rxe0/1' <<<"$C_OUT")"
+else
+  fail_later "netem loss 100% on veth0: exit $C_EXIT: $C_OUT"
+fi
+tc qdisc del dev veth0 root
+
+# ------------------------------------------------------------------ (c) the peer's link down
+check probe.port_down
+ip link set veth1 down
+wait_until 10 bash -c '[[ $(cut -d: -f1 /sys/class/infiniband/rxe1/ports/1/state) != 4 ]]' || true
+probe pair-down rxe0/1 --partner rxe1/1
+if [[ $P_EXIT == 2 && ($P_OUTCOME == port_down || $P_OUTCOME == error || $P_OUTCOME == timeout) ]] &&
+  ((P_WALL_MS < 8000 + 5000)); then
+  ok "veth1 down: exit 2 after $P_WALL_MS ms, $P_OUTCOME: $(json_get "$P_JSON" 'd["error"]')"
+else
+  fail_later "veth1 down: exit $P_EXIT after $P_WALL_MS ms: $P_JSON"
+fi
+line="$("$FABRICWATCH_BIN" probe rxe0/1 --partner rxe1/1 "${PROBE_ARGS[@]}" 2>&1)" && rc=0 || rc=$?
+echo "$line"
+[[ $rc == 2 && "$line" == "fabricwatch probe: ERROR: rxe0/1 pair to rxe1/1: "* ]] &&
+  ok "the line: $line" || fail_later "exit $rc: $line"
+check probe.cleanup; clean pair-down
+ip link set veth1 up
+
+finish
