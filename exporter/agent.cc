@@ -22,6 +22,7 @@
 #include "exporter/logging.h"
 #include "exporter/privileges.h"
 #include "exporter/probe/probe_sources.h"
+#include "exporter/probe/process_prober.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {
@@ -43,6 +44,26 @@ std::map<std::string, std::string> AgentEnvironment() {
     }
   }
   return env;
+}
+
+// The active probe's runner (issue 37). Each probe is a child process (`fabricwatch probe ...
+// --json`) with a hard deadline: a verbs call stuck in the driver is killed with it, never the
+// agent's thread. Its callables read the store lazily.
+std::unique_ptr<probe::ProbeRunner> NewProbeRunner(const Config& config, ProcessLauncher& launcher,
+                                                   const Clock& clock, const SnapshotStore& store) {
+  probe::ProcessProberOptions process;
+  process.env = probe::ProbeChildEnvironment(environ);
+  auto runner = std::make_unique<probe::ProbeRunner>(
+      config.probe, std::make_unique<probe::ProcessPortProber>(launcher, process), clock,
+      GetLogger("probe"), probe::JobsFromStore(store),
+      probe::ExpectedRateFromStore(store, config.shape_file));
+  if (config.hooks.confirm_with_probe) {
+    const std::vector<probe::PortRef> ports = probe::ListRdmaPorts(config.sysfs_path);
+    if (auto warning = probe::LoopbackOnlyWarning(ports, config.probe)) {
+      GetLogger("probe")->warn("{}", *warning);
+    }
+  }
+  return runner;
 }
 
 }  // namespace
@@ -137,9 +158,7 @@ Status Agent::Build() {
   // callables read the store lazily (made below, before anything asks for a probe).
   if (config_.probe.enabled) {
     store_ = std::make_unique<SnapshotStore>();
-    prober_ = std::make_unique<probe::ProbeRunner>(
-        config_.probe, probe::NewVerbsProber(), clock_, GetLogger("probe"),
-        probe::JobsFromStore(*store_), probe::ExpectedRateFromStore(*store_, config_.shape_file));
+    prober_ = NewProbeRunner(config_, hook_launcher_, clock_, *store_);
   }
   hooks_ = std::make_unique<HookRunner>(config_.hooks, hook_launcher_, clock_, GetLogger("hooks"),
                                         AgentEnvironment(), std::move(current_jobs), prober_.get());
@@ -351,7 +370,7 @@ bool Agent::Stop() {
     collectors_stopped = scheduler_->Stop(kCollectorStopBudget);
     engine_->Stop();               // after the collectors: no more snapshots; saves the state file
     hooks_->Stop();                // waits for a hook already running (bounded by its timeout)
-    if (prober_) prober_->Stop();  // after the hooks; waits for a probe (probe.timeout)
+    if (prober_) prober_->Stop();  // after the hooks; kills a probe process that runs
   });
   const bool http_stopped = server_ == nullptr || server_->Stop(kHttpStopBudget);
   stop_listeners.join();

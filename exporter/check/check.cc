@@ -20,6 +20,9 @@ namespace {
 
 // Not a verdict: the command line or the configuration could not be used (docs/check.md).
 constexpr int kUsageExit = 3;
+// --check.agent-timeout bounds: curl takes 0 as "no timeout" (CURLOPT_TIMEOUT_MS), and a check
+// in a prolog or a readiness probe must not wait long for an agent that does not answer.
+constexpr auto kMaxAgentTimeout = std::chrono::seconds(30);
 
 constexpr std::string_view kUsage =
     "Usage: fabricwatch check [agent flags] [--check.output=text|json] "
@@ -33,7 +36,8 @@ constexpr std::string_view kUsage =
     "  --check.output=text|json     NHC-style lines and a summary (default), or one JSON object\n"
     "  --check.agent-url=URL        the running agent, asked for its active findings\n"
     "                               (default http://127.0.0.1:9868; \"\" does not ask)\n"
-    "  --check.agent-timeout=DUR    how long the agent may take to answer (default 1s)\n"
+    "  --check.agent-timeout=DUR    how long the agent may take to answer, above 0 and at most\n"
+    "                               30s (default 1s)\n"
     "  --check.probe                probe every ACTIVE RDMA port (probe: section, --probe.*)\n"
     "\n"
     "Every agent flag applies (--path.sysfs, --config.file, --state.file, --shape.file, the\n"
@@ -90,6 +94,10 @@ Result<CheckOptions> TakeCheckFlags(int argc, char** argv, std::vector<char*>& r
     } else if (name == "--check.agent-timeout") {
       auto timeout = ParseDuration(value);
       if (!timeout) return Error(timeout.error().WithContext("--check.agent-timeout"));
+      if (timeout->count() <= 0 || *timeout > kMaxAgentTimeout) {
+        return Error(StatusCode::kInvalidArgument,
+                     "--check.agent-timeout=" + value + ": must be above 0 and at most 30s");
+      }
       options.agent_timeout = *timeout;
     } else {
       return Error(StatusCode::kInvalidArgument,
@@ -120,7 +128,7 @@ void ProbePorts(const Config& config, const std::vector<SeenPort>& ports, CheckR
     }
     const probe::ProbeMeasurement m = prober->Measure(target, config.probe.options);
     const probe::ProbeVerdict verdict =
-        probe::ClassifyProbe(m, seen.rate_bits_per_second, config.probe.degraded_fraction);
+        probe::ClassifyProbe(m, seen.expected_bits_per_second, config.probe.degraded_fraction);
     const std::string name = seen.port.device + "/" + std::to_string(seen.port.port);
     if (verdict == probe::ProbeVerdict::kUnavailable) {
       report.notes.push_back("probe of " + name + " unavailable: " + m.error);
@@ -138,7 +146,7 @@ void ProbePorts(const Config& config, const std::vector<SeenPort>& ports, CheckR
                (verdict == probe::ProbeVerdict::kFailed
                     ? " (" + std::string(probe::ProbeOutcomeName(m.outcome)) + "): " + m.error
                     : ": " + detect::FormatFixed(gbps) + " Gb/s, expected " +
-                          detect::FormatFixed(seen.rate_bits_per_second / 1e9) + " Gb/s");
+                          detect::FormatFixed(seen.expected_bits_per_second / 1e9) + " Gb/s");
     f.evidence = {
         {"probe_bandwidth_bytes_per_second", m.bandwidth_bytes_per_second},
         {"probe_latency_seconds", std::chrono::duration<double>(m.latency_median).count()}};

@@ -10,7 +10,8 @@
 // probe.h); then the verdict (check_verdict.h): exit 0 healthy, 1 warning, 2 unhealthy. A
 // command line or configuration that cannot be used exits 3, which NHC-style callers treat as
 // a failed check (it is none of the three verdicts).
-// Safe to run while the agent runs: it binds no port, takes no lock, writes no file.
+// Safe to run while the agent runs: it binds no port, takes no lock of the agent's and writes no
+// file; only --check.probe takes the node-wide probe lock (probe.h), and may create its file.
 
 namespace fabricwatch::exporter::check {
 

@@ -23,7 +23,9 @@
 #include "exporter/logging.h"
 #include "exporter/pipeline/detector_engine.h"
 #include "exporter/pipeline/scheduler.h"
+#include "exporter/pipeline/snapshot_store.h"
 #include "exporter/privileges.h"
+#include "exporter/probe/probe_sources.h"
 
 namespace fabricwatch::exporter::check {
 namespace {
@@ -49,6 +51,10 @@ constexpr OneLookDetector kOneLook[] = {
 // detector state (learned shape, baselines) but neither the saved anomalies (those are the
 // agent's, asked over its API) nor the kernel log position (the check reads the whole log).
 constexpr std::string_view kCheckBootId = "fabricwatch-check";
+// The detectors fed by the kernel log, whose saved state the check does not restore: the check
+// rereads the whole log, so their saved history (the agent's lines of this boot) would count
+// each line twice. The rest (the learned shape, the baselines) is what one look needs.
+constexpr std::string_view kLogFedDetectors[] = {"driver_fault"};
 
 // Wall time, shifted for the second feed.
 class LookClock final : public Clock {
@@ -242,6 +248,15 @@ Result<LookResult> LookOnce(const Config& config) {
   for (const auto& s : *snapshots) {
     if (s->collector == "rdma") result.ports = PortsOf(s->families);
   }
+  {
+    // The rate --check.probe judges against is the agent's (probe_sources.h): the shape's
+    // (--shape.file, else same-model siblings), else the rate the port reports. A port that
+    // trained low reports the low rate; the shape does not.
+    SnapshotStore store;
+    for (const auto& s : *snapshots) store.Publish(s);
+    const probe::ExpectedRate expected = probe::ExpectedRateFromStore(store, config.shape_file);
+    for (SeenPort& seen : result.ports) seen.expected_bits_per_second = expected(seen.port);
+  }
 
   const detect::DetectorSelector select = ConfiguredDetectors(config);
   auto detectors = detect::BuildDetectors([&](const detect::DetectorInfo& info) {
@@ -251,6 +266,7 @@ Result<LookResult> LookOnce(const Config& config) {
   EngineOptions options;
   options.escalation.count = config.escalation_count;
   options.escalation.window = config.escalation_window;
+  options.skip_saved_state.assign(std::begin(kLogFedDetectors), std::end(kLogFedDetectors));
   DetectorEngine engine(std::move(*detectors), clock, nullptr,
                         ReadableStateFile(config, result.unread), GetLogger("detectors"), options);
   engine.LoadState();

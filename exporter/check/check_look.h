@@ -19,7 +19,9 @@
 //
 // Safe beside a running agent: no listener, no HTTP port, no hook; the state file is read
 // (detectors/core/state_file.h StateFile::Load: no lock, no write) for the learned shape and the
-// baselines, never written, and the engine is never started (only a started engine saves).
+// baselines, never written, and the engine is never started (only a started engine saves). The
+// saved state of the log-fed detectors (driver_fault's line history) is not restored: the look
+// rereads the whole kernel log, and the saved lines would be counted a second time.
 
 #include <chrono>
 #include <span>
@@ -45,11 +47,14 @@ std::span<const OneLookDetector> OneLookDetectors();
 // registry's defaults). kInvalidArgument when a hold is not a duration.
 Result<std::chrono::milliseconds> LongestHold(const Config& config);
 
-// An ACTIVE RDMA port the look saw, with the rate it reports (for --check.probe).
+// An RDMA port the look saw, with the rate it reports and the rate --check.probe judges it
+// against: the agent's (probe::ExpectedRateFromStore: the shape manifest, else the same-model
+// siblings' rate, else the reported rate; 0 when unknown).
 struct SeenPort {
   probe::PortRef port;
   bool active = false;
   double rate_bits_per_second = 0;
+  double expected_bits_per_second = 0;
 };
 
 struct LookResult {

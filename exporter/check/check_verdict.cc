@@ -68,10 +68,18 @@ std::string_view VerdictName(Verdict verdict) {
 std::vector<CheckFinding> MergeFindings(std::vector<CheckFinding> look,
                                         std::vector<CheckFinding> agent) {
   using Key = std::tuple<std::string, detect::Severity, detect::EntityLabels>;
+  // The entity's labels sorted: the agent's JSON object comes back with its keys sorted, the
+  // look's in the detector's contract order ({device, port, netdev} against {device, netdev,
+  // port}); the same entity must be one key either way.
+  auto key = [](const CheckFinding& f) {
+    detect::EntityLabels entity = f.entity;
+    std::sort(entity.begin(), entity.end());
+    return Key{f.detector, f.severity, std::move(entity)};
+  };
   std::set<Key> seen;
-  for (const CheckFinding& f : look) seen.emplace(f.detector, f.severity, f.entity);
+  for (const CheckFinding& f : look) seen.insert(key(f));
   for (CheckFinding& f : agent) {
-    if (seen.emplace(f.detector, f.severity, f.entity).second) look.push_back(std::move(f));
+    if (seen.insert(key(f)).second) look.push_back(std::move(f));
   }
   std::sort(look.begin(), look.end(), WorseFirst);
   return look;

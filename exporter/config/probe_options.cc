@@ -147,6 +147,10 @@ Status ApplyProbeYaml(const YAML::Node& node, const std::string& source,
   return Status::Ok();
 }
 
+milliseconds MinProbeTimeout(milliseconds duration) {
+  return duration + (duration + milliseconds(9)) / 10 + std::chrono::seconds(1);
+}
+
 Status ValidateProbeConfig(const probe::ProbeConfig& config) {
   const probe::ProbeOptions& o = config.options;
   if (!(config.degraded_fraction > 0 && config.degraded_fraction <= 1)) {
@@ -157,11 +161,17 @@ Status ValidateProbeConfig(const probe::ProbeConfig& config) {
   if (config.min_interval.count() <= 0) {
     return Invalid("probe.min-interval", "must be greater than 0");
   }
-  // The timeout bounds set-up, the bandwidth phase and the latency phase together.
-  if (o.timeout <= o.duration) {
+  // The timeout bounds set-up, the bandwidth phase and the latency phase together: the latency
+  // phase adds a tenth of the duration, set-up (opening the device, registering memory,
+  // connecting the QPs) up to about a second on a busy host. A shorter timeout times every
+  // probe out, and a timeout is a failed probe: it would confirm every drain.
+  if (o.timeout < MinProbeTimeout(o.duration)) {
     return Invalid("probe.timeout",
-                   fmt::format("{} must be longer than probe.duration ({})",
-                               FormatDuration(o.timeout), FormatDuration(o.duration)));
+                   fmt::format("{} is too short for probe.duration {}: at least {} (duration × "
+                               "1.1 + 1s: the latency phase adds a tenth of the duration and "
+                               "set-up up to a second; a probe that times out counts as failed)",
+                               FormatDuration(o.timeout), FormatDuration(o.duration),
+                               FormatDuration(MinProbeTimeout(o.duration))));
   }
   if (o.window < 1 || o.window > kMaxWindow) {
     return Invalid("probe.window", fmt::format("{} is outside 1..128", o.window));
@@ -186,6 +196,10 @@ void AddProbeFlags(CLI::App& app, ProbeFlags& flags) {
       "hooks.confirm_with_probe). Moves real traffic through the port. Default false");
   flags.duration_flag = app.add_option("--probe.duration", flags.duration,
                                        "Bandwidth phase of one probe. Default 1s");
+  flags.timeout_flag = app.add_option(
+      "--probe.timeout", flags.timeout,
+      "Bound on one probe, set-up included; at least --probe.duration × 1.1 + 1s. The agent "
+      "kills a probe process 3s past it. Default 5s");
   flags.degraded_fraction_flag = app.add_option(
       "--probe.degraded-fraction", flags.degraded_fraction,
       "A probe below this fraction of the port's expected rate is degraded, in (0, 1]. "
@@ -204,6 +218,10 @@ Status ApplyProbeFlags(const ProbeFlags& flags, probe::ProbeConfig& config) {
   if (flags.allow_with_jobs_flag->count() > 0) config.allow_with_jobs = flags.allow_with_jobs;
   if (flags.duration_flag->count() > 0) {
     Status s = SetDuration(flags.duration, "--probe.duration", config.options.duration);
+    if (!s.ok()) return s;
+  }
+  if (flags.timeout_flag->count() > 0) {
+    Status s = SetDuration(flags.timeout, "--probe.timeout", config.options.timeout);
     if (!s.ok()) return s;
   }
   if (flags.degraded_fraction_flag->count() > 0) {

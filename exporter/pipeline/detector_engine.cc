@@ -122,6 +122,10 @@ void DetectorEngine::LoadState() {
   for (const auto& detector : detectors_) {
     const std::string name(detector->name());
     if (!loaded->detectors.contains(name)) continue;
+    if (std::find(options_.skip_saved_state.begin(), options_.skip_saved_state.end(), name) !=
+        options_.skip_saved_state.end()) {
+      continue;  // EngineOptions::skip_saved_state: starts fresh
+    }
     Status status = Status::Ok();
     try {
       status = detector->LoadState(loaded->detectors.at(name), check);

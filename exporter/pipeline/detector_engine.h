@@ -60,6 +60,10 @@ struct EngineOptions {
   // Called for every finding after attribution (engine thread): adds what the agent knows of
   // the finding's port from outside the snapshots (the active probe's last result, issue 37).
   std::function<void(detect::Finding&)> annotate;
+  // Detectors whose saved state LoadState() leaves out: they start fresh whatever the file
+  // holds. `fabricwatch check` rereads the whole kernel log, so a log-fed detector's saved
+  // history (driver_fault's lines) would count each line twice (exporter/check/check_look.cc).
+  std::vector<std::string> skip_saved_state;
 };
 
 class DetectorEngine {

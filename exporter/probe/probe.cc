@@ -16,6 +16,8 @@ std::string_view ProbeOutcomeName(ProbeOutcome outcome) {
       return "timeout";
     case ProbeOutcome::kUnsupported:
       return "unsupported";
+    case ProbeOutcome::kSetupError:
+      return "setup_error";
   }
   return "unknown";
 }
@@ -44,6 +46,7 @@ ProbeVerdict ClassifyProbe(const ProbeMeasurement& measurement, double expected_
     case ProbeOutcome::kTimeout:
       return ProbeVerdict::kFailed;
     case ProbeOutcome::kUnsupported:
+    case ProbeOutcome::kSetupError:
       return ProbeVerdict::kUnavailable;
   }
   // An unknown rate (or no bar) cannot call a probe that moved data slow (probe.h).

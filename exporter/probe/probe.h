@@ -16,8 +16,13 @@
 // Every verbs resource (PD, MR, CQ, QP, context) has an RAII owner and is destroyed before
 // Measure() returns, on every path: success, error and timeout.
 //
-// Thread-safety: a prober is used by one thread at a time (the probe runner serialises probes:
-// never more than one at a time on the node).
+// One probe at a time on the node: Measure() holds flock(LOCK_EX) on a lock file
+// (kProbeLockPath) for the whole measurement, whoever runs it (the agent, `fabricwatch probe`,
+// `fabricwatch check --check.probe`). Held by another process for longer than
+// min(timeout / 2, 2 s): kUnsupported, "another probe runs on this node". No lock directory
+// (/run/lock missing): the probe runs without the lock.
+//
+// Thread-safety: a prober is used by one thread at a time.
 
 #include <chrono>
 #include <cstdint>
@@ -45,25 +50,40 @@ struct ProbeTarget {
 struct ProbeOptions {
   // How long the bandwidth phase posts writes (the latency phase adds up to a tenth of it).
   std::chrono::milliseconds duration{1000};
-  // The whole measurement, set-up and clean-up included; a probe past it stops, destroys its
-  // resources and reports kTimeout.
+  // The whole measurement, set-up included; a probe past it stops, destroys its resources and
+  // reports kTimeout (in the bandwidth or latency phase) or kSetupError (before them). The
+  // clean-up after the deadline can add up to ~200 ms (waiting for the flushed work requests)
+  // plus the time the driver takes to destroy the QPs, CQs and MRs.
   std::chrono::milliseconds timeout{5000};
   // Size of one RDMA WRITE of the bandwidth phase, and how many are kept in flight. Memory
   // registered: 2 × message_bytes × window (source and destination buffers).
   uint32_t message_bytes = 64 * 1024;
   uint32_t window = 16;
+  // The ranges `fabricwatch probe` accepts (the config's probe.message-size and probe.window
+  // take the same): at most 2 × 4 MiB × 128 = 1 GiB pinned.
+  static constexpr uint32_t kMinMessageBytes = 64;
+  static constexpr uint32_t kMaxMessageBytes = 4u << 20;
+  static constexpr uint32_t kMaxWindow = 128;
   // Register a GPU buffer instead of host memory (needs the GPUDirect RDMA module); not built
   // into this version: a request for it is answered kUnsupported with the reason.
   bool gpu_memory = false;
 };
 
-// What the measurement itself found, before any threshold.
+// What the measurement itself found, before any threshold. Only kPortDown, kError and kTimeout
+// are evidence about the port (ClassifyProbe: kFailed, which confirms a drain); an error of the
+// host (memory, a verbs call of the set-up, a starved set-up) is kSetupError and says nothing
+// about the port.
 enum class ProbeOutcome {
   kOk,           // data moved; bandwidth and latency are valid
-  kPortDown,     // the port (or the partner's) is not ACTIVE: nothing was posted
-  kError,        // a verbs call or a work completion failed (error says which and why)
-  kTimeout,      // the measurement did not finish within options.timeout
-  kUnsupported,  // no such device, no memory-lock allowance, no verbs access, GPU buffer asked
+  kPortDown,     // the port (or the partner's) is not ACTIVE (nor ACTIVE_DEFER): nothing posted
+  kError,        // a work completion failed (IBV_WC_RETRY_EXC_ERR, ...): error says which
+  kTimeout,      // the bandwidth or latency phase did not finish within options.timeout
+  kUnsupported,  // no such device, no memory-lock allowance, no verbs access, GPU buffer asked,
+                 // another probe runs on this node (the node-wide lock is held)
+  kSetupError,   // set-up failed on this host: a verbs call of the set-up or of posting (ENOMEM
+                 // from mmap, ibv_alloc_pd, ibv_create_cq/qp; EINVAL from ibv_modify_qp when
+                 // the GID table changed; ibv_open_device; no RoCE v2 GID), or the timeout hit
+                 // before the bandwidth phase began (set-up starved of CPU)
 };
 std::string_view ProbeOutcomeName(ProbeOutcome outcome);  // "ok", "port_down", ...
 
@@ -88,15 +108,19 @@ class PortProber {
   virtual ProbeMeasurement Measure(const ProbeTarget& target, const ProbeOptions& options) = 0;
 };
 
-// The libibverbs prober (exporter/probe/verbs_probe.cc).
-std::unique_ptr<PortProber> NewVerbsProber();
+// The node-wide probe lock (Debian's /run/lock is 1777: any user may create it).
+inline constexpr std::string_view kProbeLockPath = "/run/lock/fabricwatch-probe.lock";
+
+// The libibverbs prober (exporter/probe/verbs_probe.cc); `lock_path`: the node-wide lock file
+// (tests pass their own).
+std::unique_ptr<PortProber> NewVerbsProber(std::string lock_path = std::string(kProbeLockPath));
 
 // The verdict a drain or `fabricwatch check` acts on.
 enum class ProbeVerdict {
   kHealthy,      // kOk and bandwidth >= degraded_fraction × expected rate
   kDegraded,     // kOk but slower than that
   kFailed,       // kPortDown, kError, kTimeout
-  kUnavailable,  // kUnsupported: the probe says nothing about the port
+  kUnavailable,  // kUnsupported, kSetupError: the probe says nothing about the port
 };
 std::string_view ProbeVerdictName(ProbeVerdict verdict);  // "healthy", "degraded", ...
 

@@ -16,8 +16,6 @@ namespace fabricwatch::probe {
 namespace {
 
 constexpr std::string_view kName = "fabricwatch probe";
-// Pinned memory above this is refused as a wrong command line, not attempted.
-constexpr uint64_t kMaxRegisteredBytes = 1ull << 30;
 
 std::string Label(const PortRef& ref) { return ref.device + "/" + std::to_string(ref.port); }
 
@@ -55,13 +53,14 @@ std::optional<int> Parse(int argc, char** argv, const ProbeCommandEnv& env, Comm
                  "(pair) instead of the port alone (loopback)");
   app.add_option("--duration", duration, "How long the bandwidth phase writes (default 1s)");
   app.add_option("--timeout", timeout,
-                 "Bound on the whole probe, set-up and clean-up included (default 5s)");
+                 "Bound on the measurement, set-up included; the clean-up after it can add "
+                 "about 200 ms and the driver's destroy time (default 5s)");
   app.add_option("--message-size", cl.options.message_bytes,
-                 "Bytes per RDMA WRITE of the bandwidth phase (default 65536)");
-  app.add_option("--window", cl.options.window, "Writes kept in flight (default 16)");
+                 "Bytes per RDMA WRITE of the bandwidth phase, 64 to 4194304 (default 65536)");
+  app.add_option("--window", cl.options.window, "Writes kept in flight, 1 to 128 (default 16)");
   app.add_option("--expected-rate-gbps", cl.expected_gbps,
-                 "The port's expected rate in Gb/s; default: the rate the port reports; 0: no "
-                 "bar (any probe that moves data is healthy)");
+                 "The port's expected rate in Gb/s; default: the rate the port reports in sysfs "
+                 "(not the shape's); 0: no bar (any probe that moves data is healthy)");
   app.add_option("--degraded-fraction", cl.degraded_fraction,
                  "Below this fraction of the expected rate the port is degraded (default 0.5, "
                  "docs/probe.md §5)");
@@ -107,11 +106,14 @@ std::optional<int> Parse(int argc, char** argv, const ProbeCommandEnv& env, Comm
     return usage("--timeout " + timeout + " leaves no time past --duration " + duration +
                  " and its latency phase");
   }
-  if (cl.options.message_bytes == 0 || cl.options.window == 0) {
-    return usage("--message-size and --window must be at least 1");
+  // The config's ranges (probe.h): they bound what the probe pins to 1 GiB.
+  if (cl.options.message_bytes < ProbeOptions::kMinMessageBytes ||
+      cl.options.message_bytes > ProbeOptions::kMaxMessageBytes) {
+    return usage("--message-size " + std::to_string(cl.options.message_bytes) +
+                 " is outside 64..4194304 bytes");
   }
-  if (2ull * cl.options.message_bytes * cl.options.window > kMaxRegisteredBytes) {
-    return usage("--message-size × --window × 2 is over the 1 GiB the probe may pin");
+  if (cl.options.window < 1 || cl.options.window > ProbeOptions::kMaxWindow) {
+    return usage("--window " + std::to_string(cl.options.window) + " is outside 1..128");
   }
   if (!(cl.degraded_fraction >= 0 && cl.degraded_fraction <= 1)) {
     return usage("--degraded-fraction must be between 0 and 1");

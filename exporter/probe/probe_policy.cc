@@ -10,7 +10,8 @@ namespace fabricwatch::probe {
 
 ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeTime now,
                           const ProbeReport* last,
-                          const std::optional<std::vector<std::string>>& jobs) {
+                          const std::optional<std::vector<std::string>>& jobs,
+                          const std::optional<PortRef>& partner) {
   if (!config.enabled) {
     return {ProbeAction::kRefuse, "disabled",
             fmt::format("{}: the probe is disabled (probe.enabled: false)", PortText(port))};
@@ -23,10 +24,18 @@ ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeT
   }
   if (!config.allow_with_jobs && jobs && !jobs->empty()) {
     return {ProbeAction::kRefuse, "jobs_running",
-            fmt::format("{}: jobs {} hold the device open (probe.allow_with_jobs: false)",
-                        PortText(port), fmt::join(*jobs, ","))};
+            fmt::format("{}: jobs {} hold {} open (probe.allow_with_jobs: false)", PortText(port),
+                        fmt::join(*jobs, ","),
+                        partner && partner->device != port.device
+                            ? fmt::format("{} or {}, the pair path's devices,", port.device,
+                                          partner->device)
+                            : std::string("the device"))};
   }
   return {ProbeAction::kMeasure, {}, {}};
+}
+
+std::chrono::milliseconds ProbeAnswerWait(const ProbeOptions& options) {
+  return 2 * (options.timeout + kProbeProcessMargin) + std::chrono::seconds(5);
 }
 
 double ExpectedProbeRate(std::optional<double> shape_rate_gbps,

@@ -5,10 +5,11 @@
 //   - probe.enabled false: refused ("disabled");
 //   - a result of the port younger than probe.min_interval: answered from it (cached), so a
 //     flapping finding cannot turn into a stream of probes that move real traffic;
-//   - a running job holds the port's RDMA device open (the jobs collector's
-//     fabric_device_job_info, as attribution reads it: detectors/core/attribution.h) and not
-//     probe.allow_with_jobs: refused ("jobs_running"); the probe would steal the job's bandwidth
-//     and its result would be the job's traffic as much as the port's;
+//   - a running job holds the port's RDMA device open, or on the pair path the partner's (the
+//     traffic crosses both; the jobs collector's fabric_device_job_info, as attribution reads
+//     it: detectors/core/attribution.h) and not probe.allow_with_jobs: refused
+//     ("jobs_running"); the probe would steal the job's bandwidth and its result would be the
+//     job's traffic as much as the port's;
 //   - otherwise measured.
 // The verdict's expected rate: the port's expected shape (link_degraded's manifest or learned
 // expectation) first, else the rate the port reports (fabric_rdma_port_rate_bytes_per_second).
@@ -38,8 +39,19 @@ inline constexpr std::string_view kProbeRefusedReasons[] = {
 // The values of the `result` label of fabricwatch_probe_runs_total: every ProbeOutcome name
 // ("ok", "port_down", "error", "timeout", "unsupported") and "cached" (answered from the last
 // result inside probe.min_interval).
-inline constexpr std::string_view kProbeRunResults[] = {"ok",      "port_down",   "error",
-                                                        "timeout", "unsupported", "cached"};
+inline constexpr std::string_view kProbeRunResults[] = {
+    "ok", "port_down", "error", "timeout", "unsupported", "setup_error", "cached"};
+
+// The agent measures in a child process (process_prober.h), killed at options.timeout plus this
+// margin: the probe's own clean-up after its timeout (waiting for flushed work requests, the
+// driver destroying QPs, CQs and MRs) must not be mistaken for a hang.
+inline constexpr std::chrono::milliseconds kProbeProcessMargin{3000};
+
+// How long a drain waits for the answer to its probe (DrainPolicy, hooks.confirm_with_probe):
+// the probe's own bound (timeout + kProbeProcessMargin) twice, one probe queued ahead of it and
+// its own, plus 5 s for the queue and the answer's way back. Past it the drain is
+// suppressed_probe_unconfirmed ("no probe answer within ...").
+std::chrono::milliseconds ProbeAnswerWait(const ProbeOptions& options);
 
 // What a request is answered with.
 struct ProbeReport {
@@ -65,12 +77,14 @@ struct ProbeDecision {
   std::string detail;        // kRefuse: one line, names the port and why
 };
 
-// `last`: the port's last measured report, if any; `jobs`: the jobs holding the port's device
-// open now, nullopt when unknown (jobs collector off or not yet reported: no job is known to be
-// hurt, so the probe runs).
+// `last`: the port's last measured report, if any; `jobs`: the jobs holding open the devices the
+// probe's traffic crosses (the port's, and the partner's on the pair path), nullopt when unknown
+// (jobs collector off or not yet reported: no job is known to be hurt, so the probe runs);
+// `partner`: the pair path's far end, named in the refusal.
 ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeTime now,
                           const ProbeReport* last,
-                          const std::optional<std::vector<std::string>>& jobs);
+                          const std::optional<std::vector<std::string>>& jobs,
+                          const std::optional<PortRef>& partner = std::nullopt);
 
 // The expected rate ClassifyProbe compares with, in bits per second: the expected shape's rate
 // (Gb/s) when known and > 0, else the port's reported rate (bytes per second), else 0 (unknown:

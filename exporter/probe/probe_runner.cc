@@ -17,10 +17,16 @@ constexpr MetricDesc kBandwidth{
     {"device", "port"}};
 constexpr MetricDesc kLatency{
     "fabricwatch_probe_latency_seconds",
-    "Round trip of one signalled 64-byte RDMA WRITE in the port's last probe that moved data: "
-    "quantile 0.5 (median) and max.",
+    "Median round trip of one signalled 64-byte RDMA WRITE in the port's last probe that moved "
+    "data.",
     MetricKind::kGauge,
-    {"device", "port", "quantile"}};
+    {"device", "port"}};
+constexpr MetricDesc kLatencyMax{
+    "fabricwatch_probe_latency_max_seconds",
+    "Longest round trip of one signalled 64-byte RDMA WRITE in the port's last probe that moved "
+    "data.",
+    MetricKind::kGauge,
+    {"device", "port"}};
 constexpr MetricDesc kLastTimestamp{
     "fabricwatch_probe_last_timestamp_seconds",
     "When the port's last probe finished (Unix time), whatever its outcome.",
@@ -29,25 +35,27 @@ constexpr MetricDesc kLastTimestamp{
 constexpr MetricDesc kVerdict{
     "fabricwatch_probe_verdict",
     "The verdict of the port's last probe: 1 for the current one of healthy, degraded (below "
-    "probe.degraded-fraction of the expected rate), failed (port down, verbs error, timeout) and "
-    "unavailable (the probe could not run: no device, no memory-lock allowance), 0 for the "
+    "probe.degraded-fraction of the expected rate), failed (port down, a failed work "
+    "completion, a timeout in a data phase) and unavailable (the probe could not run: no "
+    "device, no memory-lock allowance, a set-up error, another probe running), 0 for the "
     "others.",
     MetricKind::kGauge,
     {"device", "port", "verdict"}};
 constexpr MetricDesc kRunsTotal{
     "fabricwatch_probe_runs_total",
     "Probe requests answered, by result: the outcome of a measurement (ok, port_down, error, "
-    "timeout, unsupported), or cached (answered from the port's last result inside "
+    "timeout, unsupported, setup_error), or cached (answered from the port's last result inside "
     "probe.min-interval).",
     MetricKind::kCounter,
     {"result"}};
 constexpr MetricDesc kRefusedTotal{
     "fabricwatch_probe_refused_total",
     "Probe requests refused, by reason: disabled, jobs_running (a running job holds the port's "
-    "device open and probe.allow-with-jobs is false), queue_full, stopped.",
+    "device open, or on the pair path the partner's, and probe.allow-with-jobs is false), "
+    "queue_full, stopped (the agent stopped before or while the probe ran).",
     MetricKind::kCounter,
     {"reason"}};
-constexpr MetricDesc kAllDescs[] = {kBandwidth, kLatency,   kLastTimestamp,
+constexpr MetricDesc kAllDescs[] = {kBandwidth, kLatency,   kLatencyMax,  kLastTimestamp,
                                     kVerdict,   kRunsTotal, kRefusedTotal};
 
 constexpr ProbeVerdict kVerdicts[] = {ProbeVerdict::kHealthy, ProbeVerdict::kDegraded,
@@ -65,7 +73,8 @@ ProbeRunner::ProbeRunner(ProbeConfig config, std::unique_ptr<PortProber> prober,
       clock_(clock),
       log_(std::move(logger)),
       jobs_on_device_(std::move(jobs_on_device)),
-      expected_rate_(std::move(expected_rate)) {
+      expected_rate_(std::move(expected_rate)),
+      stoppable_(dynamic_cast<StoppablePortProber*>(prober_.get())) {
   // Every result and reason exists from the start, so a rate() never meets an absent series.
   for (std::string_view result : kProbeRunResults) runs_[std::string(result)] = 0;
   for (std::string_view reason : kProbeRefusedReasons) refused_[std::string(reason)] = 0;
@@ -79,6 +88,7 @@ void ProbeRunner::Start() {
   std::lock_guard lock(mutex_);
   if (worker_.joinable()) return;
   stop_ = false;
+  stop_probe_ = std::stop_source();
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -93,6 +103,7 @@ void ProbeRunner::Stop() {
     refused_["stopped"] += queue_.size();
     queue_.clear();
   }
+  stop_probe_.request_stop();  // a probe process that runs is killed now
   cv_.notify_all();
   worker_.join();
   std::lock_guard lock(mutex_);
@@ -150,15 +161,35 @@ void ProbeRunner::CountRefused(std::string_view reason) {
   ++refused_[std::string(reason)];
 }
 
-ProbeReport ProbeRunner::Handle(const Pending& request) {
+std::optional<std::vector<std::string>> ProbeRunner::JobsOnPath(const ProbeTarget& target) const {
+  if (!jobs_on_device_) return std::nullopt;
+  std::optional<std::vector<std::string>> jobs = jobs_on_device_(target.port.device);
+  // The pair path's traffic crosses the partner's device too: a job there is hurt as much.
+  if (target.partner && target.partner->device != target.port.device) {
+    if (auto far = jobs_on_device_(target.partner->device)) {
+      if (!jobs) jobs.emplace();
+      for (std::string& job : *far) {
+        if (std::find(jobs->begin(), jobs->end(), job) == jobs->end()) {
+          jobs->push_back(std::move(job));
+        }
+      }
+    }
+  }
+  return jobs;
+}
+
+ProbeReport ProbeRunner::Handle(const Pending& request, std::stop_token stop) {
   ProbeReport report;
   report.port = request.port;
   report.reason = request.reason;
   std::optional<ProbeReport> last = Last(request.port);
-  const std::optional<std::vector<std::string>> jobs =
-      jobs_on_device_ ? jobs_on_device_(request.port.device) : std::nullopt;
+  ProbeTarget target{request.port, std::nullopt};
+  if (auto it = config_.partners.find(request.port); it != config_.partners.end()) {
+    target.partner = it->second;
+  }
   const ProbeDecision decision =
-      DecideProbe(config_, request.port, clock_.Now(), last ? &*last : nullptr, jobs);
+      DecideProbe(config_, request.port, clock_.Now(), last ? &*last : nullptr, JobsOnPath(target),
+                  target.partner);
   if (decision.action == ProbeAction::kRefuse) {
     report.refused = std::string(decision.refused);
     report.detail = decision.detail;
@@ -175,15 +206,21 @@ ProbeReport ProbeRunner::Handle(const Pending& request) {
     ++runs_["cached"];
     return report;
   }
-  ProbeTarget target{request.port, std::nullopt};
-  if (auto it = config_.partners.find(request.port); it != config_.partners.end()) {
-    target.partner = it->second;
-  }
   report.expected_bits_per_second = expected_rate_ ? expected_rate_(request.port) : 0;
   log_->info("probing {} ({}, {}, expected {:.1f} Gb/s)", PortText(request.port), request.reason,
              target.partner ? "pair with " + PortText(*target.partner) : "loopback",
              report.expected_bits_per_second / 1e9);
-  report.measurement = prober_->Measure(target, config_.options);
+  report.measurement = stoppable_ != nullptr ? stoppable_->Measure(target, config_.options, stop)
+                                             : prober_->Measure(target, config_.options);
+  if (stop.stop_requested()) {
+    // Cut short by Stop(): no result of the port, and nothing a drain could act on.
+    report.measurement = {};
+    report.refused = "stopped";
+    report.detail = PortText(request.port) + ": the agent stopped while the probe ran";
+    CountRefused("stopped");
+    log_->warn("probe {} ({}): stopped while it ran", PortText(request.port), request.reason);
+    return report;
+  }
   report.verdict =
       ClassifyProbe(report.measurement, report.expected_bits_per_second, config_.degraded_fraction);
   report.time = clock_.Now();
@@ -211,8 +248,9 @@ void ProbeRunner::WorkerLoop() {
     Pending request = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    const std::stop_token stop = stop_probe_.get_token();
     lock.unlock();
-    const ProbeReport report = Handle(request);
+    const ProbeReport report = Handle(request, stop);
     for (const ProbeCallback& callback : request.callbacks) {
       if (callback) callback(report);
     }
@@ -233,10 +271,8 @@ void ProbeRunner::Export(MetricSink& sink) const {
     if (m.outcome == ProbeOutcome::kOk) {
       sink.Add(kBandwidth, {{"device", port.device}, {"port", number}},
                m.bandwidth_bytes_per_second);
-      sink.Add(kLatency, {{"device", port.device}, {"port", number}, {"quantile", "0.5"}},
-               Seconds(m.latency_median));
-      sink.Add(kLatency, {{"device", port.device}, {"port", number}, {"quantile", "max"}},
-               Seconds(m.latency_max));
+      sink.Add(kLatency, {{"device", port.device}, {"port", number}}, Seconds(m.latency_median));
+      sink.Add(kLatencyMax, {{"device", port.device}, {"port", number}}, Seconds(m.latency_max));
     }
     sink.Add(kLastTimestamp, {{"device", port.device}, {"port", number}},
              std::chrono::duration<double>((report.time + wall).time_since_epoch()).count());

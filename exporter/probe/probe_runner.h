@@ -2,11 +2,14 @@
 // ProbeRunner: the agent's one probe thread (issue 37 part 3). It owns a PortProber and runs at
 // most one probe at a time on the node (a probe moves real traffic and pins memory; two at once
 // would measure each other). Requests queue; a request for a port already waiting joins it.
+// The agent's prober is a ProcessPortProber (process_prober.h): each probe is a child process
+// with a hard deadline (probe.timeout + kProbeProcessMargin), so a verbs call stuck in the
+// driver blocks neither the next probe nor Stop(). A StoppablePortProber is cut short by Stop().
 // The policy (probe_policy.h) decides each request: refused, answered from the port's last
 // result, or measured; ClassifyProbe turns a measurement into the verdict a drain acts on.
 //
-//   ProbeRunner runner(config.probe, NewVerbsProber(), clock, logger, jobs_on_device,
-//                      expected_rate);
+//   ProbeRunner runner(config.probe, std::make_unique<ProcessPortProber>(launcher), clock,
+//                      logger, jobs_on_device, expected_rate);
 //   runner.Start();
 //   runner.Request({"mlx5_0", 1}, "drain confirmation", [](const ProbeReport& r) { ... });
 //
@@ -15,8 +18,9 @@
 // logged (the agent is going away, and so is whoever asked).
 //
 // Exported (Export): fabricwatch_probe_bandwidth_bytes_per_second{device,port},
-// fabricwatch_probe_latency_seconds{device,port,quantile}, fabricwatch_probe_last_timestamp_
-// seconds{device,port}, fabricwatch_probe_verdict{device,port,verdict},
+// fabricwatch_probe_latency_seconds{device,port} (median), fabricwatch_probe_latency_max_seconds
+// {device,port}, fabricwatch_probe_last_timestamp_seconds{device,port},
+// fabricwatch_probe_verdict{device,port,verdict},
 // fabricwatch_probe_runs_total{result}, fabricwatch_probe_refused_total{reason}.
 //
 // Thread-safety: Request(), Export(), Last() and WaitIdle() from any thread.
@@ -31,6 +35,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +45,7 @@
 #include "exporter/probe/probe.h"
 #include "exporter/probe/probe_config.h"
 #include "exporter/probe/probe_policy.h"
+#include "exporter/probe/process_prober.h"
 
 namespace fabricwatch::probe {
 
@@ -59,8 +65,9 @@ class ProbeRunner {
   ProbeRunner& operator=(const ProbeRunner&) = delete;
 
   void Start();
-  // Drops the queued requests (unanswered, logged), waits for a probe that runs (bounded by
-  // probe.timeout), joins.
+  // Drops the queued requests (unanswered, logged); a probe that runs is cut short when the
+  // prober is a StoppablePortProber (the process prober kills its child at once) and answered
+  // "stopped", else waited for (bounded by probe.timeout); joins.
   void Stop();
 
   // Never blocks on a probe. `reason` goes to the log and the report.
@@ -86,7 +93,10 @@ class ProbeRunner {
 
   void WorkerLoop();
   // Decides and, when the policy says so, measures one request (worker thread, unlocked).
-  ProbeReport Handle(const Pending& request);
+  ProbeReport Handle(const Pending& request, std::stop_token stop);
+  // The jobs on the devices the probe's traffic crosses: the port's, and the partner's on the
+  // pair path; nullopt when the jobs collector has not said.
+  std::optional<std::vector<std::string>> JobsOnPath(const ProbeTarget& target) const;
   void CountRefused(std::string_view reason);
 
   const ProbeConfig config_;
@@ -95,6 +105,7 @@ class ProbeRunner {
   std::shared_ptr<spdlog::logger> log_;
   JobsOnDevice jobs_on_device_;
   ExpectedRate expected_rate_;
+  StoppablePortProber* const stoppable_;  // prober_ when it can be cut short, else null
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
@@ -102,6 +113,7 @@ class ProbeRunner {
   std::deque<Pending> queue_;
   bool stop_ = false;
   bool busy_ = false;
+  std::stop_source stop_probe_;          // a new one each Start(); Stop() requests it
   std::map<PortRef, ProbeReport> last_;  // measured reports only
   std::map<std::string, uint64_t, std::less<>> runs_;
   std::map<std::string, uint64_t, std::less<>> refused_;

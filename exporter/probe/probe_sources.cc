@@ -1,5 +1,11 @@
 #include "exporter/probe/probe_sources.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
 #include "collectors/jobs/jobs_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
@@ -8,6 +14,40 @@
 #include "detectors/link_degraded/port_shape.h"
 
 namespace fabricwatch::probe {
+
+std::vector<PortRef> ListRdmaPorts(const std::string& sysfs_root) {
+  std::vector<PortRef> ports;
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::path(sysfs_root) / "class" / "infiniband";
+  for (const auto& device : std::filesystem::directory_iterator(root, ec)) {
+    std::error_code port_ec;
+    for (const auto& port : std::filesystem::directory_iterator(device.path() / "ports", port_ec)) {
+      if (auto ref = ParsePortText(device.path().filename().string() + "/" +
+                                   port.path().filename().string())) {
+        ports.push_back(std::move(*ref));
+      }
+    }
+  }
+  std::sort(ports.begin(), ports.end());
+  return ports;
+}
+
+std::optional<std::string> LoopbackOnlyWarning(const std::vector<PortRef>& ports,
+                                               const ProbeConfig& config) {
+  std::vector<std::string> loopback;
+  for (const PortRef& port : ports) {
+    if (!config.partners.contains(port)) loopback.push_back(PortText(port));
+  }
+  if (loopback.empty()) return std::nullopt;
+  return fmt::format(
+      "loopback probes do not cover the cable: {} {} no probe.partners entry, so "
+      "hooks.confirm_with_probe probes {} by loopback through the HCA, and a link_flap or "
+      "ber_growth warning there is suppressed (suppressed_probe_healthy) whenever the HCA is "
+      "healthy, even when the cable is at fault; configure probe.partners (a second port of the "
+      "node on the same fabric) to probe the wire (docs/design.md §5.11)",
+      fmt::join(loopback, ", "), loopback.size() == 1 ? "has" : "have",
+      loopback.size() == 1 ? "it" : "them");
+}
 
 JobsOnDevice JobsFromStore(const exporter::SnapshotStore& store) {
   return [&store](const std::string& device) -> std::optional<std::vector<std::string>> {

@@ -12,12 +12,25 @@
 // Thread-safety: the callables read the store (itself thread-safe) and a manifest loaded once.
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "exporter/pipeline/snapshot_store.h"
 #include "exporter/probe/probe_runner.h"
 
 namespace fabricwatch::probe {
+
+// The RDMA ports of the node: <sysfs_root>/class/infiniband/<device>/ports/<n>, sorted; none
+// when the directory is absent or unreadable.
+std::vector<PortRef> ListRdmaPorts(const std::string& sysfs_root);
+
+// hooks.confirm_with_probe: a loopback probe turns the packets around inside the HCA, so it does
+// not cover the cable; a wire finding (link_flap, ber_growth) on a port whose HCA is healthy is
+// then suppressed_probe_healthy. The warning the agent logs at start when any of `ports` has no
+// probe.partners entry; nullopt when every port has one (or there is none).
+std::optional<std::string> LoopbackOnlyWarning(const std::vector<PortRef>& ports,
+                                               const ProbeConfig& config);
 
 // nullopt when the jobs collector has not reported (off, or not yet).
 JobsOnDevice JobsFromStore(const exporter::SnapshotStore& store);

@@ -1,16 +1,24 @@
 // The libibverbs prober (probe.h): two RC QPs connected to each other, a bandwidth phase of
 // `window` RDMA WRITEs kept in flight, then a latency phase of one small write at a time.
 // Everything is polled (ibv_poll_cq, never a blocking wait) against one deadline, so the call
-// ends within options.timeout plus a short drain, whatever the fabric does (docs/probe.md §3).
+// ends within options.timeout plus the clean-up (a drain of up to kDrainTime and the driver's
+// destroy calls), whatever the fabric does (docs/probe.md §3). One probe at a time on the node:
+// Measure() holds a flock on the lock file for the whole call (probe.h).
 
 #include "exporter/probe/verbs_probe.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <thread>
 #include <vector>
+
+#include "collectors/sys/unique_fd.h"
 
 namespace fabricwatch::probe {
 namespace {
@@ -26,6 +34,10 @@ constexpr auto kDrainTime = std::chrono::milliseconds(200);
 // Empty polls between two sched_yield()s: a spinning poller must not starve a software
 // provider (rxe) that does its work in softirqs and kernel threads on the same CPUs.
 constexpr int kPollsPerYield = 64;
+// How long Measure() waits for another probe's lock (at most half the timeout), and how often it
+// tries again meanwhile.
+constexpr auto kLockWait = std::chrono::milliseconds(2000);
+constexpr auto kLockRetry = std::chrono::milliseconds(20);
 
 std::string Seconds(std::chrono::milliseconds d) {
   char text[32];
@@ -36,11 +48,13 @@ std::string Seconds(std::chrono::milliseconds d) {
 // One probe: the two sides, the deadline, and the measurement being filled.
 class ProbeRun {
  public:
-  ProbeRun(const ProbeTarget& target, const ProbeOptions& options, ProbeMeasurement& m)
+  // `deadline`: the call's start (before waiting for the lock) plus options.timeout.
+  ProbeRun(const ProbeTarget& target, const ProbeOptions& options, ProbeMeasurement& m,
+           Clock::time_point deadline)
       : target_(target),
         options_(options),
         m_(m),
-        deadline_(Clock::now() + options.timeout),
+        deadline_(deadline),
         description_(PortLabel(target.port) +
                      (target.partner ? " to " + PortLabel(*target.partner) : " loopback")) {}
 
@@ -60,9 +74,11 @@ class ProbeRun {
   StepResult BandwidthPhase();
   StepResult LatencyPhase();
   StepResult PostWrite(size_t offset, uint32_t length, uint64_t wr_id);
-  // Polls src_'s CQ once; adds the completions to `done`; a failed completion is kError.
+  // Polls src_'s CQ once; adds the completions to `done`; a failed completion is kError. Every
+  // completion taken off the CQ is counted out of in_flight_, the ones after a failed one too.
   StepResult Poll(int& done);
-  StepResult CheckDeadline(std::string_view phase) const;
+  // Past the deadline: `outcome` (kSetupError before the data phases, kTimeout in them).
+  StepResult CheckDeadline(std::string_view phase, ProbeOutcome outcome) const;
   void Drain();
 
   const ProbeTarget& target_;
@@ -78,19 +94,19 @@ class ProbeRun {
   ProbeSide dst_;
 };
 
-StepResult ProbeRun::CheckDeadline(std::string_view phase) const {
+StepResult ProbeRun::CheckDeadline(std::string_view phase, ProbeOutcome outcome) const {
   if (Clock::now() < deadline_) return std::nullopt;
-  return ProbeFailure{ProbeOutcome::kTimeout,
-                      description_ + ": not done within the " + Seconds(options_.timeout) +
-                          " timeout, in " + std::string(phase) + " (" + std::to_string(in_flight_) +
-                          " writes outstanding, " + std::to_string(m_.writes_completed) +
-                          " completed)"};
+  return ProbeFailure{outcome, description_ + ": not done within the " + Seconds(options_.timeout) +
+                                   " timeout, in " + std::string(phase) + " (" +
+                                   std::to_string(in_flight_) + " writes outstanding, " +
+                                   std::to_string(m_.writes_completed) + " completed)"};
 }
 
 StepResult ProbeRun::SetUp() {
   if (auto failed = OpenSide(target_.port, src_)) return failed;
   if (auto failed = OpenSide(target_.partner.value_or(target_.port), dst_)) return failed;
-  if (auto failed = CheckDeadline("set-up")) return failed;
+  // A set-up past the deadline is a starved host (CPU, a slow driver), not the port's evidence.
+  if (auto failed = CheckDeadline("set-up", ProbeOutcome::kSetupError)) return failed;
   for (ProbeSide* side : {&src_, &dst_}) {
     if (auto failed = ResolveAddress(*side)) return failed;
   }
@@ -100,8 +116,9 @@ StepResult ProbeRun::SetUp() {
   m_.registered_bytes = src_.buffer.size();
   if (auto failed = CreateResources(dst_, bytes, 1)) return failed;
   m_.registered_bytes += dst_.buffer.size();
-  if (auto failed = CheckDeadline("set-up")) return failed;
-  return ConnectPair(src_, dst_);
+  if (auto failed = CheckDeadline("set-up", ProbeOutcome::kSetupError)) return failed;
+  if (auto failed = ConnectPair(src_, dst_)) return failed;
+  return CheckDeadline("set-up", ProbeOutcome::kSetupError);
 }
 
 StepResult ProbeRun::PostWrite(size_t offset, uint32_t length, uint64_t wr_id) {
@@ -119,7 +136,14 @@ StepResult ProbeRun::PostWrite(size_t offset, uint32_t length, uint64_t wr_id) {
   wr.wr.rdma.rkey = dst_.mr->rkey;
   ibv_send_wr* bad = nullptr;
   if (int err = ibv_post_send(src_.qp.get(), &wr, &bad); err != 0) {
-    return ProbeFailure{ProbeOutcome::kError,
+    // A QP that a failed completion moved to ERR refuses new work on some providers (rxe:
+    // EINVAL): that completion, still on the CQ, is the port's evidence. Otherwise the refusal
+    // is the host's (a full send queue, ENOMEM).
+    int done = 0;
+    if (auto wc_failed = Poll(done); wc_failed && wc_failed->outcome == ProbeOutcome::kError) {
+      return wc_failed;
+    }
+    return ProbeFailure{ProbeOutcome::kSetupError,
                         description_ + ": ibv_post_send on " + src_.label + ": " + strerror(err)};
   }
   ++in_flight_;
@@ -130,23 +154,29 @@ StepResult ProbeRun::Poll(int& done) {
   ibv_wc wc[16];
   const int n = ibv_poll_cq(src_.cq.get(), 16, wc);
   if (n < 0) {
-    return ProbeFailure{ProbeOutcome::kError, description_ + ": ibv_poll_cq on " + src_.label +
-                                                  " failed (" + std::to_string(n) + ")"};
+    return ProbeFailure{ProbeOutcome::kSetupError, description_ + ": ibv_poll_cq on " + src_.label +
+                                                       " failed (" + std::to_string(n) + ")"};
   }
+  StepResult failed;
   for (int i = 0; i < n; ++i) {
-    --in_flight_;
+    // Every entry taken off the CQ is one write less outstanding, the ones after a failed
+    // completion too: Drain() then waits only for the writes still on the QP.
+    in_flight_ -= std::min<uint32_t>(in_flight_, 1);
     if (wc[i].status != IBV_WC_SUCCESS) {
-      return ProbeFailure{ProbeOutcome::kError,
-                          description_ + ": RDMA WRITE completed with status " +
-                              ibv_wc_status_str(wc[i].status) + " (vendor error " +
-                              std::to_string(wc[i].vendor_err) + ") on " + src_.label};
+      if (!failed) {
+        failed = ProbeFailure{ProbeOutcome::kError,
+                              description_ + ": RDMA WRITE completed with status " +
+                                  ibv_wc_status_str(wc[i].status) + " (vendor error " +
+                                  std::to_string(wc[i].vendor_err) + ") on " + src_.label};
+      }
+      continue;
     }
     ++m_.writes_completed;
     // wr_id carries the write's length: a send completion's byte_len is undefined.
     m_.bytes_written += wc[i].wr_id;
   }
   done += n;
-  return std::nullopt;
+  return failed;
 }
 
 StepResult ProbeRun::BandwidthPhase() {
@@ -156,7 +186,7 @@ StepResult ProbeRun::BandwidthPhase() {
   uint64_t slot = 0;
   int idle = 0;
   for (;;) {
-    if (auto failed = CheckDeadline("the bandwidth phase")) return failed;
+    if (auto failed = CheckDeadline("the bandwidth phase", ProbeOutcome::kTimeout)) return failed;
     const bool posting = Clock::now() < stop_posting;
     while (posting && in_flight_ < options_.window) {
       const size_t offset = static_cast<size_t>(slot++ % options_.window) * message_bytes_;
@@ -189,7 +219,7 @@ StepResult ProbeRun::LatencyPhase() {
     if (auto failed = PostWrite(0, kLatencyBytes, kLatencyBytes)) return failed;
     int done = 0;
     for (int idle = 1; done == 0; ++idle) {
-      if (auto failed = CheckDeadline("the latency phase")) return failed;
+      if (auto failed = CheckDeadline("the latency phase", ProbeOutcome::kTimeout)) return failed;
       if (auto failed = Poll(done)) return failed;
       if (done == 0 && idle % kPollsPerYield == 0) sched_yield();
     }
@@ -247,23 +277,78 @@ void ProbeRun::Run() {
   m_.error.clear();
 }
 
+// Opens (creating it 0644 when missing) and flocks the node-wide lock file (probe.h), waiting up
+// to `wait` for another holder; `held` keeps the lock. No lock directory: no lock, no failure.
+StepResult LockNode(const std::string& path, Clock::duration wait, sys::UniqueFd& held) {
+  // O_NOFOLLOW and O_EXCL: a link planted in the 1777 directory is refused, not followed;
+  // O_NONBLOCK: a FIFO planted there cannot block the open.
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  sys::UniqueFd fd(open(path.c_str(), kFlags | O_CREAT | O_EXCL, 0644));
+  if (fd) {
+    fchmod(fd.get(), 0644);  // whatever the umask: every user's probe opens it
+  } else if (errno == EEXIST) {
+    fd.Reset(open(path.c_str(), kFlags));
+  }
+  if (!fd) {
+    const int err = errno;
+    if (err == ENOENT) return std::nullopt;  // no /run/lock: the probe runs unlocked
+    return ProbeFailure{ProbeOutcome::kSetupError,
+                        "the probe lock " + path + ": open: " + strerror(err)};
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return ProbeFailure{ProbeOutcome::kSetupError,
+                        "the probe lock " + path + " is not a regular file"};
+  }
+  const auto until = Clock::now() + wait;
+  for (;;) {
+    if (flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
+      held = std::move(fd);
+      return std::nullopt;
+    }
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return ProbeFailure{ProbeOutcome::kSetupError,
+                          "the probe lock " + path + ": flock: " + strerror(errno)};
+    }
+    if (Clock::now() >= until) {
+      return ProbeFailure{ProbeOutcome::kUnsupported,
+                          "another probe runs on this node (" + path + " is locked)"};
+    }
+    std::this_thread::sleep_for(kLockRetry);
+  }
+}
+
 class VerbsProber : public PortProber {
  public:
+  explicit VerbsProber(std::string lock_path) : lock_path_(std::move(lock_path)) {}
+
   ProbeMeasurement Measure(const ProbeTarget& target, const ProbeOptions& options) override {
     const auto start = Clock::now();
     ProbeMeasurement m;
-    m.outcome = ProbeOutcome::kError;  // until Run() says otherwise
-    {
-      ProbeRun run(target, options, m);
+    m.outcome = ProbeOutcome::kSetupError;  // until Run() says otherwise
+    m.path = target.partner ? "pair" : "loopback";
+    // The wait for the lock is part of the timeout; it leaves the probe at least half of it.
+    const auto wait = std::min<Clock::duration>(options.timeout / 2, kLockWait);
+    sys::UniqueFd lock;  // released after the probe's resources are gone
+    if (auto failed = LockNode(lock_path_, wait, lock)) {
+      m.outcome = failed->outcome;
+      m.error = PortLabel(target.port) + ": " + failed->message;
+    } else {
+      ProbeRun run(target, options, m, start + options.timeout);
       run.Run();
     }  // every verbs resource is gone here: elapsed includes the clean-up
     m.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
     return m;
   }
+
+ private:
+  std::string lock_path_;
 };
 
 }  // namespace
 
-std::unique_ptr<PortProber> NewVerbsProber() { return std::make_unique<VerbsProber>(); }
+std::unique_ptr<PortProber> NewVerbsProber(std::string lock_path) {
+  return std::make_unique<VerbsProber>(std::move(lock_path));
+}
 
 }  // namespace fabricwatch::probe

@@ -13,7 +13,7 @@ namespace fabricwatch::probe {
 
 // Why a step stopped the probe: the outcome it stands for and the one line that says why.
 struct ProbeFailure {
-  ProbeOutcome outcome = ProbeOutcome::kError;
+  ProbeOutcome outcome = ProbeOutcome::kSetupError;
   std::string message;
 };
 using StepResult = std::optional<ProbeFailure>;  // nullopt: the step succeeded
@@ -22,7 +22,8 @@ using StepResult = std::optional<ProbeFailure>;  // nullopt: the step succeeded
 std::string PortLabel(const PortRef& ref);
 
 // Finds `ref.device` in ibv_get_device_list, opens it and queries the port: kUnsupported when
-// there is no such device or port or no verbs access, kPortDown when the port is not ACTIVE.
+// there is no such device or port or no verbs access, kPortDown when the port is not ACTIVE
+// (nor ACTIVE_DEFER), kSetupError when a verbs call fails.
 StepResult OpenSide(const PortRef& ref, ProbeSide& side);
 
 // The port's address (its LID, or on RoCE a RoCE v2 GID, IPv4-mapped when there is one).

@@ -17,9 +17,10 @@ ProbeFailure Failure(ProbeOutcome outcome, std::string message) {
   return ProbeFailure{outcome, std::move(message)};
 }
 
-// "rxe0/1: ibv_create_cq: Cannot allocate memory"
+// "rxe0/1: ibv_create_cq: Cannot allocate memory". A verbs call of the set-up that fails is the
+// host's error (memory, a changed GID table), not evidence about the port: kSetupError (probe.h).
 ProbeFailure CallFailed(const ProbeSide& side, std::string_view call, int err) {
-  return Failure(ProbeOutcome::kError,
+  return Failure(ProbeOutcome::kSetupError,
                  side.label + ": " + std::string(call) + ": " + strerror(err));
 }
 
@@ -93,7 +94,7 @@ StepResult OpenSide(const PortRef& ref, ProbeSide& side) {
     const int err = errno != 0 ? errno : ENODEV;
     // No access to /dev/infiniband/uverbsN says nothing about the port.
     const bool access = err == EACCES || err == EPERM;
-    return Failure(access ? ProbeOutcome::kUnsupported : ProbeOutcome::kError,
+    return Failure(access ? ProbeOutcome::kUnsupported : ProbeOutcome::kSetupError,
                    side.label + ": ibv_open_device: " + strerror(err));
   }
   ibv_device_attr device_attr{};
@@ -109,7 +110,9 @@ StepResult OpenSide(const PortRef& ref, ProbeSide& side) {
   if (int err = ibv_query_port(side.context.get(), side.port, &side.port_attr); err != 0) {
     return CallFailed(side, "ibv_query_port", err);
   }
-  if (side.port_attr.state != IBV_PORT_ACTIVE) {
+  // ACTIVE_DEFER is ACTIVE with the port's state change deferred (it carries traffic): the check
+  // and the sysfs collectors count both as active.
+  if (side.port_attr.state != IBV_PORT_ACTIVE && side.port_attr.state != IBV_PORT_ACTIVE_DEFER) {
     return Failure(ProbeOutcome::kPortDown,
                    "port " + std::to_string(ref.port) + " of " + ref.device + " is " +
                        std::string(PortStateName(side.port_attr.state)) + " (phys " +
@@ -148,7 +151,8 @@ StepResult ResolveAddress(ProbeSide& side) {
     side.address.gid_index = fallback;
     return std::nullopt;
   }
-  return Failure(ProbeOutcome::kError,
+  // The host's address configuration, not the port's health: kSetupError.
+  return Failure(ProbeOutcome::kSetupError,
                  side.label + ": no RoCE v2 GID in its " +
                      std::to_string(side.port_attr.gid_tbl_len) + " GID entries (an IP address " +
                      "on its netdev?)" +

@@ -199,7 +199,8 @@ void DrainPolicy::PlanDrain(const detect::AnomalyTransition& t,
 
 void DrainPolicy::PlanOrConfirm(const detect::AnomalyTransition& t,
                                 const std::vector<size_t>& drain_hooks, detect::TimePoint now,
-                                const DrainGates& gates, HookPlan& plan) {
+                                const DrainGates& gates, HookPlan& plan,
+                                std::optional<detect::TimePoint> held_since) {
   // Issue 37: the policy "may require a failed or degraded probe before a non-critical drain".
   // A critical finding (an escalated warning among them: escalation makes it critical) drains
   // as before: waiting would cost the next job more than the probe could save it.
@@ -217,10 +218,14 @@ void DrainPolicy::PlanOrConfirm(const detect::AnomalyTransition& t,
     return;
   }
   const std::string key = FindingKey(t.detector, t.finding);
-  // A second raise of a finding whose probe is on its way waits for the same answer.
-  const bool asked = awaiting_probe_.contains(key);
-  awaiting_probe_[key] = HeldDrain{t, drain_hooks, now};
-  if (asked) return;
+  // A second raise of a finding whose probe is on its way waits for the same answer, and no
+  // longer than the first did.
+  if (auto it = awaiting_probe_.find(key); it != awaiting_probe_.end()) {
+    it->second.raise = t;
+    it->second.drain_hooks = drain_hooks;
+    return;
+  }
+  awaiting_probe_[key] = HeldDrain{t, drain_hooks, now, held_since};
   plan.probes.push_back({key, *port,
                          fmt::format("drain confirmation: {} {} {}", t.detector,
                                      detect::SeverityName(t.finding.severity), entity)});
@@ -245,6 +250,31 @@ HookPlan DrainPolicy::OnProbeResult(const std::string& key, const probe::ProbeRe
     }
   };
   const std::string port = probe::PortText(report.port);
+  if (report.refused == "jobs_running") {
+    // Jobs run on the probed path: the probe waits for them, as a drain does with
+    // hold_drain_while_jobs, instead of the drain being lost (design §5.11). A drain held
+    // before keeps its start (max_drain_hold) and is not counted as held again.
+    const bool counted = waiting.held_since.has_value();
+    HeldDrain held{t, waiting.drain_hooks, waiting.held_since.value_or(now)};
+    held.probe_refused_for_jobs = true;
+    held.retry_after = now + kProbeRetryAfterJobs;
+    held_[key] = std::move(held);
+    const std::string why = fmt::format(
+        "the probe of {} was refused ({}); the drain waits for the jobs to end and is probed "
+        "then{}",
+        port, report.detail,
+        config_.max_drain_hold.count() > 0
+            ? fmt::format(
+                  ", drained without a probe after max_drain_hold ({}s)",
+                  std::chrono::duration_cast<std::chrono::seconds>(config_.max_drain_hold).count())
+            : std::string());
+    if (counted) {
+      plan.notes.push_back(fmt::format("{}: still held for jobs: {}", what, why));
+    } else {
+      suppress_all("held_for_jobs", why);
+    }
+    return plan;
+  }
   if (!report.measured()) {
     suppress_all("suppressed_probe_unconfirmed",
                  fmt::format("the probe of {} was refused ({}: {}); a non-critical drain needs a "
@@ -254,14 +284,21 @@ HookPlan DrainPolicy::OnProbeResult(const std::string& key, const probe::ProbeRe
   }
   switch (report.verdict) {
     case probe::ProbeVerdict::kHealthy:
-      suppress_all("suppressed_probe_healthy",
-                   fmt::format("the probe of {} is healthy ({:.1f} Gb/s{}{})", port,
-                               report.measurement.bandwidth_bytes_per_second * 8 / 1e9,
-                               report.cached ? ", the port's last result" : "",
-                               report.expected_bits_per_second > 0
-                                   ? fmt::format(", expected {:.0f} Gb/s",
-                                                 report.expected_bits_per_second / 1e9)
-                                   : std::string()));
+      // The path says what "healthy" covers: a loopback probe turns around inside the HCA and
+      // says nothing about the cable (design §5.11).
+      suppress_all(
+          "suppressed_probe_healthy",
+          fmt::format(
+              "the probe of {} is healthy on the {} path ({:.1f} Gb/s{}{}){}", port,
+              report.measurement.path.empty() ? "unknown" : report.measurement.path,
+              report.measurement.bandwidth_bytes_per_second * 8 / 1e9,
+              report.cached ? ", the port's last result" : "",
+              report.expected_bits_per_second > 0
+                  ? fmt::format(", expected {:.0f} Gb/s", report.expected_bits_per_second / 1e9)
+                  : std::string(),
+              report.measurement.path == "loopback"
+                  ? "; a loopback probe does not cover the cable (probe.partners)"
+                  : ""));
       return plan;
     case probe::ProbeVerdict::kUnavailable:
       suppress_all("suppressed_probe_unconfirmed",
@@ -303,23 +340,67 @@ HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates
     }
     const bool expired =
         config_.max_drain_hold.count() > 0 && now - held.since >= config_.max_drain_hold;
-    if (!expired && (!jobs || !jobs->empty())) {
-      ++it;
-      continue;
-    }
+    // Jobs still run: the finding's own (unknown counts as running), or the probe was refused
+    // for jobs on its path (the engine's attribution may not see the partner's device).
+    const bool jobs_run = !jobs || !jobs->empty() || held.probe_refused_for_jobs;
     // The drain goes out with the finding as it is now (no jobs, or the ones still running
     // when max_drain_hold ran out), so the hook's FABRICWATCH_JOBS tells the truth.
     detect::AnomalyTransition raise = held.raise;
-    if (jobs) raise.finding.jobs = std::move(*jobs);
+    if (jobs) raise.finding.jobs = *jobs;
     raise.time = now;
-    PlanOrConfirm(raise, held.drain_hooks, now, gates, plan);
+    if (expired && jobs_run) {
+      // max_drain_hold is the operator's bound on waiting for jobs: a probe now would be refused
+      // for the same jobs, and the drain would be lost (design §5.11).
+      if (config_.confirm_with_probe) {
+        plan.notes.push_back(fmt::format(
+            "{} {}: max_drain_hold passed while jobs still run; drained without a probe",
+            raise.detector, detect::EntityText(raise.finding.entity)));
+      }
+      PlanDrain(raise, held.drain_hooks, now, gates, plan);
+      it = held_.erase(it);
+      continue;
+    }
+    // Refused for jobs: asked again once the finding's jobs ended (or are unknown) and the
+    // retry time has come; a refusal costs nothing, a probe stream would.
+    const bool release = held.probe_refused_for_jobs
+                             ? now >= held.retry_after && (!jobs || jobs->empty())
+                             : jobs && jobs->empty();
+    if (!release) {
+      ++it;
+      continue;
+    }
+    const detect::TimePoint held_since = held.since;
+    const std::vector<size_t> drain_hooks = held.drain_hooks;
     it = held_.erase(it);
+    PlanOrConfirm(raise, drain_hooks, now, gates, plan, held_since);
   }
   return plan;
 }
 
+void DrainPolicy::ExpireProbes(detect::TimePoint now, HookPlan& plan) {
+  for (auto it = awaiting_probe_.begin(); it != awaiting_probe_.end();) {
+    if (now - it->second.since < probe_answer_wait_) {
+      ++it;
+      continue;
+    }
+    const detect::AnomalyTransition& t = it->second.raise;
+    for (size_t i : it->second.drain_hooks) {
+      plan.suppressed.push_back(
+          {i, "suppressed_probe_unconfirmed",
+           fmt::format(
+               "{} {}: no probe answer within {}s (probe.timeout, twice, plus the "
+               "process margin and the queue); a non-critical drain needs a failed or "
+               "degraded probe",
+               t.detector, detect::EntityText(t.finding.entity),
+               std::chrono::duration_cast<std::chrono::seconds>(probe_answer_wait_).count())});
+    }
+    it = awaiting_probe_.erase(it);
+  }
+}
+
 HookPlan DrainPolicy::OnTimer(detect::TimePoint now, const DrainGates& gates) {
   HookPlan plan = ReleaseHeld(now, gates);
+  ExpireProbes(now, plan);
   if (!pending_resume_ || now < pending_resume_->due) return plan;
   for (size_t i : drained_hooks_) {
     // A drain hook without `clear` in `on` leaves the resume to a human.
@@ -333,8 +414,17 @@ HookPlan DrainPolicy::OnTimer(detect::TimePoint now, const DrainGates& gates) {
 }
 
 std::optional<detect::TimePoint> DrainPolicy::next_deadline() const {
-  if (!pending_resume_) return std::nullopt;
-  return pending_resume_->due;
+  std::optional<detect::TimePoint> next;
+  auto consider = [&next](detect::TimePoint t) {
+    if (!next || t < *next) next = t;
+  };
+  if (pending_resume_) consider(pending_resume_->due);
+  for (const auto& [key, waiting] : awaiting_probe_) consider(waiting.since + probe_answer_wait_);
+  for (const auto& [key, held] : held_) {
+    if (config_.max_drain_hold.count() > 0) consider(held.since + config_.max_drain_hold);
+    if (held.probe_refused_for_jobs) consider(held.retry_after);
+  }
+  return next;
 }
 
 }  // namespace fabricwatch::exporter

@@ -5,6 +5,7 @@
 //
 // Thread-safety: none.
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -35,9 +36,15 @@ inline constexpr std::string_view kHookResults[] = {
     "suppressed_peer_suspect",  // the finding's port faces a switch listed as suspect
     "held_for_jobs",            // not critical and jobs run on the device: drain when they end
     // hooks.confirm_with_probe: a non-critical drain waits for a probe of the finding's port.
-    "suppressed_probe_healthy",      // the probe found the port healthy: no drain
-    "suppressed_probe_unconfirmed",  // the probe could not run (refused, unavailable): no drain
+    "suppressed_probe_healthy",  // the probe found the port healthy: no drain
+    // The probe could not say (unavailable, refused other than for jobs, or no answer within
+    // ProbeAnswerWait): no drain. A probe refused because jobs run is held_for_jobs instead.
+    "suppressed_probe_unconfirmed",
 };
+
+// A drain whose probe was refused because jobs run asks again no sooner than this after the
+// refusal (and only once the finding's own jobs have ended, when the engine says which run).
+inline constexpr std::chrono::seconds kProbeRetryAfterJobs{60};
 
 enum class HookPurpose { kDrain, kResume, kNotify };
 std::string_view HookPurposeName(HookPurpose purpose);
@@ -103,19 +110,29 @@ std::optional<probe::PortRef> ProbePortOf(const detect::Finding& finding);
 class DrainPolicy {
  public:
   // `current_jobs` releases drains held for jobs (hooks.hold_drain_while_jobs); without it a
-  // held drain waits for its finding to clear or for max_drain_hold.
-  explicit DrainPolicy(const HookConfig& config, CurrentJobs current_jobs = {})
-      : config_(config), current_jobs_(std::move(current_jobs)) {}
+  // held drain waits for its finding to clear or for max_drain_hold. `probe_answer_wait`: how
+  // long a drain waits for its probe's answer (probe::ProbeAnswerWait of probe.timeout).
+  explicit DrainPolicy(
+      const HookConfig& config, CurrentJobs current_jobs = {},
+      std::chrono::milliseconds probe_answer_wait = probe::ProbeAnswerWait(probe::ProbeOptions{}))
+      : config_(config),
+        current_jobs_(std::move(current_jobs)),
+        probe_answer_wait_(probe_answer_wait) {}
 
   HookPlan OnTransition(const detect::AnomalyTransition& transition, detect::TimePoint now,
                         const DrainGates& gates);
-  // The resume that is due at `now`, if any, and the held drains whose jobs have ended (or
-  // whose max_drain_hold has passed), planned through the same gates as a raise.
+  // The resume that is due at `now`, if any; the held drains whose jobs have ended, planned
+  // through the same gates as a raise (and probed first under confirm_with_probe), or whose
+  // max_drain_hold has passed while jobs still run, drained without a probe; the drains whose
+  // probe has not answered within probe_answer_wait: suppressed_probe_unconfirmed.
   HookPlan OnTimer(detect::TimePoint now, const DrainGates& gates);
   // hooks.confirm_with_probe: the answer to a ProbeRequest of a plan. Failed or degraded: the
   // drain goes through the gates, the probe's values in its evidence; healthy:
-  // suppressed_probe_healthy; refused or unavailable: suppressed_probe_unconfirmed. An answer
-  // for a finding that cleared meanwhile (or of a request already answered) plans nothing.
+  // suppressed_probe_healthy; refused because jobs run (jobs_running): the drain is held for
+  // jobs (held_for_jobs, counted once however often it comes back), probed again when they end
+  // (no sooner than kProbeRetryAfterJobs), drained unconfirmed at max_drain_hold; refused
+  // otherwise or unavailable: suppressed_probe_unconfirmed. An answer for a finding that cleared
+  // meanwhile (or of a request already answered, or past probe_answer_wait) plans nothing.
   HookPlan OnProbeResult(const std::string& key, const probe::ProbeReport& report,
                          detect::TimePoint now, const DrainGates& gates);
   // When OnTimer() next has something to do.
@@ -126,6 +143,7 @@ class DrainPolicy {
   size_t drains_held() const { return held_.size(); }
   // Drains waiting for a probe's answer (hooks.confirm_with_probe).
   size_t probes_pending() const { return awaiting_probe_.size(); }
+  std::chrono::milliseconds probe_answer_wait() const { return probe_answer_wait_; }
 
  private:
   bool Matches(const HookSpec& hook, const detect::AnomalyTransition& t) const;
@@ -134,10 +152,14 @@ class DrainPolicy {
   void PlanDrain(const detect::AnomalyTransition& t, const std::vector<size_t>& drain_hooks,
                  detect::TimePoint now, const DrainGates& gates, HookPlan& plan);
   HookPlan ReleaseHeld(detect::TimePoint now, const DrainGates& gates);
+  // The drains whose probe has not answered within probe_answer_wait_.
+  void ExpireProbes(detect::TimePoint now, HookPlan& plan);
   // PlanDrain, or with hooks.confirm_with_probe and a non-critical finding on an RDMA port,
-  // a ProbeRequest first (the drain waits in awaiting_probe_).
+  // a ProbeRequest first (the drain waits in awaiting_probe_). `held_since`: the drain was held
+  // for jobs since then (a refusal puts it back with that start, not counted again).
   void PlanOrConfirm(const detect::AnomalyTransition& t, const std::vector<size_t>& drain_hooks,
-                     detect::TimePoint now, const DrainGates& gates, HookPlan& plan);
+                     detect::TimePoint now, const DrainGates& gates, HookPlan& plan,
+                     std::optional<detect::TimePoint> held_since = std::nullopt);
 
   const HookConfig& config_;
   std::set<std::string> holding_;         // eligible findings that keep the node drained
@@ -153,10 +175,18 @@ class DrainPolicy {
   struct HeldDrain {
     detect::AnomalyTransition raise;
     std::vector<size_t> drain_hooks;
+    // held_: when the hold began (max_drain_hold counts from it); awaiting_probe_: when the
+    // probe was asked (probe_answer_wait_ counts from it).
     detect::TimePoint since;
+    // awaiting_probe_: when the drain was held for jobs before its probe, if it was.
+    std::optional<detect::TimePoint> held_since = std::nullopt;
+    // held_: the probe was refused because jobs run; asked again no sooner than retry_after.
+    bool probe_refused_for_jobs = false;
+    detect::TimePoint retry_after{};
   };
   std::map<std::string, HeldDrain> held_;            // by FindingKey
   std::map<std::string, HeldDrain> awaiting_probe_;  // by FindingKey
+  std::chrono::milliseconds probe_answer_wait_;
 };
 
 }  // namespace fabricwatch::exporter

@@ -22,9 +22,9 @@ constexpr MetricDesc kRunsTotal{
     "because the agent stopped), spawn_error, dry_run, suppressed_not_eligible, "
     "suppressed_cooldown, suppressed_rate_limit, "
     "suppressed_fleet_budget, suppressed_peer_suspect, held_for_jobs (counted when the hold "
-    "starts; the drain is counted again when it runs), suppressed_probe_healthy and "
-    "suppressed_probe_unconfirmed (hooks.confirm_with_probe: the port's probe was healthy, or "
-    "could not run).",
+    "starts, once however often its probe is refused for jobs; the drain is counted again when "
+    "it runs), suppressed_probe_healthy and suppressed_probe_unconfirmed "
+    "(hooks.confirm_with_probe: the port's probe was healthy, or could not run or answer).",
     MetricKind::kCounter,
     {"hook", "result"}};
 constexpr MetricDesc kDryRun{
@@ -47,10 +47,18 @@ constexpr MetricDesc kDropped{
 constexpr MetricDesc kDrainsHeld{
     "fabricwatch_hook_drains_held",
     "Drains waiting because jobs hold the finding's device open and the finding is not "
-    "critical (hooks.hold_drain_while_jobs).",
+    "critical (hooks.hold_drain_while_jobs), or because the probe that would confirm them was "
+    "refused while jobs run (hooks.confirm_with_probe).",
     MetricKind::kGauge,
     {}};
-constexpr MetricDesc kAllDescs[] = {kRunsTotal, kDryRun, kDrainRequested, kDrainsHeld, kDropped};
+constexpr MetricDesc kDrainsAwaitingProbe{
+    "fabricwatch_hook_drains_awaiting_probe",
+    "Drains waiting for the answer of a probe of the finding's port (hooks.confirm_with_probe); "
+    "each waits at most twice probe.timeout plus margins, then is suppressed_probe_unconfirmed.",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kAllDescs[] = {kRunsTotal,           kDryRun, kDrainRequested, kDrainsHeld,
+                                    kDrainsAwaitingProbe, kDropped};
 
 // hooks.suspect_peers_file: one switch name a line, as the receiver writes the peer_name label
 // of FabricwatchDrainPeerSuspect; '#' starts a comment. Bounded: a runaway file cannot stall
@@ -105,7 +113,9 @@ HookRunner::HookRunner(HookConfig config, ProcessLauncher& launcher, const Clock
       log_(std::move(logger)),
       agent_env_(std::move(agent_env)),
       node_name_(config_.node_name.empty() ? ShortHostname() : config_.node_name),
-      policy_(config_, std::move(current_jobs)),
+      policy_(config_, std::move(current_jobs),
+              probe::ProbeAnswerWait(prober != nullptr ? prober->config().options
+                                                       : probe::ProbeOptions{})),
       prober_(prober),
       counts_(config_.hooks.size()) {
   for (size_t i = 0; i < config_.hooks.size(); ++i) {
@@ -245,6 +255,7 @@ void HookRunner::WorkerLoop() {
     probes_outstanding_ -= std::min(probes_outstanding_, answers.size());
     drain_requested_ = policy_.drain_requested();
     drains_held_ = policy_.drains_held();
+    drains_awaiting_probe_ = policy_.probes_pending();
     busy_ = false;
     idle_cv_.notify_all();
   }
@@ -409,6 +420,7 @@ void HookRunner::Export(MetricSink& sink) const {
   sink.Add(kDryRun, {}, config_.dry_run ? 1 : 0);
   sink.Add(kDrainRequested, {}, drain_requested_ ? 1 : 0);
   sink.Add(kDrainsHeld, {}, static_cast<double>(drains_held_));
+  sink.Add(kDrainsAwaitingProbe, {}, static_cast<double>(drains_awaiting_probe_));
   sink.Add(kDropped, {}, static_cast<double>(dropped_));
   if (prober_ != nullptr) prober_->Export(sink);
 }

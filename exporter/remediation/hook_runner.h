@@ -25,7 +25,9 @@
 //     non-critical finding's drain waits while jobs hold its device open, then passes the same
 //     gates when they end (or after max_drain_hold);
 //   - with confirm_with_probe, a non-critical drain on an RDMA port waits for a probe of the port
-//     (the ProbeRunner given): failed or degraded drains, anything else suppresses it;
+//     (the ProbeRunner given), at most probe::ProbeAnswerWait: failed or degraded drains; a
+//     probe refused because jobs run holds the drain for them (max_drain_hold then drains it
+//     unconfirmed); anything else suppresses it;
 //   - notify hooks run on every matching transition, with none of the drain limits;
 //   - every run has a timeout (SIGTERM to the process group, SIGKILL after the grace), its output
 //     goes to the log, its result to fabricwatch_hook_runs_total{hook,result}.
@@ -89,7 +91,8 @@ class HookRunner {
   bool WaitIdle(std::chrono::milliseconds timeout);
 
   // fabricwatch_hook_runs_total{hook,result}, fabricwatch_hook_dry_run,
-  // fabricwatch_hook_drain_requested, fabricwatch_hook_events_dropped_total; and the probe
+  // fabricwatch_hook_drain_requested, fabricwatch_hook_drains_held,
+  // fabricwatch_hook_drains_awaiting_probe, fabricwatch_hook_events_dropped_total; and the probe
   // runner's families when one was given.
   void Export(MetricSink& sink) const;
   // (hook, result) -> count, every configured hook and result present.
@@ -141,9 +144,10 @@ class HookRunner {
   bool stop_ = false;
   bool wake_ = false;
   bool busy_ = false;
-  bool drain_requested_ = false;     // copy of policy_.drain_requested() for Export()
-  size_t drains_held_ = 0;           // copy of policy_.drains_held() for Export()
-  std::string suspect_peers_error_;  // the last one logged (worker thread)
+  bool drain_requested_ = false;      // copy of policy_.drain_requested() for Export()
+  size_t drains_held_ = 0;            // copy of policy_.drains_held() for Export()
+  size_t drains_awaiting_probe_ = 0;  // copy of policy_.probes_pending() for Export()
+  std::string suspect_peers_error_;   // the last one logged (worker thread)
   uint64_t dropped_ = 0;
   std::vector<std::map<std::string, uint64_t, std::less<>>> counts_;  // per hook
   std::vector<std::unique_ptr<HookQueue>> hook_queues_;               // per hook

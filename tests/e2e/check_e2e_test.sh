@@ -134,6 +134,37 @@ module_temp_ramp         start 0 -             -
 rx_power_decay           start 0 -             -
 laser_bias_creep         start 0 -             -
 "
+# timeout_lines ROOT ARGS...: the cmd_timeout_lines of the check's driver_fault finding ("none").
+timeout_lines() {
+  run_check "$@" --check.agent-url= --check.output=json
+  json_get "$CHECK_OUT" 'next((f["evidence"]["cmd_timeout_lines"] for f in d["findings"] if f["detector"] == "driver_fault" and "cmd_timeout_lines" in f["evidence"]), "none")'
+}
+
+# The agent's state file holds driver_fault's history of the log lines it read; the check
+# rereads the whole log, so it must not restore that history as well: with the agent's state
+# file, it counts each command timeout line once, as without it.
+state_does_not_double_log_lines() {
+  local root="$1" state="$E2E_TMP/kmsg-state.json" without with body deadline
+  local -a p
+  mapfile -t p < <(paths "$root")
+  without="$(timeout_lines "$root")"
+  [[ "$without" =~ ^[0-9]+(\.0)?$ && "${without%.0}" -ge 2 ]] ||
+    fail "kmsg_cmd_timeout: the check counted '$without' command timeout lines: $CHECK_OUT"
+  start_agent "${p[@]}" --state.file="$state"
+  deadline=$(($(now_ms) + 30000))
+  until body="$(curl -s --max-time 2 "http://127.0.0.1:$AGENT_PORT/api/v1/anomalies")" &&
+    grep -q '"detector":"driver_fault"' <<<"$body"; do
+    (($(now_ms) < deadline)) || fail "the agent raised no driver_fault within 30 s: $body"
+    sleep 0.2
+  done
+  stop_agent "$AGENT_PID"
+  grep -q '"driver_fault"' "$state" || fail "the agent's state file holds no driver_fault state"
+  with="$(timeout_lines "$root" --state.file="$state")"
+  [[ "$with" == "$without" ]] ||
+    fail "with the agent's state file the check counted $with command timeout lines, $without without"
+  ok "kmsg_cmd_timeout with the agent's state file: $with command timeout lines, as without it"
+}
+
 covered=()
 while read -r scenario wait want detector extra; do
   [[ -n "$scenario" ]] || continue
@@ -156,6 +187,7 @@ $CHECK_OUT"
   else
     ok "$scenario: exit $CHECK_RC ($(head -1 <<<"$CHECK_OUT"))"
   fi
+  [[ "$scenario" == kmsg_cmd_timeout ]] && state_does_not_double_log_lines "$root"
   rm -rf "$root"
 done <<<"$CATALOGUE"
 # Every scenario of the catalogue has its row (demo and status_page are showcases of faults
@@ -220,6 +252,24 @@ stop_agent "$AGENT_PID"
 after="$(stat -c %Y "$state" 2>/dev/null || echo none)"
 [[ -f "$state" ]] || fail "the agent saved no state file"
 log "state file mtime before the checks $before, after the agent stopped $after"
+# A valid state file, the one the agent just saved: the check reads it and writes nothing to it
+# (same content, same modification time to the nanosecond, no lock file left beside it).
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$state" ||
+  fail "the agent's state file is not JSON"
+sum_before="$(sha256sum <"$state")"
+mtime_before="$(stat -c %.9Y "$state")"
+lock_before="$(ls -a "$(dirname "$state")")"
+sleep 0.05  # a rewrite now would show in the mtime even on a coarse-grained clock
+run_check "$root" --check.agent-url= --state.file="$state"
+[[ "$CHECK_RC" != 3 ]] || fail "a check on the agent's valid state file: exit 3: $CHECK_ERR"
+[[ "$CHECK_ERR" != *"could not read the state file"* ]] ||
+  fail "the agent's valid state file was not read: $CHECK_ERR"
+[[ "$(sha256sum <"$state")" == "$sum_before" ]] || fail "the check rewrote the valid state file"
+[[ "$(stat -c %.9Y "$state")" == "$mtime_before" ]] ||
+  fail "the check touched the valid state file (mtime $mtime_before → $(stat -c %.9Y "$state"))"
+[[ "$(ls -a "$(dirname "$state")")" == "$lock_before" ]] ||
+  fail "the check left a file beside the state file: $(ls -a "$(dirname "$state")")"
+ok "a valid state file (the agent's): read, and left with the same hash and mtime"
 
 # --- 4. what cannot be read ---------------------------------------------------------------------
 # A state file that is not a regular file, and one that is not JSON: one line each, and the
@@ -238,5 +288,16 @@ ok "an unusable state file: one NOTE line, verdict from the rest, file untouched
 rc=0
 "$FABRICWATCH_BIN" check --check.output=yaml >/dev/null 2>&1 || rc=$?
 [[ "$rc" == 3 ]] || fail "--check.output=yaml: exit $rc, expected 3"
-ok "a bad --check flag exits 3"
+# curl takes a 0 timeout as none: 0 (and a negative or an over-long one) is a usage error.
+for bad in 0s 0 -1s 31s 1h; do
+  rc=0
+  err="$("$FABRICWATCH_BIN" check --check.agent-timeout="$bad" 2>&1 >/dev/null)" || rc=$?
+  [[ "$rc" == 3 && "$err" == *"--check.agent-timeout"* ]] ||
+    fail "--check.agent-timeout=$bad: exit $rc, expected 3 and a message: $err"
+done
+rc=0
+err="$("$FABRICWATCH_BIN" check --check.agent-timeout 0s 2>&1 >/dev/null)" || rc=$?
+[[ "$rc" == 3 && "$err" == *"must be above 0 and at most 30s"* ]] ||
+  fail "--check.agent-timeout 0s: exit $rc: $err"
+ok "a bad --check flag exits 3 (--check.output=yaml, --check.agent-timeout of 0, -1s, 31s, 1h)"
 finish

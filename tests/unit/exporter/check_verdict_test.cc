@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "exporter/check/check_agent_api.h"
@@ -78,6 +79,31 @@ TEST(CheckVerdictTest, the_agents_findings_are_merged_once_and_marked) {
   EXPECT_EQ(report.findings[0].reason, "from the look");
   EXPECT_EQ(FindingLines(report)[1],
             "WARNING:  fabricwatch check:  link_flap: mlx5_3 port 1: flapping [agent]");
+}
+
+TEST(CheckVerdictTest, a_three_label_entity_is_merged_whatever_the_order_of_its_labels) {
+  // The look's entity in the contract order; the agent's from its JSON, keys sorted.
+  CheckFinding look;
+  look.detector = "config_drift";
+  look.severity = Severity::kWarning;
+  look.entity = {{"netdev", "enp54s0f0np0"}, {"device", "mlx5_0"}, {"port", "1"}};
+  look.reason = "from the look";
+  CheckFinding agent = look;
+  agent.entity = {{"device", "mlx5_0"}, {"netdev", "enp54s0f0np0"}, {"port", "1"}};
+  agent.reason = "from the agent";
+  agent.source = FindingSource::kAgent;
+  CheckFinding other = agent;  // another port: kept
+  other.entity = {{"device", "mlx5_0"}, {"netdev", "enp54s0f1np1"}, {"port", "2"}};
+  const auto merged = MergeFindings({look}, {agent, other});
+  ASSERT_EQ(merged.size(), 2u);
+  const auto port1 = std::find_if(merged.begin(), merged.end(), [](const CheckFinding& f) {
+    return f.reason == "from the look";
+  });
+  ASSERT_NE(port1, merged.end());
+  EXPECT_EQ(port1->entity, look.entity);  // the look's own order is kept for printing
+  const auto port2 = port1 == merged.begin() ? merged.begin() + 1 : merged.begin();
+  EXPECT_EQ(port2->entity, other.entity);
+  EXPECT_EQ(port2->source, FindingSource::kAgent);
 }
 
 TEST(CheckVerdictTest, what_could_not_be_read_is_a_note_line_each) {

@@ -273,10 +273,25 @@ TEST(DrainPolicyProbeTest, HealthyProbeSuppresses) {
   HookPlan plan = policy.OnProbeResult(key, healthy, kT0 + seconds(2), kOpen);
   EXPECT_TRUE(plan.runs.empty());
   EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_healthy"});
-  EXPECT_NE(plan.suppressed[0].why.find("mlx5_0/1 is healthy (392.0 Gb/s, expected 400 Gb/s)"),
+  // The log line says what "healthy" covered: a loopback probe does not cover the cable.
+  EXPECT_NE(plan.suppressed[0].why.find(
+                "mlx5_0/1 is healthy on the loopback path (392.0 Gb/s, expected 400 Gb/s); a "
+                "loopback probe does not cover the cable"),
             std::string::npos)
       << plan.suppressed[0].why;
   EXPECT_FALSE(policy.drain_requested());
+}
+
+TEST(DrainPolicyProbeTest, AHealthyPairProbeNamesThePairPath) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config);
+  const std::string key = RaiseAndExpectProbe(policy, config);
+  probe::ProbeReport healthy = Report(probe::ProbeVerdict::kHealthy, 49e9);
+  healthy.measurement.path = "pair";
+  HookPlan plan = policy.OnProbeResult(key, healthy, kT0 + seconds(2), kOpen);
+  ASSERT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_healthy"});
+  EXPECT_NE(plan.suppressed[0].why.find("healthy on the pair path"), std::string::npos);
+  EXPECT_EQ(plan.suppressed[0].why.find("cable"), std::string::npos) << plan.suppressed[0].why;
 }
 
 TEST(DrainPolicyProbeTest, RefusedOrUnavailableProbeDoesNotDrain) {
@@ -286,11 +301,12 @@ TEST(DrainPolicyProbeTest, RefusedOrUnavailableProbeDoesNotDrain) {
     const std::string key = RaiseAndExpectProbe(policy, config);
     probe::ProbeReport refused;
     refused.port = {"mlx5_0", 1};
-    refused.refused = "jobs_running";
-    refused.detail = "mlx5_0/1: jobs slurm:1234 hold the device open";
+    refused.refused = "queue_full";
+    refused.detail = "mlx5_0/1: too many ports wait for a probe";
     HookPlan plan = policy.OnProbeResult(key, refused, kT0, kOpen);
     EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_unconfirmed"});
-    EXPECT_NE(plan.suppressed[0].why.find("jobs_running"), std::string::npos);
+    EXPECT_NE(plan.suppressed[0].why.find("queue_full"), std::string::npos);
+    EXPECT_EQ(policy.drains_held(), 0u);
   }
   {
     DrainPolicy policy(config);
@@ -360,6 +376,144 @@ TEST(DrainPolicyProbeTest, ADrainHeldForJobsIsProbedWhenTheyEnd) {
   HookPlan plan = policy.OnProbeResult(released.probes[0].key,
                                        Report(probe::ProbeVerdict::kDegraded), kT0, kOpen);
   EXPECT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
+}
+
+// A probe refused because jobs run on the path.
+probe::ProbeReport RefusedForJobs() {
+  probe::ProbeReport refused;
+  refused.port = {"mlx5_0", 1};
+  refused.refused = "jobs_running";
+  refused.detail = "mlx5_0/1: jobs slurm:1234 hold the device open";
+  return refused;
+}
+
+// Review of issue 37: a probe refused for jobs no longer loses the drain: it is held for the
+// jobs (counted once), probed again when they end, and drained unconfirmed at max_drain_hold.
+TEST(DrainPolicyProbeTest, AProbeRefusedForJobsHoldsTheDrainInsteadOfLosingIt) {
+  HookConfig config = ConfirmConfig();
+  config.max_drain_hold = hours(2);
+  JobsNow now;  // the engine still attributes slurm:1234
+  DrainPolicy policy(config, now.Lookup());
+  const std::string key = RaiseAndExpectProbe(policy, config);
+  HookPlan plan = policy.OnProbeResult(key, RefusedForJobs(), kT0, kOpen);
+  EXPECT_TRUE(plan.runs.empty());
+  ASSERT_EQ(Suppressed(plan, config), Names{"slurm:held_for_jobs"});
+  EXPECT_NE(plan.suppressed[0].why.find("waits for the jobs to end"), std::string::npos)
+      << plan.suppressed[0].why;
+  EXPECT_EQ(policy.drains_held(), 1u);
+  EXPECT_EQ(policy.probes_pending(), 0u);
+  EXPECT_EQ(policy.next_deadline(), kT0 + kProbeRetryAfterJobs);  // the retry is a deadline
+
+  // The jobs still run: nothing, however often the timer fires.
+  HookPlan still = policy.OnTimer(kT0 + minutes(5), kOpen);
+  EXPECT_TRUE(still.probes.empty());
+  EXPECT_TRUE(still.suppressed.empty());
+
+  // They end: the probe is asked again, and refused again (the partner's device, say): held
+  // again, not counted again.
+  now.jobs = std::vector<std::string>{};
+  HookPlan retry = policy.OnTimer(kT0 + minutes(10), kOpen);
+  ASSERT_EQ(retry.probes.size(), 1u);
+  EXPECT_EQ(policy.drains_held(), 0u);
+  EXPECT_EQ(policy.probes_pending(), 1u);
+  HookPlan again =
+      policy.OnProbeResult(retry.probes[0].key, RefusedForJobs(), kT0 + minutes(10), kOpen);
+  EXPECT_TRUE(again.suppressed.empty());
+  ASSERT_EQ(again.notes.size(), 1u);
+  EXPECT_NE(again.notes[0].find("still held for jobs"), std::string::npos) << again.notes[0];
+  EXPECT_EQ(policy.drains_held(), 1u);
+  // Not before the retry time, even though the engine sees no job.
+  EXPECT_TRUE(policy.OnTimer(kT0 + minutes(10) + seconds(30), kOpen).probes.empty());
+
+  // max_drain_hold (from the first hold, kT0) passes: drained without a probe.
+  HookPlan forced = policy.OnTimer(kT0 + hours(2), kOpen);
+  EXPECT_EQ(Runs(forced, config), Names{"slurm:drain:raise"});
+  EXPECT_TRUE(forced.probes.empty());
+  EXPECT_FALSE(forced.runs[0].probe);
+  ASSERT_EQ(forced.notes.size(), 1u);
+  EXPECT_NE(forced.notes[0].find("max_drain_hold passed while jobs still run; drained without a "
+                                 "probe"),
+            std::string::npos)
+      << forced.notes[0];
+  EXPECT_EQ(policy.drains_held(), 0u);
+  EXPECT_TRUE(policy.drain_requested());
+}
+
+// hold_drain_while_jobs + max_drain_hold + confirm_with_probe: the hold released by
+// max_drain_hold drains (unconfirmed) instead of asking a probe the same jobs would refuse.
+TEST(DrainPolicyProbeTest, MaxDrainHoldDrainsUnconfirmedWhileJobsStillRun) {
+  HookConfig config = ConfirmConfig();
+  config.hold_drain_while_jobs = true;
+  config.max_drain_hold = hours(2);
+  JobsNow now;
+  DrainPolicy policy(config, now.Lookup());
+  AnomalyTransition raise = PortFinding(Severity::kWarning, true, kT0);
+  raise.finding.jobs = {"slurm:1234"};
+  EXPECT_EQ(Suppressed(policy.OnTransition(raise, kT0, kOpen), config),
+            Names{"slurm:held_for_jobs"});
+  EXPECT_EQ(policy.next_deadline(), kT0 + hours(2));
+  HookPlan forced = policy.OnTimer(kT0 + hours(2), kOpen);
+  EXPECT_EQ(Runs(forced, config), Names{"slurm:drain:raise"});
+  EXPECT_TRUE(forced.probes.empty());
+  EXPECT_EQ(forced.runs[0].transition.finding.jobs, (std::vector<std::string>{"slurm:1234"}));
+  ASSERT_EQ(forced.notes.size(), 1u);
+  EXPECT_NE(forced.notes[0].find("max_drain_hold passed while jobs still run"), std::string::npos);
+}
+
+// A drain held for jobs, released when they end, whose probe is then refused for jobs (the
+// engine and the jobs collector disagree, or a job started): back into the hold, counted once.
+TEST(DrainPolicyProbeTest, AReleasedHoldRefusedForJobsGoesBackWithoutACount) {
+  HookConfig config = ConfirmConfig();
+  config.hold_drain_while_jobs = true;
+  JobsNow now;
+  DrainPolicy policy(config, now.Lookup());
+  AnomalyTransition raise = PortFinding(Severity::kWarning, true, kT0);
+  raise.finding.jobs = {"slurm:1234"};
+  EXPECT_EQ(Suppressed(policy.OnTransition(raise, kT0, kOpen), config),
+            Names{"slurm:held_for_jobs"});
+  now.jobs = std::vector<std::string>{};
+  HookPlan released = policy.OnTimer(kT0 + minutes(5), kOpen);
+  ASSERT_EQ(released.probes.size(), 1u);
+  HookPlan back =
+      policy.OnProbeResult(released.probes[0].key, RefusedForJobs(), kT0 + minutes(5), kOpen);
+  EXPECT_TRUE(back.suppressed.empty());  // held_for_jobs was counted at the raise
+  EXPECT_EQ(policy.drains_held(), 1u);
+  // The retry, once the engine sees no job and the retry time passed: probed, and a failed
+  // probe drains.
+  HookPlan retry = policy.OnTimer(kT0 + minutes(5) + kProbeRetryAfterJobs, kOpen);
+  ASSERT_EQ(retry.probes.size(), 1u);
+  HookPlan plan =
+      policy.OnProbeResult(retry.probes[0].key, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
+  EXPECT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
+}
+
+// Review of issue 37: a drain waits for its probe's answer at most probe_answer_wait, then is
+// suppressed_probe_unconfirmed; the late answer plans nothing.
+TEST(DrainPolicyProbeTest, NoProbeAnswerWithinTheWaitSuppresses) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config, {}, seconds(21));
+  const std::string key = RaiseAndExpectProbe(policy, config);
+  EXPECT_EQ(policy.next_deadline(), kT0 + seconds(21));
+  HookPlan early = policy.OnTimer(kT0 + seconds(20), kOpen);
+  EXPECT_TRUE(early.suppressed.empty());
+  EXPECT_EQ(policy.probes_pending(), 1u);
+  HookPlan expired = policy.OnTimer(kT0 + seconds(21), kOpen);
+  ASSERT_EQ(Suppressed(expired, config), Names{"slurm:suppressed_probe_unconfirmed"});
+  EXPECT_NE(expired.suppressed[0].why.find("no probe answer within 21s"), std::string::npos)
+      << expired.suppressed[0].why;
+  EXPECT_EQ(policy.probes_pending(), 0u);
+  EXPECT_FALSE(policy.next_deadline());
+  HookPlan late = policy.OnProbeResult(key, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
+  EXPECT_TRUE(late.runs.empty());
+  EXPECT_TRUE(late.suppressed.empty());
+}
+
+TEST(DrainPolicyProbeTest, TheDefaultAnswerWaitFollowsTheProbeTimeout) {
+  probe::ProbeOptions options;
+  options.timeout = seconds(5);
+  EXPECT_EQ(probe::ProbeAnswerWait(options), seconds(21));  // 2 × (5 s + 3 s) + 5 s
+  HookConfig config = ConfirmConfig();
+  EXPECT_EQ(DrainPolicy(config).probe_answer_wait(), seconds(21));
 }
 
 }  // namespace

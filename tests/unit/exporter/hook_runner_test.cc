@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -365,7 +366,7 @@ TEST_F(HookRunnerTest, FailuresTimeoutsAndSpawnErrorsAreCounted) {
   runner.Export(sink);
   EXPECT_EQ(sink.error_count(), 0u);
   auto families = sink.TakeFamilies();
-  ASSERT_EQ(families.size(), 5u);
+  ASSERT_EQ(families.size(), 6u);  // fabricwatch_hook_drains_awaiting_probe among them
   EXPECT_EQ(families[0].name, "fabricwatch_hook_runs_total");
   EXPECT_EQ(families[0].metric.size(), 3 * std::size(kHookResults));
   EXPECT_EQ(families[1].name, "fabricwatch_hook_dry_run");
@@ -433,13 +434,17 @@ TEST_F(HookRunnerTest, HangingHookDoesNotDelayOthersAndStopKillsIt) {
 namespace fabricwatch::exporter {
 namespace {
 
-double DrainsHeld(const HookRunner& runner) {
+double Gauge(const HookRunner& runner, std::string_view name) {
   MetricSink sink;
   runner.Export(sink);
   for (const auto& family : sink.TakeFamilies()) {
-    if (family.name == "fabricwatch_hook_drains_held") return family.metric.at(0).gauge.value;
+    if (family.name == name) return family.metric.at(0).gauge.value;
   }
   return -1;
+}
+
+double DrainsHeld(const HookRunner& runner) {
+  return Gauge(runner, "fabricwatch_hook_drains_held");
 }
 
 // The agent-side switch gate through the file the fleet rules' receiver writes, and a drain
@@ -486,7 +491,8 @@ TEST_F(HookRunnerTest, SuspectPeersFileAndHeldDrainsGoThroughTheRunner) {
 
 // Issue 37: hooks.confirm_with_probe through the runner, with a fake prober behind a real
 // ProbeRunner: a degraded port drains (the probe's values in the hook's environment), a healthy
-// one is suppressed, one whose device runs a job is not drained (the probe is refused).
+// one is suppressed, one whose device runs a job is held for the job (the probe is refused);
+// fabricwatch_hook_drains_awaiting_probe counts the drains whose probe is in flight.
 TEST_F(HookRunnerTest, DrainsConfirmedByAProbeGoThroughTheRunner) {
   HookConfig config = BaseConfig();
   config.dry_run = false;
@@ -512,6 +518,7 @@ TEST_F(HookRunnerTest, DrainsConfirmedByAProbeGoThroughTheRunner) {
   prober.Start();
   HookRunner runner(config, launcher_, clock_, GetLogger("hooks"), {}, {}, &prober);
   runner.Start();
+  fake->hold = true;  // the probes stay in flight until released
   for (const char* device : {"mlx5_0", "mlx5_1", "mlx5_2"}) {
     AnomalyTransition t = Storm("source", true, kT0);
     t.detector = "link_flap";
@@ -519,13 +526,23 @@ TEST_F(HookRunnerTest, DrainsConfirmedByAProbeGoThroughTheRunner) {
     t.finding.entity = {{"device", device}, {"port", "1"}};
     runner.OnTransition(t);
   }
+  ASSERT_TRUE(fake->WaitStarted(1));
+  // The worker publishes the gauge after it handed the three probes over (bounded wait).
+  for (int i = 0; i < 3000 && Gauge(runner, "fabricwatch_hook_drains_awaiting_probe") != 3; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(Gauge(runner, "fabricwatch_hook_drains_awaiting_probe"), 3);
+  fake->Release();
   ASSERT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Gauge(runner, "fabricwatch_hook_drains_awaiting_probe"), 0);
+  EXPECT_EQ(DrainsHeld(runner), 1);  // mlx5_2: its probe was refused, the drain waits for slurm:9
   EXPECT_EQ(Recorded(), (Names{"slurm drain raise 0 device=mlx5_0 port=1",
                                "probe degraded 100.000 2.500 loopback"}));
   auto counts = runner.Counts();
   EXPECT_EQ((counts[{"slurm", "success"}]), 1u);
   EXPECT_EQ((counts[{"slurm", "suppressed_probe_healthy"}]), 1u);
-  EXPECT_EQ((counts[{"slurm", "suppressed_probe_unconfirmed"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "held_for_jobs"}]), 1u);
+  EXPECT_EQ((counts[{"slurm", "suppressed_probe_unconfirmed"}]), 0u);
   EXPECT_EQ(fake->calls(), 2u);  // mlx5_2 was never measured
   // The runner's families are exported with the hooks'.
   MetricSink sink;

@@ -76,6 +76,11 @@ TEST(ProbeOptionsTest, ValuesOutOfRangeNameTheKey) {
       {"probe:\n  degraded-fraction: half\n", "fw.yml:2:22: probe.degraded-fraction"},
       {"probe:\n  duration: 0s\n", "probe.duration"},
       {"probe:\n  duration: 5s\n", "probe.timeout"},  // the default timeout is 5s
+      // The latency phase and set-up need duration × 1.1 + 1s: 4s needs 5.4s.
+      {"probe:\n  duration: 4s\n",
+       "probe.timeout: 5s is too short for probe.duration 4s: at "
+       "least 5400ms"},
+      {"probe:\n  duration: 1s\n  timeout: 2s\n", "at least 2100ms (duration × 1.1 + 1s"},
       {"probe:\n  min-interval: 0s\n", "probe.min-interval"},
       {"probe:\n  window: 0\n", "fw.yml:2:11: probe.window"},
       {"probe:\n  window: 129\n", "probe.window"},
@@ -92,6 +97,9 @@ TEST(ProbeOptionsTest, ValuesOutOfRangeNameTheKey) {
     EXPECT_NE(error.find(expected), std::string::npos) << error;
   }
   EXPECT_EQ(YamlError("probe:\n  message-size: 64\n  window: 128\n"), "ok");  // the bounds
+  EXPECT_EQ(YamlError("probe:\n  duration: 1s\n  timeout: 2100ms\n"), "ok");
+  EXPECT_EQ(MinProbeTimeout(seconds(1)), milliseconds(2100));
+  EXPECT_EQ(MinProbeTimeout(milliseconds(1)), milliseconds(1002));  // the tenth rounds up
   EXPECT_EQ(YamlError("probe:\n  message-size: 4MiB\n  degraded-fraction: 1\n"), "ok");
 }
 
@@ -112,6 +120,22 @@ TEST(ProbeOptionsTest, FlagsWinOverTheFile) {
   bad = Parse({"--probe.min-interval=soon"});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("--probe.min-interval"), std::string::npos)
+      << bad.error().ToString();
+}
+
+// --probe.timeout: the flag the --probe.duration error points at.
+TEST(ProbeOptionsTest, TimeoutFlag) {
+  auto parsed = Parse({"--probe.duration=10s", "--probe.timeout=12s"});
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  EXPECT_EQ(parsed->config.probe.options.timeout, seconds(12));
+  auto bad = Parse({"--probe.duration=10s"});  // the default 5s timeout
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("probe.timeout: 5s is too short for probe.duration 10s"),
+            std::string::npos)
+      << bad.error().ToString();
+  bad = Parse({"--probe.timeout=later"});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("--probe.timeout"), std::string::npos)
       << bad.error().ToString();
 }
 

@@ -165,10 +165,10 @@ TEST_F(ProbeRunnerTest, MeasuresClassifiesAndExports) {
   auto metrics = Exported(*runner);
   EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_bandwidth_bytes_per_second{device=mlx5_0,port=1,}"],
                    150e9 / 8);
-  EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_latency_seconds{device=mlx5_0,port=1,quantile=0.5,}"],
-                   2.5e-6);
-  EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_latency_seconds{device=mlx5_0,port=1,quantile=max,}"],
-                   9e-6);
+  // Two gauges, no quantile label: "max" is no quantile (review of issue 37).
+  EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_latency_seconds{device=mlx5_0,port=1,}"], 2.5e-6);
+  EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_latency_max_seconds{device=mlx5_0,port=1,}"], 9e-6);
+  for (const auto& [key, value] : metrics) EXPECT_EQ(key.find("quantile"), std::string::npos);
   EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_verdict{device=mlx5_0,port=1,verdict=degraded,}"], 1);
   EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_verdict{device=mlx5_0,port=1,verdict=healthy,}"], 0);
   EXPECT_DOUBLE_EQ(metrics["fabricwatch_probe_runs_total{result=ok,}"], 1);
@@ -202,6 +202,26 @@ TEST_F(ProbeRunnerTest, JobsOnTheDeviceRefuseAndAreCounted) {
   EXPECT_EQ(fake_->calls(), 0u);
   EXPECT_TRUE(Ask(*runner, {"mlx5_1", 1}).measured());  // another device, no job
   EXPECT_DOUBLE_EQ(Exported(*runner)["fabricwatch_probe_refused_total{reason=jobs_running,}"], 1);
+}
+
+// The pair path's traffic crosses the partner's device: a job there refuses the probe too.
+TEST_F(ProbeRunnerTest, JobsOnThePartnersDeviceRefuseThePairPath) {
+  ProbeConfig config = Enabled();
+  config.partners[kPort] = PortRef{"mlx5_1", 1};
+  auto runner = Make(config, [](const std::string& device) {
+    return std::optional<std::vector<std::string>>(
+        device == "mlx5_1" ? std::vector<std::string>{"slurm:88"} : std::vector<std::string>{});
+  });
+  runner->Start();
+  const ProbeReport refused = Ask(*runner, kPort);
+  EXPECT_EQ(refused.refused, "jobs_running");
+  EXPECT_NE(refused.detail.find("slurm:88"), std::string::npos) << refused.detail;
+  EXPECT_NE(refused.detail.find("mlx5_0 or mlx5_1"), std::string::npos) << refused.detail;
+  EXPECT_EQ(fake_->calls(), 0u);
+  // mlx5_1/1 itself has no partner: loopback on mlx5_1, where the job runs: refused as well;
+  // mlx5_2/1 (loopback, no job) is measured.
+  EXPECT_EQ(Ask(*runner, {"mlx5_1", 1}).refused, "jobs_running");
+  EXPECT_TRUE(Ask(*runner, {"mlx5_2", 1}).measured());
 }
 
 TEST_F(ProbeRunnerTest, DisabledRefuses) {

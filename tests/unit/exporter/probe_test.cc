@@ -4,7 +4,10 @@
 
 #include "exporter/probe/probe.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/sys/unique_fd.h"
 #include "exporter/probe/probe_command.h"
 
 namespace fabricwatch::probe {
@@ -36,6 +40,10 @@ TEST(ClassifyProbe, EveryOutcome) {
   EXPECT_EQ(ClassifyProbe(Measured(ProbeOutcome::kTimeout), 100e9, 0.5), ProbeVerdict::kFailed);
   EXPECT_EQ(ClassifyProbe(Measured(ProbeOutcome::kUnsupported), 100e9, 0.5),
             ProbeVerdict::kUnavailable);
+  // The host's error (ENOMEM, a starved set-up) says nothing about the port: no drain on it.
+  EXPECT_EQ(ClassifyProbe(Measured(ProbeOutcome::kSetupError), 100e9, 0.5),
+            ProbeVerdict::kUnavailable);
+  EXPECT_EQ(ClassifyProbe(Measured(ProbeOutcome::kSetupError), 0, 0.5), ProbeVerdict::kUnavailable);
   // A failed probe stays failed with no expected rate (nothing to compare is no excuse).
   EXPECT_EQ(ClassifyProbe(Measured(ProbeOutcome::kTimeout), 0, 0.5), ProbeVerdict::kFailed);
 }
@@ -56,16 +64,24 @@ TEST(ProbeNames, AreStable) {
   EXPECT_EQ(ProbeOutcomeName(ProbeOutcome::kError), "error");
   EXPECT_EQ(ProbeOutcomeName(ProbeOutcome::kTimeout), "timeout");
   EXPECT_EQ(ProbeOutcomeName(ProbeOutcome::kUnsupported), "unsupported");
+  EXPECT_EQ(ProbeOutcomeName(ProbeOutcome::kSetupError), "setup_error");
   EXPECT_EQ(ProbeVerdictName(ProbeVerdict::kHealthy), "healthy");
   EXPECT_EQ(ProbeVerdictName(ProbeVerdict::kDegraded), "degraded");
   EXPECT_EQ(ProbeVerdictName(ProbeVerdict::kFailed), "failed");
   EXPECT_EQ(ProbeVerdictName(ProbeVerdict::kUnavailable), "unavailable");
 }
 
+// A lock file of this test's own (the node's, /run/lock/fabricwatch-probe.lock, is left alone).
+std::string TestLockPath() {
+  return testing::TempDir() + "/probe_lock_" + std::to_string(getpid());
+}
+// A lock in a directory that does not exist: the probe runs unlocked and leaves no file.
+std::string NoLock() { return TestLockPath() + "_no_such_dir/fabricwatch-probe.lock"; }
+
 TEST(VerbsProber, NoSuchDeviceIsUnsupported) {
   // No RDMA device of this name exists on a build host (nor on an RDMA one).
   ProbeTarget target{PortRef{"fwprobe_none0", 1}, std::nullopt};
-  ProbeMeasurement m = NewVerbsProber()->Measure(target, ProbeOptions{});
+  ProbeMeasurement m = NewVerbsProber(NoLock())->Measure(target, ProbeOptions{});
   EXPECT_EQ(m.outcome, ProbeOutcome::kUnsupported);
   EXPECT_NE(m.error.find("fwprobe_none0"), std::string::npos) << m.error;
   EXPECT_EQ(m.path, "loopback");
@@ -75,7 +91,7 @@ TEST(VerbsProber, NoSuchDeviceIsUnsupported) {
 
 TEST(VerbsProber, PairWithNoSuchPartnerIsUnsupported) {
   ProbeTarget target{PortRef{"fwprobe_none0", 1}, PortRef{"fwprobe_none1", 1}};
-  ProbeMeasurement m = NewVerbsProber()->Measure(target, ProbeOptions{});
+  ProbeMeasurement m = NewVerbsProber(NoLock())->Measure(target, ProbeOptions{});
   EXPECT_EQ(m.outcome, ProbeOutcome::kUnsupported);
   EXPECT_EQ(m.path, "pair");
 }
@@ -84,11 +100,60 @@ TEST(VerbsProber, GpuMemoryIsUnsupported) {
   ProbeOptions options;
   options.gpu_memory = true;
   ProbeMeasurement m =
-      NewVerbsProber()->Measure(ProbeTarget{PortRef{"mlx5_0", 1}, std::nullopt}, options);
+      NewVerbsProber(NoLock())->Measure(ProbeTarget{PortRef{"mlx5_0", 1}, std::nullopt}, options);
   EXPECT_EQ(m.outcome, ProbeOutcome::kUnsupported);
   EXPECT_NE(m.error.find("GPU buffers are not built into this version"), std::string::npos)
       << m.error;
   EXPECT_EQ(m.registered_bytes, 0u);
+}
+
+TEST(VerbsProber, AnotherProbeHoldsTheNodeLock) {
+  const std::string path = TestLockPath() + "_held";
+  unlink(path.c_str());
+  auto prober = NewVerbsProber(path);
+  ProbeTarget target{PortRef{"fwprobe_none0", 1}, std::nullopt};
+  ProbeOptions options;
+  options.timeout = milliseconds(200);  // waits min(timeout / 2, 2 s) = 100 ms for the lock
+  // Free: the prober creates the file 0644 and gets as far as the device list.
+  ProbeMeasurement m = prober->Measure(target, options);
+  EXPECT_NE(m.error.find("no RDMA device fwprobe_none0"), std::string::npos) << m.error;
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  {
+    // Held by another (a flock of this test): not probed, and not the port's fault.
+    sys::UniqueFd held(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(held);
+    ASSERT_EQ(flock(held.get(), LOCK_EX | LOCK_NB), 0);
+    m = prober->Measure(target, options);
+    EXPECT_EQ(m.outcome, ProbeOutcome::kUnsupported);
+    EXPECT_NE(m.error.find("another probe runs on this node"), std::string::npos) << m.error;
+    EXPECT_EQ(ClassifyProbe(m, 100e9, 0.5), ProbeVerdict::kUnavailable);
+    EXPECT_GE(m.elapsed, milliseconds(100));
+    EXPECT_LT(m.elapsed, milliseconds(2000));
+  }
+  // Released: the next probe takes the lock again.
+  m = prober->Measure(target, options);
+  EXPECT_NE(m.error.find("no RDMA device"), std::string::npos) << m.error;
+  unlink(path.c_str());
+}
+
+TEST(VerbsProber, NoLockDirectoryProbesUnlocked) {
+  auto prober = NewVerbsProber(NoLock());
+  ProbeMeasurement m =
+      prober->Measure(ProbeTarget{PortRef{"fwprobe_none0", 1}, std::nullopt}, ProbeOptions{});
+  EXPECT_NE(m.error.find("no RDMA device"), std::string::npos) << m.error;
+}
+
+TEST(VerbsProber, ALinkAsTheLockIsRefused) {
+  const std::string path = TestLockPath() + "_link";
+  unlink(path.c_str());
+  ASSERT_EQ(symlink("/etc/passwd", path.c_str()), 0);
+  ProbeMeasurement m = NewVerbsProber(path)->Measure(
+      ProbeTarget{PortRef{"fwprobe_none0", 1}, std::nullopt}, ProbeOptions{});
+  EXPECT_EQ(m.outcome, ProbeOutcome::kSetupError);
+  EXPECT_NE(m.error.find("the probe lock"), std::string::npos) << m.error;
+  unlink(path.c_str());
 }
 
 TEST(ParsePortRef, Forms) {
@@ -230,8 +295,11 @@ TEST(ProbeCommand, ArgumentErrors) {
       {{"mlx5_0/1", "--partner", "mlx5_1"}, "--partner: not <device>/<port>"},
       {{"mlx5_0/1", "--duration", "soon"}, "--duration"},
       {{"mlx5_0/1", "--duration", "5s", "--timeout", "5s"}, "leaves no time"},
-      {{"mlx5_0/1", "--window", "0"}, "at least 1"},
-      {{"mlx5_0/1", "--message-size", "1073741824"}, "1 GiB"},
+      {{"mlx5_0/1", "--window", "0"}, "--window 0 is outside 1..128"},
+      {{"mlx5_0/1", "--window", "129"}, "--window 129 is outside 1..128"},
+      {{"mlx5_0/1", "--message-size", "63"}, "--message-size 63 is outside 64..4194304"},
+      {{"mlx5_0/1", "--message-size", "4194305"}, "is outside 64..4194304"},
+      {{"mlx5_0/1", "--message-size", "1073741824"}, "is outside 64..4194304"},
       {{"mlx5_0/1", "--degraded-fraction", "1.5"}, "between 0 and 1"},
       {{}, "port is required"},
       {{"mlx5_0/1", "--no-such-flag"}, "no-such-flag"},
@@ -244,6 +312,31 @@ TEST(ProbeCommand, ArgumentErrors) {
     EXPECT_EQ(r.out, "");
   }
   EXPECT_EQ(prober.calls, 0);
+}
+
+TEST(ProbeCommand, TheRangesEndsAreAccepted) {
+  FakeProber prober(HealthyLoopback());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"mlx5_0/1", "--window", "1", "--message-size", "64"},
+        std::vector<std::string>{"mlx5_0/1", "--window", "128", "--message-size", "4194304"}}) {
+    CommandResult r = RunCommand(prober, args);
+    EXPECT_EQ(r.exit, kExitHealthy) << r.err;
+  }
+  EXPECT_EQ(prober.last_options.window, 128u);
+  EXPECT_EQ(prober.last_options.message_bytes, 4194304u);
+}
+
+TEST(ProbeCommand, ASetupErrorIsUnavailable) {
+  ProbeMeasurement host;
+  host.outcome = ProbeOutcome::kSetupError;
+  host.path = "loopback";
+  host.error = "mlx5_0/1: ibv_create_qp: Cannot allocate memory";
+  FakeProber prober(host);
+  CommandResult r = RunCommand(prober, {"mlx5_0/1"});
+  EXPECT_EQ(r.exit, kExitUnavailable);
+  EXPECT_NE(r.out.find("UNAVAILABLE: mlx5_0/1 loopback: setup_error: mlx5_0/1: ibv_create_qp"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(ProbeCommand, JsonHasEveryField) {
