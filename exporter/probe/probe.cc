@@ -2,6 +2,9 @@
 
 #include "exporter/probe/probe.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace fabricwatch::probe {
 
 std::string_view ProbeOutcomeName(ProbeOutcome outcome) {
@@ -34,6 +37,26 @@ std::string_view ProbeVerdictName(ProbeVerdict verdict) {
       return "unavailable";
   }
   return "unknown";
+}
+
+namespace {
+std::string Secs(std::chrono::nanoseconds d) {
+  char text[32];
+  snprintf(text, sizeof text, "%.3g s", static_cast<double>(d.count()) / 1e9);
+  return text;
+}
+}  // namespace
+
+std::chrono::nanoseconds DataPhaseTime(std::chrono::milliseconds duration) {
+  return duration + duration / 10 + kDataPhaseSlack;
+}
+
+std::string DataPhaseShortfall(std::chrono::nanoseconds left, const ProbeOptions& options) {
+  const std::chrono::nanoseconds need = DataPhaseTime(options.duration);
+  if (left >= need) return "";
+  return "not enough time left after the lock wait and set-up (" +
+         Secs(std::max(left, std::chrono::nanoseconds(0))) + " of the " + Secs(options.timeout) +
+         " timeout; the data phases need " + Secs(need) + ")";
 }
 
 ProbeVerdict ClassifyProbe(const ProbeMeasurement& measurement, double expected_bits_per_second,

@@ -19,13 +19,16 @@
 // One probe at a time on the node: Measure() holds flock(LOCK_EX) on a lock file
 // (kProbeLockPath) for the whole measurement, whoever runs it (the agent, `fabricwatch probe`,
 // `fabricwatch check --check.probe`). Held by another process for longer than
-// min(timeout / 2, 2 s): kUnsupported, "another probe runs on this node". No lock directory
-// (/run/lock missing): the probe runs without the lock.
+// min(timeout / 2, 2 s, the time the data phases can spare): kUnsupported, "another probe runs
+// on this node". A lock file that is missing and cannot be created (a root probe creates it 0644;
+// the package's tmpfiles.d entry creates it at boot; the agent's unit has /run read-only): the
+// probe runs without the lock and says so in ProbeMeasurement::lock (docs/probe.md §3).
 //
 // Thread-safety: a prober is used by one thread at a time.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +50,8 @@ struct ProbeTarget {
   std::optional<PortRef> partner;
 };
 
+struct ProbeMeasurement;
+
 struct ProbeOptions {
   // How long the bandwidth phase posts writes (the latency phase adds up to a tenth of it).
   std::chrono::milliseconds duration{1000};
@@ -64,6 +69,12 @@ struct ProbeOptions {
   static constexpr uint32_t kMinMessageBytes = 64;
   static constexpr uint32_t kMaxMessageBytes = 4u << 20;
   static constexpr uint32_t kMaxWindow = 128;
+  // Called from Measure()'s thread as each phase starts: "setup" (before the lock and the verbs
+  // set-up), "data" (the bandwidth phase begins), "cleanup" (the data phases, or the set-up, have
+  // ended: `measurement` holds the result, before the resources are destroyed). Empty: none.
+  // `fabricwatch probe --progress` prints them, so a parent that kills a stuck child can tell
+  // where it stuck (process_prober.h).
+  std::function<void(std::string_view phase, const ProbeMeasurement& measurement)> on_phase;
   // Register a GPU buffer instead of host memory (needs the GPUDirect RDMA module); not built
   // into this version: a request for it is answered kUnsupported with the reason.
   bool gpu_memory = false;
@@ -100,6 +111,9 @@ struct ProbeMeasurement {
   uint64_t writes_completed = 0;
   std::chrono::nanoseconds elapsed{0};  // the whole call, set-up and clean-up included
   size_t registered_bytes = 0;          // memory pinned for the measurement
+  // The node-wide lock: "held", "unlocked: <why>" (the lock file is missing and could not be
+  // created: the probe ran without it), "" when the call did not get that far.
+  std::string lock;
 };
 
 class PortProber {
@@ -108,8 +122,22 @@ class PortProber {
   virtual ProbeMeasurement Measure(const ProbeTarget& target, const ProbeOptions& options) = 0;
 };
 
-// The node-wide probe lock (Debian's /run/lock is 1777: any user may create it).
-inline constexpr std::string_view kProbeLockPath = "/run/lock/fabricwatch-probe.lock";
+// The node-wide probe lock. In /run (root's, 0755), not the 1777 /run/lock, so that no user can
+// plant it (a 0600 file or a held lock there would stop every probe). A root probe creates it
+// 0644 when missing, the package's tmpfiles.d entry (deploy/fabricwatch.tmpfiles) at boot; any
+// other probe opens it read-only (flock needs no write access).
+inline constexpr std::string_view kProbeLockPath = "/run/fabricwatch-probe.lock";
+
+// The time the data phases need once the set-up is done: the bandwidth phase (`duration`), the
+// latency phase (a tenth of it) and kDataPhaseSlack for the last completions. A probe with less
+// time left before its timeout (a slow lock wait or set-up) stops before the bandwidth phase with
+// kSetupError instead of timing out in it, which would read as the port's failure.
+inline constexpr std::chrono::milliseconds kDataPhaseSlack{200};
+std::chrono::nanoseconds DataPhaseTime(std::chrono::milliseconds duration);
+// "" when `left` (the time before the deadline) is enough for the data phases, else the
+// kSetupError message: "not enough time left after the lock wait and set-up (0.8 s of 5 s; the
+// data phases need 1.3 s)".
+std::string DataPhaseShortfall(std::chrono::nanoseconds left, const ProbeOptions& options);
 
 // The libibverbs prober (exporter/probe/verbs_probe.cc); `lock_path`: the node-wide lock file
 // (tests pass their own).

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "collectors/core/duration.h"
+#include "exporter/config/probe_options.h"
 
 namespace fabricwatch::probe {
 namespace {
@@ -33,6 +34,10 @@ struct CommandLine {
   double expected_gbps = -1;  // < 0: the port's own rate
   double degraded_fraction = 0.5;
   bool json = false;
+  // --progress (with --json): a line {"phase":"setup"|"data"} as each phase starts and
+  // {"phase":"cleanup","result":{...}} before the clean-up, each flushed at once, so that the
+  // agent (process_prober.h) can tell where a child it had to kill was stuck.
+  bool progress = false;
   // --hold: stay alive this long after printing. The kernel frees a process's
   // verbs objects when it exits anyway; while it holds on, `rdma resource show` shows only what
   // Measure() itself left (tests/kernel/rdma_probe_test.sh checks it is nothing).
@@ -65,6 +70,10 @@ std::optional<int> Parse(int argc, char** argv, const ProbeCommandEnv& env, Comm
                  "Below this fraction of the expected rate the port is degraded (default 0.5, "
                  "docs/probe.md §5)");
   app.add_flag("--json", cl.json, "Print one JSON object instead of the line");
+  app.add_flag("--progress", cl.progress,
+               "With --json: before the result, print a line {\"phase\": ...} as each phase "
+               "begins (setup, data, cleanup; cleanup carries the result as \"result\"); the "
+               "last line is still the result object. The agent passes it to its probe process");
   std::string hold;
   app.add_option("--hold", hold,
                  "Stay running this long after the result is printed, holding nothing, so "
@@ -101,11 +110,14 @@ std::optional<int> Parse(int argc, char** argv, const ProbeCommandEnv& env, Comm
   }
   cl.options.duration = *d;
   cl.options.timeout = *t;
-  // The latency phase adds a tenth of the duration, and set-up takes some too.
-  if (*t <= *d + *d / 10) {
-    return usage("--timeout " + timeout + " leaves no time past --duration " + duration +
-                 " and its latency phase");
+  // The config's rule (exporter/config/probe_options.h): the latency phase adds a tenth of the
+  // duration, and the lock wait and set-up take up to a second.
+  if (*t < exporter::MinProbeTimeout(*d)) {
+    return usage("--timeout " + timeout + " is shorter than --duration " + duration +
+                 " × 1.1 + 1s (" + FormatDuration(exporter::MinProbeTimeout(*d)) +
+                 "): the latency phase, the lock wait and the set-up need that time");
   }
+  if (cl.progress && !cl.json) return usage("--progress needs --json");
   // The config's ranges (probe.h): they bound what the probe pins to 1 GiB.
   if (cl.options.message_bytes < ProbeOptions::kMinMessageBytes ||
       cl.options.message_bytes > ProbeOptions::kMaxMessageBytes) {
@@ -139,10 +151,11 @@ std::string Line(const CommandLine& cl, const ProbeMeasurement& m, ProbeVerdict 
                  double expected_bits) {
   std::string what = Label(cl.target.port) +
                      (cl.target.partner ? " pair to " + Label(*cl.target.partner) : " loopback");
+  const std::string unlocked = m.lock.starts_with("unlocked") ? " (" + m.lock + ")" : "";
   if (m.outcome != ProbeOutcome::kOk) {
     const char* level = verdict == ProbeVerdict::kUnavailable ? "UNAVAILABLE" : "ERROR";
     return std::string(kName) + ": " + level + ": " + what + ": " +
-           std::string(ProbeOutcomeName(m.outcome)) + ": " + m.error;
+           std::string(ProbeOutcomeName(m.outcome)) + ": " + m.error + unlocked;
   }
   const double gbps = m.bandwidth_bytes_per_second * 8 / 1e9;
   std::string line = std::string(kName) + ": " +
@@ -154,7 +167,7 @@ std::string Line(const CommandLine& cl, const ProbeMeasurement& m, ProbeVerdict 
   }
   line += Format(", write round trip %.1f us (median)", Micros(m.latency_median)) +
           Format(", %.1f us (max)", Micros(m.latency_max)) +
-          Format(", %.2f s", static_cast<double>(m.elapsed.count()) / 1e9);
+          Format(", %.2f s", static_cast<double>(m.elapsed.count()) / 1e9) + unlocked;
   return line;
 }
 
@@ -175,6 +188,7 @@ nlohmann::json Json(const CommandLine& cl, const ProbeMeasurement& m, ProbeVerdi
       {"writes_completed", m.writes_completed},
       {"elapsed_ns", m.elapsed.count()},
       {"registered_bytes", m.registered_bytes},
+      {"lock", m.lock},
       {"expected_bits_per_second", expected_bits},
       {"degraded_fraction", cl.degraded_fraction},
       {"message_bytes", cl.options.message_bytes},
@@ -224,13 +238,23 @@ int RunProbeCommand(int argc, char** argv, const ProbeCommandEnv& env) {
     own = NewVerbsProber();
     prober = own.get();
   }
-  const ProbeMeasurement m = prober->Measure(cl.target, cl.options);
   const double expected_bits = cl.expected_gbps >= 0
                                    ? cl.expected_gbps * 1e9
                                    : ReadPortRateBits(env.sysfs_root, cl.target.port);
+  if (cl.progress) {
+    cl.options.on_phase = [&](std::string_view phase, const ProbeMeasurement& so_far) {
+      nlohmann::json line{{"phase", phase}};
+      if (phase == "cleanup") {
+        line["result"] = Json(
+            cl, so_far, ClassifyProbe(so_far, expected_bits, cl.degraded_fraction), expected_bits);
+      }
+      *env.out << line.dump() << "\n" << std::flush;
+    };
+  }
+  const ProbeMeasurement m = prober->Measure(cl.target, cl.options);
   const ProbeVerdict verdict = ClassifyProbe(m, expected_bits, cl.degraded_fraction);
   if (cl.json) {
-    *env.out << Json(cl, m, verdict, expected_bits).dump() << "\n";
+    *env.out << Json(cl, m, verdict, expected_bits).dump() << "\n" << std::flush;
   } else {
     *env.out << Line(cl, m, verdict, expected_bits) << "\n";
   }

@@ -18,8 +18,10 @@ ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeT
   }
   // The cache comes before the jobs check: answering from a result already taken moves no
   // traffic, whatever runs on the device now.
-  if (last != nullptr && last->measured() && now >= last->time &&
-      now - last->time < config.min_interval) {
+  // Only a verdict a drain acts on is reused: an unavailable result (the probe could not run)
+  // is asked again, or a drain would be suppressed for the whole interval on no evidence.
+  if (last != nullptr && last->measured() && last->verdict != ProbeVerdict::kUnavailable &&
+      now >= last->time && now - last->time < config.min_interval) {
     return {ProbeAction::kCached, {}, {}};
   }
   if (!config.allow_with_jobs && jobs && !jobs->empty()) {

@@ -3,8 +3,10 @@
 // result, the jobs on its device and the configuration, so that every rule is tested without a
 // thread or a device (exporter/probe/probe_runner.h applies them):
 //   - probe.enabled false: refused ("disabled");
-//   - a result of the port younger than probe.min_interval: answered from it (cached), so a
-//     flapping finding cannot turn into a stream of probes that move real traffic;
+//   - a healthy, degraded or failed result of the port younger than probe.min_interval:
+//     answered from it (cached), so a flapping finding cannot turn into a stream of probes that
+//     move real traffic; an unavailable result is never reused (the probe could not run: it
+//     says nothing of the port, and reusing it would suppress drains for the interval);
 //   - a running job holds the port's RDMA device open, or on the pair path the partner's (the
 //     traffic crosses both; the jobs collector's fabric_device_job_info, as attribution reads
 //     it: detectors/core/attribution.h) and not probe.allow_with_jobs: refused
@@ -47,10 +49,11 @@ inline constexpr std::string_view kProbeRunResults[] = {
 // driver destroying QPs, CQs and MRs) must not be mistaken for a hang.
 inline constexpr std::chrono::milliseconds kProbeProcessMargin{3000};
 
-// How long a drain waits for the answer to its probe (DrainPolicy, hooks.confirm_with_probe):
-// the probe's own bound (timeout + kProbeProcessMargin) twice, one probe queued ahead of it and
-// its own, plus 5 s for the queue and the answer's way back. Past it the drain is
-// suppressed_probe_unconfirmed ("no probe answer within ...").
+// How long a drain waits for the answer to its probe (DrainPolicy, hooks.confirm_with_probe),
+// counted from the probe's start (ProbeRunner's `started` callback): the probe's own bound
+// (timeout + kProbeProcessMargin) twice, plus 5 s for the answer's way back. Before its start a
+// request waits in the queue at most this for every request awaited and not yet started when it
+// was asked, its own included. Past either the drain is suppressed_probe_unconfirmed.
 std::chrono::milliseconds ProbeAnswerWait(const ProbeOptions& options);
 
 // What a request is answered with.
@@ -77,10 +80,11 @@ struct ProbeDecision {
   std::string detail;        // kRefuse: one line, names the port and why
 };
 
-// `last`: the port's last measured report, if any; `jobs`: the jobs holding open the devices the
-// probe's traffic crosses (the port's, and the partner's on the pair path), nullopt when unknown
-// (jobs collector off or not yet reported: no job is known to be hurt, so the probe runs);
-// `partner`: the pair path's far end, named in the refusal.
+// `last`: the port's last measured report, if any (one with an unavailable verdict is ignored);
+// `jobs`: the jobs holding open the devices the probe's traffic crosses (the port's, and the
+// partner's on the pair path), nullopt when unknown (jobs collector off or not yet reported: no job
+// is known to be hurt, so the probe runs); `partner`: the pair path's far end, named in the
+// refusal.
 ProbeDecision DecideProbe(const ProbeConfig& config, const PortRef& port, ProbeTime now,
                           const ProbeReport* last,
                           const std::optional<std::vector<std::string>>& jobs,

@@ -92,30 +92,56 @@ void ProbeRunner::Start() {
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
+ProbeReport ProbeRunner::Refusal(const PortRef& port, std::string reason, std::string_view refused,
+                                 std::string detail) {
+  ProbeReport report;
+  report.port = port;
+  report.reason = std::move(reason);
+  report.refused = std::string(refused);
+  report.detail = std::move(detail);
+  return report;
+}
+
 void ProbeRunner::Stop() {
+  std::deque<Pending> dropped;
   {
     std::lock_guard lock(mutex_);
     if (!worker_.joinable()) return;
     stop_ = true;
-    if (!queue_.empty()) {
-      log_->warn("stopping with {} probe request(s) not yet run; they are dropped", queue_.size());
+    dropped.swap(queue_);
+    size_t waiters = 0;
+    for (const Pending& p : dropped) waiters += p.waiters.size();
+    if (!dropped.empty()) {
+      log_->warn(
+          "stopping with {} probe request(s) for {} port(s) not yet run; they are "
+          "answered \"stopped\"",
+          waiters, dropped.size());
     }
-    refused_["stopped"] += queue_.size();
-    queue_.clear();
+    refused_["stopped"] += waiters;  // per request, as every other refusal of Request()
   }
   stop_probe_.request_stop();  // a probe process that runs is killed now
   cv_.notify_all();
   worker_.join();
+  // Every request is answered, so whoever counts what it awaits is not left waiting; after the
+  // join, so no answer of the worker's comes after these.
+  for (const Pending& p : dropped) {
+    const ProbeReport report = Refusal(
+        p.port, p.reason, "stopped", PortText(p.port) + ": the agent stopped before the probe ran");
+    for (const Waiter& w : p.waiters) {
+      if (w.answer) w.answer(report);
+    }
+  }
   std::lock_guard lock(mutex_);
   idle_cv_.notify_all();
 }
 
-void ProbeRunner::Request(const PortRef& port, std::string reason, ProbeCallback callback) {
+void ProbeRunner::Request(const PortRef& port, std::string reason, ProbeCallback callback,
+                          ProbeStarted started) {
   std::unique_lock lock(mutex_);
   // A port already waiting is probed once for everyone who asked.
   for (Pending& p : queue_) {
     if (p.port == port) {
-      p.callbacks.push_back(std::move(callback));
+      p.waiters.push_back({std::move(callback), std::move(started)});
       return;
     }
   }
@@ -127,20 +153,18 @@ void ProbeRunner::Request(const PortRef& port, std::string reason, ProbeCallback
   }
   if (refused.empty()) {
     queue_.push_back({port, std::move(reason), {}});
-    queue_.back().callbacks.push_back(std::move(callback));
+    queue_.back().waiters.push_back({std::move(callback), std::move(started)});
     lock.unlock();
     cv_.notify_one();
     return;
   }
   ++refused_[std::string(refused)];
   lock.unlock();
-  ProbeReport report;
-  report.port = port;
-  report.reason = std::move(reason);
-  report.refused = std::string(refused);
-  report.detail = fmt::format(
-      "{}: {}", PortText(port),
-      refused == "stopped" ? "the probe runner is not running" : "too many ports wait for a probe");
+  const ProbeReport report =
+      Refusal(port, std::move(reason), refused,
+              fmt::format("{}: {}", PortText(port),
+                          refused == "stopped" ? "the probe runner is not running"
+                                               : "too many ports wait for a probe"));
   log_->warn("probe {} refused ({}): {}", PortText(port), refused, report.detail);
   if (callback) callback(report);  // the caller's thread: it holds none of our locks
 }
@@ -156,9 +180,9 @@ std::optional<ProbeReport> ProbeRunner::Last(const PortRef& port) const {
   return std::nullopt;
 }
 
-void ProbeRunner::CountRefused(std::string_view reason) {
+void ProbeRunner::CountRefused(std::string_view reason, size_t count) {
   std::lock_guard lock(mutex_);
-  ++refused_[std::string(reason)];
+  refused_[std::string(reason)] += count;
 }
 
 std::optional<std::vector<std::string>> ProbeRunner::JobsOnPath(const ProbeTarget& target) const {
@@ -182,7 +206,11 @@ ProbeReport ProbeRunner::Handle(const Pending& request, std::stop_token stop) {
   ProbeReport report;
   report.port = request.port;
   report.reason = request.reason;
-  std::optional<ProbeReport> last = Last(request.port);
+  std::optional<ProbeReport> last;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = reusable_.find(request.port); it != reusable_.end()) last = it->second;
+  }
   ProbeTarget target{request.port, std::nullopt};
   if (auto it = config_.partners.find(request.port); it != config_.partners.end()) {
     target.partner = it->second;
@@ -217,7 +245,7 @@ ProbeReport ProbeRunner::Handle(const Pending& request, std::stop_token stop) {
     report.measurement = {};
     report.refused = "stopped";
     report.detail = PortText(request.port) + ": the agent stopped while the probe ran";
-    CountRefused("stopped");
+    CountRefused("stopped", request.waiters.size());  // per request, as Stop() counts
     log_->warn("probe {} ({}): stopped while it ran", PortText(request.port), request.reason);
     return report;
   }
@@ -237,6 +265,14 @@ ProbeReport ProbeRunner::Handle(const Pending& request, std::stop_token stop) {
   std::lock_guard lock(mutex_);
   ++runs_[std::string(ProbeOutcomeName(m.outcome))];
   last_[request.port] = report;
+  // Only a verdict a drain can act on is reused: an unavailable probe (another probe held the
+  // lock, a set-up or spawn error, no result) says nothing of the port, and caching it would
+  // suppress the port's drains for probe.min_interval without ever asking again.
+  if (report.verdict != ProbeVerdict::kUnavailable) {
+    reusable_[request.port] = report;
+  } else {
+    reusable_.erase(request.port);
+  }
   return report;
 }
 
@@ -250,9 +286,12 @@ void ProbeRunner::WorkerLoop() {
     busy_ = true;
     const std::stop_token stop = stop_probe_.get_token();
     lock.unlock();
+    for (const Waiter& w : request.waiters) {
+      if (w.started) w.started();
+    }
     const ProbeReport report = Handle(request, stop);
-    for (const ProbeCallback& callback : request.callbacks) {
-      if (callback) callback(report);
+    for (const Waiter& w : request.waiters) {
+      if (w.answer) w.answer(report);
     }
     lock.lock();
     busy_ = false;

@@ -14,8 +14,14 @@
 //   runner.Request({"mlx5_0", 1}, "drain confirmation", [](const ProbeReport& r) { ... });
 //
 // Every request is answered exactly once, on the runner's thread (or the caller's, for a refusal
-// decided at once), except those still queued when Stop() runs: they are dropped unanswered and
-// logged (the agent is going away, and so is whoever asked).
+// decided at once); those still queued when Stop() runs are answered refused "stopped" on the
+// thread that calls Stop(), after the runner's thread has ended, and logged. A request's
+// `started` callback (optional) is called once, on the runner's thread, when the runner takes
+// the port's probe from the queue (whoever waits for the answer times it from then).
+//
+// Only results a drain can act on (healthy, degraded, failed) are reused inside
+// probe.min_interval; an unavailable one (set-up error, another probe holding the lock, no
+// result) is reported and exported but never answers a later request.
 //
 // Exported (Export): fabricwatch_probe_bandwidth_bytes_per_second{device,port},
 // fabricwatch_probe_latency_seconds{device,port} (median), fabricwatch_probe_latency_max_seconds
@@ -54,6 +60,7 @@ using JobsOnDevice = std::function<std::optional<std::vector<std::string>>(const
 // The port's expected rate in bits per second (ExpectedProbeRate); 0 when unknown.
 using ExpectedRate = std::function<double(const PortRef&)>;
 using ProbeCallback = std::function<void(const ProbeReport&)>;
+using ProbeStarted = std::function<void()>;
 
 class ProbeRunner {
  public:
@@ -65,13 +72,15 @@ class ProbeRunner {
   ProbeRunner& operator=(const ProbeRunner&) = delete;
 
   void Start();
-  // Drops the queued requests (unanswered, logged); a probe that runs is cut short when the
-  // prober is a StoppablePortProber (the process prober kills its child at once) and answered
-  // "stopped", else waited for (bounded by probe.timeout); joins.
+  // Answers the queued requests refused "stopped" (logged, counted once per request); a probe
+  // that runs is cut short when the prober is a StoppablePortProber (the process prober kills
+  // its child at once) and answered "stopped", else waited for (bounded by probe.timeout);
+  // joins.
   void Stop();
 
   // Never blocks on a probe. `reason` goes to the log and the report.
-  void Request(const PortRef& port, std::string reason, ProbeCallback callback);
+  void Request(const PortRef& port, std::string reason, ProbeCallback callback,
+               ProbeStarted started = {});
   // Waits until no request is queued or running; false on timeout. For tests.
   bool WaitIdle(std::chrono::milliseconds timeout);
 
@@ -85,10 +94,14 @@ class ProbeRunner {
   static constexpr size_t kQueueCapacity = 64;
 
  private:
+  struct Waiter {
+    ProbeCallback answer;
+    ProbeStarted started;
+  };
   struct Pending {
     PortRef port;
     std::string reason;
-    std::vector<ProbeCallback> callbacks;
+    std::vector<Waiter> waiters;  // everyone who asked for the port while it was queued
   };
 
   void WorkerLoop();
@@ -97,7 +110,10 @@ class ProbeRunner {
   // The jobs on the devices the probe's traffic crosses: the port's, and the partner's on the
   // pair path; nullopt when the jobs collector has not said.
   std::optional<std::vector<std::string>> JobsOnPath(const ProbeTarget& target) const;
-  void CountRefused(std::string_view reason);
+  void CountRefused(std::string_view reason, size_t count = 1);
+  // A refusal's report for `port`.
+  static ProbeReport Refusal(const PortRef& port, std::string reason, std::string_view refused,
+                             std::string detail);
 
   const ProbeConfig config_;
   std::unique_ptr<PortProber> prober_;  // worker thread only
@@ -114,7 +130,10 @@ class ProbeRunner {
   bool stop_ = false;
   bool busy_ = false;
   std::stop_source stop_probe_;          // a new one each Start(); Stop() requests it
-  std::map<PortRef, ProbeReport> last_;  // measured reports only
+  std::map<PortRef, ProbeReport> last_;  // measured reports only (Last, Export)
+  // The cache of probe.min_interval: the last measured report whose verdict a drain can act on
+  // (healthy, degraded, failed), never an unavailable one.
+  std::map<PortRef, ProbeReport> reusable_;
   std::map<std::string, uint64_t, std::less<>> runs_;
   std::map<std::string, uint64_t, std::less<>> refused_;
   std::thread worker_;

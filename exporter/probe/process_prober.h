@@ -1,20 +1,32 @@
 #pragma once
 // ProcessPortProber: the agent's PortProber (issue 37 review). Each measurement runs in a child
-// process, `/proc/self/exe probe DEV/PORT [--partner DEV/PORT] ... --json` (probe_command.cc),
-// through the hooks' process launcher (exporter/remediation/process_launcher.h: fork + execve,
-// its own process group, bounded output), never in the agent itself, because a verbs call can
-// block for as long as the driver lets it: on mlx5, ibv_open_device, ibv_modify_qp,
-// ibv_destroy_qp and ibv_dereg_mr are firmware commands with a timeout of about 60 s each, and
-// a probe stuck in one would stop every later probe and the agent's shutdown with it.
+// process, `/proc/self/exe probe DEV/PORT [--partner DEV/PORT] ... --json --progress`
+// (probe_command.cc), through the hooks' process launcher (exporter/remediation/
+// process_launcher.h: fork + execve, its own process group, bounded output), never in the agent
+// itself, because a verbs call can block for as long as the driver lets it: on mlx5,
+// ibv_open_device, ibv_modify_qp, ibv_destroy_qp and ibv_dereg_mr are firmware commands with a
+// timeout of about 60 s each.
 //
 //   - the child has a hard deadline of options.timeout + kProbeProcessMargin; past it its process
-//     group is killed (SIGKILL) and the measurement is kTimeout, "the probe process did not end
-//     within …; killed". The kernel frees a dead process's verbs objects (its uverbs file is
-//     closed at exit), so nothing the probe pinned or created outlives it;
-//   - a stop (ProbeRunner::Stop) kills a running child at once;
+//     group is killed (SIGKILL) and the last --progress line it printed decides the measurement:
+//     a "cleanup" line carries the result (it stands; the clean-up hang is added to its error),
+//     last phase "data" is kTimeout (the data path hung), "setup" or nothing is kSetupError (the
+//     host's trouble, never a drain's confirmation). The kernel frees a dead process's verbs
+//     objects (its uverbs file is closed at exit), so nothing the probe pinned or created
+//     outlives it;
+//   - what a kill does not fix: a child in uninterruptible sleep inside a firmware command dies
+//     and is reaped only when that command returns. Until then Measure() (the probe runner's
+//     thread) waits for it, later probes wait behind it, and ProbeRunner::Stop() waits too: the
+//     child keeps the agent's other threads, not its probing or its shutdown, free of the hang;
+//   - a stop (ProbeRunner::Stop) kills a running child at once (and is reaped as above);
 //   - output that is not the command's JSON line (a crash, a usage error, a missing binary) is
 //     kUnsupported with the first line the child printed: it says nothing about the port;
-//   - the child's stdout and stderr share one pipe, bounded (kProbeProcessMaxOutput);
+//   - the child's stdout and stderr share one pipe, of which the last kProbeProcessMaxOutput
+//     bytes are kept (the result is the last line);
+//   - the child's environment: PATH, LD_LIBRARY_PATH and the verbs settings
+//     (ProbeChildEnvironment);
+//   - a probe that ran without the node lock (ProbeMeasurement::lock "unlocked: …") says so in
+//     its error, which the runner logs;
 //   - memory pinned by the probe (2 × message-size × window) is the child's, not the agent's.
 //
 //   ProcessPortProber prober(launcher);            // launcher: outlives the prober
@@ -43,7 +55,8 @@ class StoppablePortProber : public PortProber {
   }
 };
 
-// The bound on a child's output: its JSON line is under 1 KiB; the rest is error text.
+// The bound on a child's output, of which the tail is kept: its phase and JSON lines are under
+// 4 KiB together; the rest is error text.
 inline constexpr size_t kProbeProcessMaxOutput = 16 * 1024;
 
 struct ProcessProberOptions {
@@ -54,8 +67,9 @@ struct ProcessProberOptions {
   std::vector<std::string> env;
 };
 
-// The child's environment: PATH and the agent's libibverbs and provider settings (RDMAV_*,
-// IBV_*, MLX5_*, MLX4_*, RXE_*), nothing else.
+// The child's environment: PATH, LD_LIBRARY_PATH (rdma-core installed outside the system's
+// library path, /opt) and the agent's libibverbs and provider settings (RDMAV_*, IBV_*, MLX5_*,
+// MLX4_*, RXE_*), nothing else.
 std::vector<std::string> ProbeChildEnvironment(char** environ_entries);
 
 // The command line of the child for `target` (argv[0] is `executable`).

@@ -34,8 +34,8 @@ constexpr auto kDrainTime = std::chrono::milliseconds(200);
 // Empty polls between two sched_yield()s: a spinning poller must not starve a software
 // provider (rxe) that does its work in softirqs and kernel threads on the same CPUs.
 constexpr int kPollsPerYield = 64;
-// How long Measure() waits for another probe's lock (at most half the timeout), and how often it
-// tries again meanwhile.
+// How long Measure() waits for another probe's lock (at most half the timeout, and no longer than
+// the data phases can spare: DataPhaseTime), and how often it tries again meanwhile.
 constexpr auto kLockWait = std::chrono::milliseconds(2000);
 constexpr auto kLockRetry = std::chrono::milliseconds(20);
 
@@ -264,6 +264,15 @@ void ProbeRun::Run() {
     // The latency writes use the first slot: it holds at least kLatencyBytes.
     message_bytes_ = std::max(options_.message_bytes, kLatencyBytes);
     failed = SetUp();
+    if (!failed) {
+      // A slow lock wait or set-up must not leave the bandwidth phase too little time: its
+      // timeout would read as the port's failure (kTimeout), not the host's.
+      if (std::string why = DataPhaseShortfall(deadline_ - Clock::now(), options_); !why.empty()) {
+        failed = ProbeFailure{ProbeOutcome::kSetupError, description_ + ": " + why};
+      } else if (options_.on_phase) {
+        options_.on_phase("data", m_);
+      }
+    }
     if (!failed) failed = BandwidthPhase();
     if (!failed) failed = LatencyPhase();
   }
@@ -277,21 +286,33 @@ void ProbeRun::Run() {
   m_.error.clear();
 }
 
-// Opens (creating it 0644 when missing) and flocks the node-wide lock file (probe.h), waiting up
-// to `wait` for another holder; `held` keeps the lock. No lock directory: no lock, no failure.
-StepResult LockNode(const std::string& path, Clock::duration wait, sys::UniqueFd& held) {
-  // O_NOFOLLOW and O_EXCL: a link planted in the 1777 directory is refused, not followed;
-  // O_NONBLOCK: a FIFO planted there cannot block the open.
+// Opens the node-wide lock file (probe.h) read-only, creating it 0644 when missing and this
+// process may (root, in root's /run), and flocks it, waiting up to `wait` for another holder;
+// `held` keeps the lock and `state` says "held", or "unlocked: <why>" when the file is missing
+// and cannot be created (no such directory, a read-only /run, no write access): then the probe
+// runs without the lock, which is cooperation between probes, not a security boundary.
+StepResult LockNode(const std::string& path, Clock::duration wait, sys::UniqueFd& held,
+                    std::string& state) {
+  // O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO cannot block the open.
+  // Read-only: flock(2) needs no write access, so the agent's DynamicUser opens root's file.
   constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
-  sys::UniqueFd fd(open(path.c_str(), kFlags | O_CREAT | O_EXCL, 0644));
-  if (fd) {
-    fchmod(fd.get(), 0644);  // whatever the umask: every user's probe opens it
-  } else if (errno == EEXIST) {
-    fd.Reset(open(path.c_str(), kFlags));
+  sys::UniqueFd fd(open(path.c_str(), kFlags));
+  if (!fd && errno == ENOENT) {
+    fd.Reset(open(path.c_str(), kFlags | O_CREAT | O_EXCL, 0644));
+    const int err = errno;
+    if (fd) {
+      fchmod(fd.get(), 0644);  // whatever the umask: every user's probe opens it
+    } else if (err == EEXIST) {
+      fd.Reset(open(path.c_str(), kFlags));  // another probe created it meanwhile
+    } else if (err == ENOENT || err == EROFS || err == EACCES || err == EPERM) {
+      state = "unlocked: " + path + " is missing and cannot be created (" + strerror(err) + ")";
+      return std::nullopt;
+    } else {
+      errno = err;
+    }
   }
   if (!fd) {
     const int err = errno;
-    if (err == ENOENT) return std::nullopt;  // no /run/lock: the probe runs unlocked
     return ProbeFailure{ProbeOutcome::kSetupError,
                         "the probe lock " + path + ": open: " + strerror(err)};
   }
@@ -304,6 +325,7 @@ StepResult LockNode(const std::string& path, Clock::duration wait, sys::UniqueFd
   for (;;) {
     if (flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
       held = std::move(fd);
+      state = "held";
       return std::nullopt;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -327,15 +349,26 @@ class VerbsProber : public PortProber {
     ProbeMeasurement m;
     m.outcome = ProbeOutcome::kSetupError;  // until Run() says otherwise
     m.path = target.partner ? "pair" : "loopback";
-    // The wait for the lock is part of the timeout; it leaves the probe at least half of it.
-    const auto wait = std::min<Clock::duration>(options.timeout / 2, kLockWait);
+    if (options.on_phase) options.on_phase("setup", m);
+    // The wait for the lock is part of the timeout; it leaves the probe at least half of it, and
+    // the data phases their time (DataPhaseTime): a longer wait could only end in kSetupError.
+    const auto wait = std::max<Clock::duration>(
+        Clock::duration::zero(),
+        std::min<Clock::duration>(
+            {options.timeout / 2, kLockWait, options.timeout - DataPhaseTime(options.duration)}));
     sys::UniqueFd lock;  // released after the probe's resources are gone
-    if (auto failed = LockNode(lock_path_, wait, lock)) {
+    if (auto failed = LockNode(lock_path_, wait, lock, m.lock)) {
       m.outcome = failed->outcome;
       m.error = PortLabel(target.port) + ": " + failed->message;
     } else {
       ProbeRun run(target, options, m, start + options.timeout);
       run.Run();
+      // The result is known; the clean-up (~ProbeRun: flush, drain, destroy) is still to come
+      // and can block in the driver.
+      if (options.on_phase) {
+        m.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+        options.on_phase("cleanup", m);
+      }
     }  // every verbs resource is gone here: elapsed includes the clean-up
     m.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
     return m;

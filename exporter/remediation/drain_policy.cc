@@ -225,21 +225,59 @@ void DrainPolicy::PlanOrConfirm(const detect::AnomalyTransition& t,
     it->second.drain_hooks = drain_hooks;
     return;
   }
-  awaiting_probe_[key] = HeldDrain{t, drain_hooks, now, held_since};
+  // The queue bound: the probes awaited and not yet started may all run before this one, each
+  // within probe_answer_wait_ (the runner runs one at a time); its own start resets the wait
+  // (OnProbeStarted).
+  size_t ahead = 0;
+  for (const auto& [other, waiting] : awaiting_probe_) ahead += waiting.started ? 0 : 1;
+  HeldDrain waiting{t, drain_hooks, now, held_since};
+  waiting.seq = ++next_seq_;
+  waiting.deadline = now + probe_answer_wait_ * static_cast<int64_t>(ahead + 1);
+  awaiting_probe_[key] = std::move(waiting);
   plan.probes.push_back({key, *port,
                          fmt::format("drain confirmation: {} {} {}", t.detector,
-                                     detect::SeverityName(t.finding.severity), entity)});
+                                     detect::SeverityName(t.finding.severity), entity),
+                         next_seq_});
   plan.notes.push_back(
       fmt::format("{} {}: drain held until a probe of {} confirms it "
                   "(hooks.confirm_with_probe)",
                   t.detector, entity, probe::PortText(*port)));
 }
 
-HookPlan DrainPolicy::OnProbeResult(const std::string& key, const probe::ProbeReport& report,
-                                    detect::TimePoint now, const DrainGates& gates) {
+void DrainPolicy::OnProbeStarted(const std::string& key, uint64_t seq, detect::TimePoint now) {
+  auto it = awaiting_probe_.find(key);
+  // Another request's start (expired, then raised again), or a finding that cleared: nothing.
+  if (it == awaiting_probe_.end() || it->second.seq != seq || it->second.started) return;
+  it->second.started = true;
+  it->second.deadline = now + probe_answer_wait_;
+}
+
+HookPlan DrainPolicy::OnProbeResult(const std::string& key, uint64_t seq,
+                                    const probe::ProbeReport& report, detect::TimePoint now,
+                                    const DrainGates& gates) {
   HookPlan plan;
   auto it = awaiting_probe_.find(key);
-  if (it == awaiting_probe_.end()) return plan;  // cleared meanwhile, or answered already
+  if (it == awaiting_probe_.end() || it->second.seq != seq) {
+    // Cleared meanwhile, answered already, or the answer to an earlier request that expired
+    // (the finding was raised again since): it must not decide the drain now awaited.
+    plan.notes.push_back(fmt::format(
+        "{}: ignored the answer of probe request {} of {} ({}): {}", key, seq,
+        probe::PortText(report.port), report.refused.empty() ? "measured" : report.refused,
+        it == awaiting_probe_.end()
+            ? std::string("no drain waits for it")
+            : fmt::format("the drain now waits for request {}", it->second.seq)));
+    return plan;
+  }
+  if (now >= it->second.deadline) {
+    // Past its deadline the drain no longer waits: it expires (suppressed_probe_unconfirmed),
+    // whatever the late answer says.
+    plan.notes.push_back(
+        fmt::format("{}: ignored the answer of probe request {} of {}: it came "
+                    "after the drain stopped waiting",
+                    key, seq, probe::PortText(report.port)));
+    ExpireProbes(now, plan);
+    return plan;
+  }
   HeldDrain waiting = std::move(it->second);
   awaiting_probe_.erase(it);
   detect::AnomalyTransition& t = waiting.raise;
@@ -365,6 +403,11 @@ HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates
     const bool release = held.probe_refused_for_jobs
                              ? now >= held.retry_after && (!jobs || jobs->empty())
                              : jobs && jobs->empty();
+    if (!release && held.probe_refused_for_jobs && now >= held.retry_after) {
+      // The retry time came and the jobs still run: the next look is a retry interval away
+      // (a deadline left in the past would have the caller's timer fire at once, for ever).
+      held.retry_after = now + kProbeRetryAfterJobs;
+    }
     if (!release) {
       ++it;
       continue;
@@ -379,7 +422,7 @@ HookPlan DrainPolicy::ReleaseHeld(detect::TimePoint now, const DrainGates& gates
 
 void DrainPolicy::ExpireProbes(detect::TimePoint now, HookPlan& plan) {
   for (auto it = awaiting_probe_.begin(); it != awaiting_probe_.end();) {
-    if (now - it->second.since < probe_answer_wait_) {
+    if (now < it->second.deadline) {
       ++it;
       continue;
     }
@@ -388,17 +431,29 @@ void DrainPolicy::ExpireProbes(detect::TimePoint now, HookPlan& plan) {
       plan.suppressed.push_back(
           {i, "suppressed_probe_unconfirmed",
            fmt::format(
-               "{} {}: no probe answer within {}s (probe.timeout, twice, plus the "
-               "process margin and the queue); a non-critical drain needs a failed or "
-               "degraded probe",
-               t.detector, detect::EntityText(t.finding.entity),
-               std::chrono::duration_cast<std::chrono::seconds>(probe_answer_wait_).count())});
+               "{} {}: {}; a non-critical drain needs a failed or degraded probe", t.detector,
+               detect::EntityText(t.finding.entity),
+               it->second.started
+                   ? fmt::format(
+                         "no probe answer within {}s of the probe's start "
+                         "(probe.timeout, twice, plus the process margin)",
+                         std::chrono::duration_cast<std::chrono::seconds>(probe_answer_wait_)
+                             .count())
+                   : fmt::format(
+                         "no probe answer within {}s: the probe did not start (it "
+                         "may wait {}s for each probe awaited ahead of it, and its own)",
+                         std::chrono::duration_cast<std::chrono::seconds>(it->second.deadline -
+                                                                          it->second.since)
+                             .count(),
+                         std::chrono::duration_cast<std::chrono::seconds>(probe_answer_wait_)
+                             .count()))});
     }
     it = awaiting_probe_.erase(it);
   }
 }
 
 HookPlan DrainPolicy::OnTimer(detect::TimePoint now, const DrainGates& gates) {
+  last_timer_ = now;
   HookPlan plan = ReleaseHeld(now, gates);
   ExpireProbes(now, plan);
   if (!pending_resume_ || now < pending_resume_->due) return plan;
@@ -415,11 +470,15 @@ HookPlan DrainPolicy::OnTimer(detect::TimePoint now, const DrainGates& gates) {
 
 std::optional<detect::TimePoint> DrainPolicy::next_deadline() const {
   std::optional<detect::TimePoint> next;
-  auto consider = [&next](detect::TimePoint t) {
+  auto consider = [this, &next](detect::TimePoint t) {
+    // OnTimer() at last_timer_ did what was due then; an entry whose time had come and that is
+    // still there waits for jobs or a clear (a held drain whose finding is leaving the engine,
+    // max_drain_hold passed): not a deadline, or the caller would wake at once, for ever.
+    if (last_timer_ && t <= *last_timer_) return;
     if (!next || t < *next) next = t;
   };
   if (pending_resume_) consider(pending_resume_->due);
-  for (const auto& [key, waiting] : awaiting_probe_) consider(waiting.since + probe_answer_wait_);
+  for (const auto& [key, waiting] : awaiting_probe_) consider(waiting.deadline);
   for (const auto& [key, held] : held_) {
     if (config_.max_drain_hold.count() > 0) consider(held.since + config_.max_drain_hold);
     if (held.probe_refused_for_jobs) consider(held.retry_after);

@@ -6,6 +6,7 @@
 // Thread-safety: none.
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -63,6 +64,10 @@ struct ProbeRequest {
   std::string key;  // FindingKey of the finding whose drain waits
   probe::PortRef port;
   std::string reason;  // for the probe's log line
+  // This request's number (DrainPolicy's own sequence, from 1): its start and its answer come
+  // back with it, so an answer to an earlier request of the same finding (one that expired, then
+  // the finding was raised again) is told apart and ignored.
+  uint64_t seq = 0;
 };
 
 struct Suppression {
@@ -132,10 +137,19 @@ class DrainPolicy {
   // jobs (held_for_jobs, counted once however often it comes back), probed again when they end
   // (no sooner than kProbeRetryAfterJobs), drained unconfirmed at max_drain_hold; refused
   // otherwise or unavailable: suppressed_probe_unconfirmed. An answer for a finding that cleared
-  // meanwhile (or of a request already answered, or past probe_answer_wait) plans nothing.
-  HookPlan OnProbeResult(const std::string& key, const probe::ProbeReport& report,
+  // meanwhile, of a request already answered or expired (`seq` is not the one awaited) or past
+  // the request's deadline plans nothing but a note (a late answer leaves the drain to expire:
+  // suppressed_probe_unconfirmed, once).
+  HookPlan OnProbeResult(const std::string& key, uint64_t seq, const probe::ProbeReport& report,
                          detect::TimePoint now, const DrainGates& gates);
-  // When OnTimer() next has something to do.
+  // The ProbeRunner began the probe of request `seq` (taken from its queue): the drain waits
+  // probe_answer_wait from now for the answer, instead of its queue bound. Design §5.11: a
+  // request waits in the queue at most probe_answer_wait for every request awaited and not yet
+  // started when it was asked, its own included; once started, probe_answer_wait.
+  void OnProbeStarted(const std::string& key, uint64_t seq, detect::TimePoint now);
+  // When OnTimer() next has something to do; never a time at or before the last OnTimer():
+  // what is still there then waits for something other than the clock (jobs to end, a clear),
+  // which the caller's regular poll sees.
   std::optional<detect::TimePoint> next_deadline() const;
   // A drain was requested (or dry-run) and not yet resumed.
   bool drain_requested() const { return !drained_hooks_.empty(); }
@@ -180,13 +194,21 @@ class DrainPolicy {
     detect::TimePoint since;
     // awaiting_probe_: when the drain was held for jobs before its probe, if it was.
     std::optional<detect::TimePoint> held_since = std::nullopt;
-    // held_: the probe was refused because jobs run; asked again no sooner than retry_after.
+    // held_: the probe was refused because jobs run; asked again no sooner than retry_after
+    // (moved on by kProbeRetryAfterJobs while the jobs still run then).
     bool probe_refused_for_jobs = false;
     detect::TimePoint retry_after{};
+    // awaiting_probe_: the request's number, whether the runner started it, and when the drain
+    // stops waiting (the queue bound until it starts, then start + probe_answer_wait_).
+    uint64_t seq = 0;
+    bool started = false;
+    detect::TimePoint deadline{};
   };
   std::map<std::string, HeldDrain> held_;            // by FindingKey
   std::map<std::string, HeldDrain> awaiting_probe_;  // by FindingKey
   std::chrono::milliseconds probe_answer_wait_;
+  uint64_t next_seq_ = 0;
+  std::optional<detect::TimePoint> last_timer_;  // `now` of the last OnTimer()
 };
 
 }  // namespace fabricwatch::exporter

@@ -54,7 +54,8 @@ constexpr MetricDesc kDrainsHeld{
 constexpr MetricDesc kDrainsAwaitingProbe{
     "fabricwatch_hook_drains_awaiting_probe",
     "Drains waiting for the answer of a probe of the finding's port (hooks.confirm_with_probe); "
-    "each waits at most twice probe.timeout plus margins, then is suppressed_probe_unconfirmed.",
+    "each waits at most twice probe.timeout plus margins from its probe's start (and a bounded "
+    "time in the runner's queue before it), then is suppressed_probe_unconfirmed.",
     MetricKind::kGauge,
     {}};
 constexpr MetricDesc kAllDescs[] = {kRunsTotal,           kDryRun, kDrainRequested, kDrainsHeld,
@@ -228,12 +229,15 @@ void HookRunner::WorkerLoop() {
       auto until = std::chrono::duration_cast<milliseconds>(*deadline - clock_.Now());
       wait = std::clamp(until, milliseconds(0), wait);
     }
-    cv_.wait_for(lock, wait,
-                 [this] { return stop_ || wake_ || !queue_.empty() || !probe_answers_.empty(); });
+    cv_.wait_for(lock, wait, [this] {
+      return stop_ || wake_ || !queue_.empty() || !probe_answers_.empty() || !probe_starts_.empty();
+    });
     if (stop_) break;
     std::deque<detect::AnomalyTransition> events;
     events.swap(queue_);
-    std::deque<std::pair<std::string, probe::ProbeReport>> answers;
+    std::deque<std::pair<std::string, uint64_t>> starts;
+    starts.swap(probe_starts_);
+    std::deque<ProbeAnswer> answers;
     answers.swap(probe_answers_);
     wake_ = false;
     busy_ = true;
@@ -246,8 +250,11 @@ void HookRunner::WorkerLoop() {
     for (const detect::AnomalyTransition& t : events) {
       Execute(policy_.OnTransition(t, clock_.Now(), gates));
     }
-    for (const auto& [key, report] : answers) {
-      Execute(policy_.OnProbeResult(key, report, clock_.Now(), gates));
+    // Starts before answers: a probe that started and answered since the last pass is timed
+    // from its start.
+    for (const auto& [key, seq] : starts) policy_.OnProbeStarted(key, seq, clock_.Now());
+    for (const ProbeAnswer& a : answers) {
+      Execute(policy_.OnProbeResult(a.key, a.seq, a.report, clock_.Now(), gates));
     }
     Execute(policy_.OnTimer(clock_.Now(), gates));
 
@@ -274,10 +281,17 @@ void HookRunner::RequestProbes(const std::vector<ProbeRequest>& probes) {
       std::lock_guard lock(mutex_);
       ++probes_outstanding_;
     }
-    auto answer = [this, key = request.key](const probe::ProbeReport& report) {
+    auto answer = [this, key = request.key, seq = request.seq](const probe::ProbeReport& report) {
       {
         std::lock_guard lock(mutex_);
-        probe_answers_.emplace_back(key, report);
+        probe_answers_.push_back({key, seq, report});
+      }
+      cv_.notify_one();
+    };
+    auto started = [this, key = request.key, seq = request.seq] {
+      {
+        std::lock_guard lock(mutex_);
+        probe_starts_.emplace_back(key, seq);
       }
       cv_.notify_one();
     };
@@ -291,7 +305,7 @@ void HookRunner::RequestProbes(const std::vector<ProbeRequest>& probes) {
       continue;
     }
     // Not under mutex_: the runner may answer at once on this thread.
-    prober_->Request(request.port, request.reason, std::move(answer));
+    prober_->Request(request.port, request.reason, std::move(answer), std::move(started));
   }
 }
 

@@ -25,7 +25,8 @@
 //     non-critical finding's drain waits while jobs hold its device open, then passes the same
 //     gates when they end (or after max_drain_hold);
 //   - with confirm_with_probe, a non-critical drain on an RDMA port waits for a probe of the port
-//     (the ProbeRunner given), at most probe::ProbeAnswerWait: failed or degraded drains; a
+//     (the ProbeRunner given), at most probe::ProbeAnswerWait from the probe's start (and a
+//     bounded time in the runner's queue before it): failed or degraded drains; a
 //     probe refused because jobs run holds the drain for them (max_drain_hold then drains it
 //     unconfirmed); anything else suppresses it;
 //   - notify hooks run on every matching transition, with none of the drain limits;
@@ -137,9 +138,16 @@ class HookRunner {
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
   std::deque<detect::AnomalyTransition> queue_;
-  // Probe answers for the worker, by FindingKey; `probes_outstanding_` counts the requests not
-  // yet answered and fed to the policy (WaitIdle waits for them).
-  std::deque<std::pair<std::string, probe::ProbeReport>> probe_answers_;
+  // Probe starts and answers for the worker, by FindingKey and request number;
+  // `probes_outstanding_` counts the requests not yet answered and fed to the policy (WaitIdle
+  // waits for them; the ProbeRunner answers every request, "stopped" when it stops first).
+  struct ProbeAnswer {
+    std::string key;
+    uint64_t seq = 0;
+    probe::ProbeReport report;
+  };
+  std::deque<std::pair<std::string, uint64_t>> probe_starts_;
+  std::deque<ProbeAnswer> probe_answers_;
   size_t probes_outstanding_ = 0;
   bool stop_ = false;
   bool wake_ = false;

@@ -67,6 +67,18 @@ bool ReadAvailable(int fd, const LaunchSpec& spec, LaunchResult& result) {
   char buf[4096];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0 && spec.keep_output_tail) {
+      result.output.append(buf, static_cast<size_t>(n));
+      if (result.output.size() > spec.max_output_bytes) {
+        size_t drop = result.output.size() - spec.max_output_bytes;
+        // Whole lines only: the kept text starts after the newline that ends the cut line.
+        const size_t newline = result.output.find('\n', drop > 0 ? drop - 1 : 0);
+        if (newline != std::string::npos) drop = newline + 1;
+        result.output.erase(0, drop);
+        result.output_truncated = true;
+      }
+      continue;
+    }
     if (n > 0) {
       size_t room = spec.max_output_bytes - std::min(spec.max_output_bytes, result.output.size());
       size_t take = std::min(room, static_cast<size_t>(n));

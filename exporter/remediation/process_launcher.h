@@ -48,7 +48,10 @@ struct LaunchSpec {
   std::chrono::milliseconds timeout{30000};
   std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL
   size_t max_output_bytes = 16 * 1024;         // the rest is read and discarded
-  std::optional<Credentials> credentials;      // empty: the agent's own
+  // false (hooks): the first max_output_bytes are kept. true (the probe's child, whose result is
+  // its last line): the last max_output_bytes, from the first line that starts in them.
+  bool keep_output_tail = false;
+  std::optional<Credentials> credentials;  // empty: the agent's own
 };
 
 struct LaunchResult {
@@ -62,7 +65,8 @@ struct LaunchResult {
   Outcome outcome = Outcome::kSpawnError;
   int exit_code = -1;
   int term_signal = 0;
-  std::string output;  // stdout and stderr, interleaved, at most max_output_bytes
+  std::string output;  // stdout and stderr, interleaved, at most max_output_bytes (the head, or
+                       // with keep_output_tail the tail)
   bool output_truncated = false;
   std::chrono::milliseconds duration{0};
   Status error;  // for kSpawnError

@@ -81,7 +81,8 @@ want_version="$("$FABRICWATCH_BIN" --version)"
 grep -q '\.debug_info' <<<"$(readelf -S /usr/bin/fabricwatch)" && fail "/usr/bin/fabricwatch is not stripped"
 ok "/usr/bin/fabricwatch runs ($want_version) and is stripped"
 
-for path in /usr/lib/systemd/system/fabricwatch.service /etc/fabricwatch/fabricwatch.yml \
+for path in /usr/lib/systemd/system/fabricwatch.service /usr/lib/tmpfiles.d/fabricwatch.conf \
+  /etc/fabricwatch/fabricwatch.yml \
   /etc/default/fabricwatch /usr/share/doc/fabricwatch/README.md /usr/share/doc/fabricwatch/changelog.gz \
   /usr/share/fabricwatch/alerts/fabricwatch-anomaly.rules.yml \
   /usr/share/fabricwatch/alerts/alertmanager.example.yml \
@@ -93,6 +94,13 @@ for hook in slurm-drain kubernetes-drain webhook; do
   [[ -x "/usr/lib/fabricwatch/hooks/$hook" ]] || fail "/usr/lib/fabricwatch/hooks/$hook is not executable"
 done
 ok "unit, configuration, hooks, alerts, dashboards, runbooks and README are where README says"
+
+# The probe's lock (docs/probe.md §3): postinst made it from the tmpfiles.d entry, root's, 0644.
+if command -v systemd-tmpfiles >/dev/null; then
+  [[ "$(stat -c '%U %a %F' /run/fabricwatch-probe.lock 2>&1)" == "root 644 regular empty file" ]] ||
+    fail "/run/fabricwatch-probe.lock: $(stat -c '%U %a %F' /run/fabricwatch-probe.lock 2>&1)"
+  ok "postinst made the probe's lock /run/fabricwatch-probe.lock, root's, 0644"
+fi
 
 # The manual page, made from this binary's --help (deploy/make-manpage.sh). Read from the
 # package: a minimal Debian image may keep dpkg from installing /usr/share/man (path-exclude).
@@ -161,6 +169,7 @@ left=()
 for path in /etc/fabricwatch /etc/default/fabricwatch /var/lib/fabricwatch \
   /var/lib/private/fabricwatch /usr/lib/fabricwatch /usr/share/fabricwatch \
   /usr/share/doc/fabricwatch /usr/bin/fabricwatch /usr/lib/systemd/system/fabricwatch.service \
+  /usr/lib/tmpfiles.d/fabricwatch.conf /run/fabricwatch-probe.lock \
   /etc/systemd/system/fabricwatch.service; do
   [[ -e "$path" || -L "$path" ]] && left+=("$path")
 done

@@ -200,18 +200,19 @@ check probe.node_lock
   --expected-rate-gbps 0 >"$E2E_TMP/probe-lock-holder.txt" 2>&1 &
 holder=$!
 register_pid "$holder"
-if [[ ! -d /run/lock ]]; then
+# /run/fabricwatch-probe.lock: the root probe creates it 0644 when missing (probe.h).
+if [[ ! -d /run || ! -w /run ]]; then
   wait "$holder" || true
-  printf 'skip - %s: no /run/lock here, probes run unlocked\n' "$CHECK"
-  record SKIP "$CHECK" "no /run/lock: probes run unlocked"
+  printf 'skip - %s: /run is missing or read-only here, probes run unlocked\n' "$CHECK"
+  record SKIP "$CHECK" "/run not writable: probes run unlocked"
 else
-  wait_until 10 test -e /run/lock/fabricwatch-probe.lock || true
+  wait_until 10 test -e /run/fabricwatch-probe.lock || true
   sleep 0.5
   t0=$(now_ms)
   second="$("$FABRICWATCH_BIN" probe rxe1/1 "${PROBE_ARGS[@]}" 2>&1)" && rc=0 || rc=$?
   waited=$(($(now_ms) - t0))
   wait "$holder" && hrc=0 || hrc=$?
-  mode="$(stat -c %a /run/lock/fabricwatch-probe.lock 2>/dev/null)"
+  mode="$(stat -c %a /run/fabricwatch-probe.lock 2>/dev/null)"
   if [[ $rc == 3 && "$second" == *"another probe runs on this node"* && $hrc == 0 && $mode == 644 ]]; then
     ok "a second probe while one runs: exit 3 after $waited ms: $second; the first ended 0; lock file mode $mode"
   else
@@ -274,32 +275,36 @@ else
 fi
 check probe.cleanup; clean loopback-delay
 
-# ------------------------------------------------------------------ past --timeout
-# A slow path that never fails the transport (30 ms one way stays under the QP's 67 ms ACK
-# timeout): a 1 s probe cannot end within 1.15 s, as its latency phase ends 1.1 s after the
-# start plus set-up and one 30 ms write. Stopped in a poll loop with writes outstanding.
+# ------------------------------------------------------------------ the least --timeout
+# `fabricwatch probe --timeout` must be at least --duration × 1.1 + 1s, the config's rule
+# (docs/probe.md §6): 1150 ms for a 1 s probe is a usage error (exit 3), no probe runs. At the
+# least timeout (2.1 s) a slow path that never fails the transport (30 ms one way stays under
+# the QP's 67 ms ACK timeout) ends ok; a set-up slow enough under TCG to leave the data phases
+# less than --duration × 1.1 + 200 ms stops before them as setup_error ("not enough time
+# left"), never as a timeout in the bandwidth phase (docs/probe.md §3). A data-phase timeout
+# cannot be provoked here any more: within the transport's retry bound the data phases fit.
 check probe.timeout
+short="$("$FABRICWATCH_BIN" probe rxe0/1 --duration 1s --timeout 1150ms 2>&1)" && rc=0 || rc=$?
+if [[ $rc == 3 && "$short" == *"× 1.1 + 1s"* ]]; then
+  ok "--timeout 1150ms for a 1 s probe: exit 3: $short"
+else
+  fail_later "--timeout 1150ms for a 1 s probe: exit $rc: $short"
+fi
 tc qdisc change dev veth0 root netem delay 30ms
 saved=("${PROBE_ARGS[@]}")
-PROBE_ARGS=(--duration 1s --timeout 1150ms --message-size 16384 --window 4 --expected-rate-gbps 0)
+PROBE_ARGS=(--duration 1s --timeout 2100ms --message-size 16384 --window 4 --expected-rate-gbps 0)
 probe pair-timeout rxe0/1 --partner rxe1/1
 PROBE_ARGS=("${saved[@]}")
 elapsed_ms="$(json_get "$P_JSON" 'd["elapsed_ns"] // 1000000')"
 P_ERR="$(json_get "$P_JSON" 'd["error"]')"
-# A timeout in a data phase is evidence about the path (failed, exit 2); the bound allows the
-# clean-up after the deadline (up to 200 ms of CQ drain, then the destroys; docs/probe.md §3).
-if [[ $P_EXIT == 2 && $P_OUTCOME == timeout && "$P_ERR" == *" phase"* ]] && ((elapsed_ms < 1150 + 600)); then
-  ok "--timeout 1150ms, 30 ms one way: exit 2, timeout after $elapsed_ms ms (clean-up included): $P_ERR"
+if [[ $P_EXIT == 0 && $P_OUTCOME == ok ]]; then
+  ok "--timeout 2100ms, 30 ms one way: ok in $elapsed_ms ms, $(figures)"
 elif [[ $P_EXIT == 3 && $P_OUTCOME == setup_error && "$P_ERR" == *"set-up"* ]]; then
-  # An emulated CPU under host load can spend the whole timeout in set-up: that says nothing
-  # about the path (unavailable), and is not what this check is about.
-  printf 'skip - %s: the timeout fell in set-up here (%s ms): %s\n' "$CHECK" "$elapsed_ms" "$P_ERR"
-  record SKIP "$CHECK" "the timeout fell in set-up under load: $P_ERR"
-elif [[ $P_OUTCOME == ok ]] && ((elapsed_ms < 1150)); then
-  printf 'skip - %s: the probe ended in %s ms, set-up was too fast here for it to time out\n' "$CHECK" "$elapsed_ms"
-  record SKIP "$CHECK" "ended ok in $elapsed_ms ms: set-up too fast here to pass --timeout"
+  # An emulated CPU under host load can spend the time in set-up: unavailable, not failed.
+  printf 'skip - %s: the set-up took the time here (%s ms): %s\n' "$CHECK" "$elapsed_ms" "$P_ERR"
+  record SKIP "$CHECK" "the set-up took the time under load: $P_ERR"
 else
-  fail_later "--timeout 1150ms, 30 ms one way: exit $P_EXIT after $elapsed_ms ms: $P_JSON"
+  fail_later "--timeout 2100ms, 30 ms one way: exit $P_EXIT after $elapsed_ms ms: $P_JSON"
 fi
 check probe.cleanup; clean pair-timeout
 

@@ -215,7 +215,7 @@ probe::ProbeReport Report(probe::ProbeVerdict verdict, double bytes_per_second =
 }
 
 // Raises the warning under confirm_with_probe: no drain yet, one probe of mlx5_0/1 asked for.
-std::string RaiseAndExpectProbe(DrainPolicy& policy, const HookConfig& config) {
+ProbeRequest RaiseAndExpectProbe(DrainPolicy& policy, const HookConfig& config) {
   HookPlan raise = policy.OnTransition(PortFinding(Severity::kWarning, true, kT0), kT0, kOpen);
   EXPECT_EQ(Runs(raise, config), Names{"webhook:notify:raise"});  // notify never waits
   EXPECT_TRUE(raise.suppressed.empty());
@@ -223,11 +223,12 @@ std::string RaiseAndExpectProbe(DrainPolicy& policy, const HookConfig& config) {
   EXPECT_FALSE(policy.drain_requested());
   if (raise.probes.size() != 1) {
     ADD_FAILURE() << "expected one probe request, got " << raise.probes.size();
-    return "";
+    return {};
   }
   EXPECT_EQ(raise.probes[0].port, (probe::PortRef{"mlx5_0", 1}));
   EXPECT_NE(raise.probes[0].reason.find("link_flap warning"), std::string::npos);
-  return raise.probes[0].key;
+  EXPECT_GT(raise.probes[0].seq, 0u);
+  return raise.probes[0];
 }
 
 TEST(DrainPolicyProbeTest, OffByDefaultAWarningDrainsAtOnce) {
@@ -246,8 +247,9 @@ TEST(DrainPolicyProbeTest, DegradedOrFailedProbeDrainsWithTheProbeAsEvidence) {
     SCOPED_TRACE(std::string(probe::ProbeVerdictName(verdict)));
     HookConfig config = ConfirmConfig();
     DrainPolicy policy(config);
-    const std::string key = RaiseAndExpectProbe(policy, config);
-    HookPlan plan = policy.OnProbeResult(key, Report(verdict), kT0 + seconds(2), kOpen);
+    const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+    HookPlan plan =
+        policy.OnProbeResult(req.key, req.seq, Report(verdict), kT0 + seconds(2), kOpen);
     ASSERT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
     EXPECT_TRUE(policy.drain_requested());
     EXPECT_EQ(policy.probes_pending(), 0u);
@@ -261,16 +263,17 @@ TEST(DrainPolicyProbeTest, DegradedOrFailedProbeDrainsWithTheProbeAsEvidence) {
     EXPECT_EQ(evidence.contains("probe_bandwidth_bytes_per_second"),
               verdict == probe::ProbeVerdict::kDegraded);
     // The same answer twice plans nothing more.
-    EXPECT_TRUE(policy.OnProbeResult(key, Report(verdict), kT0 + seconds(3), kOpen).runs.empty());
+    EXPECT_TRUE(policy.OnProbeResult(req.key, req.seq, Report(verdict), kT0 + seconds(3), kOpen)
+                    .runs.empty());
   }
 }
 
 TEST(DrainPolicyProbeTest, HealthyProbeSuppresses) {
   HookConfig config = ConfirmConfig();
   DrainPolicy policy(config);
-  const std::string key = RaiseAndExpectProbe(policy, config);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
   probe::ProbeReport healthy = Report(probe::ProbeVerdict::kHealthy, 49e9);
-  HookPlan plan = policy.OnProbeResult(key, healthy, kT0 + seconds(2), kOpen);
+  HookPlan plan = policy.OnProbeResult(req.key, req.seq, healthy, kT0 + seconds(2), kOpen);
   EXPECT_TRUE(plan.runs.empty());
   EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_healthy"});
   // The log line says what "healthy" covered: a loopback probe does not cover the cable.
@@ -285,10 +288,10 @@ TEST(DrainPolicyProbeTest, HealthyProbeSuppresses) {
 TEST(DrainPolicyProbeTest, AHealthyPairProbeNamesThePairPath) {
   HookConfig config = ConfirmConfig();
   DrainPolicy policy(config);
-  const std::string key = RaiseAndExpectProbe(policy, config);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
   probe::ProbeReport healthy = Report(probe::ProbeVerdict::kHealthy, 49e9);
   healthy.measurement.path = "pair";
-  HookPlan plan = policy.OnProbeResult(key, healthy, kT0 + seconds(2), kOpen);
+  HookPlan plan = policy.OnProbeResult(req.key, req.seq, healthy, kT0 + seconds(2), kOpen);
   ASSERT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_healthy"});
   EXPECT_NE(plan.suppressed[0].why.find("healthy on the pair path"), std::string::npos);
   EXPECT_EQ(plan.suppressed[0].why.find("cable"), std::string::npos) << plan.suppressed[0].why;
@@ -298,21 +301,21 @@ TEST(DrainPolicyProbeTest, RefusedOrUnavailableProbeDoesNotDrain) {
   HookConfig config = ConfirmConfig();
   {
     DrainPolicy policy(config);
-    const std::string key = RaiseAndExpectProbe(policy, config);
+    const ProbeRequest req = RaiseAndExpectProbe(policy, config);
     probe::ProbeReport refused;
     refused.port = {"mlx5_0", 1};
     refused.refused = "queue_full";
     refused.detail = "mlx5_0/1: too many ports wait for a probe";
-    HookPlan plan = policy.OnProbeResult(key, refused, kT0, kOpen);
+    HookPlan plan = policy.OnProbeResult(req.key, req.seq, refused, kT0, kOpen);
     EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_unconfirmed"});
     EXPECT_NE(plan.suppressed[0].why.find("queue_full"), std::string::npos);
     EXPECT_EQ(policy.drains_held(), 0u);
   }
   {
     DrainPolicy policy(config);
-    const std::string key = RaiseAndExpectProbe(policy, config);
-    HookPlan plan =
-        policy.OnProbeResult(key, Report(probe::ProbeVerdict::kUnavailable), kT0, kOpen);
+    const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+    HookPlan plan = policy.OnProbeResult(req.key, req.seq,
+                                         Report(probe::ProbeVerdict::kUnavailable), kT0, kOpen);
     EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_unconfirmed"});
     EXPECT_FALSE(policy.drain_requested());
   }
@@ -342,11 +345,12 @@ TEST(DrainPolicyProbeTest, NoRdmaPortNothingToProbeDrainsAsBefore) {
 TEST(DrainPolicyProbeTest, AClearWhileTheProbeRunsCancelsTheDrain) {
   HookConfig config = ConfirmConfig();
   DrainPolicy policy(config);
-  const std::string key = RaiseAndExpectProbe(policy, config);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
   policy.OnTransition(PortFinding(Severity::kWarning, false, kT0 + seconds(1)), kT0 + seconds(1),
                       kOpen);
   EXPECT_EQ(policy.probes_pending(), 0u);
-  HookPlan late = policy.OnProbeResult(key, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
+  HookPlan late =
+      policy.OnProbeResult(req.key, req.seq, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
   EXPECT_TRUE(late.runs.empty());
   EXPECT_TRUE(late.suppressed.empty());
 }
@@ -354,9 +358,9 @@ TEST(DrainPolicyProbeTest, AClearWhileTheProbeRunsCancelsTheDrain) {
 TEST(DrainPolicyProbeTest, AConfirmedDrainStillPassesTheGates) {
   HookConfig config = ConfirmConfig();
   DrainPolicy policy(config);
-  const std::string key = RaiseAndExpectProbe(policy, config);
-  HookPlan plan =
-      policy.OnProbeResult(key, Report(probe::ProbeVerdict::kFailed), kT0, kBudgetExhausted);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+  HookPlan plan = policy.OnProbeResult(req.key, req.seq, Report(probe::ProbeVerdict::kFailed), kT0,
+                                       kBudgetExhausted);
   EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_fleet_budget"});
 }
 
@@ -373,7 +377,7 @@ TEST(DrainPolicyProbeTest, ADrainHeldForJobsIsProbedWhenTheyEnd) {
   HookPlan released = policy.OnTimer(kT0 + minutes(5), kOpen);
   EXPECT_TRUE(released.runs.empty());
   ASSERT_EQ(released.probes.size(), 1u);
-  HookPlan plan = policy.OnProbeResult(released.probes[0].key,
+  HookPlan plan = policy.OnProbeResult(released.probes[0].key, released.probes[0].seq,
                                        Report(probe::ProbeVerdict::kDegraded), kT0, kOpen);
   EXPECT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
 }
@@ -394,8 +398,8 @@ TEST(DrainPolicyProbeTest, AProbeRefusedForJobsHoldsTheDrainInsteadOfLosingIt) {
   config.max_drain_hold = hours(2);
   JobsNow now;  // the engine still attributes slurm:1234
   DrainPolicy policy(config, now.Lookup());
-  const std::string key = RaiseAndExpectProbe(policy, config);
-  HookPlan plan = policy.OnProbeResult(key, RefusedForJobs(), kT0, kOpen);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+  HookPlan plan = policy.OnProbeResult(req.key, req.seq, RefusedForJobs(), kT0, kOpen);
   EXPECT_TRUE(plan.runs.empty());
   ASSERT_EQ(Suppressed(plan, config), Names{"slurm:held_for_jobs"});
   EXPECT_NE(plan.suppressed[0].why.find("waits for the jobs to end"), std::string::npos)
@@ -416,8 +420,8 @@ TEST(DrainPolicyProbeTest, AProbeRefusedForJobsHoldsTheDrainInsteadOfLosingIt) {
   ASSERT_EQ(retry.probes.size(), 1u);
   EXPECT_EQ(policy.drains_held(), 0u);
   EXPECT_EQ(policy.probes_pending(), 1u);
-  HookPlan again =
-      policy.OnProbeResult(retry.probes[0].key, RefusedForJobs(), kT0 + minutes(10), kOpen);
+  HookPlan again = policy.OnProbeResult(retry.probes[0].key, retry.probes[0].seq, RefusedForJobs(),
+                                        kT0 + minutes(10), kOpen);
   EXPECT_TRUE(again.suppressed.empty());
   ASSERT_EQ(again.notes.size(), 1u);
   EXPECT_NE(again.notes[0].find("still held for jobs"), std::string::npos) << again.notes[0];
@@ -474,16 +478,16 @@ TEST(DrainPolicyProbeTest, AReleasedHoldRefusedForJobsGoesBackWithoutACount) {
   now.jobs = std::vector<std::string>{};
   HookPlan released = policy.OnTimer(kT0 + minutes(5), kOpen);
   ASSERT_EQ(released.probes.size(), 1u);
-  HookPlan back =
-      policy.OnProbeResult(released.probes[0].key, RefusedForJobs(), kT0 + minutes(5), kOpen);
+  HookPlan back = policy.OnProbeResult(released.probes[0].key, released.probes[0].seq,
+                                       RefusedForJobs(), kT0 + minutes(5), kOpen);
   EXPECT_TRUE(back.suppressed.empty());  // held_for_jobs was counted at the raise
   EXPECT_EQ(policy.drains_held(), 1u);
   // The retry, once the engine sees no job and the retry time passed: probed, and a failed
   // probe drains.
   HookPlan retry = policy.OnTimer(kT0 + minutes(5) + kProbeRetryAfterJobs, kOpen);
   ASSERT_EQ(retry.probes.size(), 1u);
-  HookPlan plan =
-      policy.OnProbeResult(retry.probes[0].key, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
+  HookPlan plan = policy.OnProbeResult(retry.probes[0].key, retry.probes[0].seq,
+                                       Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
   EXPECT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
 }
 
@@ -492,7 +496,7 @@ TEST(DrainPolicyProbeTest, AReleasedHoldRefusedForJobsGoesBackWithoutACount) {
 TEST(DrainPolicyProbeTest, NoProbeAnswerWithinTheWaitSuppresses) {
   HookConfig config = ConfirmConfig();
   DrainPolicy policy(config, {}, seconds(21));
-  const std::string key = RaiseAndExpectProbe(policy, config);
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
   EXPECT_EQ(policy.next_deadline(), kT0 + seconds(21));
   HookPlan early = policy.OnTimer(kT0 + seconds(20), kOpen);
   EXPECT_TRUE(early.suppressed.empty());
@@ -503,9 +507,154 @@ TEST(DrainPolicyProbeTest, NoProbeAnswerWithinTheWaitSuppresses) {
       << expired.suppressed[0].why;
   EXPECT_EQ(policy.probes_pending(), 0u);
   EXPECT_FALSE(policy.next_deadline());
-  HookPlan late = policy.OnProbeResult(key, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
+  HookPlan late =
+      policy.OnProbeResult(req.key, req.seq, Report(probe::ProbeVerdict::kFailed), kT0, kOpen);
   EXPECT_TRUE(late.runs.empty());
   EXPECT_TRUE(late.suppressed.empty());
+}
+
+// Second review of issue 37: a drain whose probe was refused for jobs, with the jobs still
+// running at the retry time, moves its retry on instead of leaving a deadline in the past (the
+// hook worker waited 0 ms on it, for as long as the jobs ran).
+TEST(DrainPolicyProbeTest, TheRetryMovesOnWhileJobsStillRun) {
+  HookConfig config = ConfirmConfig();
+  config.max_drain_hold = hours(2);
+  JobsNow now;  // slurm:1234 runs throughout
+  DrainPolicy policy(config, now.Lookup());
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+  policy.OnProbeResult(req.key, req.seq, RefusedForJobs(), kT0, kOpen);
+  ASSERT_EQ(policy.next_deadline(), kT0 + kProbeRetryAfterJobs);
+  for (detect::TimePoint t : {kT0 + kProbeRetryAfterJobs, kT0 + minutes(5) + seconds(7)}) {
+    HookPlan plan = policy.OnTimer(t, kOpen);
+    EXPECT_TRUE(plan.probes.empty());
+    EXPECT_TRUE(plan.runs.empty());
+    ASSERT_TRUE(policy.next_deadline());
+    EXPECT_GT(*policy.next_deadline(), t);
+    EXPECT_EQ(*policy.next_deadline(), t + kProbeRetryAfterJobs);
+  }
+  EXPECT_EQ(policy.drains_held(), 1u);
+}
+
+// A held drain whose finding has left the engine (its clear is on its way) past max_drain_hold
+// stays, waiting for the clear; its passed deadline is not offered again.
+TEST(DrainPolicyProbeTest, NoDeadlineAtOrBeforeTheLastTimerFromAStaleEntry) {
+  HookConfig config = ConfirmConfig();
+  config.hold_drain_while_jobs = true;
+  config.max_drain_hold = hours(2);
+  JobsNow now;
+  DrainPolicy policy(config, now.Lookup());
+  AnomalyTransition raise = PortFinding(Severity::kWarning, true, kT0);
+  raise.finding.jobs = {"slurm:1234"};
+  policy.OnTransition(raise, kT0, kOpen);
+  now.jobs = std::nullopt;  // no longer active in the engine
+  EXPECT_TRUE(policy.OnTimer(kT0 + hours(3), kOpen).runs.empty());
+  EXPECT_EQ(policy.drains_held(), 1u);
+  EXPECT_FALSE(policy.next_deadline());
+}
+
+// A probe's answer that comes after the drain stopped waiting does not drain, even when no
+// timer ran in between: the drain expires unconfirmed, once.
+TEST(DrainPolicyProbeTest, AnAnswerPastItsDeadlineIsIgnored) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config, {}, seconds(21));
+  const ProbeRequest req = RaiseAndExpectProbe(policy, config);
+  HookPlan late = policy.OnProbeResult(req.key, req.seq, Report(probe::ProbeVerdict::kFailed),
+                                       kT0 + seconds(25), kOpen);
+  EXPECT_TRUE(late.runs.empty());
+  EXPECT_EQ(Suppressed(late, config), Names{"slurm:suppressed_probe_unconfirmed"});
+  ASSERT_FALSE(late.notes.empty());
+  EXPECT_NE(late.notes[0].find("after the drain stopped waiting"), std::string::npos)
+      << late.notes[0];
+  EXPECT_EQ(policy.probes_pending(), 0u);
+  EXPECT_FALSE(policy.drain_requested());
+  EXPECT_TRUE(policy.OnTimer(kT0 + seconds(26), kOpen).suppressed.empty());  // counted once
+}
+
+// The answer to an expired request A must not decide the drain of request B that the same
+// finding raised since: answers carry the request's number.
+TEST(DrainPolicyProbeTest, AnAnswerToAnEarlierRequestIsIgnored) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config, {}, seconds(21));
+  const ProbeRequest a = RaiseAndExpectProbe(policy, config);
+  ASSERT_EQ(Suppressed(policy.OnTimer(kT0 + seconds(21), kOpen), config),
+            Names{"slurm:suppressed_probe_unconfirmed"});
+  HookPlan raise_again = policy.OnTransition(
+      PortFinding(Severity::kWarning, true, kT0 + seconds(30)), kT0 + seconds(30), kOpen);
+  ASSERT_EQ(raise_again.probes.size(), 1u);
+  const ProbeRequest b = raise_again.probes[0];
+  EXPECT_EQ(b.key, a.key);
+  EXPECT_NE(b.seq, a.seq);
+  // A's late (failed) answer: ignored, B still waits.
+  HookPlan stale = policy.OnProbeResult(a.key, a.seq, Report(probe::ProbeVerdict::kFailed),
+                                        kT0 + seconds(31), kOpen);
+  EXPECT_TRUE(stale.runs.empty());
+  EXPECT_TRUE(stale.suppressed.empty());
+  ASSERT_EQ(stale.notes.size(), 1u);
+  EXPECT_NE(stale.notes[0].find("ignored the answer of probe request"), std::string::npos);
+  EXPECT_EQ(policy.probes_pending(), 1u);
+  // B's own answer (healthy) decides.
+  HookPlan plan = policy.OnProbeResult(b.key, b.seq, Report(probe::ProbeVerdict::kHealthy),
+                                       kT0 + seconds(32), kOpen);
+  EXPECT_EQ(Suppressed(plan, config), Names{"slurm:suppressed_probe_healthy"});
+  EXPECT_FALSE(policy.drain_requested());
+}
+
+AnomalyTransition PortFindingOn(const std::string& device, detect::TimePoint time) {
+  AnomalyTransition t = PortFinding(Severity::kWarning, true, time);
+  t.finding.entity = {{"device", device}, {"port", "1"}};
+  return t;
+}
+
+// Three ports raise at once: the runner probes one at a time, so the third starts after two
+// others' bounds. Its wait counts from its start (OnProbeStarted); before it, from its queue
+// bound (one answer wait for each probe awaited and not yet started, its own included).
+TEST(DrainPolicyProbeTest, TheAnswerWaitCountsFromTheProbesStart) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config, {}, seconds(21));
+  std::vector<ProbeRequest> reqs;
+  for (const char* device : {"mlx5_0", "mlx5_1", "mlx5_2"}) {
+    HookPlan plan = policy.OnTransition(PortFindingOn(device, kT0), kT0, kOpen);
+    ASSERT_EQ(plan.probes.size(), 1u);
+    reqs.push_back(plan.probes[0]);
+  }
+  EXPECT_EQ(policy.next_deadline(), kT0 + seconds(21));  // the first's queue bound
+  // The first two run their full bound each (a slow probe, then a timeout).
+  policy.OnProbeStarted(reqs[0].key, reqs[0].seq, kT0);
+  EXPECT_TRUE(policy
+                  .OnProbeResult(reqs[0].key, reqs[0].seq, Report(probe::ProbeVerdict::kHealthy),
+                                 kT0 + seconds(20), kOpen)
+                  .runs.empty());
+  policy.OnProbeStarted(reqs[1].key, reqs[1].seq, kT0 + seconds(20));
+  policy.OnProbeStarted(reqs[1].key, reqs[1].seq, kT0 + seconds(30));  // once only
+  EXPECT_TRUE(policy.OnTimer(kT0 + seconds(40), kOpen).suppressed.empty());
+  EXPECT_EQ(policy.next_deadline(), kT0 + seconds(41));  // the second's start + 21 s
+  EXPECT_TRUE(policy
+                  .OnProbeResult(reqs[1].key, reqs[1].seq, Report(probe::ProbeVerdict::kHealthy),
+                                 kT0 + seconds(40), kOpen)
+                  .runs.empty());
+  // The third starts at 40 s (its queue bound was 63 s): it may answer until 61 s.
+  EXPECT_EQ(policy.next_deadline(), kT0 + seconds(63));
+  policy.OnProbeStarted(reqs[2].key, reqs[2].seq, kT0 + seconds(40));
+  EXPECT_EQ(policy.next_deadline(), kT0 + seconds(61));
+  EXPECT_TRUE(policy.OnTimer(kT0 + seconds(55), kOpen).suppressed.empty());
+  HookPlan plan = policy.OnProbeResult(
+      reqs[2].key, reqs[2].seq, Report(probe::ProbeVerdict::kFailed), kT0 + seconds(56), kOpen);
+  EXPECT_EQ(Runs(plan, config), Names{"slurm:drain:raise"});
+}
+
+// A probe that never starts (the runner is stuck behind others) expires at its queue bound.
+TEST(DrainPolicyProbeTest, AProbeThatDoesNotStartExpiresAtItsQueueBound) {
+  HookConfig config = ConfirmConfig();
+  DrainPolicy policy(config, {}, seconds(21));
+  policy.OnTransition(PortFindingOn("mlx5_0", kT0), kT0, kOpen);
+  policy.OnTransition(PortFindingOn("mlx5_1", kT0), kT0, kOpen);
+  EXPECT_EQ(Suppressed(policy.OnTimer(kT0 + seconds(21), kOpen), config),
+            Names{"slurm:suppressed_probe_unconfirmed"});
+  HookPlan second = policy.OnTimer(kT0 + seconds(42), kOpen);
+  ASSERT_EQ(Suppressed(second, config), Names{"slurm:suppressed_probe_unconfirmed"});
+  EXPECT_NE(second.suppressed[0].why.find("no probe answer within 42s: the probe did not start"),
+            std::string::npos)
+      << second.suppressed[0].why;
 }
 
 TEST(DrainPolicyProbeTest, TheDefaultAnswerWaitFollowsTheProbeTimeout) {

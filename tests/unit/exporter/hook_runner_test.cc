@@ -9,12 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exporter/logging.h"
@@ -553,6 +553,56 @@ TEST_F(HookRunnerTest, DrainsConfirmedByAProbeGoThroughTheRunner) {
   EXPECT_TRUE(verdict);
   runner.Stop();
   prober.Stop();
+}
+
+// Second review of issue 37: the probe runner stopping with requests still queued answers them
+// "stopped", so the hook runner counts no probe as outstanding for ever (WaitIdle returns) and
+// the drains that waited are suppressed_probe_unconfirmed.
+TEST_F(HookRunnerTest, AProbeRunnerStoppedWithRequestsQueuedAnswersThem) {
+  HookConfig config = BaseConfig();
+  config.confirm_with_probe = true;
+  config.hooks = {Recorder("slurm")};
+  auto fake = std::make_shared<testing::FakePortProber::State>();
+  probe::ProbeConfig probe_config;
+  probe_config.enabled = true;
+  probe::ProbeRunner prober(probe_config, std::make_unique<testing::FakePortProber>(fake), clock_,
+                            GetLogger("probe"));
+  prober.Start();
+  HookRunner runner(config, launcher_, clock_, GetLogger("hooks"), {}, {}, &prober);
+  runner.Start();
+  fake->hold = true;
+  for (const char* device : {"mlx5_0", "mlx5_1"}) {
+    AnomalyTransition t = Storm("source", true, kT0);
+    t.detector = "link_flap";
+    t.finding.severity = Severity::kWarning;
+    t.finding.entity = {{"device", device}, {"port", "1"}};
+    runner.OnTransition(t);
+  }
+  ASSERT_TRUE(fake->WaitStarted(1));
+  for (int i = 0; i < 3000 && Gauge(runner, "fabricwatch_hook_drains_awaiting_probe") != 2; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  std::thread stopper([&] { prober.Stop(); });
+  // Stop() takes the queued request before it waits for the running probe.
+  auto stopped = [&] {
+    MetricSink sink;
+    prober.Export(sink);
+    for (const auto& family : sink.TakeFamilies()) {
+      if (family.name != "fabricwatch_probe_refused_total") continue;
+      for (const auto& m : family.metric) {
+        if (m.label[0].value == "stopped") return m.counter.value;
+      }
+    }
+    return -1.0;
+  };
+  for (int i = 0; i < 3000 && stopped() != 1; ++i) std::this_thread::sleep_for(milliseconds(10));
+  fake->Release();
+  stopper.join();
+  EXPECT_TRUE(runner.WaitIdle(seconds(20)));
+  EXPECT_EQ(Gauge(runner, "fabricwatch_hook_drains_awaiting_probe"), 0);
+  EXPECT_EQ((runner.Counts()[{"slurm", "suppressed_probe_unconfirmed"}]), 2u);
+  EXPECT_TRUE(Recorded().empty());
+  runner.Stop();
 }
 
 TEST(HookEnvironmentTest, CarriesTheProbeThatConfirmedTheDrain) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "exporter/logging.h"
 #include "tests/testing/fake_port_prober.h"
@@ -82,6 +83,24 @@ TEST(ProbePolicyTest, InsideMinIntervalTheLastResultAnswers) {
   refused.refused = "jobs_running";
   EXPECT_EQ(DecideProbe(config, kPort, kT0 + minutes(1), &refused, std::nullopt).action,
             ProbeAction::kMeasure);
+}
+
+// Second review of issue 37: an unavailable result (another probe held the lock, a set-up or
+// spawn error, no result) is never reused: the next request measures.
+TEST(ProbePolicyTest, AnUnavailableResultIsNeverReused) {
+  const ProbeConfig config = Enabled();
+  ProbeReport unavailable = Measured(kT0);
+  unavailable.measurement = testing::FailedMeasurement(ProbeOutcome::kSetupError, "locked");
+  unavailable.verdict = ProbeVerdict::kUnavailable;
+  EXPECT_EQ(DecideProbe(config, kPort, kT0 + minutes(1), &unavailable, std::nullopt).action,
+            ProbeAction::kMeasure);
+  for (ProbeVerdict verdict :
+       {ProbeVerdict::kHealthy, ProbeVerdict::kDegraded, ProbeVerdict::kFailed}) {
+    ProbeReport usable = Measured(kT0);
+    usable.verdict = verdict;
+    EXPECT_EQ(DecideProbe(config, kPort, kT0 + minutes(1), &usable, std::nullopt).action,
+              ProbeAction::kCached);
+  }
 }
 
 TEST(ProbePolicyTest, ExpectedRateIsTheShapeElseTheReportedRate) {
@@ -258,6 +277,68 @@ TEST_F(ProbeRunnerTest, OneProbeAtATimeAndAWaitingPortIsProbedOnce) {
   EXPECT_EQ(fake_->targets[1].partner, (PortRef{"mlx5_3", 1}));  // the pair path
   EXPECT_FALSE(fake_->targets[0].partner);                       // loopback
   EXPECT_EQ(answered, (std::vector<std::string>{"mlx5_0/1", "mlx5_2/1", "mlx5_2/1", "mlx5_1/1"}));
+}
+
+TEST_F(ProbeRunnerTest, AnUnavailableResultIsMeasuredAgainNotCached) {
+  auto runner = Make(Enabled());
+  runner->Start();
+  fake_->Set(kPort, testing::FailedMeasurement(ProbeOutcome::kSetupError, "another probe runs"));
+  const ProbeReport first = Ask(*runner, kPort);
+  EXPECT_EQ(first.verdict, ProbeVerdict::kUnavailable);
+  ASSERT_TRUE(runner->Last(kPort));  // shown and exported all the same
+  EXPECT_EQ(runner->Last(kPort)->verdict, ProbeVerdict::kUnavailable);
+  clock_.Set(kT0 + minutes(1));
+  fake_->Set(kPort, OkMeasurement(40e9));
+  const ProbeReport second = Ask(*runner, kPort);
+  EXPECT_FALSE(second.cached);
+  EXPECT_EQ(second.verdict, ProbeVerdict::kHealthy);
+  EXPECT_EQ(fake_->calls(), 2u);
+  // A usable result is reused; a later unavailable one ends that reuse.
+  clock_.Set(kT0 + minutes(2));
+  EXPECT_TRUE(Ask(*runner, kPort).cached);
+  EXPECT_DOUBLE_EQ(Exported(*runner)["fabricwatch_probe_runs_total{result=cached,}"], 1);
+}
+
+// A request's `started` callback runs when the runner takes its port from the queue, before the
+// answer; Stop() answers what is still queued "stopped", once per request (second review).
+TEST_F(ProbeRunnerTest, StartedIsCalledAtTheStartAndStopAnswersTheQueue) {
+  auto runner = Make(Enabled());
+  runner->Start();
+  fake_->hold = true;
+  std::mutex mutex;
+  std::vector<std::string> events;
+  auto answer = [&](std::string who) {
+    return [&, who](const ProbeReport& r) {
+      std::lock_guard lock(mutex);
+      events.push_back(who + ":" + (r.refused.empty() ? "measured" : r.refused));
+    };
+  };
+  auto started = [&](std::string who) {
+    return [&, who] {
+      std::lock_guard lock(mutex);
+      events.push_back(who + ":started");
+    };
+  };
+  runner->Request(kPort, "a", answer("a"), started("a"));
+  ASSERT_TRUE(fake_->WaitStarted(1));
+  runner->Request({"mlx5_1", 1}, "b", answer("b"), started("b"));
+  runner->Request({"mlx5_1", 1}, "c", answer("c"), started("c"));  // joins b
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(events, std::vector<std::string>{"a:started"});
+  }
+  std::thread stopper([&] { runner->Stop(); });
+  // Stop() takes the queue (and counts it) before it waits for the running probe.
+  for (int i = 0; i < 1000; ++i) {
+    if (Exported(*runner)["fabricwatch_probe_refused_total{reason=stopped,}"] == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_DOUBLE_EQ(Exported(*runner)["fabricwatch_probe_refused_total{reason=stopped,}"], 2);
+  fake_->Release();
+  stopper.join();
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(events, (std::vector<std::string>{"a:started", "a:stopped", "b:stopped", "c:stopped"}));
+  EXPECT_EQ(fake_->calls(), 1u);
 }
 
 TEST_F(ProbeRunnerTest, NotRunningRefusesAtOnce) {

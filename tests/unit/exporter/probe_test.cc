@@ -71,7 +71,7 @@ TEST(ProbeNames, AreStable) {
   EXPECT_EQ(ProbeVerdictName(ProbeVerdict::kUnavailable), "unavailable");
 }
 
-// A lock file of this test's own (the node's, /run/lock/fabricwatch-probe.lock, is left alone).
+// A lock file of this test's own (the node's, /run/fabricwatch-probe.lock, is left alone).
 std::string TestLockPath() {
   return testing::TempDir() + "/probe_lock_" + std::to_string(getpid());
 }
@@ -113,10 +113,13 @@ TEST(VerbsProber, AnotherProbeHoldsTheNodeLock) {
   auto prober = NewVerbsProber(path);
   ProbeTarget target{PortRef{"fwprobe_none0", 1}, std::nullopt};
   ProbeOptions options;
-  options.timeout = milliseconds(200);  // waits min(timeout / 2, 2 s) = 100 ms for the lock
+  // Waits min(timeout / 2, 2 s, timeout - DataPhaseTime(duration)) = 300 ms for the lock.
+  options.duration = milliseconds(50);
+  options.timeout = milliseconds(600);
   // Free: the prober creates the file 0644 and gets as far as the device list.
   ProbeMeasurement m = prober->Measure(target, options);
   EXPECT_NE(m.error.find("no RDMA device fwprobe_none0"), std::string::npos) << m.error;
+  EXPECT_EQ(m.lock, "held");
   struct stat st {};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u);
@@ -129,7 +132,7 @@ TEST(VerbsProber, AnotherProbeHoldsTheNodeLock) {
     EXPECT_EQ(m.outcome, ProbeOutcome::kUnsupported);
     EXPECT_NE(m.error.find("another probe runs on this node"), std::string::npos) << m.error;
     EXPECT_EQ(ClassifyProbe(m, 100e9, 0.5), ProbeVerdict::kUnavailable);
-    EXPECT_GE(m.elapsed, milliseconds(100));
+    EXPECT_GE(m.elapsed, milliseconds(300));
     EXPECT_LT(m.elapsed, milliseconds(2000));
   }
   // Released: the next probe takes the lock again.
@@ -143,6 +146,54 @@ TEST(VerbsProber, NoLockDirectoryProbesUnlocked) {
   ProbeMeasurement m =
       prober->Measure(ProbeTarget{PortRef{"fwprobe_none0", 1}, std::nullopt}, ProbeOptions{});
   EXPECT_NE(m.error.find("no RDMA device"), std::string::npos) << m.error;
+  EXPECT_EQ(m.lock, "unlocked: " + NoLock() +
+                        " is missing and cannot be created (No such file or directory)");
+}
+
+// The agent (DynamicUser, /run read-only or not its own) cannot create the lock: it probes
+// unlocked and says so, rather than failing every probe.
+TEST(VerbsProber, ALockThatCannotBeCreatedProbesUnlocked) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes a 0555 directory";
+  const std::string dir = TestLockPath() + "_ro";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(chmod(dir.c_str(), 0555), 0);
+  ProbeMeasurement m =
+      NewVerbsProber(dir + "/fabricwatch-probe.lock")
+          ->Measure(ProbeTarget{PortRef{"fwprobe_none0", 1}, std::nullopt}, ProbeOptions{});
+  EXPECT_NE(m.error.find("no RDMA device"), std::string::npos) << m.error;
+  EXPECT_TRUE(m.lock.starts_with("unlocked: ")) << m.lock;
+  EXPECT_NE(m.lock.find("Permission denied"), std::string::npos) << m.lock;
+  chmod(dir.c_str(), 0755);
+  std::filesystem::remove_all(dir);
+}
+
+// An existing lock file is opened read-only: flock needs no write access, so a probe that could
+// not write it (the agent, root's 0644 file) still takes the lock.
+TEST(VerbsProber, AReadOnlyLockFileIsLocked) {
+  const std::string path = TestLockPath() + "_readonly";
+  unlink(path.c_str());
+  { std::ofstream(path) << ""; }
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  ProbeMeasurement m = NewVerbsProber(path)->Measure(
+      ProbeTarget{PortRef{"fwprobe_none0", 1}, std::nullopt}, ProbeOptions{});
+  EXPECT_NE(m.error.find("no RDMA device"), std::string::npos) << m.error;
+  EXPECT_EQ(m.lock, "held");
+  unlink(path.c_str());
+}
+
+TEST(DataPhaseShortfall, NeedsTheDurationATenthAndTheSlack) {
+  ProbeOptions options;
+  options.duration = milliseconds(1000);
+  options.timeout = milliseconds(2100);
+  EXPECT_EQ(DataPhaseTime(options.duration), milliseconds(1100) + kDataPhaseSlack);
+  EXPECT_EQ(DataPhaseShortfall(milliseconds(1100) + kDataPhaseSlack, options), "");
+  EXPECT_EQ(DataPhaseShortfall(milliseconds(2000), options), "");
+  // A 1 s lock wait at the config's least timeout (duration × 1.1 + 1 s) leaves 1.1 s: too
+  // little, and a set-up error, not a timeout in the bandwidth phase.
+  EXPECT_EQ(DataPhaseShortfall(milliseconds(1100), options),
+            "not enough time left after the lock wait and set-up (1.1 s of the 2.1 s timeout; "
+            "the data phases need 1.3 s)");
+  EXPECT_NE(DataPhaseShortfall(milliseconds(-5), options).find("(0 s of"), std::string::npos);
 }
 
 TEST(VerbsProber, ALinkAsTheLockIsRefused) {
@@ -294,7 +345,10 @@ TEST(ProbeCommand, ArgumentErrors) {
       {{"mlx5_0/x"}, "not a number from 1 to 255"},
       {{"mlx5_0/1", "--partner", "mlx5_1"}, "--partner: not <device>/<port>"},
       {{"mlx5_0/1", "--duration", "soon"}, "--duration"},
-      {{"mlx5_0/1", "--duration", "5s", "--timeout", "5s"}, "leaves no time"},
+      {{"mlx5_0/1", "--duration", "5s", "--timeout", "5s"}, "× 1.1 + 1s"},
+      // The config's rule (exporter::MinProbeTimeout): 1s × 1.1 + 1s = 2.1s.
+      {{"mlx5_0/1", "--duration", "1s", "--timeout", "2s"}, "× 1.1 + 1s (2100ms)"},
+      {{"mlx5_0/1", "--progress"}, "--progress needs --json"},
       {{"mlx5_0/1", "--window", "0"}, "--window 0 is outside 1..128"},
       {{"mlx5_0/1", "--window", "129"}, "--window 129 is outside 1..128"},
       {{"mlx5_0/1", "--message-size", "63"}, "--message-size 63 is outside 64..4194304"},
@@ -312,6 +366,47 @@ TEST(ProbeCommand, ArgumentErrors) {
     EXPECT_EQ(r.out, "");
   }
   EXPECT_EQ(prober.calls, 0);
+}
+
+TEST(ProbeCommand, TheLeastTimeoutIsAccepted) {
+  FakeProber prober(HealthyLoopback());
+  CommandResult r = RunCommand(prober, {"mlx5_0/1", "--duration", "1s", "--timeout", "2100ms"});
+  EXPECT_EQ(r.exit, kExitHealthy) << r.err;
+}
+
+// Reports its phases as the verbs prober does (probe.h on_phase).
+class PhasedProber final : public PortProber {
+ public:
+  explicit PhasedProber(ProbeMeasurement m) : m_(std::move(m)) {}
+  ProbeMeasurement Measure(const ProbeTarget&, const ProbeOptions& options) override {
+    ProbeMeasurement so_far;
+    if (options.on_phase) options.on_phase("setup", so_far);
+    if (options.on_phase) options.on_phase("data", so_far);
+    if (options.on_phase) options.on_phase("cleanup", m_);
+    return m_;
+  }
+
+ private:
+  ProbeMeasurement m_;
+};
+
+TEST(ProbeCommand, ProgressLinesComeBeforeTheResult) {
+  PhasedProber prober(HealthyLoopback());
+  CommandResult r = RunCommand(prober, {"mlx5_0/1", "--json", "--progress"});
+  EXPECT_EQ(r.exit, kExitHealthy) << r.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0], (nlohmann::json{{"phase", "setup"}}));
+  EXPECT_EQ(lines[1], (nlohmann::json{{"phase", "data"}}));
+  EXPECT_EQ(lines[2]["phase"], "cleanup");
+  EXPECT_EQ(lines[2]["result"]["outcome"], "ok");
+  EXPECT_EQ(lines[2]["result"], lines[3]);  // the result, before the clean-up
+  EXPECT_EQ(lines[3]["outcome"], "ok");
+  // Without --progress: one JSON object, the last (only) line.
+  r = RunCommand(prober, {"mlx5_0/1", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(r.out)["outcome"], "ok");
 }
 
 TEST(ProbeCommand, TheRangesEndsAreAccepted) {
@@ -360,6 +455,7 @@ TEST(ProbeCommand, JsonHasEveryField) {
   EXPECT_EQ(j["registered_bytes"], 2 * 65536 * 16);
   EXPECT_DOUBLE_EQ(j["expected_bits_per_second"].get<double>(), 100e9);
   EXPECT_DOUBLE_EQ(j["degraded_fraction"].get<double>(), 0.5);
+  EXPECT_EQ(j["lock"], "");
   ProbeMeasurement down;
   down.outcome = ProbeOutcome::kTimeout;
   down.error = "rxe0/1 to rxe1/1: not done within the 5 s timeout";
@@ -370,6 +466,17 @@ TEST(ProbeCommand, JsonHasEveryField) {
   EXPECT_EQ(j["outcome"], "timeout");
   EXPECT_EQ(j["verdict"], "failed");
   EXPECT_EQ(j["error"], down.error);
+}
+
+TEST(ProbeCommand, AnUnlockedProbeSaysSo) {
+  ProbeMeasurement m = HealthyLoopback();
+  m.lock =
+      "unlocked: /run/fabricwatch-probe.lock is missing and cannot be created (Read-only "
+      "file system)";
+  FakeProber prober(m);
+  CommandResult r = RunCommand(prober, {"mlx5_0/1"});
+  EXPECT_TRUE(r.out.ends_with(", 1.02 s (" + m.lock + ")\n")) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(RunCommand(prober, {"mlx5_0/1", "--json"}).out)["lock"], m.lock);
 }
 
 }  // namespace

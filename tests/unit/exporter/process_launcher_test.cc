@@ -164,6 +164,32 @@ TEST_F(ProcessLauncherTest, OutputIsBoundedAndTheHookIsNotBlockedByIt) {
   EXPECT_TRUE(r.output_truncated);
 }
 
+// keep_output_tail (the probe's child, whose result is its last line): the last
+// max_output_bytes are kept, from the first whole line in them; hooks keep the head.
+TEST_F(ProcessLauncherTest, TheTailIsKeptWhenAsked) {
+  const std::string script =
+      Script("chatty",
+             "i=0\nwhile [ $i -lt 500 ]; do echo \"line $i of the warnings\"; i=$((i+1)); done\n"
+             "echo '{\"result\":1}'\n");
+  LaunchSpec spec;
+  spec.argv = {script};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.max_output_bytes = 1000;
+  spec.keep_output_tail = true;
+  LaunchResult r = launcher_.Run(spec);
+  ASSERT_EQ(r.outcome, Outcome::kExited);
+  EXPECT_TRUE(r.output_truncated);
+  EXPECT_LE(r.output.size(), 1000u);
+  EXPECT_GT(r.output.size(), 900u);
+  EXPECT_TRUE(r.output.starts_with("line ")) << r.output.substr(0, 40);  // a whole line
+  EXPECT_TRUE(r.output.ends_with("line 499 of the warnings\n{\"result\":1}\n")) << r.output;
+  // The same child without the option: the head, as hooks have it.
+  spec.keep_output_tail = false;
+  r = launcher_.Run(spec);
+  EXPECT_EQ(r.output.size(), 1000u);
+  EXPECT_TRUE(r.output.starts_with("line 0 of the warnings\n"));
+}
+
 // A stop request (the agent shutting down) kills a running hook and its process group at once,
 // with at most kStopGrace before SIGKILL, instead of waiting for the hook's timeout.
 TEST_F(ProcessLauncherTest, StopRequestKillsTheHookAndItsGroup) {

@@ -68,11 +68,11 @@ TEST(ProcessProberTest, CommandLineCarriesTheOptions) {
   options.timeout = seconds(6);
   options.message_bytes = 4096;
   options.window = 8;
-  EXPECT_EQ(
-      ProbeCommandLine("/proc/self/exe", kPair, options),
-      (std::vector<std::string>{"/proc/self/exe", "probe", "mlx5_0/1", "--partner", "mlx5_1/1",
-                                "--duration", "1500ms", "--timeout", "6000ms", "--message-size",
-                                "4096", "--window", "8", "--expected-rate-gbps", "0", "--json"}));
+  EXPECT_EQ(ProbeCommandLine("/proc/self/exe", kPair, options),
+            (std::vector<std::string>{"/proc/self/exe", "probe", "mlx5_0/1", "--partner",
+                                      "mlx5_1/1", "--duration", "1500ms", "--timeout", "6000ms",
+                                      "--message-size", "4096", "--window", "8",
+                                      "--expected-rate-gbps", "0", "--json", "--progress"}));
   EXPECT_EQ(ProbeCommandLine("/x", kLoopback, options).at(3), "--duration");  // no --partner
 }
 
@@ -92,6 +92,7 @@ TEST(ProcessProberTest, TheChildHasAHardDeadlineNoGraceAndBoundedOutput) {
   EXPECT_EQ(spec.timeout, seconds(5) + kProbeProcessMargin);
   EXPECT_EQ(spec.kill_grace, milliseconds(0));  // SIGKILL at the deadline
   EXPECT_EQ(spec.max_output_bytes, kProbeProcessMaxOutput);
+  EXPECT_TRUE(spec.keep_output_tail);  // the result is the last line
   EXPECT_EQ(spec.env, (std::vector<std::string>{"PATH=/bin"}));
   EXPECT_EQ(m.outcome, ProbeOutcome::kOk);
 }
@@ -152,26 +153,115 @@ TEST(ProcessProberTest, NoResultIsUnsupportedWithTheFirstLine) {
   EXPECT_NE(m.error.find("did not start"), std::string::npos) << m.error;
 }
 
-TEST(ProcessProberTest, KilledAtTheDeadlineIsATimeout) {
+LaunchResult Killed(std::string output) {
   LaunchResult killed;
   killed.outcome = LaunchResult::Outcome::kTimedOut;
+  killed.output = std::move(output);
+  killed.duration = milliseconds(8000);
+  return killed;
+}
+
+// A child killed at its deadline is judged by the last phase it reported (--progress).
+TEST(ProcessProberTest, KilledInTheDataPhaseIsATimeout) {
   ProbeOptions options;
   options.timeout = seconds(5);
-  const ProbeMeasurement m = MeasurementFromLaunch(killed, kPair, options);
+  const ProbeMeasurement m = MeasurementFromLaunch(
+      Killed("{\"phase\":\"setup\"}\n{\"phase\":\"data\"}\n"), kPair, options);
   EXPECT_EQ(m.outcome, ProbeOutcome::kTimeout);
   EXPECT_EQ(m.path, "pair");
-  EXPECT_EQ(m.error, "mlx5_0/1: the probe process did not end within 8s; killed");
+  EXPECT_EQ(m.error,
+            "mlx5_0/1: the probe process did not end within 8s; killed, in the bandwidth or "
+            "latency phase");
+  EXPECT_EQ(ClassifyProbe(m, 0, 0.5), ProbeVerdict::kFailed);
   LaunchResult cancelled;
   cancelled.outcome = LaunchResult::Outcome::kCancelled;
   EXPECT_EQ(MeasurementFromLaunch(cancelled, kPair, options).outcome, ProbeOutcome::kUnsupported);
 }
 
+TEST(ProcessProberTest, KilledInSetUpOrSilentIsASetupError) {
+  ProbeOptions options;
+  options.timeout = seconds(5);
+  for (const std::string& output : {std::string(), std::string("libibverbs: Warning: x\n"),
+                                    std::string("{\"phase\":\"setup\"}\n")}) {
+    SCOPED_TRACE(output);
+    const ProbeMeasurement m = MeasurementFromLaunch(Killed(output), kLoopback, options);
+    EXPECT_EQ(m.outcome, ProbeOutcome::kSetupError);
+    EXPECT_NE(m.error.find("did not end within 8s; killed"), std::string::npos) << m.error;
+    EXPECT_EQ(ClassifyProbe(m, 0, 0.5), ProbeVerdict::kUnavailable);  // never confirms a drain
+  }
+  EXPECT_NE(MeasurementFromLaunch(Killed("{\"phase\":\"setup\"}\n"), kLoopback, options)
+                .error.find("in set-up"),
+            std::string::npos);
+}
+
+TEST(ProcessProberTest, KilledInTheCleanUpKeepsTheMeasurement) {
+  ProbeOptions options;
+  options.timeout = seconds(5);
+  const std::string output =
+      "{\"phase\":\"setup\"}\n{\"phase\":\"data\"}\n{\"phase\":\"cleanup\",\"result\":" +
+      std::string(kOkLine) + "}\n";
+  const ProbeMeasurement m = MeasurementFromLaunch(Killed(output), kLoopback, options);
+  EXPECT_EQ(m.outcome, ProbeOutcome::kOk);
+  EXPECT_DOUBLE_EQ(m.bandwidth_bytes_per_second, 12.5e9);
+  EXPECT_EQ(m.elapsed, milliseconds(8000));  // the child's whole life
+  EXPECT_NE(m.error.find("killed, in its clean-up after the measurement"), std::string::npos)
+      << m.error;
+  EXPECT_EQ(ClassifyProbe(m, 0, 0.5), ProbeVerdict::kHealthy);
+  // A set-up error whose clean-up hung is still the set-up error.
+  const ProbeMeasurement setup = MeasurementFromLaunch(
+      Killed(
+          R"({"phase":"setup"})"
+          "\n"
+          R"({"phase":"cleanup","result":{"outcome":"setup_error","error":"mlx5_0/1: ibv_modify_qp: Invalid argument"}})"
+          "\n"),
+      kLoopback, options);
+  EXPECT_EQ(setup.outcome, ProbeOutcome::kSetupError);
+  EXPECT_TRUE(setup.error.starts_with(
+      "mlx5_0/1: ibv_modify_qp: Invalid argument; mlx5_0/1: the probe process did not end"))
+      << setup.error;
+}
+
+TEST(ProcessProberTest, PhaseLinesAreNotTheResult) {
+  // An exited child's result is its last result line, after its phase lines.
+  const ProbeMeasurement m = MeasurementFromLaunch(
+      Exited("{\"phase\":\"setup\"}\n{\"phase\":\"data\"}\n{\"phase\":\"cleanup\",\"result\":" +
+             std::string(kOkLine) + "}\n" + kOkLine + "\n"),
+      kLoopback, ProbeOptions{});
+  EXPECT_EQ(m.outcome, ProbeOutcome::kOk);
+  // A child that crashed after its phase lines: the first line shown is not a phase line.
+  const ProbeMeasurement crashed = MeasurementFromLaunch(
+      Exited("{\"phase\":\"setup\"}\nSegmentation fault\n", 139), kLoopback, ProbeOptions{});
+  EXPECT_EQ(crashed.outcome, ProbeOutcome::kUnsupported);
+  EXPECT_NE(crashed.error.find("(exit status 139): Segmentation fault"), std::string::npos)
+      << crashed.error;
+}
+
+TEST(ProcessProberTest, AnUnlockedProbeSaysSoInItsError) {
+  std::string line = kOkLine;
+  line.insert(line.size() - 1, R"(,"lock":"unlocked: /run/fabricwatch-probe.lock is missing")");
+  const ProbeMeasurement m = MeasurementFromLaunch(Exited(line + "\n"), kLoopback, ProbeOptions{});
+  EXPECT_EQ(m.outcome, ProbeOutcome::kOk);
+  EXPECT_EQ(m.lock, "unlocked: /run/fabricwatch-probe.lock is missing");
+  EXPECT_EQ(m.error,
+            "the probe ran without the node lock (unlocked: /run/fabricwatch-probe.lock is "
+            "missing)");
+  line = kOkLine;
+  line.insert(line.size() - 1, R"(,"lock":"held")");
+  const ProbeMeasurement held =
+      MeasurementFromLaunch(Exited(line + "\n"), kLoopback, ProbeOptions{});
+  EXPECT_EQ(held.lock, "held");
+  EXPECT_EQ(held.error, "");
+}
+
 TEST(ProcessProberTest, TheChildEnvironmentKeepsOnlyPathAndVerbsSettings) {
   std::string a = "PATH=/usr/bin", b = "HOME=/root", c = "RDMAV_FORK_SAFE=1", d = "MLX5_SCATTER=0",
-              e = "SECRET_TOKEN=x";
-  char* entries[] = {a.data(), b.data(), c.data(), d.data(), e.data(), nullptr};
+              e = "SECRET_TOKEN=x", f = "LD_LIBRARY_PATH=/opt/rdma-core/lib",
+              g = "LD_PRELOAD=/tmp/x.so";
+  char* entries[] = {a.data(), b.data(), c.data(), d.data(), e.data(), f.data(), g.data(), nullptr};
+  // LD_LIBRARY_PATH: rdma-core outside the system's library path (/opt) is found by the child.
   EXPECT_EQ(ProbeChildEnvironment(entries),
-            (std::vector<std::string>{"PATH=/usr/bin", "RDMAV_FORK_SAFE=1", "MLX5_SCATTER=0"}));
+            (std::vector<std::string>{"PATH=/usr/bin", "RDMAV_FORK_SAFE=1", "MLX5_SCATTER=0",
+                                      "LD_LIBRARY_PATH=/opt/rdma-core/lib"}));
   char* none[] = {nullptr};
   ASSERT_EQ(ProbeChildEnvironment(none).size(), 1u);
   EXPECT_TRUE(ProbeChildEnvironment(none)[0].starts_with("PATH="));
@@ -221,15 +311,44 @@ TEST_F(ProcessProberRealTest, AChildThatAnswersIsRead) {
 
 TEST_F(ProcessProberRealTest, AChildPastTheDeadlineIsKilledWithItsGroup) {
   // It outlives its deadline (timeout 100 ms + the margin), with a child of its own that holds
-  // the output pipe: the process group goes, so the measurement ends.
-  const std::string script = Script("hang", "sleep 60 &\nexec sleep 60\n");
+  // the output pipe: the process group goes, so the measurement ends. It said it was in the data
+  // phase: a timeout, the port's evidence.
+  const std::string script = Script("hang",
+                                    "echo '{\"phase\":\"setup\"}'\necho '{\"phase\":\"data\"}'\n"
+                                    "sleep 60 &\nexec sleep 60\n");
   ProbeOptions options;
   options.duration = milliseconds(50);
   options.timeout = milliseconds(100);
   const ProbeMeasurement m = Prober(script).Measure(kLoopback, options);
   EXPECT_EQ(m.outcome, ProbeOutcome::kTimeout);
-  EXPECT_NE(m.error.find("did not end within 3100ms; killed"), std::string::npos) << m.error;
+  EXPECT_NE(m.error.find("did not end within 3100ms; killed, in the bandwidth"), std::string::npos)
+      << m.error;
   EXPECT_EQ(ClassifyProbe(m, 0, 0.5), ProbeVerdict::kFailed);
+}
+
+TEST_F(ProcessProberRealTest, AChildStuckInSetUpIsASetupError) {
+  const std::string script = Script("hang", "echo '{\"phase\":\"setup\"}'\nexec sleep 60\n");
+  ProbeOptions options;
+  options.duration = milliseconds(50);
+  options.timeout = milliseconds(100);
+  const ProbeMeasurement m = Prober(script).Measure(kLoopback, options);
+  EXPECT_EQ(m.outcome, ProbeOutcome::kSetupError) << m.error;
+  EXPECT_EQ(ClassifyProbe(m, 0, 0.5), ProbeVerdict::kUnavailable);
+}
+
+TEST_F(ProcessProberRealTest, TheResultSurvivesChattyOutput) {
+  // 64 KiB of warnings before the result: the launcher keeps the tail, where the result is.
+  const std::string script =
+      Script("chatty",
+             std::string("i=0\nwhile [ $i -lt 1024 ]; do\n"
+                         "  echo 'libibverbs: Warning: a line of sixty-four bytes or so.....' >&2\n"
+                         "  i=$((i+1))\ndone\necho '") +
+                 kOkLine + "'\n");
+  ProbeOptions options;
+  options.timeout = seconds(5);
+  const ProbeMeasurement m = Prober(script).Measure(kLoopback, options);
+  EXPECT_EQ(m.outcome, ProbeOutcome::kOk) << m.error;
+  EXPECT_DOUBLE_EQ(m.bandwidth_bytes_per_second, 12.5e9);
 }
 
 // ProbeRunner::Stop() kills a running probe child at once and answers "stopped": no result is
