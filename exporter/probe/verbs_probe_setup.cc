@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <string>
 
+#include "detectors/link_degraded/port_state.h"
 #include "exporter/probe/verbs_probe.h"
 
 namespace fabricwatch::probe {
@@ -24,33 +25,15 @@ ProbeFailure CallFailed(const ProbeSide& side, std::string_view call, int err) {
                  side.label + ": " + std::string(call) + ": " + strerror(err));
 }
 
-// The port states and physical states as sysfs writes them (drivers/infiniband/core/sysfs.c).
+// The port states and physical states as sysfs writes them: the names the shape and the findings
+// use (detectors/link_degraded/port_state.h), so a probe's "DOWN (phys Polling)" reads the same.
 std::string_view PortStateName(ibv_port_state state) {
-  switch (state) {
-    case IBV_PORT_DOWN:
-      return "DOWN";
-    case IBV_PORT_INIT:
-      return "INIT";
-    case IBV_PORT_ARMED:
-      return "ARMED";
-    case IBV_PORT_ACTIVE:
-      return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER:
-      return "ACTIVE_DEFER";
-    default:
-      return "NOP";
-  }
+  const std::string_view name = detect::shape::StateName(static_cast<int>(state));
+  return name.empty() ? "unknown" : name;
 }
 std::string_view PhysStateName(uint8_t phys) {
-  static constexpr std::string_view kNames[] = {"NOP",
-                                                "Sleep",
-                                                "Polling",
-                                                "Disabled",
-                                                "PortConfigurationTraining",
-                                                "LinkUp",
-                                                "LinkErrorRecovery",
-                                                "Phy Test"};
-  return phys < std::size(kNames) ? kNames[phys] : "unknown";
+  const std::string_view name = detect::shape::PhysStateName(phys);
+  return name.empty() ? "unknown" : name;
 }
 
 bool Ipv4Mapped(const ibv_gid& gid) {
