@@ -13,22 +13,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 e2e_init rdma_probe_test "$@"
 
 # ------------------------------------------------------------------ checks recorded for the host
-record() { [[ -z "${GUEST_RESULTS:-}" ]] || printf '%s\t%s\t%s\n' "$1" "$2" "${3//$'\n'/ }" >>"$GUEST_RESULTS/checks.tsv"; }
-CHECK=setup
-check() { CHECK="$1"; }
-ok() { E2E_PASSED=$((E2E_PASSED + 1)); printf 'ok - %s: %s (at %s s)\n' "$CHECK" "$*" "$(cut -d' ' -f1 /proc/uptime)"; record PASS "$CHECK" "$*"; }
-fail_later() {
-  E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$CHECK: $*")
-  printf 'not ok - %s: %s\n' "$CHECK" "$*"; record FAIL "$CHECK" "${*:0:400}"
-}
-fail() {
-  printf 'not ok - %s: %s\n' "$CHECK" "$*" >&2; record FAIL "$CHECK" "${*:0:400}"
-  printf 'FAIL: %s: stopped at the first fatal failure (%d checks passed before it)\n' \
-    "$E2E_NAME" "$E2E_PASSED" >&2
-  exit 1
-}
-save() { [[ -z "${GUEST_RESULTS:-}" ]] || printf '%s\n' "$2" >"$GUEST_RESULTS/$1"; }
-skip() { printf 'SKIP: %s\n' "$*"; record SKIP "$CHECK" "$*"; exit 77; }
+# shellcheck source-path=SCRIPTDIR source=guest_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/guest_checks.sh"
 
 ((EUID == 0)) || skip "needs root (modprobe, veth, rdma link add); running as uid $EUID"
 for tool in ip rdma tc python3; do
@@ -49,10 +35,6 @@ ip -4 addr | grep -q ' 10\.77\.' && skip "10.77.0.0/16 is in use on this host"
   skip "routing rule preference 10 or table 77/78 is in use on this host"
 
 # ------------------------------------------------------------------ the fabric
-wait_until() { # TIMEOUT_S COMMAND...: polls COMMAND every 0.1 s
-  local deadline=$(($(now_ms) + $1 * 1000)); shift
-  until "$@"; do (($(now_ms) < deadline)) || return 1; sleep 0.1; done
-}
 active() { [[ "$(cut -d: -f1 /sys/class/infiniband/rxe0/ports/1/state)" == 4 &&
   "$(cut -d: -f1 /sys/class/infiniband/rxe1/ports/1/state)" == 4 ]]; }
 ip link set lo up
