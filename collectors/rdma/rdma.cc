@@ -462,9 +462,10 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
       } else {
         Fail(sink, port.rate.path(), rate.error());
       }
-    } else if (text.error().sys_errno() != ENOENT && text.error().sys_errno() != EINVAL) {
-      // rate_show() answers EINVAL for a width or speed it cannot print: omitted, not an error.
-      Fail(sink, port.rate.path(), text.error());
+    } else if (int err = text.error().sys_errno(); err == ENODEV) {
+      device.vanished = true;  // unregistered under us (hot unplug), as for the state files
+    } else if (err != ENOENT && err != EINVAL) {   // EINVAL: rate_show() cannot print the
+      Fail(sink, port.rate.path(), text.error());  // width or speed: omitted, not an error
     }
     // LIDs mean something only on InfiniBand; RoCE ports print 0.
     if (port.link_layer == "InfiniBand") {
@@ -573,7 +574,6 @@ std::span<const MetricDesc> RdmaMetrics() {
   return all;
 }
 std::span<const CollectorOptionSpec> RdmaOptions() { return kOptions; }
-
 Result<std::unique_ptr<Collector>> NewRdmaCollectorWithMtuSource(
     const CollectorContext& context, std::unique_ptr<PortMtuSource> mtu_source) {
   const CollectorOptionReader options("rdma", context.options, kOptions);
