@@ -101,18 +101,23 @@ Status Agent::Build() {
   auto built = BuildCollectors(sources, ConfiguredCollectors(config_));
   if (!built) return built.error();
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
+  std::shared_ptr<WakeSignal> jobs_wake;  // notified by the raised-finding observer below
   for (BuiltCollector& b : *built) {
     if (b.ethtool) ethtool_sources_.push_back(std::move(b.ethtool));
     enabled.emplace_back(std::string(b.info->name), b.interval);
     collectors_.push_back(
         {std::string(b.info->name), b.interval, std::move(b.collector), std::move(b.logger)});
     // A libibverbs port event makes the collectors that read them (rdma) collect at once, so
-    // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake).
+    // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake): the
+    // log notifies the collector's thread, which otherwise sleeps until its interval.
     if (b.info->reads_rdma_port_events && events_.rdma_log() != nullptr) {
-      collectors_.back().wake.count = [log = events_.rdma_log()] { return log->total(); };
+      auto signal = std::make_shared<WakeSignal>();
+      events_.rdma_log()->AddListener([signal] { signal->Notify(); });
+      collectors_.back().wake.signal = std::move(signal);
     }
     if (b.info->name == "jobs") {
-      collectors_.back().wake.count = [this] { return raised_findings_.load(); };
+      jobs_wake = std::make_shared<WakeSignal>();
+      collectors_.back().wake.signal = jobs_wake;
       collectors_.back().wake.min_gap = std::chrono::seconds(1);
     }
     // The peer collector asks the neighbour on a port up event (issue 24): woken by the same
@@ -184,8 +189,10 @@ Status Agent::Build() {
                                              engine_options);
   engine_->SetKmsgCursor(&kmsg_cursor_);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
-  engine_->tracker().Subscribe([this](const detect::AnomalyTransition& t) {
-    if (t.raised) raised_findings_.fetch_add(1);
+  engine_->tracker().Subscribe([this, jobs_wake](const detect::AnomalyTransition& t) {
+    if (!t.raised) return;
+    raised_findings_.fetch_add(1);
+    if (jobs_wake) jobs_wake->Notify();
   });
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });

@@ -99,10 +99,26 @@ struct CollectorContext {
   bool host = false;
 };
 
+// How a collector whose source can tell when it has data is woken (kmsg: /dev/kmsg poll(), an
+// inotify watch of a replay file; issue 40 item 3). The scheduler asks after each collection.
+struct CollectorReadiness {
+  // poll() reports it readable (POLLIN) when the source has new data; -1: none. Collect()
+  // drains it (reads the records, the inotify events), so it is quiet after a full read.
+  int fd = -1;
+  // The last collection left data unread (a bounded read): collect again after the debounce.
+  bool backlog = false;
+  // True: collect when `fd` or `backlog` says so, at most once per interval, and otherwise only
+  // every kEventDrivenFallback (exporter/pipeline/scheduler.h); with fd -1, the source is
+  // absent or refused and retried at that slow cadence. False: the interval alone.
+  bool event_driven = false;
+};
+
 class Collector {
  public:
   virtual ~Collector() = default;
   virtual Status Collect(MetricSink& sink) = 0;
+  // Called on the collector's thread after each Collect().
+  virtual CollectorReadiness Readiness() { return {}; }
 };
 
 }  // namespace fabricwatch

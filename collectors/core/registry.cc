@@ -43,7 +43,8 @@ const CollectorInfo kCollectors[] = {
      /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/true},
     {"jobs",
      "Scheduler jobs (Slurm job, Kubernetes pod) whose processes hold an RDMA device open, "
-     "from /proc: a bounded scan every 30 s and when a finding is raised",
+     "from /proc: a bounded scan every 30 s and when a finding is raised, on a node with a verbs "
+     "device",
      true, 30s, jobs::JobsOptions(), jobs::JobsMetrics(), jobs::NewJobsCollector},
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
+#include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
@@ -99,9 +100,23 @@ class EthtoolCollector final : public Collector {
         metrics_exclude_(std::move(metrics_exclude)),
         links_(link_interval) {}
 
-  Status Collect(MetricSink& sink) override;
+  // One sample, and the device reads it made (collectors/core/device_reads.h).
+  Status Collect(MetricSink& sink) override {
+    reads_.Reset();
+    Status status = CollectNetdevs(sink);
+    reads_.Add(DeviceRead::kLinkSettingsQuery, links_.TakeReads());
+    reads_.Emit("ethtool", sink);
+    return status;
+  }
 
  private:
+  Status CollectNetdevs(MetricSink& sink);
+  // !SkipUnsupported(), counting the request the caller then makes as a device read.
+  bool Ask(const std::string& netdev, std::string_view what, DeviceRead kind) {
+    if (SkipUnsupported(netdev, what)) return false;
+    reads_.Add(kind);
+    return true;
+  }
   struct Passthrough {
     std::string name;
     std::string help;
@@ -214,6 +229,7 @@ class EthtoolCollector final : public Collector {
     sys::AttributeFile file;
   };
   std::map<std::string, std::vector<EcnFile>, std::less<>> ecn_;  // by netdev
+  DeviceReadCounts reads_;                                        // this sample's
 };
 
 Result<std::vector<std::string>> EthtoolCollector::Netdevs() {
@@ -311,7 +327,9 @@ void EthtoolCollector::CollectStandard(const std::string& netdev, MetricSink& si
     if (!result) Unanswered(netdev, what, result.error(), sink);
     return result.has_value();
   };
-  const auto ask = [&](std::string_view what) { return !SkipUnsupported(netdev, what); };
+  const auto ask = [&](std::string_view what) {
+    return Ask(netdev, what, DeviceRead::kEthtoolQuery);
+  };
   if (!ask("FEC statistics")) {
   } else if (auto fec = source_->Fec(netdev); handle(fec, "FEC statistics")) {
     if (!fec->active_mode.empty()) sink.AddInfo(kFecInfo, {n, {"mode", fec->active_mode}});
@@ -359,7 +377,7 @@ void EthtoolCollector::CollectPause(const std::string& netdev, MetricSink& sink)
   };
   constexpr std::string_view kPause = "pause settings";
   constexpr std::string_view kTimeout = "PFC storm prevention timeout";
-  if (SkipUnsupported(netdev, kPause)) {
+  if (!Ask(netdev, kPause, DeviceRead::kEthtoolQuery)) {
   } else if (auto pause = source_->Pause(netdev); handle(pause, kPause, "pause")) {
     const std::pair<const std::optional<bool>*, std::string_view> flags[] = {
         {&pause->rx_enabled, "rx"}, {&pause->tx_enabled, "tx"}};
@@ -374,7 +392,7 @@ void EthtoolCollector::CollectPause(const std::string& netdev, MetricSink& sink)
       sink.Add(kMacPauseFrames, {n, {"direction", "rx"}}, static_cast<double>(*pause->rx_frames));
     }
   }
-  if (SkipUnsupported(netdev, kTimeout)) {
+  if (!Ask(netdev, kTimeout, DeviceRead::kEthtoolQuery)) {
   } else if (auto timeout = source_->PfcStormTimeoutMs(netdev);
              handle(timeout, kTimeout, "tunables")) {
     sink.Add(kPfcStormTimeout, {n}, *timeout / 1000.0);
@@ -383,7 +401,7 @@ void EthtoolCollector::CollectPause(const std::string& netdev, MetricSink& sink)
 
 void EthtoolCollector::CollectPfc(const std::string& netdev, MetricSink& sink) {
   constexpr std::string_view kWhat = "DCB PFC configuration";
-  if (SkipUnsupported(netdev, kWhat)) return;
+  if (!Ask(netdev, kWhat, DeviceRead::kDcbRequest)) return;
   auto pfc = source_->Pfc(netdev);
   for (Status& warning : source_->TakeWarnings()) Fail(sink, netdev + "/qos", warning);
   if (!pfc) {
@@ -455,7 +473,7 @@ Status EthtoolCollector::RefreshSelection() {
 }
 
 void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink) {
-  if (SkipUnsupported(netdev, "driver statistics")) {
+  if (!Ask(netdev, "driver statistics", DeviceRead::kEthtoolStatsRequest)) {
     if (source_->HasLinkQueries()) CollectStandard(netdev, sink);
     CollectPause(netdev, sink);
     CollectPfc(netdev, sink);
@@ -515,7 +533,7 @@ void EthtoolCollector::CollectNetdev(const std::string& netdev, MetricSink& sink
   CollectEcn(netdev, sink);
 }
 
-Status EthtoolCollector::Collect(MetricSink& sink) {
+Status EthtoolCollector::CollectNetdevs(MetricSink& sink) {
   if (source_ == nullptr) return Status(StatusCode::kNoData, "no ethtool source configured");
   if (Status status = RefreshSelection(); !status.ok()) {
     if (status.code() == StatusCode::kNotFound) {

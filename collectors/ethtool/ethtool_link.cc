@@ -55,6 +55,7 @@ Result<const sys::LinkSettings*> LinkSettingsCache::Get(const std::string& netde
   }
   // Read into the entry's own settings, so that an unchanged answer allocates nothing.
   if (it == entries_.end()) it = entries_.emplace(netdev, Entry{}).first;
+  ++reads_;
   if (Status status = source.ReadLinkSettings(netdev, it->second.settings); !status.ok()) {
     entries_.erase(it);
     return Error(status);

@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/metric_sink.h"
@@ -37,6 +38,9 @@ class LinkSettingsCache {
                                        std::chrono::system_clock::time_point now);
   // Forgets every netdev not in `netdevs`.
   void Retain(const std::vector<std::string>& netdevs);
+  // The requests made to the source since the last call (device reads of kind
+  // link_settings_query, collectors/core/device_reads.h).
+  size_t TakeReads() { return std::exchange(reads_, 0); }
 
  private:
   struct Entry {
@@ -45,6 +49,7 @@ class LinkSettingsCache {
   };
   std::chrono::milliseconds interval_;
   std::map<std::string, Entry, std::less<>> entries_;
+  size_t reads_ = 0;
 };
 
 }  // namespace fabricwatch::ethtool

@@ -1,10 +1,14 @@
 #include "collectors/jobs/jobs.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "collectors/core/collector_options.h"
 #include "collectors/core/value_parse.h"
@@ -53,10 +57,19 @@ constexpr MetricDesc kHolders{
     "Processes holding the RDMA device open (/dev/infiniband/uverbsN), in a job or not.",
     MetricKind::kGauge,
     {"device"}};
-constexpr MetricDesc kScanSeconds{"fabric_jobs_scan_duration_seconds",
-                                  "Wall time of the last scan of the processes.",
-                                  MetricKind::kGauge,
-                                  {}};
+constexpr MetricDesc kScanSeconds{
+    "fabric_jobs_scan_duration_seconds",
+    "Wall time of the last scan of the processes, with the `scontrol listpids` run and the second "
+    "pass it asks for when holders were in no job cgroup; 0 when the scan was skipped.",
+    MetricKind::kGauge,
+    {}};
+constexpr MetricDesc kScanSkipped{
+    "fabric_jobs_scan_skipped",
+    "1 when the last collection did not scan the processes, by reason: no_verbs_device (no "
+    "uverbsN in uverbs-dir nor in class/infiniband_verbs: no process can hold an RDMA device). "
+    "Absent when it scanned.",
+    MetricKind::kGauge,
+    {"reason"}};
 constexpr MetricDesc kScanProcesses{
     "fabric_jobs_scan_processes",
     "Processes of the last scan by outcome: read, skipped (exited mid-scan or unreadable), "
@@ -82,8 +95,9 @@ constexpr MetricDesc kKubeletSkipped{
     "Items of the kubelet's last pod list skipped as malformed (no valid uid, name or namespace).",
     MetricKind::kGauge,
     {}};
-constexpr MetricDesc kMetrics[] = {kDeviceJobInfo, kHolders,         kScanSeconds,   kScanProcesses,
-                                   kScanTruncated, kKubeletRequests, kKubeletSkipped};
+constexpr MetricDesc kMetrics[] = {kDeviceJobInfo,   kHolders,       kScanSeconds,
+                                   kScanSkipped,     kScanProcesses, kScanTruncated,
+                                   kKubeletRequests, kKubeletSkipped};
 
 class JobsCollector final : public Collector {
  public:
@@ -110,6 +124,13 @@ class JobsCollector final : public Collector {
       }
       return Status(StatusCode::kNoData, "no procfs");
     }
+    // No verbs device, no holder: /proc is not read (issue 40 item 3).
+    if (!HasVerbsDevice()) {
+      sink.Add(kScanSkipped, {{"reason", "no_verbs_device"}}, 1);
+      ExportScan(sys::ScanStats{}, std::chrono::nanoseconds(0), sink);
+      return Status::Ok();
+    }
+    const auto started = Now();
     auto scan = sys::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_);
     if (!scan) return scan.error();
     // Holders no cgroup names: a Slurm without job cgroups knows them (scontrol listpids). Asked
@@ -120,6 +141,7 @@ class JobsCollector final : public Collector {
         if (again) scan = std::move(again);
       }
     }
+    const auto elapsed = Now() - started;
     NamePods(*scan);
     for (const auto& [device, jobs] : scan->jobs) {
       size_t n = 0;
@@ -138,8 +160,14 @@ class JobsCollector final : public Collector {
     for (const auto& [device, count] : scan->processes) {
       sink.Add(kHolders, {{"device", device}}, static_cast<double>(count));
     }
-    const sys::ScanStats& s = scan->stats;
-    sink.Add(kScanSeconds, {}, std::chrono::duration<double>(s.elapsed).count());
+    ExportScan(scan->stats, elapsed, sink);
+    return Status::Ok();
+  }
+
+ private:
+  // What the scan cost: its wall time, and the processes it visited.
+  void ExportScan(const sys::ScanStats& s, std::chrono::nanoseconds elapsed, MetricSink& sink) {
+    sink.Add(kScanSeconds, {}, std::chrono::duration<double>(elapsed).count());
     sink.Add(kScanProcesses, {{"outcome", "read"}}, static_cast<double>(s.processes_read));
     sink.Add(kScanProcesses, {{"outcome", "skipped"}}, static_cast<double>(s.skipped()));
     sink.Add(kScanProcesses, {{"outcome", "unattributed"}}, static_cast<double>(s.unattributed));
@@ -151,10 +179,24 @@ class JobsCollector final : public Collector {
       }
       sink.Add(kKubeletSkipped, {}, static_cast<double>(pods_->SkippedItems()));
     }
-    return Status::Ok();
   }
 
- private:
+  std::chrono::steady_clock::time_point Now() const {
+    return limits_.clock ? limits_.clock() : std::chrono::steady_clock::now();
+  }
+
+  // Whether a process can hold an RDMA device file: a uverbsN node in uverbs-dir (what
+  // ib_uverbs registers, drivers/infiniband/core/uverbs_main.c, and udev creates), or a uverbsN
+  // in the sysfs root's class/infiniband_verbs (the same devices, where the agent's container
+  // does not see /dev/infiniband, and a replay root's). Two directory listings per collection.
+  bool HasVerbsDevice() {
+    const auto has_uverbs = [this] {
+      return std::any_of(names_.begin(), names_.end(),
+                         [](const std::string& name) { return name.starts_with("uverbs"); });
+    };
+    if (sysfs_.fs().ListDirInto(limits_.uverbs_dir, names_).ok() && has_uverbs()) return true;
+    return sysfs_.ListDirInto("class/infiniband_verbs", names_).ok() && has_uverbs();
+  }
   // The names of the pods the scan found, from the kubelet (PodNames asks it only for new pods).
   void NamePods(const sys::DeviceJobs& scan) {
     std::set<std::string, std::less<>> uids;
@@ -201,6 +243,7 @@ class JobsCollector final : public Collector {
   bool listpids_;
   std::unique_ptr<PodNames> pods_;  // null: the kubelet is not asked
   std::string pods_off_reason_;
+  std::vector<std::string> names_;  // a directory listing, its strings reused
   bool reported_ = false;
   bool said_listpids_ = false;
   bool said_pods_off_ = false;
@@ -305,6 +348,7 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
   // scontrol's pids are this host's: asked only when the scan reads this host's /proc.
   std::error_code ec;
   const bool host_proc = !procfs.empty() && std::filesystem::equivalent(procfs, "/proc", ec);
+  if (host_proc) limits.exclude_pid = getpid();
   std::string pods_off_reason;
   auto kubelet = KubeletConfigOf(options, host_proc, pods_off_reason);
   if (!kubelet) return Error(kubelet.error());

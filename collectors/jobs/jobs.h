@@ -5,7 +5,9 @@
 // for /dev/infiniband/uverbsN links and the holders' cgroups (Slurm job_<id>, kubepods pod UID),
 // bounded in processes and time; it runs every `interval` (30 s) and at once when a finding is
 // raised (the agent wakes it). Without a procfs (a replay sysfs root and no --path.procfs) it
-// reports no data.
+// reports no data; without a verbs device (no uverbsN in uverbs-dir nor class/infiniband_verbs)
+// it reads no /proc and says so (fabric_jobs_scan_skipped). `scontrol listpids` runs only when a
+// scan found holders that no job cgroup names.
 
 #include <memory>
 #include <span>

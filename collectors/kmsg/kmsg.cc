@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/collector_options.h"
@@ -78,8 +79,20 @@ class KmsgCollector final : public Collector {
     return Status::Ok();
   }
 
+  // Woken by the source (issue 40 item 3): a kernel log with no record costs no read. Without a
+  // source that can be waited on: a missing replay file is looked for every interval (a writer
+  // creates it), a kernel log that is absent or refused is retried at the slow fallback (a
+  // capability or a sysctl does not change by itself).
+  CollectorReadiness Readiness() override {
+    if (source_ == nullptr) return {.event_driven = retry_slowly_};
+    const int fd = source_->ReadyFd();
+    if (fd < 0) return {};
+    return {.fd = fd, .backlog = source_->backlog(), .event_driven = true};
+  }
+
  private:
   Status OpenSource() {
+    retry_slowly_ = path_.empty();
     if (path_.empty()) {
       if (!reported_unavailable_) {
         logger_->info(
@@ -97,6 +110,7 @@ class KmsgCollector final : public Collector {
                                       std::chrono::steady_clock::now().time_since_epoch());
     }
     if (Status s = source_->Open(); !s.ok()) {
+      retry_slowly_ = !source_->replay();
       if (!reported_unavailable_) {
         // Once: the state does not change by itself (a capability, a sysctl, a container).
         if (source_->replay()) {
@@ -122,6 +136,10 @@ class KmsgCollector final : public Collector {
       logger_->info("reading the kernel log from {}", path_);
     }
     reported_open_ = true;
+    if (source_->ReadyFd() < 0 && !std::exchange(reported_unwatched_, true)) {
+      logger_->info("new records of {} are looked for every interval, not waited for: {}", path_,
+                    source_->ReadyStatus().ToString());
+    }
     return Status::Ok();
   }
 
@@ -254,6 +272,8 @@ class KmsgCollector final : public Collector {
   std::unique_ptr<KmsgSource> source_;
   bool reported_unavailable_ = false;
   bool reported_open_ = false;
+  bool reported_unwatched_ = false;
+  bool retry_slowly_ = false;  // no kernel log, or it refused us: the fallback cadence
   TimePoint boot_time_;
   std::optional<uint64_t> expected_;
   std::vector<std::string> raw_;

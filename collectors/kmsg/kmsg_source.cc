@@ -1,12 +1,14 @@
 #include "collectors/kmsg/kmsg_source.h"
 
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -62,17 +64,68 @@ class DeviceKmsgSource final : public KmsgSource {
       }
       return Errno("cannot read", path_, errno);
     }
+    backlog_ = records.size() >= max_records;
     return Status::Ok();
   }
 
+  int ReadyFd() const override { return fd_.get(); }
+  bool backlog() const override { return backlog_; }
   bool replay() const override { return false; }
   const std::string& path() const override { return path_; }
 
  private:
   std::string path_;
   bool from_oldest_;
+  bool backlog_ = false;
   sys::UniqueFd fd_;
   char buffer_[sys::kMaxKmsgRecordBytes];
+};
+
+// The inotify(7) watch of a replay file: what its writer does to it (IN_MODIFY also for a
+// truncation, IN_CLOSE_WRITE), its rotation (IN_MOVE_SELF, IN_DELETE_SELF, IN_ATTRIB for the
+// link count of a file replaced by a rename over it), and a new file at its path (the directory's
+// IN_CREATE and IN_MOVED_TO: a file moved away leaves nothing to watch until one comes back).
+// Only wakes: what changed is read from the file itself (ReplayKmsgSource::CheckRotation).
+class ReplayWatch {
+ public:
+  // Watches `path` (again: after a rotation the path names another inode).
+  Status Watch(const std::string& path) {
+    if (!fd_.valid()) {
+      fd_ = sys::UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+      if (!fd_.valid()) return Errno("cannot make an inotify instance for", path, errno);
+    }
+    if (dir_wd_ < 0) {
+      std::string dir = std::filesystem::path(path).parent_path().string();
+      if (dir.empty()) dir = ".";
+      dir_wd_ = ::inotify_add_watch(fd_.get(), dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+      if (dir_wd_ < 0) return Fail(Errno("cannot watch the directory of", path, errno));
+    }
+    const int wd =
+        ::inotify_add_watch(fd_.get(), path.c_str(),
+                            IN_MODIFY | IN_CLOSE_WRITE | IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB);
+    if (wd < 0) return Fail(Errno("cannot watch", path, errno));
+    // The old inode's watch, if it is another (removed by the kernel already when it was freed).
+    if (file_wd_ >= 0 && file_wd_ != wd) ::inotify_rm_watch(fd_.get(), file_wd_);
+    file_wd_ = wd;
+    return Status::Ok();
+  }
+  int fd() const { return fd_.get(); }
+  // Reads the queued events: only their arrival mattered.
+  void Drain() {
+    alignas(inotify_event) char events[4096];
+    while (fd_.valid() && ::read(fd_.get(), events, sizeof(events)) > 0) {
+    }
+  }
+
+ private:
+  Status Fail(Status status) {
+    fd_.Reset();  // no half watch: the collector reads on its interval instead
+    dir_wd_ = file_wd_ = -1;
+    return status;
+  }
+  sys::UniqueFd fd_;
+  int dir_wd_ = -1;
+  int file_wd_ = -1;
 };
 
 // A file of records that a writer appends to (the simulator, a capture being copied). It may be
@@ -91,12 +144,15 @@ class ReplayKmsgSource final : public KmsgSource {
     inode_ = st.st_ino;
     offset_ = 0;
     fd_ = std::move(fd);
+    watch_status_ = watch_.Watch(path_);
     return Status::Ok();
   }
 
   Status Read(size_t max_records, std::vector<std::string>& records,
               KmsgReadStats& stats) override {
     records.clear();
+    // First: a write that lands while the file is read wakes the next wait.
+    watch_.Drain();
     if (Status s = CheckRotation(stats); !s.ok()) return s;
     const size_t orphans = splitter_.orphans(), dropped = splitter_.dropped();
     // What is still buffered counts against the budget: a backlog larger than max_records per
@@ -115,11 +171,15 @@ class ReplayKmsgSource final : public KmsgSource {
     if (budget > 0) splitter_.MarkInputEnd();
     std::string record;
     while (records.size() < max_records && splitter_.Next(record)) records.push_back(record);
+    backlog_ = budget == 0 || records.size() >= max_records;
     stats.orphans += splitter_.orphans() - orphans;
     stats.too_long += (splitter_.dropped() - dropped) - (splitter_.orphans() - orphans);
     return Status::Ok();
   }
 
+  int ReadyFd() const override { return watch_.fd(); }
+  bool backlog() const override { return backlog_; }
+  Status ReadyStatus() const override { return watch_status_; }
   bool replay() const override { return true; }
   const std::string& path() const override { return path_; }
 
@@ -141,7 +201,11 @@ class ReplayKmsgSource final : public KmsgSource {
     tail_.clear();
     if (replaced) {
       fd_.Reset();
-      return Open();
+      Status opened = Open();
+      // Closing the old file and moving the watch queue IN_DELETE_SELF and IN_IGNORED: ours, not
+      // the writer's, and the new file is read from its start right after.
+      watch_.Drain();
+      return opened;
     }
     offset_ = 0;
     return Status::Ok();
@@ -169,6 +233,9 @@ class ReplayKmsgSource final : public KmsgSource {
   static constexpr size_t kMaxBytesPerRead = 8 << 20;
   std::string path_;
   sys::UniqueFd fd_;
+  ReplayWatch watch_;
+  Status watch_status_;
+  bool backlog_ = false;
   ino_t inode_ = 0;
   off_t offset_ = 0;
   static constexpr size_t kTailBytes = 64;

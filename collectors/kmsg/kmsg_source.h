@@ -34,6 +34,16 @@ class KmsgSource {
   // blocks.
   virtual Status Read(size_t max_records, std::vector<std::string>& records,
                       KmsgReadStats& stats) = 0;
+  // What tells that records may have arrived (issue 40 item 3): a descriptor poll() reports
+  // readable (POLLIN) then, for the scheduler to wait on between collections; -1 when there is
+  // none (not open, or inotify refused). /dev/kmsg is its own (devkmsg_poll() in
+  // kernel/printk/printk.c: POLLIN while a record after the reader's position exists); a replay
+  // file has an inotify watch on it and on its directory (inotify(7)), which Read() drains.
+  virtual int ReadyFd() const = 0;
+  // Why ReadyFd() is -1 on an open source (inotify refused: fs.inotify.max_user_watches).
+  virtual Status ReadyStatus() const { return Status::Ok(); }
+  // The last Read() stopped at `max_records` or its byte budget: records are left for the next.
+  virtual bool backlog() const = 0;
   // A replay file: record times are read times, not boot time + µs.
   virtual bool replay() const = 0;
   virtual const std::string& path() const = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
+#include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
 #include "collectors/core/value_parse.h"
@@ -141,9 +142,16 @@ class NetdevCollector final : public Collector {
         transitions_(context.logger),
         filter_(std::move(filter)) {}
 
-  Status Collect(MetricSink& sink) override;
+  // One sample, and the device reads it made (collectors/core/device_reads.h).
+  Status Collect(MetricSink& sink) override {
+    reads_.Reset();
+    Status status = CollectInterfaces(sink);
+    reads_.Emit("netdev", sink);
+    return status;
+  }
 
  private:
+  Status CollectInterfaces(MetricSink& sink);
   struct Interface {
     std::string name;
     int64_t ifindex = -1;
@@ -179,6 +187,7 @@ class NetdevCollector final : public Collector {
   // class/net as listed and filtered this sample: kept from sample to sample so that listing
   // the directory allocates nothing once the names are known.
   std::vector<std::string> names_;
+  DeviceReadCounts reads_;  // this sample's
 };
 
 NetdevCollector::Interface NetdevCollector::Open(const std::string& name, bool keep_open) const {
@@ -291,6 +300,9 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
                    : carrier.error());
     }
   }
+  // speed and duplex: each read is the driver's get_link_ksettings (net-sysfs.c speed_show,
+  // duplex_show), a firmware register read on mlx5e (collectors/core/device_reads.h).
+  reads_.Add(DeviceRead::kLinkSettingsQuery, 2);
   if (auto text = read_text(itf.speed, true)) {
     if (auto speed = ParseSpeedBytesPerSecond(*text, itf.speed.path())) {
       if (speed->has_value()) sink.Add(kSpeed, {netdev}, **speed);
@@ -299,6 +311,10 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
     }
   }
   for (size_t i = 0; i < itf.numeric.size(); ++i) {
+    // statistics/<name>: dev_get_stats, the driver's ndo_get_stats64, per file.
+    if (kNumericAttributes[i].file.starts_with("statistics/")) {
+      reads_.Add(DeviceRead::kNetdevStatisticsFile);
+    }
     auto value = itf.numeric[i].ReadUint64();
     if (value) {
       sink.Add(*kNumericAttributes[i].desc, {netdev}, static_cast<double>(*value));
@@ -319,7 +335,7 @@ NetdevCollector::Outcome NetdevCollector::CollectInterface(Interface& itf, Metri
   return Outcome::kEmitted;
 }
 
-Status NetdevCollector::Collect(MetricSink& sink) {
+Status NetdevCollector::CollectInterfaces(MetricSink& sink) {
   if (Status listed = sysfs_.ListDirInto("class/net", names_); !listed.ok()) {
     if (listed.code() == StatusCode::kNotFound) {
       return Status(StatusCode::kNoData, sysfs_.Path("class/net") + " does not exist");

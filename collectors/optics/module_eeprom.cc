@@ -1,5 +1,6 @@
 #include "collectors/optics/module_eeprom.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,21 @@ std::span<const uint8_t> Slice(std::span<const uint8_t> image, size_t offset, si
 }
 
 }  // namespace
+
+size_t ModuleHalfPagesRead(std::span<const uint8_t> image) {
+  constexpr size_t kHalf = 128;
+  size_t pages = (image.size() + kHalf - 1) / kHalf;
+  if (image.empty() || ModuleTypeFromIdentifier(image[0]) != ModuleType::kSff8636) return pages;
+  // SFF-8636 Table 6-20 byte 195 (page 00h options): bit 6 page 01h, bit 7 page 02h present;
+  // a paged module's skipped pages are the zeros at 256 and 384 (ModulePagesToRead).
+  constexpr size_t kOptions = 195;
+  if (image.size() > 2 && (image[2] & 0x04) != 0) return std::min<size_t>(pages, 2);  // Flat_mem
+  if (image.size() <= kOptions) return pages;
+  const uint8_t options = image[kOptions];
+  if (image.size() > 2 * kHalf && (options & (1u << 6)) == 0) --pages;
+  if (image.size() > 3 * kHalf && (options & (1u << 7)) == 0) --pages;
+  return pages;
+}
 
 ModuleType ModuleTypeFromIdentifier(uint8_t identifier) {
   switch (sys::MemoryMapOfIdentifier(identifier)) {

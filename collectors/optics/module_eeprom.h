@@ -145,6 +145,14 @@ Result<ModuleReading> DecodeModuleImage(std::span<const uint8_t> image);
 // on every module read. On error `reading` is cleared.
 Status DecodeModuleImage(std::span<const uint8_t> image, ModuleReading& reading);
 
+// The 128-byte half pages a kernel reads over the module's bus for `image` (one
+// ETHTOOL_MSG_MODULE_EEPROM_GET each): the plan of collectors/sys/ethtool_module_pages.h
+// ModulePagesToRead, counted without building it (it runs on every module read, which allocates
+// nothing): every half page the image holds, less the SFF-8636 optional pages 01h and 02h that
+// page 00h does not advertise (zeros in the image, never read). The fabricwatch_collector_
+// device_reads kind module_eeprom_page (collectors/core/device_reads.h).
+size_t ModuleHalfPagesRead(std::span<const uint8_t> image);
+
 // ---- Shared by the spec decoders (sff8472.cc, sff8636.cc, cmis.cc) ----
 
 // Bytes of one page as read, addressed as the spec addresses them: `base` is 0 for a lower page

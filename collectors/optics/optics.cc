@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
+#include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/duration.h"
 #include "collectors/core/transition_log.h"
@@ -122,9 +123,16 @@ class OpticsCollector final : public Collector {
         module_interval_(module_interval),
         collector_interval_(context.interval) {}
 
-  Status Collect(MetricSink& sink) override;
+  // One sample, and the device reads it made (collectors/core/device_reads.h).
+  Status Collect(MetricSink& sink) override {
+    reads_.Reset();
+    Status status = CollectModules(sink);
+    reads_.Emit("optics", sink);
+    return status;
+  }
 
  private:
+  Status CollectModules(MetricSink& sink);
   struct Module {
     std::chrono::system_clock::time_point last_attempt{};
     std::chrono::system_clock::time_point last_read{};
@@ -174,6 +182,7 @@ class OpticsCollector final : public Collector {
   // Decode warnings already logged, by hash of netdev and message: a module that keeps the same
   // warning is logged once, and checking costs no string.
   std::unordered_set<size_t> warnings_logged_;
+  DeviceReadCounts reads_;  // this sample's
 };
 
 Result<std::vector<std::string>> OpticsCollector::Netdevs() {
@@ -198,7 +207,14 @@ Status OpticsCollector::RefreshNetdevs() {
 
 void OpticsCollector::Read(const std::string& netdev, Module& module, MetricSink& sink) {
   module.last_attempt = clock_.Now();
-  if (Status status = source_->ReadModuleEeprom(netdev, image_); !status.ok()) {
+  const Status status = source_->ReadModuleEeprom(netdev, image_);
+  // The half pages read over the module's bus; a failed read asked for the lower page, unless
+  // the driver cannot read modules at all or the netdev is gone.
+  const bool reached =
+      status.code() != StatusCode::kUnimplemented && status.code() != StatusCode::kNotFound;
+  reads_.Add(DeviceRead::kModuleEepromPage,
+             status.ok() ? ModuleHalfPagesRead(image_) : (reached ? 1 : 0));
+  if (!status.ok()) {
     module.has_reading = false;
     if (status.code() == StatusCode::kNoData || status.code() == StatusCode::kUnimplemented ||
         status.code() == StatusCode::kNotFound) {
@@ -360,6 +376,7 @@ void OpticsCollector::CollectHwmon(MetricSink& sink) {
     for (auto& [desc, file] : channel.files) {
       // An absent file (no _highest on older kernels) is remembered by AttributeFile: quiet.
       if (file.known_absent()) continue;
+      reads_.Add(DeviceRead::kHwmonFile);  // mlx5 hwmon.c: an MTMP register read per file
       auto value = file.ReadInt64();
       if (value) {
         sink.Add(*desc, labels, static_cast<double>(*value) / 1000.0);
@@ -371,7 +388,7 @@ void OpticsCollector::CollectHwmon(MetricSink& sink) {
   }
 }
 
-Status OpticsCollector::Collect(MetricSink& sink) {
+Status OpticsCollector::CollectModules(MetricSink& sink) {
   const size_t errors_before = sink.error_count();
   if (source_ != nullptr) {
     if (Status status = RefreshNetdevs(); status.ok()) {

@@ -40,6 +40,12 @@ std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::st
   // A replay sysfs root describes another node: this host's lldpd and links say nothing of it,
   // unless the operator named a source (the e2e test names its veth's lldpd).
   if (!host_ && mode_ == Mode::kAuto) return {};
+  // No Ethernet port (an InfiniBand node): nothing to ask lldpd about, nothing to listen on.
+  if (netdevs.empty()) {
+    listener_.reset();
+    listening_on_.clear();
+    return {};
+  }
   if (mode_ == Mode::kAuto || mode_ == Mode::kLldpd) {
     auto answer = sys::QueryLldpdNeighbors({.socket_path = lldpd_socket_});
     if (answer) {

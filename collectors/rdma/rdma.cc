@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
+#include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/duration.h"
 #include "collectors/core/transition_log.h"
@@ -21,6 +22,7 @@
 #include "collectors/rdma/rdma_hw_netlink.h"
 #include "collectors/rdma/rdma_mtu.h"
 #include "collectors/rdma/rdma_parse.h"
+#include "collectors/rdma/rdma_port_metrics.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
 
@@ -35,35 +37,6 @@ constexpr size_t kMaxKeptOpenFiles = 8192;
 constexpr std::chrono::seconds kFailedDeviceRetry{5};
 constexpr int kActiveState = 4;     // IB_PORT_ACTIVE
 constexpr int kLinkUpPhysState = 5;  // LinkUp
-
-constexpr LabelNames kPortCounterLabels{"device", "port", "counter"};
-
-constexpr MetricDesc kPortActive{"fabric_rdma_port_active",
-                                 "1 if the logical port state is ACTIVE (4), else 0.",
-                                 MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kPortLinkUp{"fabric_rdma_port_physical_link_up",
-                                 "1 if the physical port state is LinkUp (5), else 0.",
-                                 MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kPortLid{"fabric_rdma_port_lid",
-                              "Local identifier of an InfiniBand port (lid); 0 without an SM.",
-                              MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kSaturated{
-    "fabric_rdma_port_saturated",
-    "1 if an IBA port counter sits at its maximum (all ones) and stopped counting: its rate "
-    "reads zero whatever happens until it is reset (e.g. perfquery -R); 0 otherwise.",
-    MetricKind::kGauge, kPortCounterLabels};
-constexpr MetricDesc kPmaOther{
-    "fabric_rdma_port_pma_stat_total",
-    "A counters/ or counters_ext/ file with no curated metric, by raw file name.",
-    MetricKind::kCounter, kPortCounterLabels};
-constexpr MetricDesc kHwOther{
-    "fabric_rdma_port_hw_stat_total",
-    "A driver counter in ports/<n>/hw_counters with no curated metric, by raw file name.",
-    MetricKind::kCounter, kPortCounterLabels};
-constexpr MetricDesc kDeviceHw{
-    "fabric_rdma_device_hw_stat_total",
-    "A device-level driver counter in <device>/hw_counters, by raw file name.",
-    MetricKind::kCounter, {"device", "counter"}};
 
 constexpr CollectorOptionSpec kOptions[] = {
     {"device-include", "Regular expression of RDMA device names to include (default: all).", ""},
@@ -126,9 +99,17 @@ class RdmaCollector final : public Collector {
     }
   }
 
-  Status Collect(MetricSink& sink) override;
+  // One sample, and the device reads it made (collectors/core/device_reads.h).
+  Status Collect(MetricSink& sink) override {
+    reads_.Reset();
+    Status status = CollectDevices(sink);
+    reads_.Add(DeviceRead::kPortQuery, mtu_.TakeQueries());
+    reads_.Emit("rdma", sink);
+    return status;
+  }
 
  private:
+  Status CollectDevices(MetricSink& sink);
   enum class Source { kPma, kPmaExt, kHw, kDeviceHw };
   struct CounterFile {
     sys::AttributeFile file;
@@ -203,6 +184,7 @@ class RdmaCollector final : public Collector {
   // The curated families the port being collected already has a series in. A member, cleared
   // per port, so its storage is reused from sample to sample (docs/design.md §8).
   std::vector<const MetricDesc*> used_descs_;
+  DeviceReadCounts reads_;  // this sample's
 };
 
 void RdmaCollector::AddCounterFiles(const std::string& dir, Source source,
@@ -342,6 +324,8 @@ Result<RdmaCollector::Device> RdmaCollector::Discover(const std::string& name, M
 
 bool RdmaCollector::ReadCounterFile(CounterFile& counter, MetricSink& sink, Device& owner,
                                     uint64_t& raw) {
+  const bool pma = counter.source == Source::kPma || counter.source == Source::kPmaExt;
+  reads_.Add(pma ? DeviceRead::kPmaCounterFile : DeviceRead::kHwCounterFile);
   auto text = counter.file.Read();
   if (!text) {
     const Status& error = text.error();
@@ -429,7 +413,9 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
   for (Port& port : device.ports) {
     const LabelPair p{"port", port.number};
     std::string speed;
+    // state, phys_state, rate, lid and sm_lid: each read is one ib_query_port (device_reads.h).
     auto numbered = [&](sys::AttributeFile& file) -> std::optional<int> {
+      reads_.Add(DeviceRead::kPortQuery);
       auto text = file.Read();
       if (!text) {
         if (text.error().sys_errno() == ENODEV) device.vanished = true;
@@ -453,6 +439,7 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
       sink.Add(kPortPhysState, {d, p}, *phys);
       sink.Add(kPortLinkUp, {d, p}, *phys == kLinkUpPhysState ? 1 : 0);
     }
+    reads_.Add(DeviceRead::kPortQuery);
     if (auto text = port.rate.Read()) {
       if (auto rate = ParseRate(*text, port.rate.path())) {
         sink.Add(kPortRate, {d, p}, rate->bytes_per_second);
@@ -470,6 +457,7 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
     // LIDs mean something only on InfiniBand; RoCE ports print 0.
     if (port.link_layer == "InfiniBand") {
       for (auto [file, desc] : {std::pair{&port.lid, &kPortLid}, {&port.sm_lid, &kPortSmLid}}) {
+        reads_.Add(DeviceRead::kPortQuery);
         auto text = file->Read();
         if (!text) continue;  // qib/hfi1 quirks aside, absent LIDs are not errors
         if (auto lid = ParseLid(*text, file->path())) {
@@ -485,7 +473,7 @@ void RdmaCollector::CollectDevice(Device& device, MetricSink& sink) {
     sink.AddInfo(kPortInfo, {d, p, {"link_layer", port.link_layer}, {"netdev", port.netdev},
                              {"speed", speed}});
     used_descs_.clear();
-    hw_netlink_.Sample(device.name, port.hw);
+    if (hw_netlink_.Sample(device.name, port.hw)) reads_.Add(DeviceRead::kHwCounterNetlinkRequest);
     HwCounterNetlink::Emit(device.name, port.number, port.hw, sink);
     for (CounterFile& counter : port.counters) {
       CollectCounter(device.name, &port.number, counter, sink, device, &port.hw);
@@ -511,7 +499,7 @@ void RdmaCollector::CollectEvents(MetricSink& sink) {
   EmitPortEvents(*rdma_events_, counts, sink);
 }
 
-Status RdmaCollector::Collect(MetricSink& sink) {
+Status RdmaCollector::CollectDevices(MetricSink& sink) {
   if (Status listed = sysfs_.ListDirInto("class/infiniband", listed_); !listed.ok()) {
     if (listed.code() == StatusCode::kNotFound) {
       devices_.clear();

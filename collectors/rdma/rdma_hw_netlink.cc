@@ -119,24 +119,25 @@ void HwCounterNetlink::FallBack(const std::string& device, HwNetlinkPort& port,
                device, reason, port.dir);
 }
 
-void HwCounterNetlink::Sample(const std::string& device, HwNetlinkPort& port) {
+bool HwCounterNetlink::Sample(const std::string& device, HwNetlinkPort& port) {
   port.sampled = false;
-  if (!port.netlink || !netlink_) return;
+  if (!port.netlink || !netlink_) return false;
   if (Status s = netlink_->PortHwCounters(port.dev_index, port.port, device, port.reply); !s.ok()) {
     if (sys::IsRdmaDeviceMismatch(s)) {
       Reindex(device, port, s);
-      return;
+      return true;
     }
     FallBack(device, port, "the kernel did not answer: " + s.ToString());
-    return;
+    return true;
   }
   if (std::string_view name = UnlistedName(port.names, port.reply); !name.empty()) {
     FallBack(device, port,
              "the kernel reports counter \"" + std::string(name) +
                  "\", which the directory does not list");
-    return;
+    return true;
   }
   port.sampled = true;
+  return true;
 }
 
 void HwCounterNetlink::Reindex(const std::string& device, HwNetlinkPort& port,

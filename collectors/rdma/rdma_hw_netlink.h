@@ -91,7 +91,8 @@ class HwCounterNetlink {
   // the life of the collector) and this sample is read from the files. A reply that names another
   // device (its ibdev index was reused after a delete and re-add) is not used: this sample reads
   // the files, the indexes are dumped again, and the next sample asks the device's new index.
-  void Sample(const std::string& device, HwNetlinkPort& port);
+  // True when a request was sent (a device read, collectors/core/device_reads.h).
+  bool Sample(const std::string& device, HwNetlinkPort& port);
   // The value of counter `name` from this sample's reply; false when the caller must read the
   // file. `slot` is a hint (the counter's position in the last reply), updated.
   static bool Value(const HwNetlinkPort& port, std::string_view name, int& slot, uint64_t& value);

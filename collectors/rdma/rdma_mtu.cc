@@ -123,6 +123,7 @@ Status PortMtuCollector::Collect(const std::string& device, const std::string& p
   if (fresh || now - cached.read >= interval_ || now < cached.read) {
     cached.read = now;
     cached.mtu = {};
+    ++queries_;
     auto read = source_->Read(device, port);
     if (read && (read->active_bytes || read->max_bytes)) {
       cached.mtu = *read;

@@ -76,6 +76,9 @@ class PortMtuCollector {
   void Retain(const std::vector<std::string>& devices);
   // At the end of each collection.
   void EndCollection() { source_->Release(); }
+  // The port queries (ibv_query_port, or the replay files standing for one) made since the last
+  // call: device reads of kind port_query (collectors/core/device_reads.h).
+  size_t TakeQueries() { return std::exchange(queries_, 0); }
 
  private:
   struct Cached {
@@ -88,6 +91,7 @@ class PortMtuCollector {
   std::map<std::pair<std::string, std::string>, Cached> cache_;
   // Ports whose absence was logged (once each, until they report again).
   std::set<std::pair<std::string, std::string>> quiet_logged_;
+  size_t queries_ = 0;
 };
 
 }  // namespace fabricwatch::rdma

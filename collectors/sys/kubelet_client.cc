@@ -2,10 +2,10 @@
 
 #include <curl/curl.h>
 
-#include <memory>
 #include <utility>
 
 #include "collectors/core/value_parse.h"
+#include "collectors/sys/curl_library.h"
 #include "collectors/sys/filesystem.h"
 
 namespace fabricwatch::sys {
@@ -14,11 +14,29 @@ namespace {
 // A ServiceAccount token is a JWT of one or two kilobytes; anything this long is not one.
 constexpr size_t kMaxTokenBytes = 64 * 1024;
 
-struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+// Owns a header list (curl_slist_free_all on destruction).
+class HeaderList {
+ public:
+  explicit HeaderList(const CurlApi& api) : api_(api) {}
+  HeaderList(const HeaderList&) = delete;
+  HeaderList& operator=(const HeaderList&) = delete;
+  ~HeaderList() {
+    if (list_ != nullptr) api_.slist_free_all(list_);
+  }
+
+  // False when curl_slist_append fails; the list is unchanged then.
+  bool Append(const std::string& line) {
+    curl_slist* longer = api_.slist_append(list_, line.c_str());
+    if (longer == nullptr) return false;
+    list_ = longer;  // the same list, one line longer
+    return true;
+  }
+
+  curl_slist* get() const { return list_; }
+
+ private:
+  const CurlApi& api_;
+  curl_slist* list_ = nullptr;
 };
 
 Result<std::string> ReadToken(const std::string& path) {
@@ -169,53 +187,56 @@ KubeletReply KubeletClient::GetPods() const {
   if (!token) {
     return Failure(KubeletOutcome::kNoToken, "kubelet token: " + token.error().ToString());
   }
-  const std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
-  if (!curl) return Failure(KubeletOutcome::kError, "curl_easy_init failed");
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  // libcurl is loaded on the first request (curl_library.h); without it the client fails
+  // like any other error, and the jobs collector goes on without pod names.
+  auto api = Curl();
+  if (!api) return Failure(KubeletOutcome::kError, "GET " + url + ": " + api.error().ToString());
+  const CurlApi& curl_api = **api;
+  auto curl = CurlEasy::Make(curl_api);
+  if (!curl) return Failure(KubeletOutcome::kError, curl.error().ToString());
+  HeaderList headers(curl_api);
   for (const std::string& line :
        {"Authorization: Bearer " + *token, std::string("Accept: application/json")}) {
-    curl_slist* list = curl_slist_append(headers.get(), line.c_str());
-    if (!list) return Failure(KubeletOutcome::kError, "curl_slist_append failed");
-    (void)headers.release();  // `list` is the same list, one line longer
-    headers.reset(list);
+    if (!headers.Append(line)) return Failure(KubeletOutcome::kError, "curl_slist_append failed");
   }
   Body body;
   body.max = config_.max_body_bytes;
   char error[CURL_ERROR_SIZE] = {};
-  CURL* c = curl.get();
+  CURL* c = curl->get();
+  const auto setopt = curl_api.easy_setopt;
   const long timeout_ms = static_cast<long>(config_.timeout.count());
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-  curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "fabricwatch");
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  setopt(c, CURLOPT_URL, url.c_str());
+  setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+  setopt(c, CURLOPT_HTTPGET, 1L);
+  setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  setopt(c, CURLOPT_USERAGENT, "fabricwatch");
+  setopt(c, CURLOPT_ERRORBUFFER, error);
   // No signals: the agent is multi-threaded, and a SIGALRM-based resolver timeout would hit
   // another thread (libcurl-thread(3)).
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  // never https_proxy from the environment
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(config_.max_body_bytes));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+  setopt(c, CURLOPT_NOSIGNAL, 1L);
+  setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  setopt(c, CURLOPT_PROXY, "");  // never https_proxy from the environment
+  setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(config_.max_body_bytes));
+  setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
+  setopt(c, CURLOPT_WRITEDATA, &body);
   if (config_.insecure_skip_verify) {
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
   } else if (!config_.ca_file.empty()) {
-    curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
+    setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
   }
-  const CURLcode rc = curl_easy_perform(c);
+  const CURLcode rc = curl_api.easy_perform(c);
   if (rc != CURLE_OK) {
     const KubeletOutcome outcome = body.too_large ? KubeletOutcome::kTooLarge : OutcomeOfCurl(rc);
     const std::string why = body.too_large ? "body over " + std::to_string(body.max) + " bytes"
                             : error[0]     ? std::string(error)
-                                           : std::string(curl_easy_strerror(rc));
+                                           : std::string(curl_api.easy_strerror(rc));
     return Failure(outcome, "GET " + url + ": " + why);
   }
   long http_status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http_status);
+  curl_api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http_status);
   if (http_status != 200) {
     const KubeletOutcome outcome = http_status == 401   ? KubeletOutcome::kUnauthorized
                                    : http_status == 403 ? KubeletOutcome::kForbidden

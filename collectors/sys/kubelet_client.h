@@ -21,8 +21,9 @@
 //   is cut off and is an error. No proxy from the environment is used (the token must go to the
 //   kubelet only), no redirect is followed, and only https:// URLs are accepted.
 //
-// libcurl (Debian libcurl4-openssl-dev) does the HTTP and TLS. Since curl 7.84 its global
-// initialisation, done by the first curl_easy_init(), is thread-safe (curl_global_init(3)).
+// libcurl (Debian libcurl4) does the HTTP and TLS. It is loaded on the first request, not linked
+// (curl_library.h, docs/libraries.md): without it every request is kError naming the library and
+// the package, and the jobs collector goes on without pod names.
 //
 // Thread-safety: GetPods() may be called from one thread at a time (the jobs collector's).
 

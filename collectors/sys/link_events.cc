@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collectors/sys/thread_name.h"
+
 namespace fabricwatch::sys {
 
 // ---------------------------------------------------------------- LinkEventLog
@@ -284,7 +286,10 @@ struct LinkEventListener::Impl {
 };
 
 LinkEventListener::LinkEventListener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  thread_ = std::jthread([this](std::stop_token stop) { impl_->Run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    SetCurrentThreadName("fw-link-ev");
+    impl_->Run(stop);
+  });
 }
 
 LinkEventListener::~LinkEventListener() {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collectors/sys/thread_name.h"
 #include "collectors/sys/unique_fd.h"
 
 namespace fabricwatch::sys {
@@ -264,7 +265,10 @@ struct LldpListener::Impl {
 };
 
 LldpListener::LldpListener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  thread_ = std::jthread([this](std::stop_token stop) { impl_->Run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    SetCurrentThreadName("fw-lldp");
+    impl_->Run(stop);
+  });
 }
 
 LldpListener::~LldpListener() {

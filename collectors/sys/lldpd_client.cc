@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "collectors/sys/shared_library.h"
 #include "collectors/sys/unique_fd.h"
 
 namespace fabricwatch::sys {
@@ -17,14 +18,63 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The liblldpctl functions a query calls, typed by <lldpctl.h>.
+struct LldpctlApi {
+  decltype(&lldpctl_new_name) new_name = nullptr;
+  decltype(&lldpctl_release) release = nullptr;
+  decltype(&lldpctl_last_error) last_error = nullptr;
+  decltype(&lldpctl_strerror) str_error = nullptr;
+  decltype(&lldpctl_get_interfaces) get_interfaces = nullptr;
+  decltype(&lldpctl_get_port) get_port = nullptr;
+  decltype(&lldpctl_atom_get) atom_get = nullptr;
+  decltype(&lldpctl_atom_get_str) atom_get_str = nullptr;
+  decltype(&lldpctl_atom_get_int) atom_get_int = nullptr;
+  decltype(&lldpctl_atom_iter) atom_iter = nullptr;
+  decltype(&lldpctl_atom_iter_next) atom_iter_next = nullptr;
+  decltype(&lldpctl_atom_iter_value) atom_iter_value = nullptr;
+  decltype(&lldpctl_atom_dec_ref) atom_dec_ref = nullptr;
+};
+
+void BindLldpctl(SymbolBinder& b, LldpctlApi& api) {
+  b.Bind(api.new_name, "lldpctl_new_name");
+  b.Bind(api.release, "lldpctl_release");
+  b.Bind(api.last_error, "lldpctl_last_error");
+  b.Bind(api.str_error, "lldpctl_strerror");
+  b.Bind(api.get_interfaces, "lldpctl_get_interfaces");
+  b.Bind(api.get_port, "lldpctl_get_port");
+  b.Bind(api.atom_get, "lldpctl_atom_get");
+  b.Bind(api.atom_get_str, "lldpctl_atom_get_str");
+  b.Bind(api.atom_get_int, "lldpctl_atom_get_int");
+  b.Bind(api.atom_iter, "lldpctl_atom_iter");
+  b.Bind(api.atom_iter_next, "lldpctl_atom_iter_next");
+  b.Bind(api.atom_iter_value, "lldpctl_atom_iter_value");
+  b.Bind(api.atom_dec_ref, "lldpctl_atom_dec_ref");
+}
+
+// liblldpctl.so.4 is loaded on the first query (shared_library.h, docs/libraries.md): only the
+// peer collector's lldpd source asks. Debian ships it in the lldpd package itself, so a node
+// that runs lldpd has it.
+Result<const LldpctlApi*> Lldpctl() {
+  static auto* library =
+      new OnDemandLibrary<LldpctlApi>({.soname = "liblldpctl.so.4",
+                                       .package = "lldpd",
+                                       .feature = "the peer collector's lldpd source"},
+                                      BindLldpctl);
+  return library->Get();
+}
+
 struct ConnRelease {
-  void operator()(lldpctl_conn_t* conn) const { lldpctl_release(conn); }
+  const LldpctlApi* api;
+  void operator()(lldpctl_conn_t* conn) const { api->release(conn); }
 };
 struct AtomRelease {
-  void operator()(lldpctl_atom_t* atom) const { lldpctl_atom_dec_ref(atom); }
+  const LldpctlApi* api;
+  void operator()(lldpctl_atom_t* atom) const { api->atom_dec_ref(atom); }
 };
 using Conn = std::unique_ptr<lldpctl_conn_t, ConnRelease>;
 using Atom = std::unique_ptr<lldpctl_atom_t, AtomRelease>;
+
+Atom Own(const LldpctlApi& api, lldpctl_atom_t* atom) { return Atom(atom, AtomRelease{&api}); }
 
 // The socket liblldpctl talks through: its send/recv callbacks poll with the query's deadline.
 struct Transport {
@@ -96,13 +146,13 @@ Result<UniqueFd> Connect(const std::string& path) {
   return fd;
 }
 
-std::string Str(lldpctl_atom_t* atom, lldpctl_key_t key) {
-  const char* s = lldpctl_atom_get_str(atom, key);
+std::string Str(const LldpctlApi& api, lldpctl_atom_t* atom, lldpctl_key_t key) {
+  const char* s = api.atom_get_str(atom, key);
   return s != nullptr ? std::string(s) : std::string();
 }
 
-uint8_t Subtype(lldpctl_atom_t* atom, lldpctl_key_t key) {
-  const long v = lldpctl_atom_get_int(atom, key);
+uint8_t Subtype(const LldpctlApi& api, lldpctl_atom_t* atom, lldpctl_key_t key) {
+  const long v = api.atom_get_int(atom, key);
   return v >= 0 && v <= 255 ? static_cast<uint8_t>(v) : 0;
 }
 
@@ -115,37 +165,37 @@ bool Acceptable(const LldpNeighbor& n) {
 }
 
 // One neighbour atom (a remote port, lldpctl_k_port_neighbors) as an LldpNeighbor.
-LldpNeighbor NeighborOf(lldpctl_atom_t* port) {
+LldpNeighbor NeighborOf(const LldpctlApi& api, lldpctl_atom_t* port) {
   LldpNeighbor n;
-  n.port_id_subtype = Subtype(port, lldpctl_k_port_id_subtype);
-  n.port_id = Str(port, lldpctl_k_port_id);
-  n.port_description = Str(port, lldpctl_k_port_descr);
-  const long ttl = lldpctl_atom_get_int(port, lldpctl_k_port_ttl);
+  n.port_id_subtype = Subtype(api, port, lldpctl_k_port_id_subtype);
+  n.port_id = Str(api, port, lldpctl_k_port_id);
+  n.port_description = Str(api, port, lldpctl_k_port_descr);
+  const long ttl = api.atom_get_int(port, lldpctl_k_port_ttl);
   n.ttl_seconds = ttl > 0 && ttl <= 65535 ? static_cast<uint32_t>(ttl) : 0;
-  Atom chassis(lldpctl_atom_get(port, lldpctl_k_port_chassis));
+  Atom chassis = Own(api, api.atom_get(port, lldpctl_k_port_chassis));
   if (!chassis) return n;
-  n.chassis_id_subtype = Subtype(chassis.get(), lldpctl_k_chassis_id_subtype);
-  n.chassis_id = Str(chassis.get(), lldpctl_k_chassis_id);
-  n.system_name = Str(chassis.get(), lldpctl_k_chassis_name);
-  n.system_description = Str(chassis.get(), lldpctl_k_chassis_descr);
-  Atom mgmts(lldpctl_atom_get(chassis.get(), lldpctl_k_chassis_mgmt));
+  n.chassis_id_subtype = Subtype(api, chassis.get(), lldpctl_k_chassis_id_subtype);
+  n.chassis_id = Str(api, chassis.get(), lldpctl_k_chassis_id);
+  n.system_name = Str(api, chassis.get(), lldpctl_k_chassis_name);
+  n.system_description = Str(api, chassis.get(), lldpctl_k_chassis_descr);
+  Atom mgmts = Own(api, api.atom_get(chassis.get(), lldpctl_k_chassis_mgmt));
   if (mgmts) {
-    if (lldpctl_atom_iter_t* it = lldpctl_atom_iter(mgmts.get())) {
-      Atom mgmt(lldpctl_atom_iter_value(mgmts.get(), it));
-      if (mgmt) n.management_address = Str(mgmt.get(), lldpctl_k_mgmt_ip);
+    if (lldpctl_atom_iter_t* it = api.atom_iter(mgmts.get())) {
+      Atom mgmt = Own(api, api.atom_iter_value(mgmts.get(), it));
+      if (mgmt) n.management_address = Str(api, mgmt.get(), lldpctl_k_mgmt_ip);
     }
   }
   return n;
 }
 
-Status LibError(lldpctl_conn_t* conn, Transport& transport, std::string_view what,
-                const std::string& path) {
+Status LibError(const LldpctlApi& api, lldpctl_conn_t* conn, Transport& transport,
+                std::string_view what, const std::string& path) {
   if (transport.timed_out) {
     return Status(StatusCode::kDeadlineExceeded,
                   "lldpd at " + path + " did not answer " + std::string(what) + " in time");
   }
-  return Status(StatusCode::kUnavailable,
-                "lldpd at " + path + ": " + std::string(what) + ": " + lldpctl_last_strerror(conn));
+  return Status(StatusCode::kUnavailable, "lldpd at " + path + ": " + std::string(what) + ": " +
+                                              api.str_error(api.last_error(conn)));
 }
 
 }  // namespace
@@ -155,30 +205,36 @@ Result<LldpdNeighbors> QueryLldpdNeighbors(const LldpdQueryOptions& options) {
   transport.deadline = Clock::now() + options.timeout;
   auto fd = Connect(options.socket_path);
   if (!fd) return Error(fd.error());
+  // Loaded once an lldpd answers, not before: the peer collector's `auto` mode asks on every
+  // refresh of a RoCE node, and a node without lldpd should neither load it nor warn about it.
+  auto loaded = Lldpctl();
+  if (!loaded) return Error(loaded.error());
+  const LldpctlApi& api = **loaded;
   transport.fd = std::move(*fd);
-  Conn conn(lldpctl_new_name(options.socket_path.c_str(), &Transport::Send, &Transport::Recv,
-                             &transport));
+  Conn conn(
+      api.new_name(options.socket_path.c_str(), &Transport::Send, &Transport::Recv, &transport),
+      ConnRelease{&api});
   if (!conn) return Error(StatusCode::kInternal, "lldpctl_new_name failed (out of memory)");
-  Atom interfaces(lldpctl_get_interfaces(conn.get()));
+  Atom interfaces = Own(api, api.get_interfaces(conn.get()));
   if (!interfaces) {
-    return Error(LibError(conn.get(), transport, "list interfaces", options.socket_path));
+    return Error(LibError(api, conn.get(), transport, "list interfaces", options.socket_path));
   }
   LldpdNeighbors out;
-  for (lldpctl_atom_iter_t* it = lldpctl_atom_iter(interfaces.get()); it != nullptr;
-       it = lldpctl_atom_iter_next(interfaces.get(), it)) {
-    Atom iface(lldpctl_atom_iter_value(interfaces.get(), it));
+  for (lldpctl_atom_iter_t* it = api.atom_iter(interfaces.get()); it != nullptr;
+       it = api.atom_iter_next(interfaces.get(), it)) {
+    Atom iface = Own(api, api.atom_iter_value(interfaces.get(), it));
     if (!iface) continue;
-    const std::string netdev = Str(iface.get(), lldpctl_k_interface_name);
-    Atom port(lldpctl_get_port(iface.get()));
+    const std::string netdev = Str(api, iface.get(), lldpctl_k_interface_name);
+    Atom port = Own(api, api.get_port(iface.get()));
     if (!port)
-      return Error(LibError(conn.get(), transport, "get port " + netdev, options.socket_path));
-    Atom neighbors(lldpctl_atom_get(port.get(), lldpctl_k_port_neighbors));
+      return Error(LibError(api, conn.get(), transport, "get port " + netdev, options.socket_path));
+    Atom neighbors = Own(api, api.atom_get(port.get(), lldpctl_k_port_neighbors));
     if (!neighbors) continue;
-    for (lldpctl_atom_iter_t* nit = lldpctl_atom_iter(neighbors.get()); nit != nullptr;
-         nit = lldpctl_atom_iter_next(neighbors.get(), nit)) {
-      Atom neighbor(lldpctl_atom_iter_value(neighbors.get(), nit));
+    for (lldpctl_atom_iter_t* nit = api.atom_iter(neighbors.get()); nit != nullptr;
+         nit = api.atom_iter_next(neighbors.get(), nit)) {
+      Atom neighbor = Own(api, api.atom_iter_value(neighbors.get(), nit));
       if (!neighbor) continue;
-      LldpNeighbor n = NeighborOf(neighbor.get());
+      LldpNeighbor n = NeighborOf(api, neighbor.get());
       if (!Acceptable(n)) {
         ++out.rejected;
       } else if (!netdev.empty()) {

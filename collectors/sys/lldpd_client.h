@@ -17,6 +17,9 @@
 // Errors: kUnavailable "no lldpd at <socket>" when nothing listens there (ENOENT, ECONNREFUSED),
 // kPermissionDenied when the socket refuses us (it is root:_lldpd 0660), kDeadlineExceeded when
 // lldpd does not answer in time, kUnavailable for a liblldpctl error (its message appended).
+// liblldpctl.so.4 is loaded when a query first reaches a listening lldpd, not linked
+// (collectors/sys/shared_library.h, docs/libraries.md): without it such a query is kUnavailable
+// naming the library, logged once.
 // Thread-safety: each call has its own connection; calls may run concurrently.
 
 #include <chrono>

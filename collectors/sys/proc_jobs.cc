@@ -51,7 +51,8 @@ class Scanner {
     std::vector<int64_t> pids;
     pids.reserve(names->size());
     for (const std::string& name : *names) {
-      if (auto pid = ParsePid(name)) pids.push_back(*pid);
+      auto pid = ParsePid(name);
+      if (pid && *pid != limits_.exclude_pid) pids.push_back(*pid);
     }
     // Pid order: the order /proc lists them in, and the same order on a replay tree.
     std::sort(pids.begin(), pids.end());

@@ -53,6 +53,11 @@ struct ScanLimits {
   std::function<std::chrono::steady_clock::time_point()> clock;
   // Where the uverbs device nodes are: /dev/infiniband, or a replay directory in tests.
   std::string uverbs_dir = "/dev/infiniband";
+  // A process the scan leaves out (0: none): the agent itself when the scan reads this host's
+  // /proc. Its verbs event listener (sys/verbs_events.h) holds every RDMA device open, which is
+  // not a job using it, and counted it would run `scontrol listpids` at every scan on a Slurm
+  // node without job cgroups.
+  int64_t exclude_pid = 0;
 };
 
 struct ScanStats {

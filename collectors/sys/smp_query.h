@@ -3,6 +3,8 @@
 // §5.10): a directed-route SubnGet(NodeInfo) and SubnGet(NodeDescription) to the path "0,<port>"
 // — what `smpquery -C <device> -P <port> -D nodeinfo 0,<port>` does — with libibmad from
 // rdma-core. One query per port on discovery and on a port up event, never per sample.
+// libibmad.so.5 is loaded on the first query, not linked (docs/libraries.md): without it every
+// query fails with kUnavailable naming the library and the package (libibmad5), logged once.
 //
 // Opening /dev/infiniband/umadN needs read-write access to it (root, or a udev rule); without it
 // the query fails with kPermissionDenied and the caller reports the peer absent, once.

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collectors/sys/thread_name.h"
 #include "collectors/sys/verbs_handles.h"
 
 namespace fabricwatch::sys {
@@ -41,7 +42,13 @@ bool RdmaPortEventLog::Record(RdmaPortEvent event) {
   events_.push_back(std::move(event));
   if (events_.size() > capacity_) events_.erase(events_.begin());
   total_.fetch_add(1, std::memory_order_release);
+  for (const std::function<void()>& listener : listeners_) listener();
   return true;
+}
+
+void RdmaPortEventLog::AddListener(std::function<void()> listener) {
+  std::lock_guard lock(mutex_);
+  listeners_.push_back(std::move(listener));
 }
 
 void RdmaPortEventLog::ForgetDevice(const std::string& device) {
@@ -533,7 +540,10 @@ struct VerbsPortListener::Impl {
 };
 
 VerbsPortListener::VerbsPortListener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  thread_ = std::jthread([this](std::stop_token stop) { impl_->Run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    SetCurrentThreadName("fw-verbs-ev");
+    impl_->Run(stop);
+  });
 }
 
 VerbsPortListener::~VerbsPortListener() {

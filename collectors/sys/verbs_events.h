@@ -36,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -90,9 +91,12 @@ class RdmaPortEventLog {
   std::map<std::pair<std::string, int>, std::chrono::system_clock::time_point> LastEvent() const;
   // (device, port, event) -> repeats of port_active/port_err that were no transition.
   std::map<std::tuple<std::string, int, std::string>, uint64_t> RepeatedCounts() const;
-  // Events recorded since the start: the scheduler polls it (every 10 ms) to collect the rdma
-  // collector at once after an event, so it takes no lock and allocates nothing.
+  // Events recorded since the start (the status page); takes no lock.
   uint64_t total() const { return total_.load(std::memory_order_acquire); }
+  // `listener` is called after each event that total() counts, on the listener's thread with
+  // the log's lock held (it must not call the log): the agent's scheduler wakes the collectors
+  // that read the events (exporter/pipeline/scheduler.h WakeSignal), instead of polling total().
+  void AddListener(std::function<void()> listener);
   bool listening() const;
   size_t devices_open() const;
 
@@ -108,6 +112,7 @@ class RdmaPortEventLog {
   bool listening_ = false;
   size_t devices_open_ = 0;
   std::atomic<uint64_t> total_{0};
+  std::vector<std::function<void()>> listeners_;
 };
 
 // Pure: the snake_case name of an ibv_event_type value, and whether it concerns a port (its

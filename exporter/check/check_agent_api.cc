@@ -2,8 +2,9 @@
 
 #include <curl/curl.h>
 
-#include <memory>
 #include <nlohmann/json.hpp>
+
+#include "collectors/sys/curl_library.h"
 
 namespace fabricwatch::exporter::check {
 namespace {
@@ -79,32 +80,38 @@ Result<std::vector<CheckFinding>> FetchAgentFindings(const std::string& base_url
   std::string url = base_url;
   while (!url.empty() && url.back() == '/') url.pop_back();
   url += "/api/v1/anomalies";
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
-  if (!curl) return Error(StatusCode::kInternal, "curl_easy_init failed");
+  // libcurl is loaded here, on the only call (collectors/sys/curl_library.h): without it the check
+  // decides without the agent's findings, as when the agent does not answer.
+  auto api = sys::Curl();
+  if (!api) return Error(api.error().WithContext(url));
+  const sys::CurlApi& curl_api = **api;
+  auto curl = sys::CurlEasy::Make(curl_api);
+  if (!curl) return Error(curl.error());
   Body body;
   char error[CURL_ERROR_SIZE] = {};
-  CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  const CURLcode code = curl_easy_perform(c);
+  CURL* c = curl->get();
+  const auto setopt = curl_api.easy_setopt;
+  setopt(c, CURLOPT_URL, url.c_str());
+  setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+  setopt(c, CURLOPT_NOPROXY, "*");
+  setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  setopt(c, CURLOPT_NOSIGNAL, 1L);
+  setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
+  setopt(c, CURLOPT_WRITEFUNCTION, Append);
+  setopt(c, CURLOPT_WRITEDATA, &body);
+  setopt(c, CURLOPT_ERRORBUFFER, error);
+  const CURLcode code = curl_api.easy_perform(c);
   if (body.too_large) {
     return Error(StatusCode::kInvalidArgument,
                  url + ": answer larger than " + std::to_string(kMaxAgentBodyBytes) + " bytes");
   }
   if (code != CURLE_OK) {
     return Error(StatusCode::kUnavailable,
-                 url + ": " + (error[0] != '\0' ? error : curl_easy_strerror(code)));
+                 url + ": " + (error[0] != '\0' ? error : curl_api.easy_strerror(code)));
   }
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   if (status != 200) {
     return Error(
         StatusCode::kFailedPrecondition,

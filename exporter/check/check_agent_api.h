@@ -8,6 +8,9 @@
 // no redirect followed, a body over kMaxAgentBodyBytes is an error. An agent behind basic auth
 // or TLS (--web.config.file) answers 401 or nothing: the check says so and decides without it.
 //
+// libcurl is loaded on the call, not linked (collectors/sys/curl_library.h, docs/libraries.md):
+// without it the answer is kUnavailable naming the library and its package.
+//
 // Thread-safety: none needed (one call per run).
 
 #include <chrono>

@@ -24,7 +24,7 @@ struct HttpLimits {
   size_t max_header_fields = 100;
   size_t handler_threads = 4;
   size_t handler_queue = 64;
-  size_t auth_threads = 2;  // concurrent bcrypt checks
+  size_t auth_threads = 2;  // concurrent bcrypt checks; each started on first need (worker_pool.h)
   size_t auth_queue = 32;
   // Failed basic-auth logins per source address: `auth_failure_burst` password checks in a
   // row, then one per `auth_failure_refill` (a token bucket; a success gives its token back).

@@ -16,8 +16,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <limits>
 
+#include "collectors/sys/thread_name.h"
 #include "exporter/http/basic_auth.h"
 #include "exporter/http/server_impl.h"
 
@@ -152,9 +155,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& addre
     epoll_ctl(impl->epoll.get(), EPOLL_CTL_ADD, impl->listeners[i].get(), &listen_event);
   }
   impl->next_id = kFirstListenerId + impl->listeners.size();
-  impl->handlers = std::make_unique<WorkerPool>(limits.handler_threads, limits.handler_queue);
-  impl->auth = std::make_unique<WorkerPool>(limits.auth_threads, limits.auth_queue);
-  impl->loop = std::thread([impl] { impl->Run(); });
+  // Both pools start their threads on first use (worker_pool.h): no bcrypt thread runs unless a
+  // request asks for a password check, which only basic_auth_users do.
+  impl->handlers =
+      std::make_unique<WorkerPool>(limits.handler_threads, limits.handler_queue, "fw-http-w");
+  impl->auth = std::make_unique<WorkerPool>(limits.auth_threads, limits.auth_queue, "fw-auth");
+  impl->loop = std::thread([impl] {
+    sys::SetCurrentThreadName("fw-http");
+    impl->Run();
+  });
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
@@ -195,7 +204,7 @@ void HttpServer::Impl::Run() {
   epoll_event events[256];
   Clock::time_point last_tick = Clock::now();
   while (!stopping) {
-    const int n = epoll_wait(epoll.get(), events, 256, static_cast<int>(kTick.count()));
+    const int n = epoll_wait(epoll.get(), events, 256, WaitMilliseconds(Clock::now(), last_tick));
     const Clock::time_point now = Clock::now();
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
@@ -386,6 +395,22 @@ void HttpServer::Impl::WarnAcceptFailure(int error, Clock::time_point now) {
       accept_warnings_suppressed);
   accept_warnings_suppressed = 0;
   last_accept_warning = now;
+}
+
+int HttpServer::Impl::WaitMilliseconds(Clock::time_point now, Clock::time_point last_tick) const {
+  Clock::time_point next = Clock::time_point::max();
+  if (!reserve) next = now;  // open the spare fd again at the next tick
+  if (accept_paused) next = std::min(next, accept_resume);
+  for (const auto& [id, connection] : connections) {
+    if (connection->timeout_kind() != Connection::Timeout::kNone) {
+      next = std::min(next, connection->deadline());
+    }
+  }
+  if (next == Clock::time_point::max()) return -1;
+  // Deadlines are enforced at tick granularity (Run): waking sooner would find Tick not due.
+  next = std::max(next, last_tick + kTick);
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+  return static_cast<int>(std::clamp<int64_t>(wait, 0, std::numeric_limits<int>::max()));
 }
 
 void HttpServer::Impl::Tick(Clock::time_point now) {

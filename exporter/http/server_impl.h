@@ -90,6 +90,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void PauseAccepting(Clock::time_point now);
   void WarnAcceptFailure(int error, Clock::time_point now);
   void Tick(Clock::time_point now);
+  // How long epoll_wait may sleep: until the next Tick() has work (a connection's deadline, the
+  // end of an accept pause, a spare fd to open again), never sooner than kTick after the last
+  // one; -1 (until an event) when nothing can time out, so an idle agent's loop does not wake.
+  int WaitMilliseconds(Clock::time_point now, Clock::time_point last_tick) const;
   void Process(uint64_t id, Clock::time_point now);
   void DrainCompletions(Clock::time_point now);
 

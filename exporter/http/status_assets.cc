@@ -1,14 +1,14 @@
 #include "exporter/http/status_assets.h"
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
+#include "exporter/http/csp_hash.h"
 
 namespace fabricwatch::exporter::status {
+namespace {
 
 // Marked values carry a text mark and a note besides their colour (status_html.cc), so the
 // colours only help; a phone scrolls the wide tables sideways (.scroll) and wraps the anomaly
 // details.
-const std::string_view kStatusStyle =
+constexpr std::string_view kStyleText =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fafafa}"
     "main{max-width:1500px;margin:0 auto;padding:12px}"
     "h1{font-size:1.5em;margin:.2em 0;overflow-wrap:anywhere}"
@@ -49,7 +49,7 @@ const std::string_view kStatusStyle =
 // fetch the page and swap <main id=status>, so the scroll position stays; on failure say so and
 // mark the old values stale. Only textContent is written from script; the new <main> comes from
 // DOMParser, which runs no script.
-const std::string_view kStatusScript =
+constexpr std::string_view kScriptText =
     "(function(){var busy=false;"
     "function refresh(){if(busy||document.hidden)return;busy=true;"
     "fetch(location.pathname,{cache:'no-store',credentials:'same-origin'})"
@@ -66,18 +66,25 @@ const std::string_view kStatusScript =
     "document.addEventListener('visibilitychange',function(){if(!document.hidden)refresh();});"
     "})();";
 
-std::string CspHashSource(std::string_view text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  // EVP_EncodeBlock writes 4 characters per 3 bytes and a NUL.
-  unsigned char base64[4 * ((SHA256_DIGEST_LENGTH + 2) / 3) + 1];
-  const int n = EVP_EncodeBlock(base64, digest, SHA256_DIGEST_LENGTH);
-  return "'sha256-" + std::string(reinterpret_cast<const char*>(base64), n) + "'";
+// Computed by the compiler (csp_hash.h): building the policy at start (routes.cc) calls no
+// OpenSSL, so libcrypto's code stays unread unless TLS is on (docs/libraries.md).
+constexpr Sha256Base64 kStyleHash = Base64(Sha256(kStyleText));
+constexpr Sha256Base64 kScriptHash = Base64(Sha256(kScriptText));
+
+std::string HashSource(const Sha256Base64& base64) {
+  return "'sha256-" + std::string(base64.data(), base64.size()) + "'";
 }
 
+}  // namespace
+
+const std::string_view kStatusStyle = kStyleText;
+const std::string_view kStatusScript = kScriptText;
+
+std::string CspHashSource(std::string_view text) { return HashSource(Base64(Sha256(text))); }
+
 std::string StatusPagePolicy() {
-  return "default-src 'none'; style-src " + CspHashSource(kStatusStyle) + "; script-src " +
-         CspHashSource(kStatusScript) +
+  return "default-src 'none'; style-src " + HashSource(kStyleHash) + "; script-src " +
+         HashSource(kScriptHash) +
          "; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "collectors/sys/thread_name.h"
 #include "exporter/http/basic_auth.h"
 #include "exporter/http/tls_context.h"
 #include "exporter/http/web_config.h"
@@ -166,7 +167,11 @@ Result<std::shared_ptr<WebSecurity>> WebSecurity::Load(
   web->reloads_[static_cast<size_t>(Outcome::kLoaded)] = 1;
   if (web->logger_) LogLoaded(*web->logger_, *loaded, 1);
   if (running != nullptr) web->CountChanges(running->level(), loaded->state->level());
-  web->reloader_ = std::jthread([raw = web.get()](std::stop_token stop) { raw->ReloadLoop(stop); });
+  // Only here, with a web config file: WebSecurity::Plain starts no thread.
+  web->reloader_ = std::jthread([raw = web.get()](std::stop_token stop) {
+    sys::SetCurrentThreadName("fw-reload");
+    raw->ReloadLoop(stop);
+  });
   return web;
 }
 

@@ -3,8 +3,12 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "collectors/sys/thread_name.h"
 
 namespace fabricwatch::exporter {
 
@@ -14,33 +18,52 @@ struct WorkerPool::Shared {
   std::condition_variable done_cv;
   std::deque<std::function<void()>> queue;
   size_t capacity = 0;
-  size_t running_threads = 0;
+  size_t max_threads = 0;
+  size_t running_threads = 0;  // started and not finished
+  size_t idle_threads = 0;     // waiting for a task
   bool stopping = false;
+  std::string name;
   std::vector<std::thread> threads;
+
+  // A worker's loop. Each thread holds the shared state: a detached thread outlives the pool.
+  static void Work(const std::shared_ptr<Shared>& shared, size_t index) {
+    sys::SetCurrentThreadName(shared->name + std::to_string(index));
+    std::unique_lock lock(shared->mutex);
+    while (true) {
+      ++shared->idle_threads;
+      shared->work_cv.wait(lock, [&] { return shared->stopping || !shared->queue.empty(); });
+      --shared->idle_threads;
+      if (shared->stopping) break;
+      std::function<void()> task = std::move(shared->queue.front());
+      shared->queue.pop_front();
+      lock.unlock();
+      task();
+      task = nullptr;  // destroy what it captured outside the lock
+      lock.lock();
+    }
+    --shared->running_threads;
+    shared->done_cv.notify_all();
+  }
+
+  // Under `mutex`: one more thread if the queue holds more tasks than free threads can take.
+  // False only when no thread runs and none could be started (the queued task would never run).
+  bool GrowLocked(const std::shared_ptr<Shared>& self) {
+    if (queue.size() <= idle_threads || threads.size() >= max_threads) return true;
+    try {
+      threads.emplace_back([self, index = threads.size()] { Work(self, index); });
+      ++running_threads;
+    } catch (const std::system_error&) {
+      return !threads.empty();  // EAGAIN: the started threads will take it
+    }
+    return true;
+  }
 };
 
-WorkerPool::WorkerPool(size_t threads, size_t queue_capacity)
+WorkerPool::WorkerPool(size_t threads, size_t queue_capacity, std::string name)
     : shared_(std::make_shared<Shared>()) {
   shared_->capacity = queue_capacity;
-  shared_->running_threads = threads;
-  for (size_t i = 0; i < threads; ++i) {
-    // Each thread holds the shared state: a detached thread outlives the pool safely.
-    shared_->threads.emplace_back([shared = shared_] {
-      std::unique_lock lock(shared->mutex);
-      while (true) {
-        shared->work_cv.wait(lock, [&] { return shared->stopping || !shared->queue.empty(); });
-        if (shared->stopping) break;
-        std::function<void()> task = std::move(shared->queue.front());
-        shared->queue.pop_front();
-        lock.unlock();
-        task();
-        task = nullptr;  // destroy what it captured outside the lock
-        lock.lock();
-      }
-      --shared->running_threads;
-      shared->done_cv.notify_all();
-    });
-  }
+  shared_->max_threads = threads;
+  shared_->name = std::move(name);
 }
 
 WorkerPool::~WorkerPool() { Stop(std::chrono::steady_clock::time_point::max()); }
@@ -50,9 +73,18 @@ bool WorkerPool::TryPost(std::function<void()> task) {
     std::lock_guard lock(shared_->mutex);
     if (shared_->stopping || shared_->queue.size() >= shared_->capacity) return false;
     shared_->queue.push_back(std::move(task));
+    if (!shared_->GrowLocked(shared_)) {
+      shared_->queue.pop_back();
+      return false;
+    }
   }
   shared_->work_cv.notify_one();
   return true;
+}
+
+size_t WorkerPool::started_threads() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->threads.size();
 }
 
 bool WorkerPool::Stop(std::chrono::steady_clock::time_point deadline) {

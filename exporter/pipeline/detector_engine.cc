@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 
+#include "collectors/sys/thread_name.h"
 #include "detectors/core/state_check.h"
 
 namespace fabricwatch::exporter {
@@ -223,9 +224,15 @@ void DetectorEngine::RestoreKmsgCursor(const detect::SavedState& loaded) {
 
 void DetectorEngine::Start() {
   last_save_ = std::chrono::steady_clock::now();
-  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    sys::SetCurrentThreadName("fw-detect");
+    Run(stop);
+  });
   if (link_log_ != nullptr) {
-    link_thread_ = std::jthread([this](std::stop_token stop) { WatchLinks(stop); });
+    link_thread_ = std::jthread([this](std::stop_token stop) {
+      sys::SetCurrentThreadName("fw-links");
+      WatchLinks(stop);
+    });
   }
 }
 

@@ -1,11 +1,19 @@
 #include "exporter/pipeline/scheduler.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <utility>
+
+#include "collectors/sys/thread_name.h"
 
 namespace fabricwatch::exporter {
 
@@ -87,6 +95,7 @@ void Scheduler::Start() {
   }
   for (size_t i = 0; i < collectors_.size(); ++i) {
     threads_.emplace_back([this, i](std::stop_token stop) {
+      sys::SetCurrentThreadName("fw-c-" + collectors_[i].name);  // cut to 15 bytes
       Run(collectors_[i], stop);
       std::lock_guard lock(exit_mutex_);
       ended_[i] = true;
@@ -128,21 +137,41 @@ bool Scheduler::Stop(std::chrono::milliseconds budget) {
   return true;
 }
 
+// What the collector's thread carries from one collection to the wait for the next.
+struct Scheduler::WaitState {
+  WakeSignal* signal = nullptr;  // the collector's EventWake signal, or its own (stop only)
+  uint64_t seen = 0;             // the signal's sequence when the last collection started
+  CollectorReadiness readiness;  // what the collector said after the last collection
+  bool readable = false;         // readiness.fd was readable since the last collection started
+  std::chrono::steady_clock::time_point next;        // the timer
+  std::chrono::steady_clock::time_point last_start;  // of the last collection
+  std::chrono::milliseconds period{0};  // the timer's period: the interval, or the fallback
+  bool early = false;                   // the coming collection is ahead of `next`
+};
+
 void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  auto next = std::chrono::steady_clock::now();
+  // Without an event source the signal only carries Stop(): the thread sleeps in ppoll() until
+  // its interval either way.
+  const std::shared_ptr<WakeSignal> signal =
+      collector.wake.signal != nullptr ? collector.wake.signal : std::make_shared<WakeSignal>();
+  std::stop_callback on_stop(stop, [&signal] { signal->Interrupt(); });
+  if (signal->fd() < 0) {
+    collector.logger->warn("no eventfd for the collector's thread: it looks for events every {} ms",
+                           WakeSignal::kUnsignalledPoll.count());
+  }
+  WaitState state;
+  state.signal = signal.get();
+  state.next = std::chrono::steady_clock::now();
+  state.period = collector.interval;
   StatusCode last_code = StatusCode::kOk;
   bool first = true;
   bool overran_stale = false;  // the last collection took more than kStaleIntervals intervals
   CollectionBuffers buffers;
-  const bool event_wake = static_cast<bool>(collector.wake.count);
-  uint64_t events_seen = event_wake ? collector.wake.count() : 0;
-  bool early = false;  // the coming collection was woken by events, ahead of `next`
   while (!stop.stop_requested()) {
-    const auto last_start = std::chrono::steady_clock::now();
-    if (event_wake) events_seen = collector.wake.count();  // this collection sees them all
-    self_metrics_.RecordStart(collector.name, std::chrono::steady_clock::now());
+    state.last_start = std::chrono::steady_clock::now();
+    state.seen = signal->sequence();  // this collection sees every event notified so far
+    state.readable = false;
+    self_metrics_.RecordStart(collector.name, state.last_start);
     CollectionOutcome outcome = CollectOnce(collector, clock_, &buffers);
     const Status& status = outcome.run.status;
     // A failed collection publishes nothing new: the previous snapshot would be stale data
@@ -166,13 +195,24 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
     first = false;
     last_code = status.code();
 
+    // A collector its source wakes collects on the timer only as a fallback.
+    state.readiness = collector.collector->Readiness();
+    const auto period = state.readiness.event_driven
+                            ? std::max(collector.interval, kEventDrivenFallback)
+                            : collector.interval;
+    if (period != state.period) {
+      state.period = period;
+      state.next = state.last_start;
+      state.early = false;
+      self_metrics_.SetInterval(collector.name, period);
+    }
     // An early collection leaves the interval's cadence as it was.
-    if (!std::exchange(early, false)) next += collector.interval;
+    if (!std::exchange(state.early, false)) state.next += state.period;
     const auto now = std::chrono::steady_clock::now();
     // Once when a collection is so slow that it was reported stale, once when they are back
     // on time (the self-metrics showed it while it ran).
     const bool stale = outcome.run.duration_seconds >
-                       kStaleIntervals * std::chrono::duration<double>(collector.interval).count();
+                       kStaleIntervals * std::chrono::duration<double>(state.period).count();
     if (stale && !std::exchange(overran_stale, true)) {
       collector.logger->warn(
           "collection took {:.1f}s, more than {} intervals: it was reported "
@@ -182,30 +222,81 @@ void Scheduler::Run(ScheduledCollector& collector, std::stop_token stop) {
       collector.logger->info("collection within {} intervals again ({:.3f}s)", kStaleIntervals,
                              outcome.run.duration_seconds);
     }
-    if (next < now) {
+    if (state.next < now) {
       // Overran its interval: skip the missed ticks instead of running back to back.
       collector.logger->debug("collection took {:.3f}s, longer than the interval",
                               outcome.run.duration_seconds);
-      next = now + collector.interval;
+      state.next = now + state.period;
     }
-    std::unique_lock lock(mutex);
-    if (!event_wake) {
-      wake.wait_until(lock, stop, next, [] { return false; });
+    if (!Wait(collector, state, stop)) break;
+  }
+}
+
+bool Scheduler::Wait(const ScheduledCollector& collector, WaitState& state,
+                     const std::stop_token& stop) {
+  using Steady = std::chrono::steady_clock;
+  const CollectorReadiness& source = state.readiness;
+  while (!stop.stop_requested()) {
+    const bool notified = state.signal->sequence() != state.seen;
+    // The source's data waits for the collector's interval since its last collection: a flood
+    // of records costs at most one collection per interval, as the timer did.
+    const bool ready = source.event_driven && (source.backlog || state.readable);
+    const Steady::time_point due =
+        std::min(NextCollection(state.next, notified, state.last_start, collector.wake.min_gap),
+                 NextCollection(state.next, ready, state.last_start, collector.interval));
+    const Steady::time_point now = Steady::now();
+    if (due <= now) {
+      state.early = due < state.next;
+      return true;
+    }
+    std::array<pollfd, 2> fds{};
+    nfds_t count = 0;
+    if (state.signal->fd() >= 0) fds[count++] = {state.signal->fd(), POLLIN, 0};
+    // The source is watched until it is readable once; from then on its collection waits only
+    // for the debounce, so a source that stays readable (records not read yet) wakes nobody.
+    const bool watch_source = source.event_driven && source.fd >= 0 && !ready;
+    if (watch_source) fds[count++] = {source.fd, POLLIN, 0};
+    auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(due - now);
+    if (state.signal->fd() < 0)
+      timeout = std::min<std::chrono::nanoseconds>(timeout, WakeSignal::kUnsignalledPoll);
+    const timespec ts{.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000),
+                      .tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000)};
+    // ppoll(2): a relative CLOCK_MONOTONIC timeout with nanoseconds, as steady_clock counts.
+    const int rc = ::ppoll(fds.data(), count, &ts, nullptr);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      // ENOMEM: nothing to wait on; sleep the slice instead of spinning.
+      collector.logger->debug("ppoll: {}", std::strerror(errno));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::nanoseconds>(timeout, WakeSignal::kUnsignalledPoll));
       continue;
     }
-    // Poll the event count while waiting; collect early when it grew (debounced).
-    while (!stop.stop_requested()) {
-      const bool pending = collector.wake.count() != events_seen;
-      const auto due = NextCollection(next, pending, last_start, collector.wake.min_gap);
-      const auto now_wait = std::chrono::steady_clock::now();
-      if (due <= now_wait) {
-        early = due < next;
-        break;
-      }
-      wake.wait_until(lock, stop, std::min(due, now_wait + collector.wake.poll),
-                      [] { return false; });
-    }
+    if (state.signal->fd() >= 0 && fds[0].revents != 0) state.signal->Drain();
+    // POLLIN, or POLLERR/POLLHUP/POLLNVAL: a collection reads what it is (and reopens a source
+    // that went away), after the debounce.
+    if (watch_source && fds[count - 1].revents != 0) state.readable = true;
   }
+  return false;
+}
+
+WakeSignal::WakeSignal() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+void WakeSignal::Notify() {
+  sequence_.fetch_add(1, std::memory_order_acq_rel);
+  Interrupt();
+}
+
+void WakeSignal::Interrupt() {
+  if (!fd_.valid()) return;
+  const uint64_t one = 1;
+  // EAGAIN only when the counter is at its maximum: the waiter is woken already.
+  [[maybe_unused]] const ssize_t n = ::write(fd_.get(), &one, sizeof(one));
+}
+
+void WakeSignal::Drain() {
+  if (!fd_.valid()) return;
+  uint64_t count = 0;
+  [[maybe_unused]] const ssize_t n = ::read(fd_.get(), &count, sizeof(count));
 }
 
 }  // namespace fabricwatch::exporter

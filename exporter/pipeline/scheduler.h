@@ -7,10 +7,15 @@
 // intervals is reported stale by the self-metrics while it runs. Stop() returns within its
 // budget whatever a collector is doing: a thread blocked in a system call is left running and
 // reported, and the caller must then leave without destroying the scheduler.
+// Between collections a collector's thread sleeps in ppoll() until its next collection is due:
+// on an eventfd that Stop() and its event source notify (WakeSignal), and for a collector its
+// source wakes (Collector::Readiness) on the source's descriptor too. Nothing wakes it to look
+// (issue 40 item 3: an idle agent's wake-ups are its collections).
 
 #include <spdlog/logger.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -21,23 +26,58 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
+#include "collectors/sys/unique_fd.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
 
 namespace fabricwatch::exporter {
 
+// A wake-up of a collector's thread by an event source, without polling (issue 40 item 3): the
+// source calls Notify() (RdmaPortEventLog::AddListener, the agent's raised-finding observer) and
+// the waiting thread, blocked in ppoll() on the signal's eventfd, collects. The sequence says
+// whether anything was notified since the thread last looked, so a notification that lands while
+// a collection runs is not lost. Thread-safe; Notify() takes no lock and allocates nothing.
+class WakeSignal {
+ public:
+  WakeSignal();
+  WakeSignal(const WakeSignal&) = delete;
+  WakeSignal& operator=(const WakeSignal&) = delete;
+
+  // An event happened: the waiting collector collects (debounced by EventWake::min_gap).
+  void Notify();
+  // Wakes the waiting thread without an event (Stop()).
+  void Interrupt();
+  // Notifications so far.
+  uint64_t sequence() const { return sequence_.load(std::memory_order_acquire); }
+  // The eventfd to poll() for POLLIN, or -1 when none could be made (EMFILE): the waiter then
+  // looks every kUnsignalledPoll.
+  int fd() const { return fd_.get(); }
+  // Reads the eventfd's count, so that it stops being readable.
+  void Drain();
+  static constexpr std::chrono::milliseconds kUnsignalledPoll{50};
+
+ private:
+  std::atomic<uint64_t> sequence_{0};
+  sys::UniqueFd fd_;
+};
+
 // Kernel events that make a collector collect at once instead of at its next interval (issue 22
 // item 4): the rdma collector on a libibverbs port event (port error, port active, LID/SM
 // change), so link_flap and link_degraded see the new port state within 100 ms, as a netdev's
-// carrier change reaches link_flap through rtnetlink. `count` is a monotonic count of the events
-// so far (RdmaPortEventLog's counts summed); the collector's thread polls it every `poll` while
-// it waits and collects when it grew — at most once per `min_gap` (debounce: a burst of events
-// gives one collection now and one at most `min_gap` later with the rest).
+// carrier change reaches link_flap through rtnetlink. The source notifies `signal`; the
+// collector collects at most once per `min_gap` (debounce: a burst of events gives one
+// collection now and one at most `min_gap` later with the rest). Between events its thread
+// sleeps until its interval: nothing polls.
 struct EventWake {
-  std::function<uint64_t()> count;  // empty: the interval alone
-  std::chrono::milliseconds poll{10};
+  std::shared_ptr<WakeSignal> signal;  // null: the interval alone
   std::chrono::milliseconds min_gap{100};
 };
+
+// How often a collector that its source wakes (Collector::Readiness(), event_driven) collects
+// when nothing happens, so that its self-metrics and timestamps stay fresh: its interval is then
+// its debounce, and fabricwatch_collector_interval_seconds shows this (the
+// FabricwatchCollectorStale alert judges its age against it).
+inline constexpr std::chrono::milliseconds kEventDrivenFallback{std::chrono::seconds(60)};
 
 struct ScheduledCollector {
   std::string name;
@@ -105,6 +145,10 @@ class Scheduler {
 
  private:
   void Run(ScheduledCollector& collector, std::stop_token stop);
+  // Waits until the collector is due (its interval, a notification, its source readable, or a
+  // stop); true when it is, false on stop. `early`: due ahead of `next`.
+  struct WaitState;
+  bool Wait(const ScheduledCollector& collector, WaitState& state, const std::stop_token& stop);
 
   std::vector<ScheduledCollector> collectors_;
   SnapshotStore& store_;

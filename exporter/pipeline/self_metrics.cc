@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectors/core/device_reads.h"
 #include "collectors/core/metric_sink.h"
 #include "exporter/version.h"
 
@@ -49,10 +50,13 @@ constexpr MetricDesc kLastSample{
     "Scrapes serve this snapshot, so time() minus this is the age of the data.",
     MetricKind::kGauge,
     {"collector"}};
-constexpr MetricDesc kInterval{"fabricwatch_collector_interval_seconds",
-                               "Configured sampling interval of the collector.",
-                               MetricKind::kGauge,
-                               {"collector"}};
+constexpr MetricDesc kInterval{
+    "fabricwatch_collector_interval_seconds",
+    "Sampling interval of the collector: the configured one, or for a collector its source wakes "
+    "(kmsg on /dev/kmsg or a watched --path.kmsg file) the fallback interval (60 s) at which it "
+    "collects when nothing arrives.",
+    MetricKind::kGauge,
+    {"collector"}};
 constexpr MetricDesc kSeries{"fabricwatch_collector_series",
                              "Number of series in the collector's latest snapshot.",
                              MetricKind::kGauge,
@@ -74,9 +78,11 @@ constexpr MetricDesc kStartTime{"process_start_time_seconds",
                                 MetricKind::kGauge,
                                 {}};
 
-constexpr MetricDesc kAllSelfMetrics[] = {kBuildInfo,  kSuccess,  kStale,  kDuration, kErrors,
-                                          kLastSample, kInterval, kSeries, kCpu,      kRss,
-                                          kVirtual,    kOpenFds,  kMaxFds, kStartTime};
+// kDeviceReads (collectors/core/device_reads.h) is written by the collectors that read devices,
+// into their own snapshots: they count the reads where they make them.
+constexpr MetricDesc kAllSelfMetrics[] = {
+    kBuildInfo,   kSuccess, kStale, kDuration, kErrors,  kLastSample, kInterval, kSeries,
+    kDeviceReads, kCpu,     kRss,   kVirtual,  kOpenFds, kMaxFds,     kStartTime};
 
 double ToSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -111,6 +117,11 @@ void SelfMetrics::RecordRun(const std::string& collector, const CollectorRun& ru
   if (!run.status.ok() && !run.status.no_data()) ++health.errors_total;
   health.last_sample_timestamp = ToSeconds(run.time);
   health.series = run.series;
+}
+
+void SelfMetrics::SetInterval(const std::string& collector, std::chrono::milliseconds interval) {
+  std::lock_guard lock(mutex_);
+  collectors_[collector].health.interval = interval;
 }
 
 std::map<std::string, CollectorHealth> SelfMetrics::Collectors() const {

@@ -59,6 +59,9 @@ class SelfMetrics {
   void RecordStart(const std::string& collector, std::chrono::steady_clock::time_point start);
   // The collection ended.
   void RecordRun(const std::string& collector, const CollectorRun& run);
+  // The collector's timer now runs every `interval`: a collector its source wakes
+  // (kEventDrivenFallback, scheduler.h) is judged stale against that, not its debounce.
+  void SetInterval(const std::string& collector, std::chrono::milliseconds interval);
   // Every collector's health as of now: a collection running for more than kStaleIntervals
   // intervals makes its collector stale and unsuccessful.
   std::map<std::string, CollectorHealth> Collectors() const;

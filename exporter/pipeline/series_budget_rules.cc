@@ -256,6 +256,10 @@ constexpr FamilyBudgetRule kRules[] = {
      "the same GPU x NIC matrix as fabric_topology_gpu_nic_distance, as a label"},
     {"fabric_topology_nic_info", kOff,
      "the identity of each NIC; the topology series carry the NIC's name"},
+    {"fabricwatch_collector_device_reads", kOff,
+     "about 11 series per node (collector x kind of read that reaches a NIC's driver or "
+     "firmware) that change only when the ports do; tools/bench/run.sh reports them per node, and "
+     "--metrics.include exports them where the NIC's command load is in question"},
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "collectors/sys/thread_name.h"
+
 namespace fabricwatch::probe {
 namespace {
 
@@ -89,7 +91,10 @@ void ProbeRunner::Start() {
   if (worker_.joinable()) return;
   stop_ = false;
   stop_probe_ = std::stop_source();
-  worker_ = std::thread([this] { WorkerLoop(); });
+  worker_ = std::thread([this] {
+    sys::SetCurrentThreadName("fw-probe");
+    WorkerLoop();
+  });
 }
 
 ProbeReport ProbeRunner::Refusal(const PortRef& port, std::string reason, std::string_view refused,

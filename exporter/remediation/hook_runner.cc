@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectors/sys/filesystem.h"
+#include "collectors/sys/thread_name.h"
 #include "detectors/core/anomaly_tracker.h"
 
 namespace fabricwatch::exporter {
@@ -136,9 +137,15 @@ void HookRunner::Start() {
   std::lock_guard lock(mutex_);
   if (worker_.joinable() || config_.hooks.empty()) return;
   stop_ = false;
-  worker_ = std::thread([this] { WorkerLoop(); });
+  worker_ = std::thread([this] {
+    sys::SetCurrentThreadName("fw-hooks");
+    WorkerLoop();
+  });
   for (size_t i = 0; i < hook_queues_.size(); ++i) {
-    hook_queues_[i]->thread = std::thread([this, i] { HookLoop(i); });
+    hook_queues_[i]->thread = std::thread([this, i] {
+      sys::SetCurrentThreadName("fw-hook" + std::to_string(i));
+      HookLoop(i);
+    });
   }
   log_->info("{} hook(s) configured for node \"{}\"{}", config_.hooks.size(), node_name_,
              config_.dry_run ? " in dry-run mode (set hooks.dry_run: false to act)" : "");

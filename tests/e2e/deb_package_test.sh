@@ -41,10 +41,20 @@ deb="$(find "$E2E_TMP/pkg" -maxdepth 1 -name 'fabricwatch_*.deb')"
 ok "cpack packaged the built tree in $(($(now_ms) - start)) ms: $(basename "$deb")"
 
 depends="$(dpkg-deb -f "$deb" Depends)"
-for lib in libc6 libibverbs1 libssl3 lldpd; do
+for lib in libc6 libibverbs1 libssl3; do
   grep -qw "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
-ok "Depends comes from the linked libraries: $depends"
+# Loaded on first use, not linked (docs/libraries.md): not in Depends, named as a weaker relation.
+for lib in libcurl4 libibmad5 lldpd; do
+  ! grep -qw "$lib" <<<"$depends" || fail "Depends names $lib, which is loaded on demand: $depends"
+done
+# Recommends, which apt installs by default: a plain `apt install` still gets lldpd's
+# neighbours and the kubelet client.
+recommends="$(dpkg-deb -f "$deb" Recommends)"
+for lib in libcurl4 libibmad5 lldpd; do
+  grep -qw "$lib" <<<"$recommends" || fail "Recommends lacks $lib: $recommends"
+done
+ok "Depends comes from the linked libraries: $depends; Recommends: $recommends"
 
 contents="$(dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|')"
 if grep -E '(^|/)tests?(/|$)|_test|fabricsim|fabricbench|\.test\.yml' <<<"$contents"; then

@@ -229,6 +229,11 @@ for dev in rxe0 rxe1 rxe2; do
     { fail_later "$dev port 1 does not read its hw counters over RDMA netlink: $(grep "^fabricwatch_rdma_hw_stats_source{device=\"$dev\"" <<<"$M")"; bad=1; }
 done
 ((bad == 0)) && ok "every rxe port reads its hw counters with RDMA_NLDEV_CMD_STAT_GET"
+# Device reads per sample (collectors/core/device_reads.h): with netlink, one request per port and
+# no hw_counters file; compared below with the files the sysfs source reads.
+reads='fabricwatch_collector_device_reads{collector="rdma",kind='
+nl_requests="$(value "${reads}\"hw_counter_netlink_request\"}")"
+nl_files="$(value "${reads}\"hw_counter_file\"}")"
 # A second agent reading the files: the counters are quiet now, so both must show the same.
 declare -A NL=()
 for k in "${!V[@]}"; do [[ $k == fabric_rdma_port_hw_stat_total* || $k == fabric_rdma_port_duplicate_requests_total* ]] && NL[$k]="${V[$k]}"; done
@@ -246,6 +251,19 @@ for k in "${!NL[@]}"; do
 done
 ((${#NL[@]} >= 45)) || { fail_later "only ${#NL[@]} hw counter series in the netlink agent's answer"; bad=1; }
 ((bad == 0)) && ok "${#NL[@]} hw counter series read over netlink equal the same read from the files"
+hw_ports=0 hw_files=0
+for dir in /sys/class/infiniband/*/ports/*/hw_counters; do
+  hw_ports=$((hw_ports + 1))
+  for f in "$dir"/*; do [[ "${f##*/}" == lifespan ]] || hw_files=$((hw_files + 1)); done
+done
+fs_files="$(value "${reads}\"hw_counter_file\"}")"
+fs_requests="$(value "${reads}\"hw_counter_netlink_request\"}")"
+if [[ "$nl_requests" == "$hw_ports" && ("$nl_files" == absent || "$nl_files" == 0) && "$fs_files" == "$hw_files" &&
+  "$fs_requests" == absent ]]; then
+  ok "device reads per sample: $nl_requests RDMA netlink requests (one per port) for the $fs_files hw_counters file reads of the sysfs source ($hw_ports ports, $hw_files files)"
+else
+  fail_later "device reads per sample: netlink source $nl_requests requests and $nl_files file reads, sysfs source $fs_files file reads and $fs_requests requests; want $hw_ports requests or $hw_files file reads"
+fi
 stop_agent "$sysfs_pid"
 # Syscalls per sample of the rdma collector alone, one agent per source, 8 samples at 1 s.
 syscalls_per_sample() { # SOURCE

@@ -10,7 +10,11 @@
 //   - filesystem operations through a counting FileSystem decorator: counter files read (one
 //     pread each), opens, directory listings, readlinks — the "floor" the syscall count of
 //     strace is compared against;
-//   - series emitted.
+//   - series emitted;
+//   - device reads: what the sample asked of the NICs' drivers and firmware, by kind (PMA MADs,
+//     hw_counters reads, ethtool requests, module EEPROM pages, ...), from the collector's own
+//     fabricwatch_collector_device_reads (collectors/core/device_reads.h), and what reading the
+//     hw_counters by RDMA netlink (one request per port) would make of the hw_counters reads.
 // Then the scrape path: the render of all collectors' latest families into the text format,
 // p50/p99 over repeated renders, and the exposition size.
 // Discovery (the first samples, which open files and build label sets) is excluded by warm-up.
@@ -37,6 +41,7 @@
 #include <vector>
 
 #include "collectors/core/collector_set.h"
+#include "collectors/core/device_reads.h"
 #include "collectors/core/registry.h"
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
@@ -134,7 +139,27 @@ struct CollectorFigures {
   double interval_ms = 1000;  // the collector's default cadence
   uint64_t partial_errors = 0;
   std::string status;
+  // Device reads per steady-state sample by kind (mean), and the ports with hw_counters (rdma:
+  // the series of fabricwatch_rdma_hw_stats_source), each of which RDMA netlink reads in one
+  // request.
+  std::map<std::string, double> device_reads;
+  size_t hw_counter_ports = 0;
 };
+
+// Adds this snapshot's fabricwatch_collector_device_reads to `f` (summed; divided by the sample
+// count at the end) and takes its count of ports with hw_counters.
+void AddDeviceReads(const exporter::Snapshot& snapshot, CollectorFigures& f) {
+  for (const prometheus::MetricFamily& family : snapshot.families) {
+    if (family.name == "fabricwatch_rdma_hw_stats_source")
+      f.hw_counter_ports = family.metric.size();
+    if (family.name != kDeviceReads.name) continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "kind") f.device_reads[label.value] += metric.gauge.value;
+      }
+    }
+  }
+}
 
 // Samples one collector `warmup` times (discovery, excluded), then `samples` times measured,
 // exactly as the scheduler does (exporter/pipeline/scheduler.cc): CollectOnce with the
@@ -163,10 +188,12 @@ CollectorFigures Measure(BuiltCollector& b, int warmup, int samples, SteppedCloc
     uint64_t cpu0 = ThreadCpuNanos();
     uint64_t wall0 = MonotonicNanos();
     exporter::CollectionOutcome outcome = exporter::CollectOnce(scheduled, clock, &buffers);
+    const std::shared_ptr<exporter::Snapshot> snapshot = outcome.snapshot;
     store.Publish(std::move(outcome.snapshot));
     uint64_t wall1 = MonotonicNanos();
     uint64_t cpu1 = ThreadCpuNanos();
     const uint64_t allocations = StopCountingAllocations();
+    AddDeviceReads(*snapshot, f);
     f.cpu_us.push_back(static_cast<double>(cpu1 - cpu0) / 1000.0);
     f.wall_us.push_back(static_cast<double>(wall1 - wall0) / 1000.0);
     f.allocations.push_back(static_cast<double>(allocations));
@@ -182,7 +209,34 @@ CollectorFigures Measure(BuiltCollector& b, int warmup, int samples, SteppedCloc
   f.opens = static_cast<double>(after.opens - before.opens) / n;
   f.listdirs = static_cast<double>(after.listdirs - before.listdirs) / n;
   f.readlinks = static_cast<double>(after.readlinks - before.readlinks) / n;
+  for (auto& [kind, reads] : f.device_reads) reads /= n;
   return f;
+}
+
+// The reads that reach a NIC's driver or firmware (collectors/core/device_reads.h), per sample
+// and per second at the collector's default cadence.
+void PrintDeviceReads(const std::vector<CollectorFigures>& figures) {
+  std::printf("\ndevice reads (driver or firmware; collectors/core/device_reads.h):\n\n");
+  std::printf("| collector | kind | reads/sample | reads/s at the default cadence |\n");
+  std::printf("|---|---|---|---|\n");
+  for (const CollectorFigures& f : figures) {
+    for (std::string_view kind : kDeviceReadNames) {  // in the enum's order
+      auto it = f.device_reads.find(std::string(kind));
+      if (it == f.device_reads.end()) continue;
+      std::printf("| %s | %s | %.1f | %.1f |\n", f.name.c_str(), it->first.c_str(), it->second,
+                  it->second * 1000.0 / f.interval_ms);
+    }
+  }
+  for (const CollectorFigures& f : figures) {
+    auto files = f.device_reads.find("hw_counter_file");
+    if (files == f.device_reads.end() || f.hw_counter_ports == 0) continue;
+    // Issue 34: one RDMA_NLDEV_CMD_STAT_GET per port instead of one read per file (on the host's
+    // own /sys; a replay root is always read from its files).
+    std::printf(
+        "\nhw_counters by RDMA netlink: %zu requests/sample (one per port) instead of "
+        "%.1f file reads (%.1fx fewer)\n",
+        f.hw_counter_ports, files->second, files->second / static_cast<double>(f.hw_counter_ports));
+  }
 }
 
 // Sums over the collectors: per sample, and per second at the default cadences (counters 1 s,
@@ -219,7 +273,7 @@ Totals PrintReport(const std::vector<CollectorFigures>& figures, size_t expositi
               t.cpu_per_second, t.reads_per_second, t.allocations_per_second);
   std::printf("\nrender: %zu bytes, p50 %.1f µs, p99 %.1f µs over %d renders\n", exposition_bytes,
               Percentile(render_us, 0.5), Percentile(render_us, 0.99), renders);
-
+  PrintDeviceReads(figures);
   return t;
 }
 
@@ -230,6 +284,8 @@ nlohmann::json ReportJson(const std::vector<CollectorFigures>& figures, const To
   nlohmann::json out;
   out["sysfs"] = sysfs_path;
   out["ethtool"] = ethtool_path;
+  std::map<std::string, double> reads_per_second;  // device reads, by kind, all collectors
+  double reads_per_sample = 0;
   for (const CollectorFigures& f : figures) {
     out["collectors"][f.name] = {
         {"series", f.series},
@@ -249,14 +305,27 @@ nlohmann::json ReportJson(const std::vector<CollectorFigures>& figures, const To
         {"readlinks_per_sample", f.readlinks},
         {"partial_errors", f.partial_errors},
         {"status", f.status},
+        {"device_reads_per_sample", f.device_reads},
     };
+    for (const auto& [kind, reads] : f.device_reads) {
+      reads_per_second[kind] += reads * 1000.0 / f.interval_ms;
+      reads_per_sample += reads;
+    }
+    auto files = f.device_reads.find("hw_counter_file");
+    if (files != f.device_reads.end() && f.hw_counter_ports > 0) {
+      out["rdma_hw_counters_netlink"] = {{"ports", f.hw_counter_ports},
+                                         {"file_reads_per_sample", files->second},
+                                         {"netlink_requests_per_sample", f.hw_counter_ports}};
+    }
   }
   out["per_second"] = {{"cpu_us", t.cpu_per_second},
                        {"file_reads", t.reads_per_second},
                        {"allocations", t.allocations_per_second}};
-  out["total"] = {{"cpu_us_per_sample", t.cpu},
-                  {"file_reads_per_sample", t.reads},
-                  {"allocations_per_sample", t.allocations}};
+  out["device_reads_per_second"] = reads_per_second;
+  out["total"]["device_reads_per_sample"] = reads_per_sample;
+  out["total"]["cpu_us_per_sample"] = t.cpu;
+  out["total"]["file_reads_per_sample"] = t.reads;
+  out["total"]["allocations_per_sample"] = t.allocations;
   out["render"] = {{"bytes", exposition_bytes},
                    {"p50_us", Percentile(render_us, 0.5)},
                    {"p99_us", Percentile(render_us, 0.99)},

@@ -629,5 +629,56 @@ TEST(EthtoolLinkSettingsTest, replay_link_files) {
   EXPECT_THAT(run.text, Not(HasSubstr("{netdev=\"eth2\"} 3")));
 }
 
+// fabricwatch_collector_device_reads (collectors/core/device_reads.h): each request the
+// collector makes of the source is one read of its kind, in the sample that made it, and the
+// kinds add up to the source's own count of requests.
+TEST(EthtoolDeviceReadsTest, every_request_of_a_sample_is_counted_by_kind) {
+  FakeSource source;
+  const std::string n = "enp65s0f0np0";
+  source.stats[n] = {};
+  source.pause[n] = {};
+  source.fec[n] = {};
+  source.link[n] = {};
+  source.pfc[n] = {};
+  source.storm_timeout_ms[n] = 8000;
+  source.standard[n] = {};
+  source.link_settings[n] = {};
+  Harness harness(kRoceNode, &source, {{"device-include", "^enp65s0f0np0$"}});
+  CollectRun run = harness.Collect();
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  const std::string reads = "fabricwatch_collector_device_reads{collector=\"ethtool\",kind=";
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"ethtool_stats_request\"} 1\n"));
+  // FEC, link state, standard statistics, pause, the PFC storm tunable.
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"ethtool_query\"} 5\n"));
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"dcb_request\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"link_settings_query\"} 1\n"));
+  EXPECT_EQ(source.calls, 1 + 5 + 1 + 1);
+
+  // The next sample: the link settings are cached (link-settings-interval), so not asked; the
+  // kind stays exported at 0 rather than vanishing.
+  source.calls = 0;
+  run = harness.Collect();
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"ethtool_stats_request\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"ethtool_query\"} 5\n"));
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"dcb_request\"} 1\n"));
+  EXPECT_THAT(run.text, HasSubstr(reads + "\"link_settings_query\"} 0\n"));
+  EXPECT_EQ(source.calls, 7);
+}
+
+TEST(EthtoolDeviceReadsTest, a_request_skipped_as_unsupported_is_no_read) {
+  FakeSource source;  // everything unsupported, as on veth: each asked once, then skipped
+  Harness harness(kRoceNode, &source, {{"device-include", "^enp65s0f0np0$"}});
+  CollectRun first = harness.Collect();
+  const int asked = source.calls;
+  EXPECT_EQ(asked, 8);
+  source.calls = 0;
+  CollectRun second = harness.Collect();
+  EXPECT_EQ(source.calls, 0);
+  const std::string reads = "fabricwatch_collector_device_reads{collector=\"ethtool\",kind=";
+  EXPECT_THAT(first.text, HasSubstr(reads + "\"ethtool_query\"} 5\n"));
+  EXPECT_THAT(second.text, HasSubstr(reads + "\"ethtool_query\"} 0\n"));
+  EXPECT_THAT(second.text, HasSubstr(reads + "\"ethtool_stats_request\"} 0\n"));
+}
+
 }  // namespace
 }  // namespace fabricwatch::ethtool

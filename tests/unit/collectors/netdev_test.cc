@@ -286,5 +286,22 @@ TEST(NetdevCollectorTest, link_events_are_exported_per_interface) {
   EXPECT_THAT(run.text, HasSubstr("fabricwatch_link_listener_up 1"));
 }
 
+// fabricwatch_collector_device_reads (collectors/core/device_reads.h) on roce-node: 5 interfaces
+// (docker0, eno1, enp65s0f0np0, enp65s0f1np1, ib0; lo excluded, bonding_masters is a file).
+// Each reads its 8 statistics/ files (dev_get_stats each) and speed and duplex (the driver's
+// get_link_ksettings each); operstate, carrier, flags and mtu reach no driver and are not counted.
+TEST(NetdevDeviceReadsTest, statistics_files_and_link_settings_per_sample) {
+  sys::RealFileSystem real;
+  Harness harness(FixturePath("sysfs/roce-node/sys"), real);
+  for (int sample = 0; sample < 2; ++sample) {  // per sample, not accumulated
+    const std::string text = harness.Collect().text;
+    EXPECT_THAT(text, HasSubstr("fabricwatch_collector_device_reads{collector=\"netdev\","
+                                "kind=\"netdev_statistics_file\"} 40\n"));
+    EXPECT_THAT(text, HasSubstr("fabricwatch_collector_device_reads{collector=\"netdev\","
+                                "kind=\"link_settings_query\"} 10\n"));
+    EXPECT_THAT(text, Not(HasSubstr("kind=\"pma_counter_file\"")));
+  }
+}
+
 }  // namespace
 }  // namespace fabricwatch::netdev

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectors/optics/module_eeprom.h"
+#include "collectors/sys/ethtool_module_pages.h"
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/fifo.h"
@@ -321,6 +323,39 @@ TEST(OpticsCollectorTest, invalid_options_name_the_flag) {
   auto collector = NewOpticsCollector(context);
   ASSERT_FALSE(collector);
   EXPECT_THAT(collector.error().message(), HasSubstr("--collector.optics.module-interval"));
+}
+
+// The module_eeprom_page count (collectors/core/device_reads.h) is the kernel path's plan,
+// ModulePagesToRead, for every memory map the tests know: SFF-8472 with DDM (A0h and A2h, 4 half
+// pages), SFF-8636 paged without the optional pages 01h/02h (lower, 00h, 03h: 3), flat SFF-8636
+// and CMIS (2), paged CMIS (6).
+TEST(OpticsDeviceReadsTest, half_pages_read_match_the_kernel_read_plan) {
+  const std::pair<testing::Image, size_t> cases[] = {
+      {testing::SfpInternal(), 4}, {testing::SfpExternal(), 4}, {testing::Qsfp28Paged(), 3},
+      {testing::QsfpFlatDac(), 2}, {testing::Cmis8Lane(), 6},   {testing::CmisFlatDac(), 2}};
+  for (const auto& [image, pages] : cases) {
+    const std::vector<uint8_t>& bytes = image.bytes();
+    EXPECT_EQ(ModuleHalfPagesRead(bytes), pages) << "identifier " << int{bytes[0]};
+    EXPECT_EQ(ModuleHalfPagesRead(bytes), sys::ModulePagesToRead(bytes).size())
+        << "identifier " << int{bytes[0]};
+  }
+  EXPECT_EQ(ModuleHalfPagesRead({}), 0u);
+}
+
+TEST(OpticsDeviceReadsTest, module_pages_per_sample) {
+  ReplayDir dir;
+  sys::RealFileSystem real;
+  sys::ReplayEthtool replay(dir.path(), real);
+  Harness harness(kEmptySysfs, &replay, {}, std::chrono::seconds(30));
+  const std::string reads = "fabricwatch_collector_device_reads{collector=\"optics\",kind=";
+  // All 7 cages in one run: 4 + 3 + 6 + 2 + 4 + 2 half pages, and the lower page asked of the
+  // empty cage.
+  EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 22\n"));
+  // Nothing is due until the module interval has passed: no read, the kind stays at 0.
+  harness.clock.now += std::chrono::seconds(1);
+  EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 0\n"));
+  harness.clock.now += std::chrono::seconds(30);
+  EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 22\n"));
 }
 
 }  // namespace

@@ -775,5 +775,46 @@ TEST(RdmaCollectorTest, a_symlink_loop_device_is_one_warning_not_one_per_retry) 
   EXPECT_EQ(CountLogLines(log.str(), {"loop0", "recovered"}), 1) << log.str();
 }
 
+// fabricwatch_collector_device_reads (collectors/core/device_reads.h) on rdma-mlx5: 5 ports
+// (3 InfiniBand: ibp202s0 ports 1 and 2, mlx5_0 port 1; 2 RoCE: mlx5_1, mlx5_bond_0). Every
+// count below is a file the fixture lists (ls tests/fixtures/sysfs/rdma-mlx5/sys/class/
+// infiniband/*/ports/*/...).
+TEST(RdmaDeviceReadsTest, reads_per_sample_by_kind_on_the_mlx5_fixture) {
+  sys::RealFileSystem real;
+  Harness harness(FixturePath(kMlx5), real);
+  const std::string reads = "fabricwatch_collector_device_reads{collector=\"rdma\",kind=";
+  Harness::Run first = harness.Collect();
+  ASSERT_TRUE(first.status.ok()) << first.status.ToString();
+  // counters/: 21 (ibp202s0/1) + 0 (ibp202s0/2) + 21 (mlx5_0) + 17 (mlx5_1) + 21 (mlx5_bond_0):
+  // one PMA MAD each.
+  EXPECT_THAT(first.text, HasLine(reads + "\"pma_counter_file\"} 80"));
+  // hw_counters/ without lifespan: 32 (mlx5_0) + 18 (mlx5_1) + 7 (mlx5_bond_0).
+  EXPECT_THAT(first.text, HasLine(reads + "\"hw_counter_file\"} 57"));
+  // ib_query_port: state, phys_state and rate of 5 ports, lid and sm_lid of the 3 IB ports
+  // (21), and the first MTU query of each port (5).
+  EXPECT_THAT(first.text, HasLine(reads + "\"port_query\"} 26"));
+  // A replay root is read from its files: no RDMA netlink request.
+  EXPECT_THAT(first.text, Not(HasSubstr("kind=\"hw_counter_netlink_request\"")));
+
+  // The steady state: the MTU is not asked again within mtu-interval (10s).
+  Harness::Run second = harness.Collect();
+  EXPECT_THAT(second.text, HasLine(reads + "\"pma_counter_file\"} 80"));
+  EXPECT_THAT(second.text, HasLine(reads + "\"hw_counter_file\"} 57"));
+  EXPECT_THAT(second.text, HasLine(reads + "\"port_query\"} 21"));
+  harness.clock().Advance(std::chrono::seconds(10));
+  EXPECT_THAT(harness.Collect().text, HasLine(reads + "\"port_query\"} 26"));
+}
+
+// The netlink path asks one RDMA_NLDEV_CMD_STAT_GET per port instead of one read per
+// hw_counters file; on a replay root the option changes nothing (the files are the data).
+TEST(RdmaDeviceReadsTest, hw_counters_source_sysfs_counts_the_same_files) {
+  sys::RealFileSystem real;
+  Harness harness(FixturePath(kMlx5), real, {{"hw-counters-source", "sysfs"}});
+  const std::string text = harness.Collect().text;
+  EXPECT_THAT(text, HasLine("fabricwatch_collector_device_reads{collector=\"rdma\",kind=\"hw_"
+                            "counter_file\"} 57"));
+  EXPECT_THAT(text, Not(HasSubstr("kind=\"hw_counter_netlink_request\"")));
+}
+
 }  // namespace
 }  // namespace fabricwatch::rdma

@@ -17,9 +17,12 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -586,6 +589,39 @@ TEST(HttpServerStandaloneTest, StartStopRepeatedly) {
     EXPECT_EQ(r.body, "<html></html>");
     server->reset();
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idle cost (issue 40): with no connection open, nothing can time out, and the event loop sleeps
+// until the next event instead of waking every tick.
+
+// The voluntary context switches of this process's thread named `name` (the loop: "fw-http").
+std::optional<uint64_t> SwitchesOfThread(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string thread_name;
+    if (!std::getline(comm, thread_name) || thread_name != name) continue;
+    std::ifstream status(task.path() / "status");
+    std::string key;
+    uint64_t value = 0;
+    while (status >> key) {
+      if (key == "voluntary_ctxt_switches:" && status >> value) return value;
+    }
+  }
+  return std::nullopt;
+}
+
+TEST_F(HttpServerTest, AnIdleLoopDoesNotWakeAndStillServes) {
+  ExpectServing();  // a connection came and went: nothing is left to time out
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  const auto before = SwitchesOfThread("fw-http");
+  ASSERT_TRUE(before) << "no thread named fw-http";
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const auto after = SwitchesOfThread("fw-http");
+  ASSERT_TRUE(after);
+  // A 100 ms tick would be 6 wake-ups; one is allowed for a stray signal or the last close.
+  EXPECT_LE(*after - *before, 1u);
+  ExpectServing();
 }
 
 }  // namespace

@@ -3,18 +3,27 @@
 // The real pipeline — Scheduler, SnapshotStore, DetectorEngine on their own threads — with a
 // fake rdma collector (no RDMA hardware here) and a real RdmaPortEventLog as the event source;
 // the time from RdmaPortEventLog::Record() to the detector's evaluation is measured.
+// Idle cost (issue 40 item 3): between events the collector's thread does not wake at all (its
+// voluntary context switches, /proc/self/task/<tid>/status, are counted), and a collector whose
+// source has a readiness fd collects when it is readable, else only at the slow fallback.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "collectors/rdma/rdma_metrics.h"
+#include "collectors/sys/unique_fd.h"
 #include "collectors/sys/verbs_events.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "exporter/pipeline/detector_engine.h"
@@ -93,11 +102,9 @@ TEST(PortEventWakeTest, a_verbs_port_event_is_evaluated_within_100ms_not_at_the_
   // A 10 s interval: anything seen within the test's 100 ms came from an event.
   std::vector<ScheduledCollector> collectors;
   collectors.push_back({"rdma", milliseconds(10000), std::make_unique<FakeRdma>(), logger});
-  collectors.back().wake.count = [&log] {
-    uint64_t total = 0;
-    for (const auto& [key, count] : log.Counts()) total += count;
-    return total;
-  };
+  auto signal = std::make_shared<WakeSignal>();
+  log.AddListener([signal] { signal->Notify(); });
+  collectors.back().wake.signal = signal;
   SelfMetrics self({{"rdma", milliseconds(10000)}});
   Scheduler scheduler(std::move(collectors), store, self, clock);
   engine.Start();
@@ -151,11 +158,9 @@ TEST(PortEventWakeTest, a_burst_of_events_gives_one_collection_now_and_one_after
   SnapshotStore store;
   std::vector<ScheduledCollector> collectors;
   collectors.push_back({"rdma", milliseconds(10000), std::make_unique<FakeRdma>(), logger});
-  collectors.back().wake.count = [&log] {
-    uint64_t total = 0;
-    for (const auto& [key, count] : log.Counts()) total += count;
-    return total;
-  };
+  auto signal = std::make_shared<WakeSignal>();
+  log.AddListener([signal] { signal->Notify(); });
+  collectors.back().wake.signal = signal;
   SelfMetrics self({{"rdma", milliseconds(10000)}});
   Scheduler scheduler(std::move(collectors), store, self, clock);
   g_collections = 0;
@@ -172,6 +177,156 @@ TEST(PortEventWakeTest, a_burst_of_events_gives_one_collection_now_and_one_after
   // 20 events in ~40 ms: debounced to 2 collections (3 if the machine stalled mid-burst).
   EXPECT_GE(g_collections.load() - before, 2);
   EXPECT_LE(g_collections.load() - before, 3);
+}
+
+// The voluntary context switches of thread `tid` of this process so far: each time it blocked.
+uint64_t VoluntarySwitches(pid_t tid) {
+  std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string key;
+  uint64_t value = 0;
+  while (status >> key) {
+    if (key == "voluntary_ctxt_switches:" && status >> value) return value;
+  }
+  ADD_FAILURE() << "no voluntary_ctxt_switches for thread " << tid;
+  return 0;
+}
+
+// Counts its collections and remembers its thread. With `ready` set, its readiness fd is that
+// pipe's read end, drained by each collection, and it reports a backlog `backlog` times.
+class CountingCollector final : public Collector {
+ public:
+  explicit CountingCollector(int ready = -1) : ready_(ready) {}
+  Status Collect(MetricSink&) override {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    if (ready_ >= 0) {
+      char buffer[64];
+      while (::read(ready_, buffer, sizeof(buffer)) > 0) {
+      }
+    }
+    {
+      std::lock_guard lock(mutex);
+      starts.push_back(Steady::now());
+    }
+    ++collections;
+    return Status::Ok();
+  }
+  CollectorReadiness Readiness() override {
+    if (ready_ < 0) return {};
+    return {.fd = ready_, .backlog = backlog.load() > 0 && backlog-- > 0, .event_driven = true};
+  }
+  // Waits up to `timeout` for `n` collections in all.
+  bool WaitFor(int n, milliseconds timeout = milliseconds(1000)) const {
+    const auto until = Steady::now() + timeout;
+    while (collections.load() < n && Steady::now() < until) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return collections.load() >= n;
+  }
+  Steady::time_point Start(size_t i) {
+    std::lock_guard lock(mutex);
+    return starts.at(i);
+  }
+
+  std::atomic<int> collections{0};
+  std::atomic<int> backlog{0};
+  std::atomic<pid_t> tid{0};
+  std::mutex mutex;
+  std::vector<Steady::time_point> starts;
+
+ private:
+  int ready_;
+};
+
+std::shared_ptr<spdlog::logger> NullLogger() {
+  return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+TEST(WakeSignalTest, the_thread_sleeps_between_notifications_and_collects_on_each) {
+  SystemClock clock;
+  SnapshotStore store;
+  auto owned = std::make_unique<CountingCollector>();
+  CountingCollector* fake = owned.get();
+  std::vector<ScheduledCollector> collectors;
+  collectors.push_back({"jobs", milliseconds(10000), std::move(owned), NullLogger()});
+  auto signal = std::make_shared<WakeSignal>();
+  ASSERT_GE(signal->fd(), 0);
+  collectors.back().wake.signal = signal;
+  SelfMetrics self({{"jobs", milliseconds(10000)}});
+  Scheduler scheduler(std::move(collectors), store, self, clock);
+  scheduler.Start();
+  ASSERT_TRUE(fake->WaitFor(1));
+  std::this_thread::sleep_for(milliseconds(50));  // it has published and gone to sleep
+  const pid_t tid = fake->tid;
+  // No event for 400 ms: not one wake-up (the 10 ms poll this replaced woke it 40 times).
+  const uint64_t idle_before = VoluntarySwitches(tid);
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(VoluntarySwitches(tid), idle_before);
+  EXPECT_EQ(fake->collections.load(), 1);
+  // Each notification: one collection at once (the last one is past the 100 ms gap).
+  for (int i = 0; i < 3; ++i) {
+    const auto notified = Steady::now();
+    signal->Notify();
+    ASSERT_TRUE(fake->WaitFor(2 + i)) << "notification " << i << " collected nothing";
+    EXPECT_LT(fake->Start(1 + i) - notified, milliseconds(50));
+    std::this_thread::sleep_for(milliseconds(150));
+  }
+  EXPECT_EQ(fake->collections.load(), 4);
+  // Stop() reaches the sleeping thread through the same eventfd, at once.
+  const auto stop_start = Steady::now();
+  EXPECT_TRUE(scheduler.Stop(milliseconds(1000)));
+  EXPECT_LT(Steady::now() - stop_start, milliseconds(200));
+}
+
+TEST(WakeSignalTest, a_readable_source_wakes_its_collector_once_per_interval_else_the_fallback) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  const sys::UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  const auto write_one = [&] { ASSERT_EQ(::write(write_end.get(), "x", 1), 1); };
+  SystemClock clock;
+  SnapshotStore store;
+  auto owned = std::make_unique<CountingCollector>(read_end.get());
+  CountingCollector* fake = owned.get();
+  const milliseconds interval(200);  // the debounce of an event-driven collector
+  std::vector<ScheduledCollector> collectors;
+  collectors.push_back({"kmsg", interval, std::move(owned), NullLogger()});
+  SelfMetrics self({{"kmsg", interval}});
+  Scheduler scheduler(std::move(collectors), store, self, clock);
+  scheduler.Start();
+  ASSERT_TRUE(fake->WaitFor(1));
+  std::this_thread::sleep_for(milliseconds(50));
+  // Nothing readable: no collection at the 200 ms interval, no wake-up; the timer is the
+  // fallback, and the self-metrics judge staleness against it.
+  const uint64_t idle_before = VoluntarySwitches(fake->tid);
+  std::this_thread::sleep_for(milliseconds(600));
+  EXPECT_EQ(VoluntarySwitches(fake->tid), idle_before);
+  EXPECT_EQ(fake->collections.load(), 1);
+  EXPECT_EQ(self.Collectors().at("kmsg").interval, kEventDrivenFallback);
+
+  // Readable 650 ms after the last collection: collected at once.
+  auto written = Steady::now();
+  write_one();
+  ASSERT_TRUE(fake->WaitFor(2));
+  EXPECT_LT(fake->Start(1) - written, milliseconds(50));
+  // Two more writes within the interval: one collection, when the interval since the last one
+  // has passed (not before; a flood costs one collection per interval).
+  write_one();
+  write_one();
+  ASSERT_TRUE(fake->WaitFor(3));
+  EXPECT_GE(fake->Start(2) - fake->Start(1), interval);
+  EXPECT_LT(fake->Start(2) - fake->Start(1), interval + milliseconds(100));
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(fake->collections.load(), 3);
+
+  // A collection that leaves data unread (its backlog) is followed by another one interval
+  // later, without a write, until it has read everything.
+  fake->backlog = 2;
+  written = Steady::now();
+  write_one();
+  ASSERT_TRUE(fake->WaitFor(6, milliseconds(1500)));
+  EXPECT_GE(fake->Start(5) - fake->Start(3), 2 * interval);
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(fake->collections.load(), 6);
+  EXPECT_TRUE(scheduler.Stop(milliseconds(1000)));
 }
 
 }  // namespace

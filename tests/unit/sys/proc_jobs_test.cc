@@ -282,6 +282,18 @@ TEST_F(ScanTest, scontrol_listpids_attributes_processes_without_a_job_cgroup) {
   EXPECT_EQ(result->stats.unattributed, 0u);
 }
 
+// The agent on the host's /proc leaves itself out: its verbs event listener holds the devices.
+TEST_F(ScanTest, the_excluded_process_is_neither_a_holder_nor_unattributed) {
+  ScanLimits limits;
+  limits.exclude_pid = 103;  // holds mlx5_0 in no job cgroup
+  auto result = ScanDeviceJobs(fake_, tree_.proc(), tree_.sysfs(), limits);
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_EQ(result->processes, (std::map<std::string, uint64_t>{{"mlx5_0", 2}, {"mlx5_1", 2}}));
+  EXPECT_EQ(result->stats.processes_seen, 8u);
+  EXPECT_EQ(result->stats.uverbs_processes, 3u);
+  EXPECT_EQ(result->stats.unattributed, 0u);
+}
+
 TEST_F(ScanTest, a_uverbs_node_without_a_class_entry_is_counted) {
   tree_.Process(120, kSlurmV2, {"/dev/infiniband/uverbs7"});
   auto result = ScanDeviceJobs(fake_, tree_.proc(), tree_.sysfs());

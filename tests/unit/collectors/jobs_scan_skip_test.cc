@@ -1,0 +1,120 @@
+// Collector `jobs` scans /proc only when a process can hold an RDMA device file (issue 40 item 3):
+// with no uverbsN in its uverbs-dir and none in class/infiniband_verbs, no process is read, no
+// holder is reported and fabric_jobs_scan_skipped says why; a uverbsN in either makes it scan
+// again. The procfs is the slurm-jobs fixture (five processes, three holding uverbs0/uverbs1).
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "collectors/jobs/jobs.h"
+#include "collectors/sys/filesystem.h"
+#include "collectors/sys/sysfs.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_paths.h"
+
+namespace fabricwatch::jobs {
+namespace {
+
+class FixedClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  }
+};
+
+// "name{label=value,}" -> value of every sample of one collection.
+std::map<std::string, double> Collect(Collector& collector) {
+  MetricSink sink;
+  EXPECT_TRUE(collector.Collect(sink).ok());
+  std::map<std::string, double> out;
+  for (const auto& family : sink.TakeFamilies()) {
+    for (const auto& metric : family.metric) {
+      std::string key = family.name + "{";
+      for (const auto& l : metric.label) key += l.name + "=" + l.value + ",";
+      out[key + "}"] = metric.counter.value + metric.gauge.value + metric.untyped.value;
+    }
+  }
+  return out;
+}
+
+class SkipTest : public ::testing::Test {
+ protected:
+  SkipTest() : sysfs_(dir_.Path("sys"), filesystem_) {
+    dir_.Write("sys/class/net/lo/ifindex", "1\n");
+    std::filesystem::create_directories(dir_.Path("dev/infiniband"));
+    options_["uverbs-dir"] = dir_.Path("dev/infiniband");
+    options_["slurm-listpids"] = "off";
+    options_["kubelet"] = "off";
+    auto collector = NewJobsCollector({.sysfs = sysfs_,
+                                       .clock = clock_,
+                                       .logger = std::make_shared<spdlog::logger>(
+                                           "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
+                                       .options = options_,
+                                       .procfs_path = testing::FixturePath("procfs/slurm-jobs")});
+    EXPECT_TRUE(collector) << collector.error().ToString();
+    if (collector) collector_ = std::move(*collector);
+  }
+
+  testing::TempDir dir_{"jobs-skip"};
+  sys::RealFileSystem filesystem_;
+  sys::SysFs sysfs_;
+  FixedClock clock_;
+  CollectorOptions options_;
+  std::unique_ptr<Collector> collector_;
+};
+
+TEST_F(SkipTest, no_verbs_device_no_scan) {
+  ASSERT_NE(collector_, nullptr);
+  const auto samples = Collect(*collector_);
+  EXPECT_EQ(samples.at("fabric_jobs_scan_skipped{reason=no_verbs_device,}"), 1);
+  EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=read,}"), 0);
+  EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=skipped,}"), 0);
+  EXPECT_EQ(samples.at("fabric_jobs_scan_duration_seconds{}"), 0);
+  for (const auto& [key, value] : samples) {
+    EXPECT_FALSE(key.starts_with("fabric_device_processes")) << key;
+    EXPECT_FALSE(key.starts_with("fabric_device_job_info")) << key;
+  }
+}
+
+TEST_F(SkipTest, a_uverbs_node_in_uverbs_dir_makes_it_scan) {
+  ASSERT_NE(collector_, nullptr);
+  dir_.Write("dev/infiniband/uverbs0", "");
+  const auto samples = Collect(*collector_);
+  EXPECT_FALSE(samples.contains("fabric_jobs_scan_skipped{reason=no_verbs_device,}"));
+  EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=read,}"), 5);
+}
+
+TEST_F(SkipTest, a_uverbs_class_device_makes_it_scan_and_find_the_holders) {
+  ASSERT_NE(collector_, nullptr);
+  // The agent's container may not mount /dev/infiniband; sysfs still lists the device.
+  dir_.Write("sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_0\n");
+  dir_.Write("sys/class/infiniband_verbs/uverbs1/ibdev", "mlx5_1\n");
+  ASSERT_TRUE(Collect(*collector_).contains("fabric_jobs_scan_processes{outcome=read,}"));
+  // The fixture's fds name /dev/infiniband/uverbsN: matched with the default uverbs-dir.
+  options_["uverbs-dir"] = "/dev/infiniband";
+  auto collector = NewJobsCollector({.sysfs = sysfs_,
+                                     .clock = clock_,
+                                     .logger = std::make_shared<spdlog::logger>(
+                                         "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
+                                     .options = options_,
+                                     .procfs_path = testing::FixturePath("procfs/slurm-jobs")});
+  ASSERT_TRUE(collector);
+  const auto samples = Collect(**collector);
+  EXPECT_FALSE(samples.contains("fabric_jobs_scan_skipped{reason=no_verbs_device,}"));
+  EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=read,}"), 5);
+  EXPECT_EQ(samples.at("fabric_device_processes{device=mlx5_0,}"), 3);
+  // Then the device goes: no scan, no holder.
+  std::filesystem::remove_all(dir_.Path("sys/class/infiniband_verbs"));
+  if (std::filesystem::exists("/dev/infiniband")) GTEST_SKIP() << "this host has /dev/infiniband";
+  const auto after = Collect(**collector);
+  EXPECT_EQ(after.at("fabric_jobs_scan_skipped{reason=no_verbs_device,}"), 1);
+  EXPECT_FALSE(after.contains("fabric_device_processes{device=mlx5_0,}"));
+}
+
+}  // namespace
+}  // namespace fabricwatch::jobs
