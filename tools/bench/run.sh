@@ -21,9 +21,13 @@
 #      each collector, each sample one default interval later on its clock; render time of the
 #      whole exposition.
 #   2. strace -c on fabricbench: syscalls per sample against file reads per sample (the floor).
-#   3. the agent at its default cadence (1 s counters): CPU share of one core from
-#      /proc/<pid>/stat over a window, resident memory (VmRSS, VmHWM), exposition size, and the
-#      detectors' evaluation time per round (their own gauge).
+#   3. the agent as a user installs it (every default collector and detector, every source the
+#      workload has: a simulator root's kernel log, /proc, SMP and LLDP replays too), measured by
+#      footprint.sh from /proc over a window (60 s): CPU and wake-ups per thread (the agent names
+#      its threads fw-...), RSS, PSS, anonymous memory, threads, shared libraries; the CPU of kmsg,
+#      peer and jobs on the idle node; exposition size and series; each detector's evaluation
+#      time per round (their own gauge); fabricbench's reads that reach a NIC's driver or
+#      firmware per second, by kind (fabricwatch_collector_device_reads).
 #   4. wrk with 16 concurrent connections on /metrics: p50/p99 latency.
 #   5. Debian's prometheus-node-exporter with --path.sysfs on the same tree and only its
 #      infiniband + netclass collectors, against fabricwatch's equivalent collectors (rdma +
@@ -70,7 +74,7 @@ while (($#)); do
     --flood-preset) flood_preset="$2"; shift ;;
     --flood-rate) flood_rate="$2"; shift ;;
     --flood-seconds) flood_seconds="$2"; shift ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -82,7 +86,7 @@ if ((smoke)); then
   samples=20; renders=20; agent_window=3; wrk_seconds=2; ne_scrapes=10
   flood_window=2; : "${flood_seconds:=3}"; : "${flood_preset:=${presets[0]:-roce-small}}"
 else
-  samples=300; renders=500; agent_window=30; wrk_seconds=10; ne_scrapes=200
+  samples=300; renders=500; agent_window=60; wrk_seconds=10; ne_scrapes=200
   flood_window=10; : "${flood_seconds:=60}"; : "${flood_preset:=hgx-roce}"
 fi
 [[ "$flood" != only ]] || { presets=(); replays=(); }
@@ -265,22 +269,48 @@ for workload in "${workloads[@]}"; do
   syscall_ratio="$(awk -v s="$syscalls_per_sample" -v f="$floor" 'BEGIN{ if (f > 0) printf "%.2f", s/f; else print "n/a" }')"
   cp "$work/strace.$high" "$report/$preset.strace.txt"
 
-  # 3. The agent at its default cadence.
+  # 3. The agent as a user installs it: every default collector and detector at its default
+  #    cadence, on every source the workload has (a simulator root also holds a kernel log, /proc,
+  #    SMP and LLDP replays, so kmsg, jobs and peer do their work as on a node), with a state
+  #    file. footprint.sh measures it from /proc over the window: CPU and wake-ups per thread,
+  #    RSS, PSS, anonymous memory, threads, libraries.
+  agent_paths=(--path.sysfs="$sysfs")
+  [[ -n "$ethtool" ]] && agent_paths+=(--path.ethtool="$ethtool")
+  if [[ "$spec" == sim ]]; then
+    for source in kmsg:kmsg procfs:proc smp:smp lldp:lldp; do
+      [[ -e "$root/${source#*:}" ]] && agent_paths+=("--path.${source%%:*}=$root/${source#*:}")
+    done
+  fi
   port="$(free_port)"
-  "$agent" --path.sysfs="$sysfs" ${ethtool:+--path.ethtool="$ethtool"} --web.listen-address="127.0.0.1:$port" \
-    --log.level=warn 2>"$report/$preset.agent.log" &
+  "$agent" "${agent_paths[@]}" --state.file="$work/state.$preset.json" \
+    --web.listen-address="127.0.0.1:$port" --log.level=warn 2>"$report/$preset.agent.log" &
   apid=$!; pids+=("$apid")
   wait_http "http://127.0.0.1:$port/metrics"
-  sleep 2  # discovery and the first samples of every collector
-  t0="$(cpu_ns "$apid")"; sleep "$agent_window"; t1="$(cpu_ns "$apid")"
-  agent_core_pct="$(awk -v a="$t0" -v b="$t1" -v w="$agent_window" -v hz=1e9 'BEGIN{printf "%.3f", (b-a)/hz/w*100}')"
+  sleep 3  # discovery and the first samples of every collector
+  bash "$repo/tools/bench/footprint.sh" "$apid" "$agent_window" "$report/$preset.footprint.json" \
+    "$report/$preset.threads.md"
+  agent_core_pct="$(jq '.cpu_percent' "$report/$preset.footprint.json")"
+  wakeups="$(jq '.wakeups_per_second' "$report/$preset.footprint.json")"
+  agent_pss="$(jq '.pss_kib' "$report/$preset.footprint.json")"
+  agent_anon="$(jq '.anon_kib' "$report/$preset.footprint.json")"
+  agent_threads="$(jq '.threads' "$report/$preset.footprint.json")"
+  agent_libraries="$(jq '.libraries' "$report/$preset.footprint.json")"
+  # The collectors added after node_exporter's set (kmsg, peer, jobs) on this idle node: their
+  # threads' CPU (the agent names a collector's thread fw-c-<collector>; 0 for a build that did
+  # not name them).
+  new_collectors_pct="$(jq '[.per_thread | to_entries[] | select(.key == "fw-c-kmsg" or .key == "fw-c-peer" or .key == "fw-c-jobs") | .value.cpu_percent] | add // 0' "$report/$preset.footprint.json")"
   # Detector cost: the engine's own gauge of each detector's last evaluation, summed over the
   # detectors, read 10 times half a second apart (after the CPU window: scrapes cost CPU too).
-  detector_eval_us="$(for _ in $(seq 10); do
-      curl -s "http://127.0.0.1:$port/metrics" |
-        awk '/^fabricwatch_detector_evaluation_duration_seconds\{/ {s += $NF} END {printf "%.9f\n", s}'
-      sleep 0.5
-    done | awk '{s += $1; n++} END {if (n) printf "%.1f", s / n * 1e6}')"
+  for _ in $(seq 10); do
+    curl -s "http://127.0.0.1:$port/metrics" |
+      awk '/^fabricwatch_detector_evaluation_duration_seconds\{/ {
+        d = $1; sub(/.*detector="/, "", d); sub(/".*/, "", d); print d, $NF }'
+    sleep 0.5
+  done >"$work/detectors.$preset"
+  # Per detector: the mean of the 10 readings (µs per round); all of them: the mean round.
+  awk '{s[$1] += $2; n[$1]++} END {for (d in s) printf "%s %.1f\n", d, s[d] / n[d] * 1e6}' \
+    "$work/detectors.$preset" | sort -k2,2gr >"$report/$preset.detectors.txt"
+  detector_eval_us="$(awk '{s += $2} END {printf "%.1f", s}' "$report/$preset.detectors.txt")"
   detectors_evaluated="$(curl -s "http://127.0.0.1:$port/metrics" | grep -c '^fabricwatch_detector_evaluation_duration_seconds{' || true)"
   exposition_bytes="$(curl -s "http://127.0.0.1:$port/metrics" | wc -c)"
   exposition_gzip="$(curl -s -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | wc -c)"
@@ -316,6 +346,7 @@ for workload in "${workloads[@]}"; do
   cpu_ratio_per_file="$(ratio "$ne_us_per_file" "$fw_us_per_file")"
   rss_ratio="$(ratio "$ne_rss" "$fw_rss")"
   num() { printf "%.${2:-1}f" "$1"; }
+  mib_of() { awk -v k="$1" 'BEGIN{printf "%.1f", k / 1024}'; }
   reads="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   allocs="$(sed -n 's/.*"allocations_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   # The 1 s counter collectors' allocations per sample (the zero-allocation target), apart from
@@ -325,11 +356,13 @@ for workload in "${workloads[@]}"; do
   optics_allocs="$(jq '.collectors.optics.allocations_p50 // 0' "$report/$preset.fabricbench.json")"
   optics_allocs_mean="$(jq '.collectors.optics.allocations_per_sample // 0' "$report/$preset.fabricbench.json")"
   allocs_per_second="$(jq '.per_second.allocations' "$report/$preset.fabricbench.json")"
+  device_reads_per_second="$(jq '[.device_reads_per_second // {} | .[]] | add // 0' "$report/$preset.fabricbench.json")"
   cpu_sample="$(sed -n 's/.*"cpu_us_per_sample": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
   cpu_second="$(sed -n 's/.*"cpu_us": \([0-9.]*\).*/\1/p' "$report/$preset.fabricbench.json" | tail -1)"
 
   # Every figure must have been measured: a benchmark that silently reports nothing is a bug.
-  for figure in series exposition_bytes agent_core_pct detector_eval_us agent_rss cpu_sample cpu_second reads \
+  for figure in series exposition_bytes agent_core_pct wakeups agent_pss agent_anon agent_threads agent_libraries \
+      new_collectors_pct device_reads_per_second detector_eval_us agent_rss cpu_sample cpu_second reads \
       syscalls_per_sample floor allocs counter_allocs counter_allocs_mean optics_allocs optics_allocs_mean allocs_per_second \
       ne_files fw_files same_ne_ms same_fw_ms same_ne_files same_fw_files ne_ms ne_tight_ms fw_collect_ms fw_scrape_ms ne_rss fw_rss; do
     [[ "${!figure:-}" =~ ^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$ ]] || {
@@ -346,12 +379,17 @@ for workload in "${workloads[@]}"; do
     echo "|---|---|"
     echo "| series on /metrics | $series |"
     echo "| exposition size | $exposition_bytes bytes ($exposition_gzip gzip) |"
-    echo "| agent CPU at default cadence | $agent_core_pct % of one core |"
-    echo "| detector evaluation per round, all $detectors_evaluated detectors (mean of 10 readings) | $detector_eval_us µs |"
-    echo "| agent RSS (now, peak) | $((agent_rss / 1024)) MiB, $((agent_hwm / 1024)) MiB |"
+    echo "| agent CPU at the default configuration, every default collector and detector | $agent_core_pct % of one core |"
+    echo "| wake-ups per second (context switches of all threads) | $wakeups |"
+    echo "| kmsg, peer and jobs together on this idle node | $new_collectors_pct % of one core |"
+    echo "| detector evaluation per round, all $detectors_evaluated detectors (mean of 10 readings) | $detector_eval_us µs ($(awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2} END {print ""}' "$report/$preset.detectors.txt")) |"
+    echo "| agent RSS (now, peak), PSS, anonymous | $(mib_of "$agent_rss") MiB, $(mib_of "$agent_hwm") MiB, $(mib_of "$agent_pss") MiB, $(mib_of "$agent_anon") MiB |"
+    echo "| threads, shared libraries mapped | $agent_threads, $agent_libraries |"
     echo "| CPU per sample, all collectors (in-process) | $(num "$cpu_sample") µs |"
     echo "| sampling CPU per second at default cadences (in-process) | $(num "$cpu_second") µs = $(awk -v c="$cpu_second" 'BEGIN{printf "%.3f", c/1e4}') % of one core |"
     echo "| file reads per sample | $(num "$reads") |"
+    echo "| reads that reach a NIC's driver or firmware per second at default cadences (fabricwatch_collector_device_reads), all kinds | $(num "$device_reads_per_second") ($(jq -r '.device_reads_per_second // {} | to_entries | sort_by(-.value) | map("\(.key) \(.value * 10 | round / 10)") | join(", ")' "$report/$preset.fabricbench.json")) |"
+    echo "| hw_counters by RDMA netlink (a live kernel ≥ 5.3): requests instead of file reads per sample | $(jq -r 'if .rdma_hw_counters_netlink then "\(.rdma_hw_counters_netlink.netlink_requests_per_sample) instead of \(.rdma_hw_counters_netlink.file_reads_per_sample) on \(.rdma_hw_counters_netlink.ports) ports" else "n/a" end' "$report/$preset.fabricbench.json") |"
     echo "| syscalls per 1 s counter sample (netdev+rdma+ethtool, strace) | $syscalls_per_sample = ${syscall_ratio}× the floor of $floor (counter files + statistics reads) |"
     echo "| heap allocations per steady-state sample of the 1 s counter collectors (netdev+rdma+ethtool; median) | $(num "$counter_allocs" 0) |"
     echo "| the same, mean over the samples (with the re-listing and re-choice every 60 s) | $(num "$counter_allocs_mean" 1) |"
@@ -371,6 +409,10 @@ for workload in "${workloads[@]}"; do
     echo "| RSS node_exporter / fabricwatch (same collectors) | $((ne_rss / 1024)) MiB / $((fw_rss / 1024)) MiB = ${rss_ratio}× |"
     echo "| node_exporter series (infiniband+netclass) | $ne_series |"
     echo
+    echo "Per thread, the agent at the default configuration over $agent_window s:"
+    echo
+    cat "$report/$preset.threads.md"
+    echo
     echo "Per collector (fabricbench):"
     echo
     cat "$report/$preset.fabricbench.md"
@@ -381,6 +423,8 @@ for workload in "${workloads[@]}"; do
   first=0
   cat >>"$json_all" <<JSON
   "$preset": {"series": $series, "exposition_bytes": $exposition_bytes, "agent_core_percent": $agent_core_pct, "detector_evaluation_us_per_round": $detector_eval_us,
+    "default_configuration": $(cat "$report/$preset.footprint.json"), "new_collectors_core_percent": $new_collectors_pct,
+    "device_reads_per_second": $(jq -c '.device_reads_per_second // {}' "$report/$preset.fabricbench.json"), "rdma_hw_counters_netlink": $(jq -c '.rdma_hw_counters_netlink // null' "$report/$preset.fabricbench.json"),
     "agent_rss_kib": $agent_rss, "agent_peak_rss_kib": $agent_hwm, "cpu_us_per_sample": $cpu_sample, "sampling_cpu_us_per_second": $cpu_second,
     "file_reads_per_sample": $reads, "syscalls_per_sample": $syscalls_per_sample, "syscall_floor": $floor,
     "allocations_per_sample": $allocs, "counter_allocations_per_sample": $counter_allocs, "counter_allocations_per_sample_mean": $counter_allocs_mean,
