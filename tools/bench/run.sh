@@ -253,8 +253,8 @@ for workload in "${workloads[@]}"; do
   counters=netdev,rdma,ethtool
   "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} --collectors "$counters" \
     --samples 20 --renders 0 --json "$work/counters.json" >/dev/null
-  floor="$(sed -n 's/.*"file_reads_per_sample": \([0-9.]*\).*/\1/p' "$work/counters.json" | tail -1)"
-  netdevs_with_stats="$(sed -n '/"ethtool": {/,/}/ s/.*"opens_per_sample": \([0-9.]*\).*/\1/p' "$work/counters.json")"
+  floor="$(jq '.total.file_reads_per_sample' "$work/counters.json")"
+  netdevs_with_stats="$(jq '.collectors.ethtool.opens_per_sample // 0' "$work/counters.json")"
   floor="$(awk -v a="$floor" -v b="${netdevs_with_stats:-0}" 'BEGIN{printf "%.1f", a + b}')"
   syscalls_for() {
     strace -f -c -o "$work/strace.$1" "$bench" --path.sysfs "$sysfs" ${ethtool:+--path.ethtool "$ethtool"} \
@@ -494,10 +494,19 @@ column_stat() {
   awk -v c="$2" -v how="$3" '{v = $c + 0; s += v; n++; if (n == 1 || v > m) m = v}
     END {if (!n) exit; if (how == "max") printf "%.6g", m; else printf "%.6g", s / n}' "$1"
 }
-# largest_gap FILE COLUMN: the longest time between two successive snapshots (timestamps in
-# COLUMN): the interval when every collection is on time.
+# largest_gap FILE COLUMN [SINCE]: the longest time between two successive snapshots (timestamps
+# in COLUMN): the interval when every collection is on time. With SINCE (epoch seconds), only
+# snapshots taken from then on: kmsg collects when records arrive, so its snapshot from before the
+# flood is as old as the quiet time before it, which says nothing about the flood.
 largest_gap() {
-  awk -v c="$2" '{v = $c + 0; if (p && v != p && v - p > m) m = v - p; p = v} END {printf "%.3f", m}' "$1"
+  awk -v c="$2" -v since="${3:-0}" '{v = $c + 0; if (v < since) next; if (p && v != p && v - p > m) m = v - p; p = v}
+    END {printf "%.3f", m}' "$1"
+}
+# largest_age FILE TS_COLUMN AGE_COLUMN SINCE: the oldest snapshot seen at a scrape, among the
+# snapshots taken from SINCE on.
+largest_age() {
+  awk -v t="$2" -v a="$3" -v since="$4" '$t + 0 >= since {v = $a + 0; if (!n++ || v > m) m = v}
+    END {printf "%.6g", n ? m : 0}' "$1"
 }
 # flood_metric PORT SERIES: its value (awk reads to the end: an early exit would fail curl's write).
 flood_metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v s="$2" '$1 == s && !n++ {print $2}'; }
@@ -534,6 +543,7 @@ if [[ "$flood" != no ]]; then
   rm -f "$work"/flood.*
 
   flood_phase before "$flood_window"
+  flood_start="$EPOCHREALTIME"
   python3 "$repo/tools/bench/kmsg_flood.py" --file "$froot/kmsg" --bdf "$fbdf" --rate "$flood_rate" \
     --seconds "$flood_seconds" --json "$work/writer.json" >/dev/null &
   wpid=$!; pids+=("$wpid")
@@ -580,6 +590,9 @@ if [[ "$flood" != no ]]; then
     printf -v "age_${c%%:*}" '%s' "$(column_stat "$d_flood" "$((${c#*:} + 4))" max)"
     printf -v "age_${c%%:*}_quiet" '%s' "$(column_stat "$d_quiet" "$((${c#*:} + 4))" max)"
   done
+  # kmsg during the flood: from its first snapshot of flood records on (largest_gap).
+  gap_kmsg="$(largest_gap "$d_flood" 4 "$flood_start")"
+  age_kmsg="$(largest_age "$d_flood" 4 8 "$flood_start")"
   anomalies_max_bytes="$(column_stat "$d_flood" 11 max)"
   log_max="$(column_stat "$d_flood" 12 max)"
   writer_rate="$(jq '.rate' "$work/writer.json")"; writer_bytes="$(jq '.bytes' "$work/writer.json")"
@@ -614,7 +627,7 @@ if [[ "$flood" != no ]]; then
     echo "| agent CPU before / during / after the flood | $before_cpu_flood / **$during_cpu_flood** / $after_cpu_flood % of one core | $before_cpu_quiet / $during_cpu_quiet / $after_cpu_quiet % |"
     echo "| agent RSS before / during / after (peak) | $(mib "$before_rss_flood") / **$(mib "$during_rss_flood")** / $(mib "$after_rss_flood") MiB (peak $(mib "$after_hwm")) | $(mib "$before_rss_quiet") / $(mib "$during_rss_quiet") / $(mib "$after_rss_quiet") MiB (peak $(mib "$quiet_hwm")) |"
     echo "| kmsg collection wall time during the flood, mean / max | $kmsg_mean_ms / $kmsg_max_ms ms | $kmsg_quiet_ms ms |"
-    echo "| longest time between successive samples during the flood (1 s cadence): netdev / rdma / ethtool / kmsg | **$gap_netdev / $gap_rdma / $gap_ethtool** / $gap_kmsg s | $gap_netdev_quiet / $gap_rdma_quiet / $gap_ethtool_quiet / $gap_kmsg_quiet s |"
+    echo "| longest time between successive samples during the flood (1 s cadence; kmsg, which collects when records arrive and once a minute without: from its first flood sample on): netdev / rdma / ethtool / kmsg | **$gap_netdev / $gap_rdma / $gap_ethtool** / $gap_kmsg s | $gap_netdev_quiet / $gap_rdma_quiet / $gap_ethtool_quiet / $gap_kmsg_quiet s |"
     echo "| oldest sample at a scrape during the flood: netdev / rdma / ethtool / kmsg | $age_netdev / $age_rdma / $age_ethtool / $age_kmsg s | $age_netdev_quiet / $age_rdma_quiet / $age_ethtool_quiet / $age_kmsg_quiet s |"
     echo "| driver_fault evaluation, max during the flood | $eval_max_us µs | $eval_quiet_us µs |"
     echo "| records written / counted in fabric_kernel_events_total / read / lost / skipped | $written / **$counted** / $records_total / $lost / $skipped | |"
