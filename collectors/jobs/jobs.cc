@@ -1,8 +1,7 @@
 #include "collectors/jobs/jobs.h"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -307,6 +306,24 @@ Result<std::optional<sys::KubeletConfig>> KubeletConfigOf(const CollectorOptionR
 std::span<const CollectorOptionSpec> JobsOptions() { return kOptions; }
 std::span<const MetricDesc> JobsMetrics() { return kMetrics; }
 
+namespace {
+
+// The agent's own pid as `procfs` numbers it, to leave it out of the scan (sys::ScanLimits
+// exclude_pid): <procfs>/self links to the reader's pid in that procfs's pid namespace (proc(5)),
+// so the host's /proc mounted at /host/proc in a container gives the agent's host pid. A replay
+// tree has no such link: 0, nothing left out.
+int64_t OwnPidIn(const std::string& procfs) {
+  if (procfs.empty()) return 0;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink(procfs + "/self", ec).string();
+  if (ec) return 0;
+  int64_t pid = 0;
+  const auto [end, parse] = std::from_chars(self.data(), self.data() + self.size(), pid);
+  return parse == std::errc() && end == self.data() + self.size() && pid > 0 ? pid : 0;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& context) {
   const CollectorOptionReader options("jobs", context.options, kOptions);
   sys::ScanLimits limits;
@@ -348,7 +365,7 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
   // scontrol's pids are this host's: asked only when the scan reads this host's /proc.
   std::error_code ec;
   const bool host_proc = !procfs.empty() && std::filesystem::equivalent(procfs, "/proc", ec);
-  if (host_proc) limits.exclude_pid = getpid();
+  limits.exclude_pid = OwnPidIn(procfs);
   std::string pods_off_reason;
   auto kubelet = KubeletConfigOf(options, host_proc, pods_off_reason);
   if (!kubelet) return Error(kubelet.error());

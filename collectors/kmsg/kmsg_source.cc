@@ -171,7 +171,7 @@ class ReplayKmsgSource final : public KmsgSource {
     if (budget > 0) splitter_.MarkInputEnd();
     std::string record;
     while (records.size() < max_records && splitter_.Next(record)) records.push_back(record);
-    backlog_ = budget == 0 || records.size() >= max_records;
+    backlog_ = budget == 0 || records.size() >= max_records || (budget > 0 && PathReplaced());
     stats.orphans += splitter_.orphans() - orphans;
     stats.too_long += (splitter_.dropped() - dropped) - (splitter_.orphans() - orphans);
     return Status::Ok();
@@ -184,6 +184,15 @@ class ReplayKmsgSource final : public KmsgSource {
   const std::string& path() const override { return path_; }
 
  private:
+  // The path names another file than the one open: rotated while records were left in the old
+  // one, which CheckRotation reads to its end first. The new file's writes wake nobody until the
+  // watch moves to it at the next Read(), so that one is due at once (the backlog), not at the
+  // fallback a minute later.
+  bool PathReplaced() const {
+    struct stat path_st {};
+    return ::stat(path_.c_str(), &path_st) == 0 && path_st.st_ino != inode_;
+  }
+
   // A file that shrank (truncated) or whose path now names another file (replaced): start over.
   // A replaced file is first read to its end through the old descriptor (the writer may have
   // appended before rotating).

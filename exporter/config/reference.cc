@@ -89,7 +89,9 @@ std::string MetricReferenceMarkdown() {
       "### The series budget: families /metrics trims by default\n\n"
       "`--metrics.include=FAMILY` exports one of them whole again, `--metrics.all` all of "
       "them (README \"Series budget\").\n\n" +
-      SeriesBudgetMarkdown() + "### The agent itself (always exported)\n\n" +
+      SeriesBudgetMarkdown() +
+      "### The agent itself (always exported; `fabricwatch_collector_device_reads` with "
+      "`--metrics.include`)\n\n" +
       MetricTable(SelfMetricDescs());
   out += "### The HTTP server (always exported)\n\n" + MetricTable(HttpMetricDescs());
   out += "### The web configuration (`--web.config.file`; the protection gauge always)\n\n" +

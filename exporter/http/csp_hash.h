@@ -3,7 +3,7 @@
 // page's Content-Security-Policy hashes (status_assets.h) are computed by the compiler: the agent
 // then calls no OpenSSL at start (issue 40 item 2), and the hashes cannot drift from the bytes
 // they allow, because they are computed from the same constants. Tests compare with OpenSSL's
-// SHA256 and the FIPS 180-4 examples (tests/unit/exporter/status_html_test.cc).
+// SHA256 and the FIPS 180-4 examples (tests/unit/exporter/csp_hash_test.cc).
 //
 // Not for anything secret or large: a plain, byte-at-a-time implementation.
 

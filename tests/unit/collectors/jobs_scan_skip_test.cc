@@ -116,5 +116,29 @@ TEST_F(SkipTest, a_uverbs_class_device_makes_it_scan_and_find_the_holders) {
   EXPECT_FALSE(after.contains("fabric_device_processes{device=mlx5_0,}"));
 }
 
+// The agent leaves itself out: <procfs>/self names the reader in that procfs (its verbs event
+// listener holds every device, which is not a job using it). A copy of the fixture whose self
+// links to 1300, one of mlx5_0's three holders.
+TEST_F(SkipTest, the_process_that_procfs_self_names_is_not_a_holder) {
+  dir_.Write("sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_0\n");
+  dir_.Write("sys/class/infiniband_verbs/uverbs1/ibdev", "mlx5_1\n");
+  const std::string procfs = dir_.Path("proc");
+  std::filesystem::copy(
+      testing::FixturePath("procfs/slurm-jobs"), procfs,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::create_symlink("1300", procfs + "/self");
+  options_["uverbs-dir"] = "/dev/infiniband";
+  auto collector = NewJobsCollector({.sysfs = sysfs_,
+                                     .clock = clock_,
+                                     .logger = std::make_shared<spdlog::logger>(
+                                         "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
+                                     .options = options_,
+                                     .procfs_path = procfs});
+  ASSERT_TRUE(collector) << collector.error().ToString();
+  const auto samples = Collect(**collector);
+  EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=read,}"), 4);
+  EXPECT_EQ(samples.at("fabric_device_processes{device=mlx5_0,}"), 2);
+}
+
 }  // namespace
 }  // namespace fabricwatch::jobs

@@ -111,6 +111,27 @@ TEST(KmsgReplayWatch, follows_the_file_through_rotation) {
   EXPECT_TRUE(Readable(source->ReadyFd()));
 }
 
+// Rotated while a record was still unread in the old file (logrotate's create: moved away, a new
+// file at the path, written at once): the read finishes the old file and asks to be called again,
+// and that read moves to the new file and its watch.
+TEST(KmsgReplayWatch, a_rotation_with_records_left_in_the_old_file_is_read_promptly) {
+  testing::TempDir dir("kmsg-wake");
+  const std::string path = dir.Path("kmsg");
+  Append(path, Record(1, "old file"));
+  auto source = NewReplayKmsgSource(path);
+  ASSERT_TRUE(source->Open().ok());
+  EXPECT_EQ(ReadAll(*source), 1u);
+  Append(path, Record(2, "old file, unread"));
+  fs::rename(path, path + ".1");
+  Append(path, Record(1, "new file"));
+  EXPECT_EQ(ReadAll(*source), 1u);  // the old file to its end
+  EXPECT_TRUE(source->backlog()) << "the new file would wait for the fallback collection";
+  EXPECT_EQ(ReadAll(*source), 1u);  // the new file
+  EXPECT_FALSE(source->backlog());
+  Append(path, Record(2, "new file, second"));
+  EXPECT_TRUE(Readable(source->ReadyFd())) << "the watch did not move to the new file";
+}
+
 TEST(KmsgReplayWatch, a_bounded_read_leaves_a_backlog) {
   testing::TempDir dir("kmsg-wake");
   const std::string path = dir.Path("kmsg");
