@@ -50,14 +50,19 @@ class SkipTest : public ::testing::Test {
     options_["uverbs-dir"] = dir_.Path("dev/infiniband");
     options_["slurm-listpids"] = "off";
     options_["kubelet"] = "off";
-    auto collector = NewJobsCollector({.sysfs = sysfs_,
-                                       .clock = clock_,
-                                       .logger = std::make_shared<spdlog::logger>(
-                                           "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
-                                       .options = options_,
-                                       .procfs_path = testing::FixturePath("procfs/slurm-jobs")});
+    auto collector = MakeCollector(testing::FixturePath("procfs/slurm-jobs"));
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
+  }
+
+  // The jobs collector on `procfs` with the options as they are now.
+  Result<std::unique_ptr<Collector>> MakeCollector(const std::string& procfs) {
+    return NewJobsCollector({.sysfs = sysfs_,
+                             .clock = clock_,
+                             .logger = std::make_shared<spdlog::logger>(
+                                 "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
+                             .options = options_,
+                             .procfs_path = procfs});
   }
 
   testing::TempDir dir_{"jobs-skip"};
@@ -97,12 +102,7 @@ TEST_F(SkipTest, a_uverbs_class_device_makes_it_scan_and_find_the_holders) {
   ASSERT_TRUE(Collect(*collector_).contains("fabric_jobs_scan_processes{outcome=read,}"));
   // The fixture's fds name /dev/infiniband/uverbsN: matched with the default uverbs-dir.
   options_["uverbs-dir"] = "/dev/infiniband";
-  auto collector = NewJobsCollector({.sysfs = sysfs_,
-                                     .clock = clock_,
-                                     .logger = std::make_shared<spdlog::logger>(
-                                         "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
-                                     .options = options_,
-                                     .procfs_path = testing::FixturePath("procfs/slurm-jobs")});
+  auto collector = MakeCollector(testing::FixturePath("procfs/slurm-jobs"));
   ASSERT_TRUE(collector);
   const auto samples = Collect(**collector);
   EXPECT_FALSE(samples.contains("fabric_jobs_scan_skipped{reason=no_verbs_device,}"));
@@ -128,12 +128,7 @@ TEST_F(SkipTest, the_process_that_procfs_self_names_is_not_a_holder) {
       std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   std::filesystem::create_symlink("1300", procfs + "/self");
   options_["uverbs-dir"] = "/dev/infiniband";
-  auto collector = NewJobsCollector({.sysfs = sysfs_,
-                                     .clock = clock_,
-                                     .logger = std::make_shared<spdlog::logger>(
-                                         "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
-                                     .options = options_,
-                                     .procfs_path = procfs});
+  auto collector = MakeCollector(procfs);
   ASSERT_TRUE(collector) << collector.error().ToString();
   const auto samples = Collect(**collector);
   EXPECT_EQ(samples.at("fabric_jobs_scan_processes{outcome=read,}"), 4);
