@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "collectors/core/collector_set.h"
+#include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/state_file.h"
 #include "detectors/link_degraded/port_shape.h"
@@ -101,7 +102,7 @@ Status Agent::Build() {
   auto built = BuildCollectors(sources, ConfiguredCollectors(config_));
   if (!built) return built.error();
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
-  std::shared_ptr<WakeSignal> jobs_wake;  // notified by the raised-finding observer below
+  std::shared_ptr<WakeSignal> raised_wake;  // notified by the raised-finding observer below
   for (BuiltCollector& b : *built) {
     if (b.ethtool) ethtool_sources_.push_back(std::move(b.ethtool));
     enabled.emplace_back(std::string(b.info->name), b.interval);
@@ -115,14 +116,13 @@ Status Agent::Build() {
       events_.rdma_log()->AddListener([signal] { signal->Notify(); });
       collectors_.back().wake.signal = std::move(signal);
     }
-    if (b.info->name == "jobs") {
-      jobs_wake = std::make_shared<WakeSignal>();
-      collectors_.back().wake.signal = jobs_wake;
-      collectors_.back().wake.min_gap = std::chrono::seconds(1);
+    if (b.info->wakes_on_raised_finding) {
+      if (!raised_wake) raised_wake = std::make_shared<WakeSignal>();
+      collectors_.back().wake.signal = raised_wake;
     }
-    // The peer collector asks the neighbour on a port up event (issue 24): woken by the same
-    // port events, at most once a second, so a flapping port cannot turn into an SMP storm.
-    if (b.info->name == "peer") collectors_.back().wake.min_gap = std::chrono::seconds(1);
+    // The registry bounds how often events may wake a collector (peer: an SMP query per port up
+    // event, issue 24; jobs: a /proc scan per raised finding).
+    if (b.info->min_wake_gap.count() > 0) collectors_.back().wake.min_gap = b.info->min_wake_gap;
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
   // The series budget of /metrics; an unknown --metrics.include is a configuration error, so
@@ -189,10 +189,10 @@ Status Agent::Build() {
                                              engine_options);
   engine_->SetKmsgCursor(&kmsg_cursor_);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
-  engine_->tracker().Subscribe([this, jobs_wake](const detect::AnomalyTransition& t) {
+  engine_->tracker().Subscribe([this, raised_wake](const detect::AnomalyTransition& t) {
     if (!t.raised) return;
     raised_findings_.fetch_add(1);
-    if (jobs_wake) jobs_wake->Notify();
+    if (raised_wake) raised_wake->Notify();
   });
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });
@@ -291,16 +291,13 @@ int Agent::PrintShape() {
     }
     if (outcome.snapshot) snapshots[collector.name] = std::move(outcome.snapshot);
   }
-  auto families = [&](const char* name) -> const detect::Families* {
-    auto it = snapshots.find(name);
-    return it == snapshots.end() ? nullptr : &it->second->families;
-  };
-  if (families("rdma") == nullptr) {
+  if (!snapshots.contains(std::string(rdma::kCollector))) {
     std::fprintf(stderr, "fabricwatch: --shape.print needs the rdma collector\n");
     return 1;
   }
-  const detect::shape::NodeShape shape = detect::shape::BuildShape(
-      {families("rdma"), families("netdev"), families("ethtool"), families("topology")});
+  detect::NodeModelBuilder node;
+  for (const auto& [name, snapshot] : snapshots) node.Observe(name, snapshot->families);
+  const detect::shape::NodeShape shape = detect::shape::BuildShape(node.model());
   char hostname[256] = {};
   if (gethostname(hostname, sizeof(hostname) - 1) != 0) std::snprintf(hostname, 8, "unknown");
   std::fputs(detect::shape::ShapeToYaml(shape, hostname).c_str(), stdout);

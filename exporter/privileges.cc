@@ -8,6 +8,9 @@
 #include <string>
 #include <utility>
 
+#include "collectors/kmsg/kmsg_metrics.h"
+#include "collectors/optics/optics_metrics.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -16,24 +19,17 @@ namespace {
 // GENL_UNS_ADMIN_PERM operation (net/ethtool/netlink.c): both need CAP_NET_ADMIN in the network
 // namespace's user namespace (docs/reference.md §3).
 constexpr PrivilegeNeed kNeeds[] = {
-    {"CAP_NET_ADMIN", CAP_NET_ADMIN, "module_eeprom", "optics",
+    {"CAP_NET_ADMIN", CAP_NET_ADMIN, "module_eeprom", optics::kCollector,
      "transceiver identity, power, temperature and alarm metrics from the module EEPROM "
      "(fabric_optics_* except the mlx5 hwmon temperature)"},
     // kernel/printk/printk.c check_syslog_permissions(): with kernel.dmesg_restrict=1 (the
     // Debian default) opening /dev/kmsg for reading needs CAP_SYSLOG (docs/reference.md §9.1).
-    {"CAP_SYSLOG", CAP_SYSLOG, "kernel_log", "kmsg",
+    {"CAP_SYSLOG", CAP_SYSLOG, "kernel_log", kmsg::kCollector,
      "kernel log events of fabric drivers from /dev/kmsg (fabric_kernel_*, the driver_fault "
      "detector and the causes link_flap names)"},
 };
 
-constexpr MetricDesc kMissing{
-    "fabricwatch_privilege_missing",
-    "1 when a feature in use lacks the capability it needs: the capability is not in the "
-    "effective set, or the kernel refused a read for lack of it (EPERM); 0 when it is held. "
-    "One series per feature in use (README \"Privileges\").",
-    MetricKind::kGauge,
-    {"capability", "feature"}};
-constexpr MetricDesc kAllMetrics[] = {kMissing};
+constexpr MetricDesc kAllMetrics[] = {kPrivilegeMissing};
 
 // The effective set is read once per start; /proc/self/status is about 1.5 KiB.
 constexpr size_t kStatusBytes = 8192;
@@ -175,7 +171,8 @@ bool PrivilegeLog::Missing(std::string_view feature) const {
 void PrivilegeLog::Export(MetricSink& sink) const {
   std::lock_guard lock(mutex_);
   for (const Entry& entry : entries_) {
-    sink.Add(kMissing, {{"capability", entry.need->capability}, {"feature", entry.need->feature}},
+    sink.Add(kPrivilegeMissing,
+             {{"capability", entry.need->capability}, {"feature", entry.need->feature}},
              !entry.held || entry.refused ? 1 : 0);
   }
 }

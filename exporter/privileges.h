@@ -53,6 +53,15 @@ Result<uint64_t> ParseEffectiveCapabilities(std::string_view proc_status);
 // ParseEffectiveCapabilities of /proc/self/status.
 Result<uint64_t> EffectiveCapabilities(const sys::FileSystem& filesystem);
 
+// The agent's privilege family: the status page reads it (exporter/http/status_model.cc).
+inline constexpr MetricDesc kPrivilegeMissing{
+    "fabricwatch_privilege_missing",
+    "1 when a feature in use lacks the capability it needs: the capability is not in the "
+    "effective set, or the kernel refused a read for lack of it (EPERM); 0 when it is held. "
+    "One series per feature in use (README \"Privileges\").",
+    MetricKind::kGauge,
+    {"capability", "feature"}};
+
 class PrivilegeLog {
  public:
   // `in_use`: the needs of the features this agent runs (entries of PrivilegeNeeds()).

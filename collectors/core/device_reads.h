@@ -95,7 +95,12 @@ inline constexpr MetricDesc kDeviceReads{
     "ethtool_query, dcb_request, module_eeprom_page (128 bytes over the module's I2C bus), "
     "hwmon_file. A kind appears once the collector has used it.",
     MetricKind::kGauge,
-    {"collector", "kind"}};
+    {"collector", "kind"},
+    {},
+    {ExportRule::kOff,
+     "about 11 series per node (collector x kind of read that reaches a NIC's driver or "
+     "firmware) that change only when the ports do; tools/bench/run.sh reports them per node, and "
+     "--metrics.include exports them where the NIC's command load is in question"}};
 
 class DeviceReadCounts {
  public:

@@ -75,6 +75,41 @@ struct CounterRange {
   uint8_t bits = 64;
 };
 
+// What /metrics exports of a family by default: the series budget (README "Series budget",
+// docs/design.md §5). Declared beside the family, with its reason, by whoever declares the family;
+// exporter/pipeline/series_budget.h applies it and `--metrics.include` / `--metrics.all` lift it.
+enum class ExportRule : uint8_t {
+  // Exported whole (the default).
+  kAll,
+  // Not exported: detectors, findings and the status page carry what it says, or it is static
+  // and of no use in a query.
+  kOff,
+  // A flag or a level: only series that are, or once were, non-zero (sticky, so a series that
+  // returns to 0 shows the 0). Absent reads as 0 in every shipped rule and panel.
+  kNonZero,
+  // Per priority (labels netdev and priority): only the priorities of a netdev that have PFC on
+  // (fabric_pfc_enabled 1) or that ever carried traffic (a non-zero
+  // fabric_ethtool_priority_{bytes,packets}_total); sticky.
+  kActivePriority,
+  // PCIe: the GPUs' and NICs' own functions (label role gpu or nic), not the bridges on their
+  // paths; a bridge whose link trains below its maximum still shows in
+  // fabric_pcie_link_downtrained (kNonZero).
+  kEndpoints,
+  // Per priority: only the priorities with PFC on (fabric_pfc_enabled 1), the lossless ones
+  // where a drop or a missing ECN setting is a fault; sticky.
+  kLosslessPriority,
+  // Per RDMA port (labels device and port): only InfiniBand ports (fabric_rdma_port_info
+  // link_layer); IBA counters a RoCE port does not maintain.
+  kInfiniBand,
+  // Thresholds (label threshold): the alarm levels only; a crossed warning level shows in the
+  // module's own warning flag.
+  kAlarmThresholds,
+};
+struct ExportBudget {
+  ExportRule rule = ExportRule::kAll;
+  std::string_view why;  // one line for the README table; empty for kAll
+};
+
 struct MetricDesc {
   std::string_view name;
   std::string_view help;
@@ -83,6 +118,8 @@ struct MetricDesc {
   LabelNames labels;
   // Counters only: the raw source's range (default: 64-bit, no wrap).
   CounterRange range{};
+  // What /metrics exports of it by default (default: all of it).
+  ExportBudget budget{};
 };
 
 struct LabelPair {

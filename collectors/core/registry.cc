@@ -40,12 +40,16 @@ const CollectorInfo kCollectors[] = {
      "through directed-route SMP queries, Ethernet neighbours through lldpd or LLDP frames",
      true, 10s, peer::PeerOptions(), peer::PeerMetrics(), peer::NewPeerCollector,
      // Woken by libibverbs port events: a port that comes up is asked about at once.
-     /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/true},
+     /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/true,
+     /*wakes_on_raised_finding=*/false, /*min_wake_gap=*/1s},
     {"jobs",
      "Scheduler jobs (Slurm job, Kubernetes pod) whose processes hold an RDMA device open, "
      "from /proc: a bounded scan every 30 s and when a finding is raised, on a node with a verbs "
      "device",
-     true, 30s, jobs::JobsOptions(), jobs::JobsMetrics(), jobs::NewJobsCollector},
+     true, 30s, jobs::JobsOptions(), jobs::JobsMetrics(), jobs::NewJobsCollector,
+     /*reads_ethtool=*/false, /*reads_link_events=*/false, /*reads_rdma_port_events=*/false,
+     // Woken when a finding is raised, at most once a second.
+     /*wakes_on_raised_finding=*/true, /*min_wake_gap=*/1s},
 };
 
 }  // namespace

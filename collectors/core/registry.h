@@ -36,6 +36,12 @@ struct CollectorInfo {
   bool reads_link_events = false;
   // The collector reads CollectorContext::rdma_events (libibverbs port events), likewise.
   bool reads_rdma_port_events = false;
+  // The agent wakes the collector when a finding is raised (jobs: which jobs a new finding
+  // hurts is looked up at once, not at the next interval).
+  bool wakes_on_raised_finding = false;
+  // The shortest time between two collections that events wake (0: no bound), so that a
+  // flapping port cannot turn into a storm of queries.
+  std::chrono::milliseconds min_wake_gap{0};
 };
 
 std::span<const CollectorInfo> CollectorRegistry();

@@ -16,7 +16,9 @@ inline constexpr MetricDesc kDriverStats{
     "changes when the driver adds counters, e.g. mlx5 adds per-priority PFC counters when PFC is "
     "enabled.",
     MetricKind::kGauge,
-    {"netdev"}};
+    {"netdev"},
+    {},
+    {ExportRule::kOff, "a count of the driver's statistics, for debugging the ethtool collector"}};
 inline constexpr MetricDesc kMacPauseFrames{
     "fabric_ethtool_mac_pause_frames_total",
     "IEEE 802.3 MAC control PAUSE frames (aPAUSEMACCtrlFramesTransmitted/Received) from the "

@@ -15,7 +15,10 @@ constexpr MetricDesc kLinkInfo{
     "Direct Attach Copper, Twisted Pair, Other, ...; ETHTOOL_A_LINKINFO_PORT) of the current link. "
     "Constant 1.",
     MetricKind::kInfo,
-    {"netdev", "duplex", "port"}};
+    {"netdev", "duplex", "port"},
+    {},
+    {ExportRule::kOff,
+     "static attributes of the link (duplex, connector), what ethtool NETDEV prints"}};
 
 constexpr std::array<MetricDesc, 6> kMetrics = {
     kLinkSpeed,   kLinkLanes, kLinkSupportedMaxSpeed, kLinkAdvertisedMaxSpeed,

@@ -49,22 +49,41 @@ constexpr MetricDesc kPrioDiscards{
     "fabric_ethtool_priority_receive_discards_total",
     "Received packets of the priority dropped at the port for lack of receive buffer "
     "(mlx5 rx_prio<N>_discards). Should stay 0 on a lossless (PFC) priority.",
-    MetricKind::kCounter, kPrio};
+    MetricKind::kCounter,
+    kPrio,
+    {},
+    {ExportRule::kLosslessPriority,
+     "8 priorities per port; a drop is a fault on a lossless priority, traffic policy on a lossy "
+     "one"}};
 constexpr MetricDesc kPrioBufDiscards{
     "fabric_ethtool_priority_receive_buffer_discards_total",
     "Received unicast packets of the priority dropped for lack of shared port buffer "
     "(mlx5 rx_prio<N>_buf_discard, with the sbcam_reg capability).",
-    MetricKind::kCounter, kPrio};
+    MetricKind::kCounter,
+    kPrio,
+    {},
+    {ExportRule::kLosslessPriority,
+     "8 priorities per port; a drop is a fault on a lossless priority, traffic policy on a lossy "
+     "one"}};
 constexpr MetricDesc kPrioCongDiscards{
     "fabric_ethtool_priority_receive_congestion_discards_total",
     "Received packets of the priority dropped by congestion control (WRED) "
     "(mlx5 rx_prio<N>_cong_discard).",
-    MetricKind::kCounter, kPrio};
+    MetricKind::kCounter,
+    kPrio,
+    {},
+    {ExportRule::kLosslessPriority,
+     "8 priorities per port; a drop is a fault on a lossless priority, traffic policy on a lossy "
+     "one"}};
 constexpr MetricDesc kPrioEcnMarked{
     "fabric_ethtool_priority_ecn_marked_packets_total",
     "Packets of the priority ECN-marked (congestion experienced) by the device "
     "(mlx5 rx_prio<N>_marked).",
-    MetricKind::kCounter, kPrio};
+    MetricKind::kCounter,
+    kPrio,
+    {},
+    {ExportRule::kLosslessPriority,
+     "8 priorities per port; RoCE's congestion control marks the lossless priority"}};
 
 // ---- Global (802.3x link-level) pause. mlx5 uses the per-priority PFC counter set with "global"
 // for the priority while global pause is enabled (en_stats.c pport_per_prio_pfc_stats_desc).

@@ -3,11 +3,18 @@
 // processes hold an RDMA device open, read by the detector engine's attribution and the status
 // page.
 
+#include "collectors/core/collector_family.h"
 #include "collectors/core/metric_sink.h"
 
 namespace fabricwatch::jobs {
 
-inline constexpr MetricDesc kDeviceJobInfo{
+// The collector that exports the families below: its name in the collector registry
+// (collectors/core/registry.cc), in --collector.jobs and in Snapshot::collector.
+inline constexpr std::string_view kCollector = "jobs";
+// Its families carry it in their type (collectors/core/collector_family.h).
+using Family = FamilyOf<kCollector>;
+
+inline constexpr Family kDeviceJobInfo{
     "fabric_device_job_info",
     "A job with a process that holds the RDMA device open (/dev/infiniband/uverbsN): scheduler "
     "slurm (job id) or kubernetes (namespace/name when the kubelet named the pod, else the pod "

@@ -34,10 +34,15 @@ constexpr MetricDesc kInfo{
     "and MAC address. Constant 1.",
     MetricKind::kInfo,
     {"netdev", "driver", "pci_address", "rdma_device", "operstate", "duplex", "address"}};
-constexpr MetricDesc kAdminUp{"fabric_netdev_admin_up",
-                              "1 if the interface is administratively up (IFF_UP in flags).",
-                              MetricKind::kGauge,
-                              {"netdev"}};
+constexpr MetricDesc kAdminUp{
+    "fabric_netdev_admin_up",
+    "1 if the interface is administratively up (IFF_UP in flags).",
+    MetricKind::kGauge,
+    {"netdev"},
+    {},
+    {ExportRule::kOff,
+     "the operator's own setting; fabric_netdev_oper_up and fabric_netdev_carrier say whether the "
+     "port works, and link_flap reads it to tell maintenance from a fault"}};
 constexpr MetricDesc kOperUp{"fabric_netdev_oper_up",
                              "1 if the RFC 2863 operational state (operstate) is up.",
                              MetricKind::kGauge,
@@ -46,25 +51,39 @@ constexpr MetricDesc kCarrierChanges{
     "fabric_netdev_carrier_changes_total",
     "Carrier transitions counted by the kernel (carrier_changes, 32-bit, kernel 3.15+).",
     MetricKind::kCounter,
-    {"netdev"}};
+    {"netdev"},
+    {},
+    {ExportRule::kOff, "the sum of fabric_netdev_carrier_{up,down}_changes_total"}};
 constexpr MetricDesc kCarrierUp{
     "fabric_netdev_carrier_up_changes_total",
     "Carrier up transitions counted by the kernel (carrier_up_count, 32-bit, kernel 4.16+).",
     MetricKind::kCounter,
-    {"netdev"}};
+    {"netdev"},
+    {},
+    {ExportRule::kOff,
+     "every up follows a down: fabric_netdev_carrier_down_changes_total counts the flaps"}};
 constexpr MetricDesc kRxBytes{"fabric_netdev_receive_bytes_total",
                               "Bytes received (statistics/rx_bytes).", MetricKind::kCounter,
                               {"netdev"}};
 constexpr MetricDesc kTxBytes{"fabric_netdev_transmit_bytes_total",
                               "Bytes transmitted (statistics/tx_bytes).", MetricKind::kCounter,
                               {"netdev"}};
-constexpr MetricDesc kRxPackets{"fabric_netdev_receive_packets_total",
-                                "Packets received (statistics/rx_packets).", MetricKind::kCounter,
-                                {"netdev"}};
-constexpr MetricDesc kTxPackets{"fabric_netdev_transmit_packets_total",
-                                "Packets transmitted (statistics/tx_packets).",
-                                MetricKind::kCounter,
-                                {"netdev"}};
+constexpr MetricDesc kRxPackets{
+    "fabric_netdev_receive_packets_total",
+    "Packets received (statistics/rx_packets).",
+    MetricKind::kCounter,
+    {"netdev"},
+    {},
+    {ExportRule::kOff,
+     "bytes tell the load; packet counts are node_exporter's too (node_network_*)"}};
+constexpr MetricDesc kTxPackets{
+    "fabric_netdev_transmit_packets_total",
+    "Packets transmitted (statistics/tx_packets).",
+    MetricKind::kCounter,
+    {"netdev"},
+    {},
+    {ExportRule::kOff,
+     "bytes tell the load; packet counts are node_exporter's too (node_network_*)"}};
 constexpr MetricDesc kRxErrors{"fabric_netdev_receive_errors_total",
                                "Receive errors (statistics/rx_errors).", MetricKind::kCounter,
                                {"netdev"}};

@@ -41,8 +41,11 @@ constexpr size_t kMaxWarningsLogged = 4096;
 constexpr std::chrono::seconds kHwmonRediscovery{60};
 
 constexpr MetricDesc kWavelength{"fabric_optics_module_wavelength_meters",
-                                 "Nominal laser wavelength the module states.", MetricKind::kGauge,
-                                 kNetdev};
+                                 "Nominal laser wavelength the module states.",
+                                 MetricKind::kGauge,
+                                 kNetdev,
+                                 {},
+                                 {ExportRule::kOff, "static, from the module's memory"}};
 constexpr MetricDesc kVoltage{"fabric_optics_module_supply_voltage_volts",
                               "Module supply voltage (Vcc) from its digital diagnostics.",
                               MetricKind::kGauge, kNetdev};
@@ -51,28 +54,51 @@ constexpr MetricDesc kTxPower{"fabric_optics_lane_tx_power_watts",
                               MetricKind::kGauge, kLane};
 constexpr MetricDesc kTxLos{"fabric_optics_lane_tx_los",
                             "1 if the lane reports loss of transmit signal.",
-                            MetricKind::kGauge, kLane};
-constexpr MetricDesc kTxFault{"fabric_optics_lane_tx_fault", "1 if the lane reports a Tx fault.",
-                              MetricKind::kGauge, kLane};
+                            MetricKind::kGauge,
+                            kLane,
+                            {},
+                            {ExportRule::kNonZero, "a fault flag per lane, 0 on a healthy module"}};
+constexpr MetricDesc kTxFault{
+    "fabric_optics_lane_tx_fault",
+    "1 if the lane reports a Tx fault.",
+    MetricKind::kGauge,
+    kLane,
+    {},
+    {ExportRule::kNonZero, "a fault flag per lane, 0 on a healthy module"}};
 constexpr MetricDesc kVoltageThreshold{
     "fabric_optics_module_supply_voltage_threshold_volts",
-    "The module's own supply-voltage alarm and warning thresholds.", MetricKind::kGauge,
-    kThreshold};
+    "The module's own supply-voltage alarm and warning thresholds.",
+    MetricKind::kGauge,
+    kThreshold,
+    {},
+    {ExportRule::kOff, "static module thresholds; optics alarm flags and thermal_drift use them"}};
 constexpr MetricDesc kTxPowerThreshold{
     "fabric_optics_tx_power_threshold_watts",
-    "The module's own transmit-power alarm and warning thresholds.", MetricKind::kGauge,
-    kThreshold};
+    "The module's own transmit-power alarm and warning thresholds.",
+    MetricKind::kGauge,
+    kThreshold,
+    {},
+    {ExportRule::kOff,
+     "static module thresholds; the module's own alarm flags say when they are crossed"}};
 constexpr MetricDesc kAlarm{
     "fabric_optics_alarm_flag",
     "1 while the module raises an alarm or warning flag: quantity (temperature, "
     "supply_voltage, tx_bias, tx_power, rx_power), threshold (high_alarm, low_alarm, "
     "high_warning, low_warning), lane (empty for module-level quantities).",
-    MetricKind::kGauge, {"netdev", "lane", "quantity", "threshold"}};
+    MetricKind::kGauge,
+    {"netdev", "lane", "quantity", "threshold"},
+    {},
+    {ExportRule::kNonZero,
+     "56 flags per module (448 on hgx-roce), all 0 on a healthy module; a raised flag is exported "
+     "from then on"}};
 constexpr MetricDesc kWarnings{
     "fabric_optics_module_decode_warnings",
     "Problems found decoding the module's EEPROM (missing pages, implausible values that were "
     "dropped, a truncated image); details in the agent's log.",
-    MetricKind::kGauge, kNetdev};
+    MetricKind::kGauge,
+    kNetdev,
+    {},
+    {ExportRule::kNonZero, "0 for a module whose memory decodes cleanly"}};
 constexpr MetricDesc kHwmonTemperature{
     "fabric_optics_hwmon_temperature_celsius",
     "Temperature the NIC driver publishes under hwmon (mlx5, kernel 6.6+): sensor \"asic\" or "
@@ -80,12 +106,18 @@ constexpr MetricDesc kHwmonTemperature{
     MetricKind::kGauge, {"pci_address", "rdma_device", "sensor"}};
 constexpr MetricDesc kHwmonCritical{
     "fabric_optics_hwmon_critical_celsius",
-    "The sensor's critical temperature (temp*_crit).", MetricKind::kGauge,
-    {"pci_address", "rdma_device", "sensor"}};
+    "The sensor's critical temperature (temp*_crit).",
+    MetricKind::kGauge,
+    {"pci_address", "rdma_device", "sensor"},
+    {},
+    {ExportRule::kOff, "a static threshold; thermal_drift uses it"}};
 constexpr MetricDesc kHwmonHighest{
     "fabric_optics_hwmon_highest_celsius",
-    "The highest temperature the sensor has recorded (temp*_highest).", MetricKind::kGauge,
-    {"pci_address", "rdma_device", "sensor"}};
+    "The highest temperature the sensor has recorded (temp*_highest).",
+    MetricKind::kGauge,
+    {"pci_address", "rdma_device", "sensor"},
+    {},
+    {ExportRule::kOff, "a peak since boot; fabric_optics_hwmon_temperature_celsius is the value"}};
 
 constexpr MetricDesc kAllMetrics[] = {
     kInfo,          kPresent,          kLastRead,      kWavelength,       kTemperature,

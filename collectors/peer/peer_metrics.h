@@ -2,11 +2,18 @@
 // The peer collector's family (issue 24, docs/design.md §5.10): the far end of each fabric port,
 // read by the detector engine's attribution, the alerts (a group_left join) and the status page.
 
+#include "collectors/core/collector_family.h"
 #include "collectors/core/metric_sink.h"
 
 namespace fabricwatch::peer {
 
-inline constexpr MetricDesc kPeerInfo{
+// The collector that exports the families below: its name in the collector registry
+// (collectors/core/registry.cc), in --collector.peer and in Snapshot::collector.
+inline constexpr std::string_view kCollector = "peer";
+// Its families carry it in their type (collectors/core/collector_family.h).
+using Family = FamilyOf<kCollector>;
+
+inline constexpr Family kPeerInfo{
     "fabric_port_peer_info",
     "The neighbour at the far end of the port: peer_name (LLDP system name, else chassis id; IB "
     "node description, else node GUID), peer_port (LLDP: the port as the switch names it, the "
@@ -18,7 +25,7 @@ inline constexpr MetricDesc kPeerInfo{
 
 // The reasons are fixed lists (sys::LldpKeyValueSkipName and kLldpUnreadable; kSmpMalformed and
 // kSmpNoDescription in peer.cc): the label set is bounded.
-inline constexpr MetricDesc kPeerBadRecords{
+inline constexpr Family kPeerBadRecords{
     "fabric_port_peer_bad_records",
     "Neighbour records of the latest collection that could not be used whole, by source and "
     "reason. source=lldpd (the lldpctl -f keyvalue text of --path.lldp), each skipped while the "

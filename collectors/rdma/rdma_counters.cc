@@ -23,7 +23,10 @@ constexpr MetricDesc kRcvSwitchRelayErrors{
     "fabric_rdma_port_receive_switch_relay_errors_total",
     "Packets that could not be relayed (counters/port_rcv_switch_relay_errors; 16-bit, "
     "saturates).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kInfiniBand, "an InfiniBand switch-relay counter; not maintained on RoCE ports"}};
 constexpr MetricDesc kXmitDiscards{
     "fabric_rdma_port_transmit_discards_total",
     "Outbound packets discarded because the port was down or congested "
@@ -33,39 +36,64 @@ constexpr MetricDesc kXmitConstraintErrors{
     "fabric_rdma_port_transmit_constraint_errors_total",
     "Packets not sent because of partition or raw filtering "
     "(counters/port_xmit_constraint_errors; 8-bit, saturates).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kInfiniBand, "InfiniBand partition enforcement; not maintained on RoCE ports"}};
 constexpr MetricDesc kRcvConstraintErrors{
     "fabric_rdma_port_receive_constraint_errors_total",
     "Received packets dropped because of partition or raw filtering "
     "(counters/port_rcv_constraint_errors; 8-bit, saturates).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kInfiniBand, "InfiniBand partition enforcement; not maintained on RoCE ports"}};
 constexpr MetricDesc kVl15Dropped{
     "fabric_rdma_port_vl15_dropped_total",
     "Incoming VL15 (subnet management) packets dropped for lack of resources "
     "(counters/VL15_dropped; 16-bit, saturates).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kInfiniBand, "subnet management packets (VL15) exist on InfiniBand only"}};
 constexpr MetricDesc kXmitWait{
     "fabric_rdma_port_transmit_wait_total",
     "Ticks during which the port had data to send but no flow-control credits "
     "(counters/port_xmit_wait; the tick length is implementation-defined).",
     MetricKind::kCounter, kPortLabels};
-constexpr MetricDesc kUnicastXmit{"fabric_rdma_port_unicast_transmit_packets_total",
-                                  "Unicast packets transmitted (counters/unicast_xmit_packets or "
-                                  "counters_ext/port_unicast_xmit_packets).",
-                                  MetricKind::kCounter, kPortLabels};
-constexpr MetricDesc kUnicastRcv{"fabric_rdma_port_unicast_receive_packets_total",
-                                 "Unicast packets received (counters/unicast_rcv_packets or "
-                                 "counters_ext/port_unicast_rcv_packets).",
-                                 MetricKind::kCounter, kPortLabels};
+constexpr MetricDesc kUnicastXmit{
+    "fabric_rdma_port_unicast_transmit_packets_total",
+    "Unicast packets transmitted (counters/unicast_xmit_packets or "
+    "counters_ext/port_unicast_xmit_packets).",
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kOff,
+     "fabric_rdma_port_transmit_packets_total counts them with the multicast ones"}};
+constexpr MetricDesc kUnicastRcv{
+    "fabric_rdma_port_unicast_receive_packets_total",
+    "Unicast packets received (counters/unicast_rcv_packets or "
+    "counters_ext/port_unicast_rcv_packets).",
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kOff,
+     "fabric_rdma_port_receive_packets_total counts them with the multicast ones"}};
 constexpr MetricDesc kMulticastXmit{
     "fabric_rdma_port_multicast_transmit_packets_total",
     "Multicast packets transmitted (counters/multicast_xmit_packets or "
     "counters_ext/port_multicast_xmit_packets).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kOff, "workload statistics, not fault signals"}};
 constexpr MetricDesc kMulticastRcv{"fabric_rdma_port_multicast_receive_packets_total",
                                    "Multicast packets received (counters/multicast_rcv_packets or "
                                    "counters_ext/port_multicast_rcv_packets).",
-                                   MetricKind::kCounter, kPortLabels};
+                                   MetricKind::kCounter,
+                                   kPortLabels,
+                                   {},
+                                   {ExportRule::kOff, "workload statistics, not fault signals"}};
 
 constexpr CounterSpec kPmaCounters[] = {
     {"symbol_error", &kSymbolErrors, 1, kSymbolErrors.range.bits},

@@ -38,12 +38,22 @@ inline constexpr MetricDesc kXmitPackets{
     "fabric_rdma_port_transmit_packets_total",
     "Packets transmitted (counters/port_xmit_packets or counters_ext/port_xmit_packets_64; "
     "hw_counters/tx_pkts on bnxt_re and efa).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kOff,
+     "fabric_rdma_port_transmit_bytes_total tells the load; packet counts are node_exporter's "
+     "infiniband collector's too"}};
 inline constexpr MetricDesc kRcvPackets{
     "fabric_rdma_port_receive_packets_total",
     "Packets received (counters/port_rcv_packets or counters_ext/port_rcv_packets_64; "
     "hw_counters/rx_pkts on bnxt_re and efa).",
-    MetricKind::kCounter, kPortLabels};
+    MetricKind::kCounter,
+    kPortLabels,
+    {},
+    {ExportRule::kOff,
+     "fabric_rdma_port_receive_bytes_total tells the load; packet counts are node_exporter's "
+     "infiniband collector's too"}};
 
 // counters/ and counters_ext/ files (IBA PMA), or nullptr for an unknown file.
 const CounterSpec* FindPmaCounter(std::string_view file);

@@ -26,7 +26,10 @@ constexpr MetricDesc kPairInfo{
     "PHB (through their shared host bridge), NODE (different host bridges of one NUMA node), "
     "SYS (across NUMA nodes). Derived from sysfs alone. Constant 1.",
     MetricKind::kInfo,
-    {"gpu", "nic", "rdma_device", "level"}};
+    {"gpu", "nic", "rdma_device", "level"},
+    {},
+    {ExportRule::kOff,
+     "the same GPU x NIC matrix as fabric_topology_gpu_nic_distance, as a label"}};
 constexpr MetricDesc kRemote{
     "fabric_topology_gpu_nic_remote",
     "1 if the GPU's nearest NIC is NODE or SYS (no NIC shares its host bridge: GPUDirect RDMA "
@@ -44,7 +47,10 @@ constexpr MetricDesc kDowntrained{
     "1 if the current link speed or width is below the function's maximum, else 0. GPUs "
     "downshift speed at idle, so alert on width, or on speed only under load. A bridge port "
     "whose maximum exceeds what its partner supports (a Gen4 card in a Gen5 slot) reads 1.",
-    MetricKind::kGauge, kLinkLabels};
+    MetricKind::kGauge,
+    kLinkLabels,
+    {},
+    {ExportRule::kNonZero, "a flag per PCI function, 0 while the link runs at its maximum"}};
 constexpr MetricDesc kIommuGroup{
     "fabric_pcie_iommu_group_info",
     "IOMMU group of the function (iommu_group link) and the group's domain type "

@@ -12,6 +12,7 @@
 #include "collectors/core/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "detectors/ber_growth/ber_growth_metrics.h"
 #include "detectors/ber_growth/ber_outliers.h"
 #include "detectors/ber_growth/ber_window.h"
 #include "detectors/core/counter.h"
@@ -20,6 +21,7 @@
 #include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
 #include "detectors/core/rate_evidence.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -32,48 +34,22 @@ using ber::History;
 
 constexpr std::string_view kName = "ber_growth";
 
-constexpr MetricDesc kEffective{
-    "fabric_ber_effective_ratio",
-    "Post-FEC (effective) bit error ratio of an Ethernet PHY: PCS symbol errors / received "
-    "bits over the detector window (window = the configured minimum; extended until it holds "
-    "3/threshold bits, docs/detection.md §0.3).",
-    MetricKind::kGauge,
-    {"netdev", "window"}};
-constexpr MetricDesc kPreFec{
-    "fabric_ber_pre_fec_ratio",
-    "Pre-FEC bit error ratio of an Ethernet PHY: FEC-corrected bits / received bits over the "
-    "pre-FEC window (default 1m).",
-    MetricKind::kGauge,
-    {"netdev"}};
-constexpr MetricDesc kEta{
-    "fabric_ber_pre_fec_limit_eta_seconds",
-    "Projected seconds until the pre-FEC bit error ratio reaches the FEC limit (default 2.4e-4), "
-    "from a linear fit of its log10 over the trend lookback; absent when not rising.",
-    MetricKind::kGauge,
-    {"netdev"}};
-constexpr MetricDesc kIbEffective{
-    "fabric_ber_ib_effective_ratio",
-    "InfiniBand port symbol errors / bits at the port's link rate over the detector window "
-    "(an effective BER estimate; IB has no received-bit statistic).",
-    MetricKind::kGauge,
-    {"device", "port", "window"}};
-constexpr MetricDesc kIbSymbolRate{
-    "fabric_ber_ib_symbol_errors_per_second",
-    "InfiniBand port symbol errors per second over the last hour (critical above 120 per hour).",
-    MetricKind::kGauge,
-    {"device", "port"}};
+using ber_growth::kEffective;
+using ber_growth::kEta;
+using ber_growth::kIbEffective;
+using ber_growth::kIbSymbolRate;
+using ber_growth::kPreFec;
 // What ber_growth reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"ethtool", &ethtool::kPhyReceivedBits, {"netdev"}},
-    {"ethtool", &ethtool::kPhyPcsSymbolErrors, {"netdev"}},
-    {"ethtool", &ethtool::kPhyCorrectedBits, {"netdev"}},
-    {"ethtool", &ethtool::kFecCorrectedBits, {"netdev"}},
-    {"ethtool", &ethtool::kPhyLaneCorrectedBits, {"netdev", "lane"}},
-    {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer"}},
-    {"rdma", &rdma::kSymbolErrors, {"device", "port"}},
-    {"rdma", &rdma::kPortRate, {"device", "port"}},
-    {"rdma", &rdma::kLocalLinkIntegrity, {"device", "port"}},
-    {"rdma", &rdma::kExcessiveBufferOverrun, {"device", "port"}},
+    {ethtool::kPhyReceivedBits, {"netdev"}},
+    {ethtool::kPhyPcsSymbolErrors, {"netdev"}},
+    {ethtool::kPhyCorrectedBits, {"netdev"}},
+    {ethtool::kFecCorrectedBits, {"netdev"}},
+    {ethtool::kPhyLaneCorrectedBits, {"netdev", "lane"}},
+    {rdma::kSymbolErrors, {"device", "port"}},
+    {rdma::kPortRate, {"device", "port"}},
+    {rdma::kLocalLinkIntegrity, {"device", "port"}},
+    {rdma::kExcessiveBufferOverrun, {"device", "port"}},
 };
 constexpr MetricDesc kMetrics[] = {kEffective, kPreFec, kEta, kIbEffective, kIbSymbolRate};
 
@@ -161,6 +137,13 @@ struct IbPort {
   bool seen = false;
 };
 
+// The RDMA port a sample of one of the rdma collector's per-port families names.
+template <const auto& Family>
+std::optional<PortId> PortOf(const prometheus::ClientMetric& m) {
+  return PortId::FromLabels(Label<Family>(m, "device"), Label<Family>(m, "port"));
+}
+using PortOfSample = std::optional<PortId> (*)(const prometheus::ClientMetric&);
+
 class BerGrowthDetector final : public Detector {
  public:
   explicit BerGrowthDetector(Options options) : o_(options) {}
@@ -168,8 +151,8 @@ class BerGrowthDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
-    if (snapshot.collector == "rdma") ObserveRdma(snapshot);
+    if (snapshot.From<ethtool::kCollector>()) ObserveEthtool(snapshot);
+    if (snapshot.From<rdma::kCollector>()) ObserveRdma(snapshot);
   }
 
   std::vector<Finding> Evaluate(TimePoint /*now*/) override {
@@ -292,46 +275,44 @@ class BerGrowthDetector final : public Detector {
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [n, p] : eth_) p.seen = false;
-    ForEachSample(families, ethtool::kPhyReceivedBits,
-                  [&](const prometheus::ClientMetric& m, double bits_value) {
-                    auto netdev_label = LabelValue(m, "netdev");
-                    // No netdev names no port a finding could name.
-                    if (!netdev_label || netdev_label->empty() || !(bits_value >= 0)) return;
-                    const std::string netdev(*netdev_label);
-                    EthPort& p = eth_.try_emplace(netdev, o_).first->second;
-                    p.seen = true;
-                    const LabelMatch match{{"netdev", netdev}};
-                    auto pcs = FindValue(families, ethtool::kPhyPcsSymbolErrors, match);
-                    auto corrected = FindValue(families, ethtool::kPhyCorrectedBits, match);
-                    if (!corrected) {
-                      corrected = FindValue(families, ethtool::kFecCorrectedBits, match);
-                    }
-                    const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
-                    std::optional<double> errors, corr;
-                    if (pcs && *pcs >= 0) {
-                      const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
-                      if (s.valid) errors = static_cast<double>(s.delta);
-                    } else {
-                      p.pcs.Forget();
-                    }
-                    if (corrected && *corrected >= 0) {
-                      const CounterStep s =
-                          p.corrected.Update(static_cast<uint64_t>(*corrected), time);
-                      if (s.valid) corr = static_cast<double>(s.delta);
-                    } else {
-                      p.corrected.Forget();
-                    }
-                    if (bits.valid && bits.delta > 0) {
-                      p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors,
-                                    corr, o_.history);
-                    }
-                    p.effective.warning.Update(p.history, time, o_.clear_factor, bounds_);
-                    p.effective.critical.Update(p.history, time, o_.clear_factor, bounds_);
-                    // This sample's own pre-FEC ratio feeds the evidence path (§0.4).
-                    std::optional<double> sample_ratio;
-                    if (bits.valid && bits.delta > 0 && corr) sample_ratio = *corr / bits.delta;
-                    UpdatePreFec(p, time, bits.valid ? bits.seconds : 0, sample_ratio);
-                  });
+    ForEachSample(
+        families, ethtool::kPhyReceivedBits,
+        [&](const prometheus::ClientMetric& m, double bits_value) {
+          const std::string netdev(Label<ethtool::kPhyReceivedBits>(m, "netdev"));
+          // No netdev names no port a finding could name.
+          if (netdev.empty() || !(bits_value >= 0)) return;
+          EthPort& p = eth_.try_emplace(netdev, o_).first->second;
+          p.seen = true;
+          auto pcs = FindValue<ethtool::kPhyPcsSymbolErrors>(families, {{"netdev", netdev}});
+          auto corrected = FindValue<ethtool::kPhyCorrectedBits>(families, {{"netdev", netdev}});
+          if (!corrected) {
+            corrected = FindValue<ethtool::kFecCorrectedBits>(families, {{"netdev", netdev}});
+          }
+          const CounterStep bits = p.bits.Update(static_cast<uint64_t>(bits_value), time);
+          std::optional<double> errors, corr;
+          if (pcs && *pcs >= 0) {
+            const CounterStep s = p.pcs.Update(static_cast<uint64_t>(*pcs), time);
+            if (s.valid) errors = static_cast<double>(s.delta);
+          } else {
+            p.pcs.Forget();
+          }
+          if (corrected && *corrected >= 0) {
+            const CounterStep s = p.corrected.Update(static_cast<uint64_t>(*corrected), time);
+            if (s.valid) corr = static_cast<double>(s.delta);
+          } else {
+            p.corrected.Forget();
+          }
+          if (bits.valid && bits.delta > 0) {
+            p.history.Add(time, bits.seconds, static_cast<double>(bits.delta), errors, corr,
+                          o_.history);
+          }
+          p.effective.warning.Update(p.history, time, o_.clear_factor, bounds_);
+          p.effective.critical.Update(p.history, time, o_.clear_factor, bounds_);
+          // This sample's own pre-FEC ratio feeds the evidence path (§0.4).
+          std::optional<double> sample_ratio;
+          if (bits.valid && bits.delta > 0 && corr) sample_ratio = *corr / bits.delta;
+          UpdatePreFec(p, time, bits.valid ? bits.seconds : 0, sample_ratio);
+        });
     std::erase_if(eth_, [](const auto& e) { return !e.second.seen; });
     UpdateOutliers(families, time);
   }
@@ -339,15 +320,15 @@ class BerGrowthDetector final : public Detector {
   // §3.4: the per-lane corrected bits and every port's window pre-FEC BER, then the outliers.
   void UpdateOutliers(const Families& families, TimePoint time) {
     std::map<std::string, std::vector<std::string>> lanes;
-    ForEachSample(families, ethtool::kPhyLaneCorrectedBits,
-                  [&](const prometheus::ClientMetric& m, double value) {
-                    auto it = eth_.find(std::string(LabelOr(m, "netdev")));
-                    const std::string lane(LabelOr(m, "lane"));
-                    if (it == eth_.end() || lane.empty() || !(value >= 0)) return;
-                    it->second.outliers.lanes.Add(lane, static_cast<uint64_t>(value), time,
-                                                  outliers_.window);
-                    lanes[it->first].push_back(lane);
-                  });
+    ForEachSample(
+        families, ethtool::kPhyLaneCorrectedBits,
+        [&](const prometheus::ClientMetric& m, double value) {
+          auto it = eth_.find(std::string(Label<ethtool::kPhyLaneCorrectedBits>(m, "netdev")));
+          const std::string lane(Label<ethtool::kPhyLaneCorrectedBits>(m, "lane"));
+          if (it == eth_.end() || lane.empty() || !(value >= 0)) return;
+          it->second.outliers.lanes.Add(lane, static_cast<uint64_t>(value), time, outliers_.window);
+          lanes[it->first].push_back(lane);
+        });
     std::map<std::string, ber::PortOutliers*> ports;
     for (auto& [netdev, p] : eth_) {
       p.outliers.lanes.Retain(lanes[netdev]);
@@ -417,47 +398,43 @@ class BerGrowthDetector final : public Detector {
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [k, p] : ib_) p.seen = false;
-    // RoCE ports (link_layer Ethernet) are judged by their netdev's PHY/FEC counters only
-    // (docs/detection.md §3.3): their PMA symbol_error is the same PHY seen again, and the IB rules
-    // would raise a second finding, on {device, port}, for one fault. No port_info or an empty
-    // link_layer (kernels before RoCE) is InfiniBand.
-    std::set<std::pair<std::string, std::string>> ethernet;
-    ForEachSample(families, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
-      if (LabelOr(m, "link_layer") == "Ethernet") {
-        ethernet.emplace(std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port")));
+    // RoCE ports (link_layer Ethernet in the node model) are judged by their netdev's PHY/FEC
+    // counters only (docs/detection.md §3.3): their PMA symbol_error is the same PHY seen again,
+    // and the IB rules would raise a second finding, on {device, port}, for one fault. A port the
+    // model does not know, or an empty link_layer (kernels before RoCE), is InfiniBand.
+    const NodeModel& node = snapshot.Node();
+    auto port_for = [&](std::optional<PortId> id) -> IbPort* {
+      if (!id) return nullptr;
+      if (const RdmaPort* known = node.Port(*id); known != nullptr && known->ethernet()) {
+        return nullptr;
       }
-    });
-    auto port_for = [&](const prometheus::ClientMetric& m) -> IbPort* {
-      auto device = LabelValue(m, "device");
-      auto port = LabelValue(m, "port");
-      if (!device || !port || device->empty() || port->empty()) return nullptr;
-      if (ethernet.contains({std::string(*device), std::string(*port)})) return nullptr;
-      IbPort& p = ib_.try_emplace({std::string(*device), std::string(*port)}, o_).first->second;
+      IbPort& p = ib_.try_emplace({id->device, id->PortLabel()}, o_).first->second;
       p.seen = true;
       return &p;
     };
-    ForEachSample(
-        families, rdma::kSymbolErrors, [&](const prometheus::ClientMetric& m, double value) {
-          IbPort* p = port_for(m);
-          if (p == nullptr || !(value >= 0)) return;
-          const auto rate =
-              FindValue(families, rdma::kPortRate,
-                        {{"device", *LabelValue(m, "device")}, {"port", *LabelValue(m, "port")}});
-          p->rate_bytes = rate.value_or(0);
-          const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
-          p->symbol_saturated = step.saturated;
-          if (step.valid && p->rate_bytes > 0) {
-            p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
-                           static_cast<double>(step.delta), std::nullopt, o_.history);
-          }
-          p->effective.warning.Update(p->history, time, o_.clear_factor, bounds_);
-          p->effective.critical.Update(p->history, time, o_.clear_factor, bounds_);
-          UpdateHourly(*p, time);
-        });
-    auto fatal = [&](const MetricDesc& family, CounterTracker IbPort::*tracker,
-                     HoldDown IbPort::*latch, uint64_t IbPort::*last) {
+    ForEachSample(families, rdma::kSymbolErrors,
+                  [&](const prometheus::ClientMetric& m, double value) {
+                    IbPort* p = port_for(PortOf<rdma::kSymbolErrors>(m));
+                    if (p == nullptr || !(value >= 0)) return;
+                    const auto rate = FindValue<rdma::kPortRate>(
+                        families, {{"device", Label<rdma::kSymbolErrors>(m, "device")},
+                                   {"port", Label<rdma::kSymbolErrors>(m, "port")}});
+                    p->rate_bytes = rate.value_or(0);
+                    const CounterStep step = p->symbol.Update(static_cast<uint64_t>(value), time);
+                    p->symbol_saturated = step.saturated;
+                    if (step.valid && p->rate_bytes > 0) {
+                      p->history.Add(time, step.seconds, p->rate_bytes * 8 * step.seconds,
+                                     static_cast<double>(step.delta), std::nullopt, o_.history);
+                    }
+                    p->effective.warning.Update(p->history, time, o_.clear_factor, bounds_);
+                    p->effective.critical.Update(p->history, time, o_.clear_factor, bounds_);
+                    UpdateHourly(*p, time);
+                  });
+    auto fatal = [&](const MetricDesc& family, PortOfSample port_of,
+                     CounterTracker IbPort::*tracker, HoldDown IbPort::*latch,
+                     uint64_t IbPort::*last) {
       ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double value) {
-        IbPort* p = port_for(m);
+        IbPort* p = port_for(port_of(m));
         if (p == nullptr || !(value >= 0)) return;
         const CounterStep step = (p->*tracker).Update(static_cast<uint64_t>(value), time);
         // Saturated = unknown: neither raise nor clear (docs/detection.md §0.2).
@@ -466,8 +443,10 @@ class BerGrowthDetector final : public Detector {
         (p->*latch).Update(grew, step.valid && step.delta == 0, time);
       });
     };
-    fatal(rdma::kLocalLinkIntegrity, &IbPort::lli, &IbPort::fatal_lli, &IbPort::lli_delta);
-    fatal(rdma::kExcessiveBufferOverrun, &IbPort::ebo, &IbPort::fatal_ebo, &IbPort::ebo_delta);
+    fatal(rdma::kLocalLinkIntegrity, PortOf<rdma::kLocalLinkIntegrity>, &IbPort::lli,
+          &IbPort::fatal_lli, &IbPort::lli_delta);
+    fatal(rdma::kExcessiveBufferOverrun, PortOf<rdma::kExcessiveBufferOverrun>, &IbPort::ebo,
+          &IbPort::fatal_ebo, &IbPort::ebo_delta);
     std::erase_if(ib_, [](const auto& e) { return !e.second.seen; });
   }
 
@@ -547,6 +526,10 @@ class BerGrowthDetector final : public Detector {
 
 std::span<const MetricDesc> BerGrowthDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> BerGrowthDetectorInputs() { return kInputs; }
+
+Status ValidateBerGrowthDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseBerGrowthOptions(options));
+}
 
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options) {
   Result<BerGrowthOptions> parsed = ParseBerGrowthOptions(options);

@@ -13,10 +13,8 @@
 //                                                    §0.3)
 //   fabric_rdma_port_local_link_integrity_errors_total, ..._excessive_buffer_overrun_errors_total
 //                                                   (4-bit, saturating; fatal class [S16])
-//   fabric_rdma_port_info                           (link_layer: the IB rules apply to
-//                                                    InfiniBand ports only; a RoCE port is
-//                                                    judged on its netdev, §3.3 — one fault,
-//                                                    one finding)
+// the node model (detectors/core/node_model.h): the port's link layer — the IB rules apply to
+//   InfiniBand ports only; a RoCE port is judged on its netdev, §3.3 — one fault, one finding
 // Every counter goes through CounterTracker: resets, 32-bit wraps (error_counter_width: 32 for
 // drivers with 32-bit PHY error counters) and saturated IB counters give no false alarm; a
 // series that disappears (hot-unplug) drops its history.
@@ -110,5 +108,7 @@ std::span<const MetricDesc> BerGrowthDetectorMetrics();
 std::span<const MetricInput> BerGrowthDetectorInputs();
 Result<BerGrowthOptions> ParseBerGrowthOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeBerGrowthDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateBerGrowthDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

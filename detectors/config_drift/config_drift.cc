@@ -7,8 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/netdev/netdev_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
+#include "collectors/topology/topology_metrics.h"
+#include "detectors/config_drift/config_drift_metrics.h"
 #include "detectors/config_drift/drift_checks.h"
 #include "detectors/config_drift/node_config.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
@@ -59,15 +65,7 @@ constexpr DetectorOptionSpec kOptions[] = {
      "false"},
 };
 
-constexpr MetricDesc kDrifted{
-    "fabric_config_setting_drifted",
-    "1 while the setting of the subject (a fabric netdev, a PCI function, an RDMA port as "
-    "<device>/<port>, or node) differs from "
-    "its expectation (configuration, sibling majority, or traffic; before hold-for), 0 while "
-    "it agrees; absent where the setting is not reported. The configuration matrix of "
-    "README \"Configuration drift\".",
-    MetricKind::kGauge,
-    {"subject", "setting"}};
+using config_drift::kDrifted;
 constexpr MetricDesc kMetrics[] = {kDrifted};
 
 struct ConfigDriftOptions {
@@ -92,6 +90,7 @@ class ConfigDriftDetector final : public Detector {
   }
 
   void Observe(const SnapshotView& snapshot) override {
+    if (snapshot.node) node_ = snapshot.node;
     Families kept;
     for (const MetricInput& input : drift::ConfigInputs()) {
       if (input.collector != snapshot.collector) continue;
@@ -122,10 +121,11 @@ class ConfigDriftDetector final : public Detector {
   }
 
   void Assess(TimePoint now) {
-    const drift::NodeConfig config = drift::BuildNodeConfig({.rdma = Latest("rdma"),
-                                                             .netdev = Latest("netdev"),
-                                                             .ethtool = Latest("ethtool"),
-                                                             .topology = Latest("topology")});
+    const drift::NodeConfig config =
+        drift::BuildNodeConfig({.node = node_ ? node_.get() : &EmptyNodeModel(),
+                                .netdev = Latest(netdev::kCollector),
+                                .ethtool = Latest(ethtool::kCollector),
+                                .topology = Latest(topology::kCollector)});
     drift::DriftReport report = drift::CheckDrift(config, options_.expect);
     matrix_.clear();
     for (const auto& cell : report.checked) matrix_[cell] = false;
@@ -156,6 +156,7 @@ class ConfigDriftDetector final : public Detector {
 
   ConfigDriftOptions options_;
   std::map<std::string, Families, std::less<>> families_;  // by collector
+  std::shared_ptr<const NodeModel> node_;                  // the RDMA ports, from the last snapshot
   std::map<std::string, Check> checks_;                    // by entity text
   std::map<std::pair<std::string, std::string>, bool> matrix_;
 };
@@ -217,6 +218,10 @@ Result<ConfigDriftOptions> ParseOptions(const DetectorOptions& options) {
 std::span<const DetectorOptionSpec> ConfigDriftDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> ConfigDriftDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> ConfigDriftDetectorInputs() { return drift::ConfigInputs(); }
+
+Status ValidateConfigDriftDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseOptions(options));
+}
 
 Result<std::unique_ptr<Detector>> MakeConfigDriftDetector(const DetectorOptions& options) {
   auto parsed = ParseOptions(options);

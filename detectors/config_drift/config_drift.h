@@ -66,5 +66,7 @@ std::span<const DetectorOptionSpec> ConfigDriftDetectorOptions();
 std::span<const MetricDesc> ConfigDriftDetectorMetrics();
 std::span<const MetricInput> ConfigDriftDetectorInputs();
 Result<std::unique_ptr<Detector>> MakeConfigDriftDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateConfigDriftDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

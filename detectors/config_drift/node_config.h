@@ -5,7 +5,7 @@
 // typed families only (ConfigInputs() declares them), never from a device.
 //
 // Where each field comes from:
-//   fabric port                 a netdev of an Ethernet RDMA port (fabric_rdma_port_info), or one
+//   fabric port                 a netdev of an Ethernet RDMA port (the node model), or one
 //                               that reports PFC (fabric_pfc_enabled: a DCB-capable NIC)
 //   pfc                         fabric_pfc_enabled{netdev,priority}
 //   trust, dscp_map             fabric_qos_trust_info, fabric_qos_dscp_priority_map_info
@@ -14,9 +14,8 @@
 //   ecn                         fabric_roce_ecn_enabled{netdev,priority,role}
 //   priority bytes              fabric_ethtool_priority_bytes_total (rx + tx): the RoCE priority
 //   mtu                         fabric_netdev_mtu_bytes
-//   rdma port, its netdev       fabric_rdma_port_info{device,port,link_layer,netdev}
-//   rdma port state             fabric_rdma_port_state (4 = ACTIVE)
-//   ib mtu                      fabric_rdma_port_active_mtu_bytes, _max_mtu_bytes
+//   rdma port, its netdev,      the node model (detectors/core/node_model.h), from
+//   state and ib mtu            fabric_rdma_port_info, _state, _active_mtu_bytes, _max_mtu_bytes
 //   functions, upstream         fabric_pcie_device_info{device,role,upstream}
 //   mps, mrrs                   fabric_pcie_max_payload_bytes, _max_read_request_bytes
 //   acs redirect                fabric_pcie_acs_control{control=request_redirect|completion_...}
@@ -37,6 +36,7 @@
 #include <vector>
 
 #include "detectors/core/inputs.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect::drift {
@@ -63,7 +63,7 @@ struct PortConfig {
 struct RdmaPortConfig {
   std::string device;
   std::string port;
-  std::string netdev;      // from fabric_rdma_port_info; "" for an IB port without IPoIB
+  std::string netdev;      // from the node model; "" for an IB port without IPoIB
   std::string link_layer;  // "InfiniBand", "Ethernet" or "" (not reported)
   std::optional<int> state;
   std::optional<int> active_mtu;  // bytes
@@ -96,9 +96,10 @@ struct NodeConfig {
   bool rdma_nic = false;
 };
 
-// The latest kept families of each collector; nullptr where a collector has not reported.
+// The node model (the RDMA ports) and the latest kept families of each collector; nullptr where
+// a collector has not reported.
 struct ConfigSources {
-  const Families* rdma = nullptr;
+  const NodeModel* node = nullptr;
   const Families* netdev = nullptr;
   const Families* ethtool = nullptr;
   const Families* topology = nullptr;

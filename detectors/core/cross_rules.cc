@@ -5,16 +5,17 @@
 
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/registry.h"
 
 namespace fabricwatch::detect {
 namespace {
 
 // fabric_rdma_port_state values a port carries data in (IBTA PortState).
-constexpr double kStateActive = 4;
-constexpr double kStateActiveDefer = 5;
+constexpr int kStateActive = 4;
+constexpr int kStateActiveDefer = 5;
 
 // The findings that can explain others, by (detector, port key).
-using OwnerIndex = std::map<std::pair<std::string, std::string>, std::vector<Finding*>>;
+using OwnerIndex = std::map<std::pair<std::string, CrossRulePort>, std::vector<Finding*>>;
 
 struct Verdict {
   Finding* owner = nullptr;  // the finding that explains it (annotated), may be null
@@ -23,9 +24,9 @@ struct Verdict {
 
 struct RuleInput {
   const Finding& finding;
-  const std::string& port;  // its port key
+  const CrossRulePort& port;  // its port
   const OwnerIndex& owners;
-  std::optional<double> port_state;  // fabric_rdma_port_state of that port, if known
+  std::optional<int> port_state;  // fabric_rdma_port_state of that port, if known
 };
 
 std::optional<double> EvidenceValue(const Finding& f, std::string_view name) {
@@ -46,47 +47,51 @@ Finding* Owner(const RuleInput& in, std::string_view detector, Accept accept) {
   return nullptr;
 }
 
-Verdict StormOnFlappingLink(const RuleInput& in) {
-  Finding* flap = Owner(in, "link_flap", [](const Finding&) { return true; });
-  if (flap == nullptr) return {};
-  return {flap, "link_flap reports the link flapping or down: " + flap->reason};
-}
-
-Verdict BerOnDownPort(const RuleInput& in) {
-  Finding* flap = Owner(in, "link_flap", [](const Finding& f) {
-    return f.severity == Severity::kCritical || EvidenceValue(f, "down_seconds").value_or(0) > 0;
-  });
-  if (flap != nullptr) return {flap, "link_flap reports the port down: " + flap->reason};
-  if (in.port_state && *in.port_state != kStateActive && *in.port_state != kStateActiveDefer) {
+// One rule on one finding, as the detectors declare it (declaration.h): explained by the owner's
+// finding that establishes the fact on the port, else (when the rule says so) by the port's state.
+Verdict Judge(const CrossRule& rule, const RuleInput& in) {
+  const SuppressionRule& declared = *rule.declared;
+  if (declared.applies != nullptr && !declared.applies(in.finding)) return {};
+  if (rule.fact != nullptr) {
+    Finding* owner = Owner(in, rule.owner, [&](const Finding& f) {
+      return rule.fact->holds == nullptr || rule.fact->holds(f);
+    });
+    if (owner != nullptr) {
+      return {owner,
+              std::string(rule.owner) + " " + std::string(declared.says) + ": " + owner->reason};
+    }
+  }
+  if (declared.when_port_not_active && in.port_state && *in.port_state != kStateActive &&
+      *in.port_state != kStateActiveDefer) {
     return {nullptr, "the port is not ACTIVE (fabric_rdma_port_state " +
                          FormatFixed(*in.port_state, 0) + ")"};
   }
   return {};
 }
 
-Verdict OutageOfPortSeenUp(const RuleInput& in) {
-  // Only link_degraded's port-state findings (down, stuck) carry port_state evidence; its width,
-  // speed, firmware and missing findings are not outages.
-  if (!EvidenceValue(in.finding, "port_state")) return {};
-  Finding* flap = Owner(in, "link_flap", [](const Finding&) { return true; });
-  if (flap == nullptr) return {};
-  return {flap, "link_flap counted downs of this port, so it was up: " + flap->reason};
+// The rules the registry's detectors declare, in registry order; the owner of each is the first
+// detector that declares the fact it is explained by.
+std::vector<CrossRule> DeclaredRules() {
+  std::vector<CrossRule> rules;
+  for (const DetectorInfo& info : DetectorRegistry()) {
+    for (const SuppressionRule& declared : info.declaration.suppressed_when) {
+      CrossRule rule{.name = declared.name,
+                     .suppressed = info.name,
+                     .why = declared.why,
+                     .declared = &declared};
+      for (const DetectorInfo& other : DetectorRegistry()) {
+        for (const PortFactSource& fact : other.declaration.establishes) {
+          if (rule.fact == nullptr && fact.fact == declared.explained_by) {
+            rule.owner = other.name;
+            rule.fact = &fact;
+          }
+        }
+      }
+      rules.push_back(rule);
+    }
+  }
+  return rules;
 }
-
-using RuleFn = Verdict (*)(const RuleInput&);
-
-constexpr CrossRule kCrossRules[] = {
-    {"storm_on_flapping_link", "pfc_storm", "link_flap",
-     "a flapping link pauses and stalls without a storm; SONiC moved its PFC watchdog to "
-     "pause-duration counters to stop false storms on flapping links"},
-    {"ber_on_down_port", "ber_growth", "link_flap",
-     "a port that is down or training has no BER to judge: its errors are the outage's"},
-    {"outage_of_port_seen_up", "link_degraded", "link_flap",
-     "link_flap owns the outages of ports ever seen up, link_degraded the never-up ones "
-     "(detectors/link_degraded/link_degraded.h)"},
-};
-constexpr RuleFn kRuleFns[] = {StormOnFlappingLink, BerOnDownPort, OutageOfPortSeenUp};
-static_assert(std::size(kCrossRules) == std::size(kRuleFns));
 
 constexpr MetricDesc kSuppressed{
     "fabricwatch_findings_suppressed_total",
@@ -112,55 +117,41 @@ void Annotate(Finding& owner, std::string_view suppressed_detector) {
 
 }  // namespace
 
-std::span<const CrossRule> CrossRuleTable() { return kCrossRules; }
+std::span<const CrossRule> CrossRuleTable() {
+  static const std::vector<CrossRule> rules = DeclaredRules();
+  return rules;
+}
 std::span<const MetricDesc> CrossRules::Metrics() { return kMetrics; }
 
 std::map<std::pair<std::string, std::string>, uint64_t> CrossRules::InitialCounts() {
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
-  for (const CrossRule& rule : kCrossRules) {
+  for (const CrossRule& rule : CrossRuleTable()) {
     counts[{std::string(rule.suppressed), std::string(rule.name)}] = 0;
   }
   return counts;
 }
 
-void CrossRules::ObservePorts(const Families& rdma) {
-  ports_.clear();
-  by_netdev_.clear();
-  ForEachSample(rdma, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
-    const std::string key =
-        std::string(LabelOr(m, "device")) + "/" + std::string(LabelOr(m, "port"));
-    Port& port = ports_[key];
-    port.netdev = std::string(LabelOr(m, "netdev"));
-    if (!port.netdev.empty()) by_netdev_[port.netdev] = key;
-  });
-  ForEachSample(rdma, rdma::kPortState, [&](const prometheus::ClientMetric& m, double value) {
-    ports_[std::string(LabelOr(m, "device")) + "/" + std::string(LabelOr(m, "port"))].state = value;
-  });
-}
-
-std::optional<std::string> CrossRules::PortKey(const EntityLabels& entity) const {
-  std::string device, port, netdev;
+std::optional<CrossRulePort> CrossRules::PortOf(const EntityLabels& entity, const NodeModel& node) {
+  std::string_view device, port, netdev;
   for (const auto& [name, value] : entity) {
     if (name == "device") device = value;
     if (name == "port") port = value;
     if (name == "netdev") netdev = value;
   }
-  if (!device.empty() && !port.empty()) return device + "/" + port;
+  if (!device.empty() && !port.empty()) {
+    if (std::optional<PortId> id = PortId::FromLabels(device, port)) return *id;
+    return std::nullopt;
+  }
   if (netdev.empty()) return std::nullopt;
-  auto it = by_netdev_.find(netdev);
-  return it != by_netdev_.end() ? it->second : "netdev:" + netdev;
+  if (const RdmaPort* rdma_port = node.PortOfNetdev(netdev)) return rdma_port->id;
+  return std::string(netdev);
 }
 
-std::optional<double> CrossRules::PortState(const std::string& key) const {
-  auto it = ports_.find(key);
-  return it != ports_.end() ? it->second.state : std::nullopt;
-}
-
-std::vector<Suppression> CrossRules::Apply(FindingsByDetector& findings) {
+std::vector<Suppression> CrossRules::Apply(FindingsByDetector& findings, const NodeModel& node) {
   OwnerIndex owners;
   for (auto& [detector, list] : findings) {
     for (Finding& f : list) {
-      if (auto port = PortKey(f.entity)) owners[{detector, *port}].push_back(&f);
+      if (auto port = PortOf(f.entity, node)) owners[{detector, *port}].push_back(&f);
     }
   }
   std::vector<Suppression> started;
@@ -168,15 +159,17 @@ std::vector<Suppression> CrossRules::Apply(FindingsByDetector& findings) {
   // Decided first, removed afterwards: the owners' pointers stay valid while the rules run.
   std::map<std::string, std::vector<size_t>, std::less<>> to_remove;
   std::vector<std::pair<Finding*, std::string_view>> annotations;
-  for (size_t r = 0; r < std::size(kCrossRules); ++r) {
-    const CrossRule& rule = kCrossRules[r];
+  for (const CrossRule& rule : CrossRuleTable()) {
     auto list = findings.find(rule.suppressed);
     if (list == findings.end()) continue;
     for (size_t i = 0; i < list->second.size(); ++i) {
       const Finding& f = list->second[i];
-      const std::optional<std::string> port = PortKey(f.entity);
+      const std::optional<CrossRulePort> port = PortOf(f.entity, node);
       if (!port) continue;
-      Verdict verdict = kRuleFns[r]({f, *port, owners, PortState(*port)});
+      const RdmaPort* rdma_port =
+          std::holds_alternative<PortId>(*port) ? node.Port(std::get<PortId>(*port)) : nullptr;
+      const std::optional<int> state = rdma_port ? rdma_port->state : std::nullopt;
+      Verdict verdict = Judge(rule, {f, *port, owners, state});
       if (verdict.cause.empty()) continue;
       if (verdict.owner != nullptr) annotations.emplace_back(verdict.owner, rule.suppressed);
       auto& remove = to_remove[list->first];

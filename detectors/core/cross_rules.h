@@ -10,7 +10,10 @@
 // returned to the engine, which logs it once at debug — suppressed findings are never lost
 // silently.
 //
-// The rules (kCrossRules in cross_rules.cc, one line each with its reason):
+// The rules are declared by the detectors whose findings they suppress, in their contract headers
+// (detectors/<name>/<name>_metrics.h: DetectorDeclaration::suppressed_when names the PortFact that
+// explains the finding, and the detector that establishes that fact declares it in `establishes`;
+// detectors/core/declaration.h). Today's:
 //   storm_on_flapping_link  pfc_storm (any role) on a port where link_flap reports a warning or
 //                           critical finding: a flapping link pauses and stalls without a storm;
 //                           SONiC moved its PFC watchdog to pause-duration counters to stop false
@@ -27,8 +30,8 @@
 //                           link_degraded the never-up ones (detectors/link_degraded/
 //                           link_degraded.h); this enforces that precedence if both fire.
 //
-// Entities are matched per port: an IB port is {device, port}, a RoCE port {netdev}; the latest
-// rdma snapshot's fabric_rdma_port_info joins netdev <-> device/port (an IPoIB netdev is its IB
+// Entities are matched per port: an IB port is {device, port}, a RoCE port {netdev}; the node
+// model (detectors/core/node_model.h) joins netdev <-> device/port (an IPoIB netdev is its IB
 // port). A netdev the rdma collector does not list matches only itself.
 //
 // Thread-safety: none (the engine's thread).
@@ -41,10 +44,13 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "collectors/core/metric_sink.h"
+#include "detectors/core/declaration.h"
 #include "detectors/core/detector.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -55,11 +61,19 @@ using FindingsByDetector = std::map<std::string, std::vector<Finding>, std::less
 struct CrossRule {
   std::string_view name;        // the `rule` label
   std::string_view suppressed;  // the detector whose findings the rule suppresses
-  std::string_view owner;       // the detector whose finding explains them ("" for none)
+  std::string_view owner = {};  // the detector whose finding explains them ("" for none)
   std::string_view why;         // one line, for docs and the debug log
+  const SuppressionRule* declared = nullptr;  // as `suppressed` declares it
+  const PortFactSource* fact = nullptr;       // as `owner` declares the fact (null: none does)
 };
 
+// The rules the registry's detectors declare (DetectorDeclaration::suppressed_when), in registry
+// order; no detector is named here.
 std::span<const CrossRule> CrossRuleTable();
+
+// The port an entity is on: its RDMA port, or the netdev alone when the node model knows no RDMA
+// port for it.
+using CrossRulePort = std::variant<PortId, std::string>;
 
 struct Suppression {
   const CrossRule* rule = nullptr;
@@ -70,32 +84,23 @@ struct Suppression {
 
 class CrossRules {
  public:
-  // The latest rdma snapshot's families (port info and state); kept until the next one.
-  void ObservePorts(const Families& rdma);
   // Applies every rule to `findings` (suppressed ones are removed, the explaining findings
-  // annotated); returns the suppressions that started at this call (one per finding and rule
-  // until it is no longer suppressed).
-  std::vector<Suppression> Apply(FindingsByDetector& findings);
+  // annotated), joining ports through `node`; returns the suppressions that started at this call
+  // (one per finding and rule until it is no longer suppressed).
+  std::vector<Suppression> Apply(FindingsByDetector& findings, const NodeModel& node);
   // (detector, rule) -> suppressions started; every rule's pair present from the start.
   std::map<std::pair<std::string, std::string>, uint64_t> counts() const { return counts_; }
 
   static std::span<const MetricDesc> Metrics();
   void Export(MetricSink& sink) const;
 
-  // The port an entity is on: "device/port" (IB, or a netdev the rdma collector maps), else
-  // "netdev:<name>"; nullopt for an entity that is no port (a device, a PCIe function).
-  std::optional<std::string> PortKey(const EntityLabels& entity) const;
+  // The port an entity is on: its {device, port} (IB, or a netdev the node model maps to its
+  // RDMA port), else the netdev alone; nullopt for an entity that is no port (a device, a PCIe
+  // function).
+  static std::optional<CrossRulePort> PortOf(const EntityLabels& entity, const NodeModel& node);
 
  private:
-  struct Port {
-    std::string netdev;
-    std::optional<double> state;
-  };
-  std::optional<double> PortState(const std::string& key) const;
-
-  std::map<std::string, Port> ports_;             // by "device/port"
-  std::map<std::string, std::string> by_netdev_;  // netdev -> "device/port"
-  std::set<std::string> suppressed_;              // rule|detector|severity|entity, last call
+  std::set<std::string> suppressed_;  // rule|detector|severity|entity, last call
   std::map<std::pair<std::string, std::string>, uint64_t> counts_ = InitialCounts();
   static std::map<std::pair<std::string, std::string>, uint64_t> InitialCounts();
 };

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -43,6 +44,9 @@ namespace fabricwatch::detect {
 
 using TimePoint = std::chrono::system_clock::time_point;
 class StateLoadCheck;  // detectors/core/state_check.h
+class NodeModel;       // detectors/core/node_model.h
+// The model of a node no collector has reported on yet: no ports, no netdevs, nothing.
+const NodeModel& EmptyNodeModel();
 
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);
@@ -87,6 +91,21 @@ struct SnapshotView {
   const std::vector<prometheus::MetricFamily>& families;
   // The log events of the collection (collector `kmsg` only; collectors/core/log_events.h).
   std::span<const LogEvent> log_events = {};
+  // The node as every collector reported it so far (detectors/core/node_model.h): the ports,
+  // their netdevs and link layers, and the rest. Read the inventory from here (Node()), never
+  // rebuild it from a snapshot's families. The engine builds it once per batch of snapshots; it
+  // is immutable, so a detector may keep the pointer for its Evaluate(). Null: nothing known.
+  std::shared_ptr<const NodeModel> node = nullptr;
+
+  const NodeModel& Node() const { return node ? *node : EmptyNodeModel(); }
+
+  // True when the snapshot comes from the collector a contract header names (issue 36):
+  // `snapshot.From<rdma::kCollector>()`. The argument is a reference, so a string literal does
+  // not compile and a misspelt collector is an unknown name, not a snapshot that never matches.
+  template <const std::string_view& Collector>
+  bool From() const {
+    return collector == Collector;
+  }
 };
 
 // A raise or clear of one finding, as the tracker reports it to logs, hooks and the API.

@@ -9,16 +9,11 @@
 #include "collectors/core/duration.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/hysteresis.h"
+#include "detectors/core/registry.h"
 #include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {
 namespace {
-
-// The detectors whose own critical findings are drain-eligible (README "Detectors"); an
-// escalated critical follows them. config_drift is never drain-eligible.
-constexpr std::string_view kDrainingDetectors[] = {
-    "link_flap",     "pfc_storm",     "ber_growth",   "thermal_drift",
-    "optical_drift", "pcie_degraded", "link_degraded"};
 
 // Raise times shown in the evidence and the reason.
 constexpr size_t kShownRaises = 10;
@@ -48,8 +43,10 @@ bool EscalatedDrainEligible(std::string_view detector, const EntityLabels& entit
   for (const auto& [name, value] : entity) {
     if (name == "role" && value == "victim") return false;  // the fix is elsewhere
   }
-  return std::find(std::begin(kDrainingDetectors), std::end(kDrainingDetectors), detector) !=
-         std::end(kDrainingDetectors);
+  // An escalated critical follows the detector's own criticals (README "Detectors"), as its
+  // declaration says (declaration.h DetectorDeclaration::criticals_drain).
+  const DetectorInfo* info = FindDetector(detector);
+  return info != nullptr && info->declaration.criticals_drain;
 }
 
 Finding Escalation::Escalated(std::string_view detector, const History& h) const {

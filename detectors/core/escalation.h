@@ -15,9 +15,9 @@
 //   - it stays while the warning is active, and clears once the warning is clear and `window`
 //     has passed since the last raise (a warning that keeps coming back keeps one critical
 //     open, not one per return); a critical the detector reports itself for the entity wins;
-//   - drain-eligible when the detector's own criticals are (DetectorDrainsCritical: link_flap,
-//     pfc_storm, ber_growth, thermal_drift, optical_drift, pcie_degraded, link_degraded), never
-//     for a PFC storm victim (role=victim) and never for config_drift.
+//   - drain-eligible when the detector's own criticals are (its declaration's criticals_drain,
+//     detectors/core/declaration.h; README "Detectors"), never for a PFC storm victim
+//     (role=victim).
 // `count` 0 disables it. The raise history survives a restart in the state file (SaveState),
 // and the warnings active at the save are not counted again when the restarted detectors
 // confirm them within `restore_grace`.

@@ -1,8 +1,8 @@
 #pragma once
 // What a detector reads from the collectors, declared as data: one MetricInput per collector
-// family, naming the family by the collector's own MetricDesc (collectors/<name>/<name>_metrics.h)
-// and listing the labels the detector reads or matches. The declaration is the detector's
-// input contract:
+// family, naming the family by the collector's own descriptor (collectors/<name>/<name>_metrics.h),
+// which also names the collector, and listing the labels the detector reads or matches. The
+// declaration is the detector's input contract:
 //   - Detector::inputs() (the collectors whose snapshots the engine feeds it) is derived from it;
 //   - CheckMetricInputs() holds it against the collectors' metric tables, and the registry test
 //     runs that check over every registered detector, so a family, label or kind that no
@@ -10,6 +10,7 @@
 // Counter semantics (width, wrap or saturation) come with the descriptor (MetricDesc::range) and
 // reach the CounterTracker through SpecFor() (detectors/core/counter.h).
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <span>
@@ -17,11 +18,26 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/core/collector_family.h"
 #include "collectors/core/metric_sink.h"
 
 namespace fabricwatch::detect {
 
 struct MetricInput {
+  // One row names the family alone: the collector comes with the family's type, declared once in
+  // the collector's contract header (collectors/core/collector_family.h), and a label the family
+  // does not declare fails to compile:
+  //   constexpr MetricInput kInputs[] = {{rdma::kPortInfo, {"device", "port", "netdev"}}};
+  template <const std::string_view& Collector>
+  consteval MetricInput(const FamilyOf<Collector>& family, LabelNames read)
+      : collector(Collector), desc(&family), labels(read) {
+    for (std::string_view label : labels) {
+      if (std::find(family.labels.begin(), family.labels.end(), label) == family.labels.end()) {
+        throw "MetricInput lists a label the family does not declare";  // a compile error
+      }
+    }
+  }
+
   std::string_view collector;  // the registered collector that exports the family
   const MetricDesc* desc;      // that collector's descriptor of the family
   LabelNames labels;           // the labels the detector reads or matches

@@ -54,4 +54,11 @@ class OptionReader {
   Status status_;
 };
 
+// Ok, or the error of a parse: a detector's Validate<Name>DetectorOptions is the parse its factory
+// runs, without building the detector.
+template <typename T>
+Status StatusOf(const Result<T>& parsed) {
+  return parsed ? Status::Ok() : parsed.error();
+}
+
 }  // namespace fabricwatch::detect

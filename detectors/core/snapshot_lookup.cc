@@ -22,38 +22,8 @@ double SampleValue(const prometheus::MetricFamily& family, const prometheus::Cli
   }
 }
 
-std::optional<std::string_view> LabelValue(const prometheus::ClientMetric& metric,
-                                           std::string_view name) {
-  for (const prometheus::ClientMetric::Label& label : metric.label) {
-    if (label.name == name) return std::string_view(label.value);
-  }
-  return std::nullopt;
-}
-
-bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match) {
-  for (const auto& [name, value] : match) {
-    std::optional<std::string_view> actual = LabelValue(metric, name);
-    if (!actual || *actual != value) return false;
-  }
-  return true;
-}
-
-std::optional<double> FindValue(const Families& families, const MetricDesc& desc,
-                                LabelMatch match) {
-  const prometheus::MetricFamily* family = FindFamily(families, desc);
-  if (family == nullptr) return std::nullopt;
-  for (const prometheus::ClientMetric& metric : family->metric) {
-    if (LabelsMatch(metric, match)) return SampleValue(*family, metric);
-  }
-  return std::nullopt;
-}
-
 const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, const MetricDesc& desc) {
   return FindFamily(snapshot.families, desc);
-}
-
-std::string_view LabelOr(const prometheus::ClientMetric& metric, std::string_view name) {
-  return LabelValue(metric, name).value_or(std::string_view());
 }
 
 uint64_t CounterValue(const prometheus::MetricFamily& family,

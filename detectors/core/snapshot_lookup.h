@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/core/family_label.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {
 
 using Families = std::vector<prometheus::MetricFamily>;
-using LabelMatch = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
 // The family `desc` describes, or nullptr when the snapshot has none.
 const prometheus::MetricFamily* FindFamily(const Families& families, const MetricDesc& desc);
@@ -32,16 +32,6 @@ const prometheus::MetricFamily* FindFamily(const Families& families, const Metri
 // The sample's value for the family's type (counter, gauge, untyped; MetricSink
 // writes info metrics as gauges of 1).
 double SampleValue(const prometheus::MetricFamily& family, const prometheus::ClientMetric& metric);
-
-// The value of label `name`, or nullopt when the sample has no such label.
-std::optional<std::string_view> LabelValue(const prometheus::ClientMetric& metric,
-                                           std::string_view name);
-
-// True when every (name, value) pair of `match` is among the sample's labels.
-bool LabelsMatch(const prometheus::ClientMetric& metric, LabelMatch match);
-
-// The value of the first sample of `desc`'s family whose labels include `match`, or nullopt.
-std::optional<double> FindValue(const Families& families, const MetricDesc& desc, LabelMatch match);
 
 // Calls fn(metric, value) for every sample of `desc`'s family (none when it is absent).
 template <typename Fn>
@@ -53,12 +43,42 @@ void ForEachSample(const Families& families, const MetricDesc& desc, Fn&& fn) {
   }
 }
 
+// Labels are read only in checked forms (collectors/core/family_label.h): the family is a template
+// argument and every label name is checked against its descriptor at compile time; there is no
+// read of a label by a bare string (issue 36).
+//   LabelsMatch<rdma::kPortState>(sample, {{"device", device}, {"port", port}})
+template <const auto& Family>
+bool LabelsMatch(const prometheus::ClientMetric& metric,
+                 std::initializer_list<LabelIs<Family>> match) {
+  for (const LabelIs<Family>& condition : match) {
+    if (Label<Family>(metric, condition.label) != condition.value) return false;
+  }
+  return true;
+}
+
+// A family as a value, for code that treats several families alike (a lambda called once per
+// family) and still reads their labels checked:
+//   auto track = [&](auto family) { ... Label<decltype(family)::desc>(m, "netdev") ... };
+//   track(FamilyTag<ethtool::kPrioBytes>{});
+template <const auto& Family>
+struct FamilyTag {
+  static constexpr const auto& desc = Family;
+};
+
+// The value of the first sample of Family whose labels satisfy `match`, or nullopt.
+template <const auto& Family>
+std::optional<double> FindValue(const Families& families,
+                                std::initializer_list<LabelIs<Family>> match) {
+  const prometheus::MetricFamily* family = FindFamily(families, Family);
+  if (family == nullptr) return std::nullopt;
+  for (const prometheus::ClientMetric& metric : family->metric) {
+    if (LabelsMatch<Family>(metric, match)) return SampleValue(*family, metric);
+  }
+  return std::nullopt;
+}
+
 // The same over a detector's snapshot.
 const prometheus::MetricFamily* FindFamily(const SnapshotView& snapshot, const MetricDesc& desc);
-
-// The value of label `name`, or "" when the sample has none (collectors emit "" for a label that
-// does not apply, so the two read the same).
-std::string_view LabelOr(const prometheus::ClientMetric& metric, std::string_view name);
 
 // A counter sample as an integer for CounterTracker, after `scale` (e.g. seconds → µs): negative
 // or non-finite values read 0, values beyond uint64 saturate.

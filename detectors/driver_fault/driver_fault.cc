@@ -13,6 +13,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
+#include "detectors/driver_fault/driver_fault_metrics.h"
 #include "detectors/driver_fault/event_history.h"
 
 namespace fabricwatch::detect {
@@ -55,19 +56,14 @@ constexpr DetectorOptionSpec kOptions[] = {
     {"flood-window", "Window of the flood count", "1m"},
 };
 
-constexpr MetricDesc kWindowLines{
-    "fabric_driver_fault_window_lines",
-    "Kernel log lines of the event on the entity within the window driver_fault judges it by "
-    "(fatal-hold, cmd-timeout-window, module-hold or flood-window).",
-    MetricKind::kGauge,
-    {"device", "netdev", "event"}};
+using driver_fault::kWindowLines;
 constexpr MetricDesc kMetrics[] = {kWindowLines};
 
 // What driver_fault reads (detectors/core/inputs.h). The kmsg family makes the engine hand it
 // the kmsg snapshots, whose log events it reads.
 constexpr MetricInput kInputs[] = {
-    {"kmsg", &kmsg::kEvents, {"device", "netdev", "event"}},
-    {"optics", &optics::kInfo, {"netdev", "vendor", "part_number", "serial"}},
+    {kmsg::kEvents, {"device", "netdev", "event"}},
+    {optics::kInfo, {"netdev", "vendor", "part_number", "serial"}},
 };
 
 struct DriverFaultOptions {
@@ -108,7 +104,7 @@ class DriverFaultDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector == "optics") return ObserveModules(snapshot);
+    if (snapshot.From<optics::kCollector>()) return ObserveModules(snapshot);
     for (const LogEvent& event : snapshot.log_events) {
       const sys::KernelEventPattern* pattern = sys::FindKernelEvent(event.event);
       if (pattern == nullptr || pattern->event_class == EventClass::kLinkCause ||
@@ -185,8 +181,8 @@ class DriverFaultDetector final : public Detector {
     modules_.clear();
     ForEachSample(snapshot.families, optics::kInfo,
                   [&](const prometheus::ClientMetric& metric, double) {
-                    auto label = [&](std::string_view name) {
-                      return std::string(LabelValue(metric, name).value_or(""));
+                    auto label = [&](LabelOf<optics::kInfo> name) {
+                      return std::string(Label<optics::kInfo>(metric, name));
                     };
                     const std::string netdev = label("netdev");
                     if (netdev.empty()) return;
@@ -383,7 +379,10 @@ std::span<const DetectorOptionSpec> DriverFaultDetectorOptions() { return kOptio
 std::span<const MetricDesc> DriverFaultDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> DriverFaultDetectorInputs() { return kInputs; }
 
-Result<std::unique_ptr<Detector>> MakeDriverFaultDetector(const DetectorOptions& options) {
+namespace {
+
+// The options read and checked: what the factory builds from and all that validation needs.
+Result<DriverFaultOptions> ParseOptions(const DetectorOptions& options) {
   auto reader = OptionReader::Make(kName, options, kOptions);
   if (!reader) return Error(reader.error());
   DriverFaultOptions o;
@@ -396,7 +395,19 @@ Result<std::unique_ptr<Detector>> MakeDriverFaultDetector(const DetectorOptions&
   o.flood_count = reader->Count("flood-count", 1, 100'000'000);
   o.flood_window = reader->Duration("flood-window");
   if (!reader->status().ok()) return Error(reader->status());
-  return std::unique_ptr<Detector>(new DriverFaultDetector(o));
+  return o;
+}
+
+}  // namespace
+
+Status ValidateDriverFaultDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseOptions(options));
+}
+
+Result<std::unique_ptr<Detector>> MakeDriverFaultDetector(const DetectorOptions& options) {
+  auto parsed = ParseOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(new DriverFaultDetector(*parsed));
 }
 
 }  // namespace fabricwatch::detect

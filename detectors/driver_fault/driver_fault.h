@@ -42,5 +42,7 @@ std::span<const DetectorOptionSpec> DriverFaultDetectorOptions();
 std::span<const MetricDesc> DriverFaultDetectorMetrics();
 std::span<const MetricInput> DriverFaultDetectorInputs();
 Result<std::unique_ptr<Detector>> MakeDriverFaultDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateDriverFaultDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

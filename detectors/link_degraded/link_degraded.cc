@@ -7,10 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/finding_merge.h"
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/link_degraded/expectation.h"
+#include "detectors/link_degraded/link_degraded_metrics.h"
 #include "detectors/link_degraded/link_signals.h"
 #include "detectors/link_degraded/manifest.h"
 #include "detectors/link_degraded/port_shape.h"
@@ -57,40 +59,15 @@ constexpr DetectorOptionSpec kOptions[] = {
      "critical"},
 };
 
-constexpr LabelNames kPortLabels{"device", "port", "netdev"};
-constexpr LabelNames kExpectedLabels{"device", "port", "netdev", "source"};
-constexpr MetricDesc kRate{
-    "fabric_link_degraded_rate_bytes_per_second",
-    "The port's link rate as link_degraded sees it (InfiniBand: rate; Ethernet: the ethtool "
-    "speed), while the port is up.",
-    MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kLanes{
-    "fabric_link_degraded_lanes",
-    "The port's link width in lanes as link_degraded sees it (InfiniBand: the NX of rate; "
-    "Ethernet: ethtool Lanes), while the port is up.",
-    MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kExpectedRate{
-    "fabric_link_degraded_expected_rate_bytes_per_second",
-    "The rate the port should run at, and where that comes from (source: manifest, siblings, "
-    "history or supported).",
-    MetricKind::kGauge, kExpectedLabels};
-constexpr MetricDesc kExpectedLanes{
-    "fabric_link_degraded_expected_lanes",
-    "The width in lanes the port should run at, and where that comes from (source).",
-    MetricKind::kGauge, kExpectedLabels};
-constexpr MetricDesc kExpectedLaneSpeed{
-    "fabric_link_degraded_expected_lane_speed_bytes_per_second",
-    "The per-lane rate the port should run at, and where that comes from (source).",
-    MetricKind::kGauge, kExpectedLabels};
-constexpr MetricDesc kRateRatio{
-    "fabric_link_degraded_rate_ratio",
-    "The port's rate divided by its expected rate (1 = as expected), while the port is up.",
-    MetricKind::kGauge, kPortLabels};
-constexpr MetricDesc kKnownPorts{
-    "fabric_link_degraded_known_ports",
-    "Fabric ports in the learned history (live or not): what a missing port is judged against.",
-    MetricKind::kGauge,
-    {}};
+using link_degraded::kExpectedLabels;
+using link_degraded::kExpectedLanes;
+using link_degraded::kExpectedLaneSpeed;
+using link_degraded::kExpectedRate;
+using link_degraded::kKnownPorts;
+using link_degraded::kLanes;
+using link_degraded::kPortLabels;
+using link_degraded::kRate;
+using link_degraded::kRateRatio;
 constexpr MetricDesc kMetrics[] = {
     kRate, kLanes, kExpectedRate, kExpectedLanes, kExpectedLaneSpeed, kRateRatio, kKnownPorts};
 
@@ -100,17 +77,6 @@ struct LinkDegradedOptions {
   std::optional<Severity> drain_from;  // nullopt: never drain-eligible
 };
 
-// The families of one collector that the shape reads, copied out of its snapshot (a few small
-// families, not the ethtool collector's thousands of statistics).
-Families KeepShapeFamilies(const SnapshotView& snapshot) {
-  Families kept;
-  for (const MetricInput& input : shape::ShapeInputs()) {
-    if (input.collector != snapshot.collector) continue;
-    if (const auto* family = FindFamily(snapshot, *input.desc)) kept.push_back(*family);
-  }
-  return kept;
-}
-
 class LinkDegradedDetector final : public Detector {
  public:
   LinkDegradedDetector(LinkDegradedOptions options, std::optional<shape::Manifest> manifest)
@@ -119,13 +85,9 @@ class LinkDegradedDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(shape::ShapeInputs()); }
 
   void Observe(const SnapshotView& snapshot) override {
-    // The rdma collector's snapshot drives the evaluation (every port is one of its ports) and
-    // is read at once, in place; the others' families are kept until the next rdma snapshot.
-    if (snapshot.collector == "rdma") {
-      Assess(snapshot.time, snapshot.families);
-    } else {
-      families_[std::string(snapshot.collector)] = KeepShapeFamilies(snapshot);
-    }
+    // The rdma collector's snapshot drives the evaluation (every port is one of its ports); the
+    // node model holds what the other collectors last said of each port.
+    if (snapshot.From<rdma::kCollector>()) Assess(snapshot.time, snapshot.Node());
   }
 
   std::vector<Finding> Evaluate(TimePoint /*now*/) override {
@@ -193,13 +155,8 @@ class LinkDegradedDetector final : public Detector {
     return options_.degraded_for;
   }
 
-  void Assess(TimePoint time, const Families& rdma) {
-    auto families = [&](const char* collector) -> const Families* {
-      auto it = families_.find(collector);
-      return it == families_.end() ? nullptr : &it->second;
-    };
-    shape_ =
-        shape::BuildShape({&rdma, families("netdev"), families("ethtool"), families("topology")});
+  void Assess(TimePoint time, const NodeModel& node) {
+    shape_ = shape::BuildShape(node);
     for (std::string& line : model_.Learn(shape_, time, options_.degraded_for)) {
       info_lines_.push_back(std::move(line));
     }
@@ -228,7 +185,6 @@ class LinkDegradedDetector final : public Detector {
 
   LinkDegradedOptions options_;
   std::optional<shape::Manifest> manifest_;
-  std::map<std::string, Families> families_;
   shape::ExpectationModel model_;
   shape::NodeShape shape_;
   std::map<shape::PortKey, shape::PortExpectation> expected_;
@@ -276,19 +232,34 @@ std::span<const DetectorOptionSpec> LinkDegradedDetectorOptions() { return kOpti
 std::span<const MetricDesc> LinkDegradedDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> LinkDegradedDetectorInputs() { return shape::ShapeInputs(); }
 
+namespace {
+
+// The --shape.file manifest the options name, if any: read and checked at validation too, so a
+// broken manifest fails --config.check and a reload (README "Fabric shape").
+Result<std::optional<shape::Manifest>> LoadShapeFile(const LinkDegradedOptions& options) {
+  if (options.shape_file.empty()) return std::optional<shape::Manifest>();
+  auto loaded = shape::LoadManifest(options.shape_file);
+  if (!loaded) {
+    return Error(loaded.error().code(), "detector link_degraded: " + loaded.error().message());
+  }
+  return std::optional<shape::Manifest>(std::move(*loaded));
+}
+
+}  // namespace
+
+Status ValidateLinkDegradedDetectorOptions(const DetectorOptions& options) {
+  auto parsed = ParseOptions(options);
+  if (!parsed) return parsed.error();
+  return StatusOf(LoadShapeFile(*parsed));
+}
+
 Result<std::unique_ptr<Detector>> MakeLinkDegradedDetector(const DetectorOptions& options) {
   auto parsed = ParseOptions(options);
   if (!parsed) return Error(parsed.error());
-  std::optional<shape::Manifest> manifest;
-  if (!parsed->shape_file.empty()) {
-    auto loaded = shape::LoadManifest(parsed->shape_file);
-    if (!loaded) {
-      return Error(loaded.error().code(), "detector link_degraded: " + loaded.error().message());
-    }
-    manifest = std::move(*loaded);
-  }
+  auto manifest = LoadShapeFile(*parsed);
+  if (!manifest) return Error(manifest.error());
   return std::unique_ptr<Detector>(
-      new LinkDegradedDetector(std::move(*parsed), std::move(manifest)));
+      new LinkDegradedDetector(std::move(*parsed), std::move(*manifest)));
 }
 
 }  // namespace fabricwatch::detect

@@ -50,5 +50,7 @@ std::span<const MetricDesc> LinkDegradedDetectorMetrics();
 // The collector families it reads (detectors/core/inputs.h): the shape's (port_shape.h).
 std::span<const MetricInput> LinkDegradedDetectorInputs();
 Result<std::unique_ptr<Detector>> MakeLinkDegradedDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateLinkDegradedDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

@@ -1,7 +1,6 @@
 #include "detectors/link_degraded/manifest.h"
 
-#include <yaml-cpp/yaml.h>
-
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -10,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/bounded_file.h"
 
@@ -26,107 +25,85 @@ constexpr double kMaxRateGbps = 100000;
 const std::set<int> kWidths = {1, 2, 4, 8, 12};
 
 // Keys every entry may carry, and those only the port list may (informational ones included).
-const std::set<std::string, std::less<>> kExpectationKeys = {
-    "rate_gbps", "width",    "lane_speed", "lane_gbps",      "state",     "firmware",
-    "board_id",  "hca_type", "link_layer", "pcie_speed_gts", "pcie_width"};
-const std::set<std::string, std::less<>> kPortOnlyKeys = {
-    "pci_address",        "port",        "device",   "netdev", "mtu",
-    "supported_max_gbps", "nearest_gpu", "gpu_level"};
-const std::set<std::string, std::less<>> kGroupOnlyKeys = {"count"};
+constexpr std::string_view kExpectationKeys[] = {
+    "board_id",       "firmware",   "hca_type",  "lane_gbps", "lane_speed", "link_layer",
+    "pcie_speed_gts", "pcie_width", "rate_gbps", "state",     "width"};
+constexpr std::string_view kPortOnlyKeys[] = {
+    "device", "gpu_level",   "mtu",  "nearest_gpu",
+    "netdev", "pci_address", "port", "supported_max_gbps"};
+constexpr std::string_view kGroupOnlyKeys[] = {"count"};
 
+std::string FormatNumber(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// Reads the fields of one `ports:` or `groups:` entry. The first error is kept (status()) and
+// later reads return nothing, so a reader reads every field and checks once.
 class EntryReader {
  public:
-  EntryReader(const YAML::Node& node, const std::string& source, std::string path)
-      : node_(node), source_(source), path_(std::move(path)) {}
+  explicit EntryReader(const YamlValue& entry) : entry_(entry) {}
 
   const Status& status() const { return status_; }
-  bool Has(const char* key) const { return node_[key].IsDefined() && !node_[key].IsNull(); }
 
-  std::string Text(const char* key) {
-    if (!Has(key)) return "";
-    const YAML::Node value = node_[key];
-    if (!value.IsScalar()) Fail(value, key, "expected a string");
-    return value.IsScalar() ? value.Scalar() : "";
+  std::string Text(std::string_view key) { return Keep(entry_.Get(key).String()).value_or(""); }
+
+  std::optional<double> Number(std::string_view key, double lo, double hi) {
+    const YamlValue value = entry_.Get(key);
+    if (!value.present()) return std::nullopt;
+    return Keep(value.Number(lo, hi));
   }
 
-  std::optional<double> Number(const char* key, double lo, double hi) {
-    if (!Has(key)) return std::nullopt;
-    const YAML::Node value = node_[key];
-    double number = 0;
-    if (!value.IsScalar() || value.Tag() == "!" || !YAML::convert<double>::decode(value, number) ||
-        !std::isfinite(number)) {
-      Fail(value, key, "expected a number");
-      return std::nullopt;
-    }
-    if (number < lo || number > hi) {
-      Fail(value, key,
-           "must be between " + FormatNumber(lo) + " and " + FormatNumber(hi) + ", got " +
-               value.Scalar());
-      return std::nullopt;
-    }
-    return number;
-  }
-
-  std::optional<int> Integer(const char* key, int lo, int hi) {
-    auto number = Number(key, lo, hi);
+  std::optional<int> Integer(std::string_view key, int lo, int hi) {
+    const YamlValue value = entry_.Get(key);
+    if (!value.present()) return std::nullopt;
+    auto number = Keep(value.Integer(lo, hi));
     if (!number) return std::nullopt;
-    if (*number != std::floor(*number)) {
-      Fail(node_[key], key, "expected a whole number, got " + node_[key].Scalar());
-      return std::nullopt;
-    }
     return static_cast<int>(*number);
   }
 
-  void Fail(const YAML::Node& at, std::string_view key, const std::string& problem) {
-    if (!status_.ok()) return;
-    status_ = Status(StatusCode::kInvalidArgument, YamlWhere(at, source_) + ": " + path_ + "." +
-                                                       std::string(key) + ": " + problem);
+  void Fail(std::string_view key, const std::string& problem) {
+    if (status_.ok()) status_ = entry_.Get(key).Fail(problem);
   }
 
-  void CheckKeys(const std::set<std::string, std::less<>>& only) {
-    for (const auto& entry : node_) {
-      const std::string key = entry.first.Scalar();
-      if (kExpectationKeys.contains(key) || only.contains(key)) continue;
-      std::string known;
-      for (const auto* set : {&kExpectationKeys, &only}) {
-        for (const std::string& k : *set) known += (known.empty() ? "" : ", ") + k;
-      }
-      Fail(entry.first, key, "unknown key (known: " + known + ")");
-    }
+  void CheckKeys(std::span<const std::string_view> only) {
+    std::vector<std::string_view> known(std::begin(kExpectationKeys), std::end(kExpectationKeys));
+    known.insert(known.end(), only.begin(), only.end());
+    std::sort(known.begin(), known.end());
+    if (Status s = entry_.CheckKeys(known); !s.ok() && status_.ok()) status_ = s;
   }
 
   Expectation ReadExpectation() {
     Expectation e;
     e.rate_gbps = Number("rate_gbps", 0.001, kMaxRateGbps);
     e.width = Integer("width", 1, 12);
-    if (e.width && !kWidths.contains(*e.width)) {
-      Fail(node_["width"], "width", "must be 1, 2, 4, 8 or 12 lanes");
-    }
+    if (e.width && !kWidths.contains(*e.width)) Fail("width", "must be 1, 2, 4, 8 or 12 lanes");
     e.lane_speed = Text("lane_speed");
     if (!e.lane_speed.empty()) {
       e.lane_gbps = rdma::IbLaneGbps(e.lane_speed);
       if (!e.lane_gbps) {
-        Fail(node_["lane_speed"], "lane_speed",
+        Fail("lane_speed",
              "unknown generation \"" + e.lane_speed +
                  "\" (known: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR; or give lane_gbps)");
       }
     }
     if (auto lane = Number("lane_gbps", 0.001, kMaxRateGbps)) {
       if (e.lane_gbps && *e.lane_gbps != *lane) {
-        Fail(node_["lane_gbps"], "lane_gbps", "contradicts lane_speed " + e.lane_speed);
+        Fail("lane_gbps", "contradicts lane_speed " + e.lane_speed);
       }
       e.lane_gbps = lane;
     }
     if (e.rate_gbps && e.width && e.lane_gbps && *e.width * *e.lane_gbps < *e.rate_gbps * 0.99) {
-      Fail(node_["rate_gbps"], "rate_gbps",
-           "impossible: " + FormatNumber(*e.rate_gbps) + " Gb/s over " + std::to_string(*e.width) +
-               " lanes of " + FormatNumber(*e.lane_gbps) + " Gb/s");
+      Fail("rate_gbps", "impossible: " + FormatNumber(*e.rate_gbps) + " Gb/s over " +
+                            std::to_string(*e.width) + " lanes of " + FormatNumber(*e.lane_gbps) +
+                            " Gb/s");
     }
     const std::string state = Text("state");
     if (!state.empty()) {
       e.state = StateByName(state);
       if (!e.state) {
-        Fail(node_["state"], "state",
+        Fail("state",
              "unknown state \"" + state + "\" (known: DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER)");
       }
     }
@@ -135,37 +112,35 @@ class EntryReader {
     e.hca_type = Text("hca_type");
     e.link_layer = Text("link_layer");
     if (!e.link_layer.empty() && e.link_layer != "InfiniBand" && e.link_layer != "Ethernet") {
-      Fail(node_["link_layer"], "link_layer", "must be InfiniBand or Ethernet");
+      Fail("link_layer", "must be InfiniBand or Ethernet");
     }
     e.pcie_speed_gts = Number("pcie_speed_gts", 2.5, 256);
     e.pcie_width = Integer("pcie_width", 1, 32);
     return e;
   }
 
-  std::string Where() const { return YamlWhere(node_, source_); }
-
  private:
-  static std::string FormatNumber(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
+  // The value, or nullopt after recording the first error.
+  template <typename T>
+  std::optional<T> Keep(Result<T> value) {
+    if (!status_.ok()) return std::nullopt;
+    if (!value) {
+      status_ = value.error();
+      return std::nullopt;
+    }
+    return std::move(*value);
   }
 
-  const YAML::Node& node_;
-  const std::string& source_;
-  std::string path_;
+  const YamlValue& entry_;
   Status status_;
 };
 
-Result<ManifestPort> ReadPort(const YAML::Node& node, const std::string& source, size_t index) {
-  EntryReader r(node, source, "ports[" + std::to_string(index) + "]");
-  if (!node.IsMap()) {
-    return Error(StatusCode::kInvalidArgument, r.Where() + ": ports[" + std::to_string(index) +
-                                                   "]: expected a mapping of port fields");
-  }
+Result<ManifestPort> ReadPort(const YamlValue& entry) {
+  if (!entry.IsMap()) return Error(entry.Fail("expected a mapping of port fields"));
+  EntryReader r(entry);
   r.CheckKeys(kPortOnlyKeys);
   ManifestPort p;
-  p.where = r.Where();
+  p.where = entry.Where();
   p.pci_address = r.Text("pci_address");
   p.port = r.Integer("port", 1, 255);
   p.device = r.Text("device");
@@ -175,24 +150,19 @@ Result<ManifestPort> ReadPort(const YAML::Node& node, const std::string& source,
   r.Number("supported_max_gbps", 0.001, kMaxRateGbps);
   r.Text("nearest_gpu");
   r.Text("gpu_level");
-  if (r.status().ok() && p.pci_address.empty() && p.device.empty() && p.netdev.empty()) {
-    return Error(StatusCode::kInvalidArgument,
-                 p.where + ": ports[" + std::to_string(index) +
-                     "]: names no port (give pci_address, device or netdev)");
-  }
   if (!r.status().ok()) return Error(r.status());
+  if (p.pci_address.empty() && p.device.empty() && p.netdev.empty()) {
+    return Error(entry.Fail("names no port (give pci_address, device or netdev)"));
+  }
   return p;
 }
 
-Result<ManifestGroup> ReadGroup(const YAML::Node& node, const std::string& source, size_t index) {
-  EntryReader r(node, source, "groups[" + std::to_string(index) + "]");
-  if (!node.IsMap()) {
-    return Error(StatusCode::kInvalidArgument,
-                 r.Where() + ": groups[" + std::to_string(index) + "]: expected a mapping");
-  }
+Result<ManifestGroup> ReadGroup(const YamlValue& entry) {
+  if (!entry.IsMap()) return Error(entry.Fail("expected a mapping"));
+  EntryReader r(entry);
   r.CheckKeys(kGroupOnlyKeys);
   ManifestGroup g;
-  g.where = r.Where();
+  g.where = entry.Where();
   g.count = r.Integer("count", 0, 4096);
   g.expect = r.ReadExpectation();
   // In a group, these three select the ports the group is about.
@@ -234,37 +204,26 @@ std::string ManifestGroup::Name() const {
 }
 
 Result<Manifest> ParseManifest(std::string_view text, const std::string& source) {
-  auto loaded = LoadStrictYaml(text, source);
-  if (!loaded) return Error(loaded.error());
-  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
+  auto document = YamlDocument::Parse(text, source);
+  if (!document) return Error(document.error());
   Manifest manifest;
   manifest.source = source;
-  if (root.IsNull()) return manifest;  // an empty file pins nothing
-  if (!root.IsMap()) {
-    return Error(StatusCode::kInvalidArgument,
-                 YamlWhere(root, source) + ": expected a mapping with ports: and/or groups:");
-  }
-  if (Status s = CheckNoDuplicateKeys(root, source); !s.ok()) return Error(s);
-  for (const auto& entry : root) {
-    const std::string key = entry.first.Scalar();
-    if (key != "ports" && key != "groups") {
-      return Error(StatusCode::kInvalidArgument, YamlWhere(entry.first, source) + ": " + key +
-                                                     ": unknown key (known: ports, groups)");
-    }
-    if (!entry.second.IsSequence() && !entry.second.IsNull()) {
-      return Error(StatusCode::kInvalidArgument,
-                   YamlWhere(entry.second, source) + ": " + key + ": expected a list");
-    }
-  }
-  const YAML::Node ports = root["ports"];
-  for (size_t i = 0; ports.IsSequence() && i < ports.size(); ++i) {
-    auto port = ReadPort(ports[i], source, i);
+  if (document->empty()) return manifest;  // an empty file pins nothing
+  const YamlValue& root = document->root();
+  if (!root.IsMap()) return Error(root.Fail("expected a mapping with ports: and/or groups:"));
+  static constexpr std::string_view kKeys[] = {"ports", "groups"};
+  if (Status s = root.CheckKeys(kKeys); !s.ok()) return Error(s);
+  auto ports = root.Get("ports").Items();
+  if (!ports) return Error(ports.error());
+  auto groups = root.Get("groups").Items();
+  if (!groups) return Error(groups.error());
+  for (const YamlValue& entry : *ports) {
+    auto port = ReadPort(entry);
     if (!port) return Error(port.error());
     manifest.ports.push_back(std::move(*port));
   }
-  const YAML::Node groups = root["groups"];
-  for (size_t i = 0; groups.IsSequence() && i < groups.size(); ++i) {
-    auto group = ReadGroup(groups[i], source, i);
+  for (const YamlValue& entry : *groups) {
+    auto group = ReadGroup(entry);
     if (!group) return Error(group.error());
     manifest.groups.push_back(std::move(*group));
   }

@@ -18,24 +18,24 @@ namespace {
 constexpr double kBytesPerGbit = 1e9 / 8.0;
 
 constexpr MetricInput kInputs[] = {
-    {"rdma", &rdma::kDeviceInfo, {"device", "fw_ver", "hca_type", "board_id", "pci_address"}},
-    {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer", "netdev", "speed"}},
-    {"rdma", &rdma::kPortState, {"device", "port"}},
-    {"rdma", &rdma::kPortPhysState, {"device", "port"}},
-    {"rdma", &rdma::kPortSmLid, {"device", "port"}},
-    {"rdma", &rdma::kPortRate, {"device", "port"}},
-    {"rdma", &rdma::kPortLanes, {"device", "port"}},
-    {"rdma", &rdma::kPortLaneSpeed, {"device", "port"}},
-    {"netdev", &netdev::kMtu, {"netdev"}},
-    {"netdev", &netdev::kSpeed, {"netdev"}},
-    {"ethtool", &ethtool::kLinkSpeed, {"netdev"}},
-    {"ethtool", &ethtool::kLinkLanes, {"netdev"}},
-    {"ethtool", &ethtool::kLinkSupportedMaxSpeed, {"netdev"}},
-    {"topology", &topology::kSpeed, {"device", "role"}},
-    {"topology", &topology::kMaxSpeed, {"device", "role"}},
-    {"topology", &topology::kWidth, {"device", "role"}},
-    {"topology", &topology::kMaxWidth, {"device", "role"}},
-    {"topology", &topology::kPairDistance, {"gpu", "nic"}},
+    {rdma::kDeviceInfo, {"device", "fw_ver", "hca_type", "board_id", "pci_address"}},
+    {rdma::kPortInfo, {"device", "port", "link_layer", "netdev", "speed"}},
+    {rdma::kPortState, {"device", "port"}},
+    {rdma::kPortPhysState, {"device", "port"}},
+    {rdma::kPortSmLid, {"device", "port"}},
+    {rdma::kPortRate, {"device", "port"}},
+    {rdma::kPortLanes, {"device", "port"}},
+    {rdma::kPortLaneSpeed, {"device", "port"}},
+    {netdev::kMtu, {"netdev"}},
+    {netdev::kSpeed, {"netdev"}},
+    {ethtool::kLinkSpeed, {"netdev"}},
+    {ethtool::kLinkLanes, {"netdev"}},
+    {ethtool::kLinkSupportedMaxSpeed, {"netdev"}},
+    {topology::kSpeed, {"device", "role"}},
+    {topology::kMaxSpeed, {"device", "role"}},
+    {topology::kWidth, {"device", "role"}},
+    {topology::kMaxWidth, {"device", "role"}},
+    {topology::kPairDistance, {"gpu", "nic"}},
 };
 
 // nvmlGpuTopologyLevel_t as the topology collector exports it (fabric_topology_gpu_nic_distance).
@@ -48,121 +48,55 @@ std::string_view LevelName(double distance) {
   return "";
 }
 
-// A value that is a whole number of units (lanes, LIDs, MTU bytes) and fits an int.
-std::optional<int> WholeNumber(double value) {
-  if (!std::isfinite(value) || value < 0 || value > 1e9) return std::nullopt;
-  return static_cast<int>(std::lround(value));
-}
-
-struct DeviceFacts {
-  std::string firmware, board_id, hca_type, pci_address;
-};
-
+// A netdev's link in the units of the shape (Gb/s), from the node model.
 struct PerNetdev {
   std::optional<int> mtu;
   std::optional<double> net_speed_gbps, eth_speed_gbps, supported_max_gbps;
   std::optional<int> eth_lanes;
 };
 
-struct PerFunction {
-  std::optional<double> speed_gts, max_speed_gts;
-  std::optional<int> width, max_width;
-  std::string gpu;
-  double distance = 0;
-};
-
-std::map<std::string, DeviceFacts> ReadDevices(const Families& rdma) {
-  std::map<std::string, DeviceFacts> devices;
-  ForEachSample(rdma, rdma::kDeviceInfo, [&](const prometheus::ClientMetric& m, double) {
-    devices[std::string(LabelOr(m, "device"))] = {
-        std::string(LabelOr(m, "fw_ver")), std::string(LabelOr(m, "board_id")),
-        std::string(LabelOr(m, "hca_type")), std::string(LabelOr(m, "pci_address"))};
-  });
-  return devices;
+// A reported speed in bytes per second as Gb/s; none unless positive (a down link reports none).
+std::optional<double> Gbps(const std::optional<double>& bytes_per_second) {
+  if (!bytes_per_second || !(*bytes_per_second > 0)) return std::nullopt;
+  return *bytes_per_second / kBytesPerGbit;
 }
 
-std::map<std::string, PerNetdev> ReadNetdevs(const ShapeSources& sources) {
-  std::map<std::string, PerNetdev> netdevs;
-  auto gbps = [&](const Families* families, const MetricDesc& desc,
-                  std::optional<double> PerNetdev::*field) {
-    if (families == nullptr) return;
-    ForEachSample(*families, desc, [&](const prometheus::ClientMetric& m, double v) {
-      if (std::isfinite(v) && v > 0)
-        netdevs[std::string(LabelOr(m, "netdev"))].*field = v / kBytesPerGbit;
-    });
-  };
-  auto whole = [&](const Families* families, const MetricDesc& desc,
-                   std::optional<int> PerNetdev::*field) {
-    if (families == nullptr) return;
-    ForEachSample(*families, desc, [&](const prometheus::ClientMetric& m, double v) {
-      if (auto n = WholeNumber(v); n && *n > 0)
-        netdevs[std::string(LabelOr(m, "netdev"))].*field = n;
-    });
-  };
-  gbps(sources.netdev, netdev::kSpeed, &PerNetdev::net_speed_gbps);
-  whole(sources.netdev, netdev::kMtu, &PerNetdev::mtu);
-  gbps(sources.ethtool, ethtool::kLinkSpeed, &PerNetdev::eth_speed_gbps);
-  gbps(sources.ethtool, ethtool::kLinkSupportedMaxSpeed, &PerNetdev::supported_max_gbps);
-  whole(sources.ethtool, ethtool::kLinkLanes, &PerNetdev::eth_lanes);
-  return netdevs;
+std::optional<int> Positive(const std::optional<int>& value) {
+  return value && *value > 0 ? value : std::nullopt;
 }
 
-std::map<std::string, PerFunction> ReadFunctions(const Families* topology_families) {
-  std::map<std::string, PerFunction> functions;
-  if (topology_families == nullptr) return functions;
-  const Families& families = *topology_families;
-  auto nic = [&](const prometheus::ClientMetric& m) -> PerFunction* {
-    if (LabelOr(m, "role") != "nic") return nullptr;
-    return &functions[std::string(LabelOr(m, "device"))];
-  };
-  ForEachSample(families, topology::kSpeed, [&](const prometheus::ClientMetric& m, double v) {
-    if (PerFunction* f = nic(m); f && v > 0) f->speed_gts = v / 1e9;
-  });
-  ForEachSample(families, topology::kMaxSpeed, [&](const prometheus::ClientMetric& m, double v) {
-    if (PerFunction* f = nic(m); f && v > 0) f->max_speed_gts = v / 1e9;
-  });
-  ForEachSample(families, topology::kWidth, [&](const prometheus::ClientMetric& m, double v) {
-    if (PerFunction* f = nic(m)) f->width = WholeNumber(v);
-  });
-  ForEachSample(families, topology::kMaxWidth, [&](const prometheus::ClientMetric& m, double v) {
-    if (PerFunction* f = nic(m)) f->max_width = WholeNumber(v);
-  });
-  ForEachSample(families, topology::kPairDistance,
-                [&](const prometheus::ClientMetric& m, double v) {
-                  PerFunction& f = functions[std::string(LabelOr(m, "nic"))];
-                  std::string gpu(LabelOr(m, "gpu"));
-                  // The smallest distance wins; among equals the lowest PCI address, so the
-                  // choice does not depend on the order of the samples.
-                  if (f.gpu.empty() || v < f.distance || (v == f.distance && gpu < f.gpu)) {
-                    f.gpu = std::move(gpu);
-                    f.distance = v;
-                  }
-                });
-  return functions;
+PerNetdev NetdevOf(const NetdevLink& link) {
+  return {Positive(link.mtu), Gbps(link.speed_bytes_per_second),
+          Gbps(link.ethtool_speed_bytes_per_second), Gbps(link.supported_max_bytes_per_second),
+          Positive(link.ethtool_lanes)};
 }
 
-// The RDMA port's own values, keyed by (device, port).
-void ReadPortValues(const Families& rdma,
-                    std::map<std::pair<std::string, std::string>, PortShape>& ports) {
-  auto port_of = [&](const prometheus::ClientMetric& m) -> PortShape* {
-    auto it = ports.find({std::string(LabelOr(m, "device")), std::string(LabelOr(m, "port"))});
-    return it == ports.end() ? nullptr : &it->second;
-  };
-  auto whole = [&](const MetricDesc& desc, std::optional<int> PortShape::*field) {
-    ForEachSample(rdma, desc, [&](const prometheus::ClientMetric& m, double v) {
-      if (PortShape* p = port_of(m)) p->*field = WholeNumber(v);
-    });
-  };
-  whole(rdma::kPortState, &PortShape::state);
-  whole(rdma::kPortPhysState, &PortShape::phys_state);
-  whole(rdma::kPortSmLid, &PortShape::sm_lid);
-  whole(rdma::kPortLanes, &PortShape::width);
-  ForEachSample(rdma, rdma::kPortRate, [&](const prometheus::ClientMetric& m, double v) {
-    if (PortShape* p = port_of(m); p && std::isfinite(v) && v > 0) p->rate_gbps = v / kBytesPerGbit;
-  });
-  ForEachSample(rdma, rdma::kPortLaneSpeed, [&](const prometheus::ClientMetric& m, double v) {
-    if (PortShape* p = port_of(m); p && std::isfinite(v) && v > 0) p->lane_gbps = v / kBytesPerGbit;
-  });
+// The NIC function's PCIe link and its nearest GPU: the smallest distance wins; among equals the
+// lowest PCI address, so the choice does not depend on the order of the samples.
+void ApplyFunction(PortShape& port, const NodeModel& node) {
+  const PciFunction* function = node.Function(port.key.pci_address);
+  if (function != nullptr && function->role == "nic") {
+    auto gts = [](const std::optional<double>& transfers) -> std::optional<double> {
+      if (!transfers || !(*transfers > 0)) return std::nullopt;
+      return *transfers / 1e9;
+    };
+    port.pcie_speed_gts = gts(function->speed_transfers_per_second);
+    port.pcie_max_speed_gts = gts(function->max_speed_transfers_per_second);
+    port.pcie_width = function->width;
+    port.pcie_max_width = function->max_width;
+  }
+  const GpuNicDistance* nearest = nullptr;
+  for (const GpuNicDistance& pair : node.gpu_nic_distances()) {
+    if (pair.nic != port.key.pci_address) continue;
+    if (nearest == nullptr || pair.distance < nearest->distance ||
+        (pair.distance == nearest->distance && pair.gpu < nearest->gpu)) {
+      nearest = &pair;
+    }
+  }
+  if (nearest != nullptr && !nearest->gpu.empty()) {
+    port.nearest_gpu = nearest->gpu;
+    port.gpu_level = std::string(LevelName(nearest->distance));
+  }
 }
 
 // Ethernet ports: the link is what ethtool says (the RoCE rate's width and generation are
@@ -196,55 +130,39 @@ const PortShape* NodeShape::Find(const PortKey& key) const {
 
 std::span<const MetricInput> ShapeInputs() { return kInputs; }
 
-NodeShape BuildShape(const ShapeSources& sources) {
+NodeShape BuildShape(const NodeModel& node) {
   NodeShape shape;
-  if (sources.rdma == nullptr) return shape;
-  const Families& rdma_families = *sources.rdma;
-  const std::map<std::string, DeviceFacts> devices = ReadDevices(rdma_families);
-  const std::map<std::string, PerNetdev> netdevs = ReadNetdevs(sources);
-  const std::map<std::string, PerFunction> functions = ReadFunctions(sources.topology);
-
-  std::map<std::pair<std::string, std::string>, PortShape> ports;
-  ForEachSample(rdma_families, rdma::kPortInfo, [&](const prometheus::ClientMetric& m, double) {
+  // The newest rdma snapshot reported no ports: no shape (every port's checks stay as they are
+  // until it reports them again).
+  if (!node.ports_reported()) return shape;
+  for (const RdmaPort& rdma_port : node.ports()) {
     PortShape p;
-    p.device = std::string(LabelOr(m, "device"));
-    const std::string port_label(LabelOr(m, "port"));
-    // A sample without its device or port names no port: a finding on it would name nothing.
-    if (p.device.empty() || port_label.empty()) return;
-    auto number = WholeNumber(std::atof(port_label.c_str()));
-    p.key.port = number.value_or(0);
-    p.link_layer = std::string(LabelOr(m, "link_layer"));
-    p.netdev = std::string(LabelOr(m, "netdev"));
-    if (!p.ethernet()) p.lane_speed = std::string(LabelOr(m, "speed"));
-    auto device = devices.find(p.device);
-    if (device != devices.end()) {
-      p.firmware = device->second.firmware;
-      p.board_id = device->second.board_id;
-      p.hca_type = device->second.hca_type;
-      p.key.pci_address = device->second.pci_address;
+    p.device = rdma_port.id.device;
+    p.key.port = static_cast<int>(rdma_port.id.port);
+    p.link_layer = rdma_port.link_layer_text;
+    p.netdev = rdma_port.netdev;
+    if (!p.ethernet()) p.lane_speed = rdma_port.lane_speed_name;
+    if (const RdmaDevice* device = node.Device(p.device)) {
+      p.firmware = device->firmware;
+      p.board_id = device->board_id;
+      p.hca_type = device->hca_type;
+      p.key.pci_address = device->pci_address;
     }
     if (p.key.pci_address.empty()) p.key.pci_address = p.device;
-    ports.emplace(std::pair{p.device, port_label}, std::move(p));
-  });
-  ReadPortValues(rdma_families, ports);
-
-  for (auto& [id, port] : ports) {
-    auto net = netdevs.find(port.netdev);
-    const PerNetdev* per_netdev = net == netdevs.end() ? nullptr : &net->second;
-    if (per_netdev != nullptr) port.mtu = per_netdev->mtu;
-    if (port.ethernet()) ApplyEthernet(port, per_netdev);
-    if (!port.rate_gbps) port.lane_speed.clear();  // a down port's generation name is stale
-    auto function = functions.find(port.key.pci_address);
-    if (function != functions.end()) {
-      const PerFunction& f = function->second;
-      port.pcie_speed_gts = f.speed_gts;
-      port.pcie_width = f.width;
-      port.pcie_max_speed_gts = f.max_speed_gts;
-      port.pcie_max_width = f.max_width;
-      port.nearest_gpu = f.gpu;
-      if (!f.gpu.empty()) port.gpu_level = std::string(LevelName(f.distance));
-    }
-    shape.ports.push_back(std::move(port));
+    p.state = rdma_port.state;
+    p.phys_state = rdma_port.phys_state;
+    p.sm_lid = rdma_port.sm_lid;
+    p.width = rdma_port.lanes;
+    p.rate_gbps = Gbps(rdma_port.rate_bytes_per_second);
+    p.lane_gbps = Gbps(rdma_port.lane_speed_bytes_per_second);
+    const NetdevLink* link = p.netdev.empty() ? nullptr : node.Netdev(p.netdev);
+    const std::optional<PerNetdev> per_netdev =
+        link != nullptr ? std::optional(NetdevOf(*link)) : std::nullopt;
+    if (per_netdev) p.mtu = per_netdev->mtu;
+    if (p.ethernet()) ApplyEthernet(p, per_netdev ? &*per_netdev : nullptr);
+    if (!p.rate_gbps) p.lane_speed.clear();  // a down port's generation name is stale
+    ApplyFunction(p, node);
+    shape.ports.push_back(std::move(p));
   }
   std::sort(shape.ports.begin(), shape.ports.end(),
             [](const PortShape& a, const PortShape& b) { return a.key < b.key; });

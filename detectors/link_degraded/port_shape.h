@@ -3,11 +3,12 @@
 // of an RDMA device, InfiniBand or RoCE — keyed by the PCI address of its function and its port
 // number, so that a renamed RDMA device or netdev keeps its identity across reboots.
 //
-// The shape is built from the collectors' typed families only (rdma, netdev, ethtool, topology;
-// ShapeInputs() declares them), never from a device, so the link_degraded detector and
-// `fabricwatch --shape.print` see exactly the same thing.
+// The shape is built from the node model (detectors/core/node_model.h), itself built from the
+// collectors' typed families only (rdma, netdev, ethtool, topology; ShapeInputs() declares them),
+// never from a device, so the link_degraded detector and `fabricwatch --shape.print` see exactly
+// the same thing.
 //
-// Where each field comes from:
+// Where each field comes from (the families the model reads it from):
 //   device, port, link_layer, netdev   fabric_rdma_port_info
 //   firmware, board_id, hca_type, pci  fabric_rdma_device_info
 //   state, phys_state, sm_lid          fabric_rdma_port_state, _phys_state, _sm_lid
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "detectors/core/inputs.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/link_degraded/port_state.h"
 
@@ -78,18 +80,11 @@ struct NodeShape {
   const PortShape* Find(const PortKey& key) const;
 };
 
-// The latest families of each collector the shape reads; nullptr where a collector has not
-// reported (or is disabled).
-struct ShapeSources {
-  const Families* rdma = nullptr;
-  const Families* netdev = nullptr;
-  const Families* ethtool = nullptr;
-  const Families* topology = nullptr;
-};
+// The shape of every RDMA port in the node model (detectors/core/node_model.h); empty when the
+// newest rdma snapshot reported no port facts.
+NodeShape BuildShape(const NodeModel& node);
 
-NodeShape BuildShape(const ShapeSources& sources);
-
-// The collector families BuildShape reads (detectors/core/inputs.h).
+// The collector families the shape reads, through the node model (detectors/core/inputs.h).
 std::span<const MetricInput> ShapeInputs();
 
 // The shape as YAML: a `ports:` list that is itself a valid --shape.file manifest (README

@@ -17,10 +17,12 @@
 #include "detectors/core/counter.h"
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
 #include "detectors/link_flap/flap_entity.h"
 #include "detectors/link_flap/link_cause.h"
+#include "detectors/link_flap/link_flap_metrics.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -86,54 +88,49 @@ constexpr DetectorOptionSpec kOptions[] = {
      "30m"},
 };
 
-constexpr LabelNames kEntityLabels{"device", "port", "netdev"};
-constexpr MetricDesc kPenalty{
-    "fabric_link_flap_penalty",
-    "Decayed flap penalty of the port (link_flap detector): +penalty-per-down per down event, "
-    "halved every half-life; flapping from suppress until below reuse. device+port for IB "
-    "ports, netdev for Ethernet (the other labels empty).",
-    MetricKind::kGauge, kEntityLabels};
-constexpr MetricDesc kHardWindow{
-    "fabric_link_flap_hard_window_down_events",
-    "Down events of the port in the last hard-window (default 10 s; link_flap).",
-    MetricKind::kGauge, kEntityLabels};
-constexpr MetricDesc kSlowWindow{
-    "fabric_link_flap_slow_window_down_events",
-    "Down events of the port in the last slow-window (default 6 h; link_flap).", MetricKind::kGauge,
-    kEntityLabels};
-constexpr MetricDesc kWindowDowntime{
-    "fabric_link_flap_window_downtime_seconds",
-    "Time the port was down in the last downtime-window (default 1 h), compared with the NCCL "
-    "downtime budget (link_flap).",
-    MetricKind::kGauge, kEntityLabels};
-constexpr MetricDesc kDownDuration{"fabric_link_down_duration_seconds",
-                                   "Length of the port's current outage, 0 while up (link_flap).",
-                                   MetricKind::kGauge, kEntityLabels};
-constexpr MetricDesc kDownEvents{
-    "fabric_link_flap_down_events_total",
-    "Down events of the port counted by link_flap after deduplicating its sources (netlink, "
-    "carrier and PHY counters, IB port state and link_downed); maintenance downs excluded.",
-    MetricKind::kCounter, kEntityLabels};
+using link_flap::kDownDuration;
+using link_flap::kDownEvents;
+using link_flap::kEntityLabels;
+using link_flap::kHardWindow;
+using link_flap::kPenalty;
+using link_flap::kSlowWindow;
+using link_flap::kWindowDowntime;
 // What link_flap reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"netdev", &netdev::kOperState, {"netdev"}},
-    {"netdev", &netdev::kCarrier, {"netdev"}},
-    {"netdev", &netdev::kCarrierDown, {"netdev"}},
-    {"rdma", &rdma::kPortInfo, {"device", "port", "link_layer", "netdev"}},
-    {"rdma", &rdma::kPortState, {"device", "port"}},
-    {"rdma", &rdma::kLinkDowned, {"device", "port"}},
-    {"rdma", &rdma::kLinkErrorRecovery, {"device", "port"}},
-    {"rdma", &rdma::kPortEvents, {"device", "port", "event"}},
-    {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
-    {"ethtool", &ethtool::kLinkDownEvents, {"netdev"}},
+    {netdev::kOperState, {"netdev"}},
+    {netdev::kCarrier, {"netdev"}},
+    {netdev::kCarrierDown, {"netdev"}},
+    {rdma::kPortState, {"device", "port"}},
+    {rdma::kLinkDowned, {"device", "port"}},
+    {rdma::kLinkErrorRecovery, {"device", "port"}},
+    {rdma::kPortEvents, {"device", "port", "event"}},
+    {ethtool::kModuleEvents, {"netdev", "event"}},
+    {ethtool::kLinkDownEvents, {"netdev"}},
     // The kmsg collector's log events (the family makes the engine hand its snapshots over).
-    {"kmsg", &kmsg::kEvents, {"device", "netdev", "event"}},
+    {kmsg::kEvents, {"device", "netdev", "event"}},
 };
 
 constexpr MetricDesc kMetrics[] = {kPenalty,        kHardWindow,   kSlowWindow,
                                    kWindowDowntime, kDownDuration, kDownEvents};
 
 std::string EntityKey(const EntityLabels& labels) { return EntityText(labels); }
+
+// The (device, port) labels of a sample of one of the rdma collector's per-port families.
+template <const auto& Family>
+std::pair<std::string_view, std::string_view> PortLabels(const prometheus::ClientMetric& m) {
+  return {Label<Family>(m, "device"), Label<Family>(m, "port")};
+}
+
+// Adds the netdev of every sample of Family (a sample without one names nothing to flap, and no
+// finding may name "").
+template <const auto& Family>
+void AddNetdevs(const SnapshotView& snapshot, std::set<std::string>& netdevs) {
+  ForEachSample(snapshot.families, Family, [&](const prometheus::ClientMetric& m, double) {
+    if (const std::string_view netdev = Label<Family>(m, "netdev"); !netdev.empty()) {
+      netdevs.emplace(netdev);
+    }
+  });
+}
 
 class LinkFlapDetector final : public Detector {
  public:
@@ -144,10 +141,11 @@ class LinkFlapDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector == "netdev") ObserveNetdev(snapshot);
-    if (snapshot.collector == "rdma") ObserveRdma(snapshot);
-    if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
-    if (snapshot.collector == "kmsg") ObserveKernelLog(snapshot);
+    if (snapshot.node) node_ = snapshot.node;
+    if (snapshot.From<netdev::kCollector>()) ObserveNetdev(snapshot);
+    if (snapshot.From<rdma::kCollector>()) ObserveRdma(snapshot);
+    if (snapshot.From<ethtool::kCollector>()) ObserveEthtool(snapshot);
+    if (snapshot.From<kmsg::kCollector>()) ObserveKernelLog(snapshot);
   }
 
   void OnLinkEvents(const std::vector<sys::LinkEvent>& events) override {
@@ -209,7 +207,7 @@ class LinkFlapDetector final : public Detector {
     }
     // The IPoIB map too: after a restart, a netdev sample evaluated before the first rdma
     // sample must not raise the restored flaps of an IPoIB netdev as its own finding.
-    return {{"ports", ports}, {"ipoib", ipoib_port_}};
+    return {{"ports", ports}, {"ipoib", IpoibPorts()}};
   }
 
   Status LoadState(const nlohmann::json& state, StateLoadCheck& check) override {
@@ -232,7 +230,7 @@ class LinkFlapDetector final : public Detector {
       return Status(StatusCode::kInvalidArgument, std::string("link_flap state: ") + e.what());
     }
     for (auto& [key, entity] : loaded) entities_.insert_or_assign(key, std::move(entity));
-    ipoib_port_.merge(ipoib);
+    restored_ipoib_.merge(ipoib);
     return Status::Ok();
   }
 
@@ -250,31 +248,63 @@ class LinkFlapDetector final : public Detector {
   // A RoCE netdev's finding names its RDMA port too (issue 34: `rdma link add rxe0 ... netdev
   // veth0` flapping is rxe0 port 1's outage as much as veth0's); empty for other netdevs.
   EntityLabels RocePortLabels(const std::string& netdev) const {
-    auto it = roce_port_.find(netdev);
-    if (it == roce_port_.end()) return {};
-    return {{"device", it->second.first}, {"port", it->second.second}, {"netdev", netdev}};
+    const RdmaPort* port = Node().PortOfNetdev(netdev);
+    if (port == nullptr || !port->ethernet()) return {};
+    return {{"device", port->id.device}, {"port", port->id.PortLabel()}, {"netdev", netdev}};
+  }
+
+  const NodeModel& Node() const { return node_ ? *node_ : EmptyNodeModel(); }
+
+  // IPoIB netdev -> entity key of its IB port: from the node model once the rdma collector
+  // reported its ports, before that from the state file.
+  std::map<std::string, std::string> IpoibPorts() const {
+    if (!Node().ports_reported() && Node().ports().empty()) return restored_ipoib_;
+    std::map<std::string, std::string> ipoib;
+    for (const RdmaPort& port : Node().ports()) {
+      if (port.ethernet() || port.netdev.empty()) continue;
+      ipoib.insert_or_assign(
+          port.netdev, EntityKey({{"device", port.id.device}, {"port", port.id.PortLabel()}}));
+    }
+    return ipoib;
   }
 
   // The tracked, present IB port whose IPoIB netdev this is, if any.
   Entity* IpoibPortOf(const std::string& netdev) {
-    auto it = ipoib_port_.find(netdev);
-    if (it == ipoib_port_.end()) return nullptr;
-    auto port = entities_.find(it->second);
+    std::string key;
+    if (!Node().ports_reported() && Node().ports().empty()) {
+      auto it = restored_ipoib_.find(netdev);
+      if (it == restored_ipoib_.end()) return nullptr;
+      key = it->second;
+    } else {
+      const RdmaPort* ib = Node().PortOfNetdev(netdev);
+      if (ib == nullptr || ib->ethernet()) return nullptr;
+      key = EntityKey({{"device", ib->id.device}, {"port", ib->id.PortLabel()}});
+    }
+    auto port = entities_.find(key);
     return port != entities_.end() && port->second.present ? &port->second : nullptr;
   }
 
+  // The RoCE port (device, port) is on a netdev: the netdev, else nullptr (an IB port, a port
+  // the model does not know, or a RoCE port without a netdev).
+  const std::string* RoceNetdevOf(std::string_view device, std::string_view port) const {
+    const std::optional<PortId> id = PortId::FromLabels(device, port);
+    const RdmaPort* rdma_port = id ? Node().Port(*id) : nullptr;
+    if (rdma_port == nullptr || !rdma_port->ethernet() || rdma_port->netdev.empty()) return nullptr;
+    return &rdma_port->netdev;
+  }
+  bool IsEthernetPort(std::string_view device, std::string_view port) const {
+    const std::optional<PortId> id = PortId::FromLabels(device, port);
+    const RdmaPort* rdma_port = id ? Node().Port(*id) : nullptr;
+    return rdma_port != nullptr && rdma_port->ethernet();
+  }
+
   void ObserveNetdev(const SnapshotView& snapshot) {
-    const auto* oper = FindFamily(snapshot, netdev::kOperState);
     const auto* carrier = FindFamily(snapshot, netdev::kCarrier);
     const auto* downs = FindFamily(snapshot, netdev::kCarrierDown);
     std::set<std::string> present;
-    for (const auto* family : {oper, carrier, downs}) {
-      if (family == nullptr) continue;
-      for (const auto& metric : family->metric) {
-        // A sample without its netdev names nothing to flap (and no finding may name "").
-        if (!LabelOr(metric, "netdev").empty()) present.emplace(LabelOr(metric, "netdev"));
-      }
-    }
+    AddNetdevs<netdev::kOperState>(snapshot, present);
+    AddNetdevs<netdev::kCarrier>(snapshot, present);
+    AddNetdevs<netdev::kCarrierDown>(snapshot, present);
     // Presence first: a netdev that comes back starts a quiet maintenance window before its
     // re-registration shows up as carrier downs.
     for (const std::string& netdev : present) {
@@ -290,7 +320,7 @@ class LinkFlapDetector final : public Detector {
     std::set<std::string> with_carrier;
     if (carrier != nullptr) {
       for (const auto& metric : carrier->metric) {
-        const std::string netdev(LabelOr(metric, "netdev"));
+        const std::string netdev(Label<netdev::kCarrier>(metric, "netdev"));
         const double value = SampleValue(*carrier, metric);
         // An unreadable carrier (NaN) is no evidence of a down: it would start a false outage.
         if (netdev.empty() || !std::isfinite(value)) continue;
@@ -305,8 +335,9 @@ class LinkFlapDetector final : public Detector {
     }
     if (downs != nullptr) {
       for (const auto& metric : downs->metric) {
-        if (LabelOr(metric, "netdev").empty()) continue;
-        Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
+        const std::string_view netdev = Label<netdev::kCarrierDown>(metric, "netdev");
+        if (netdev.empty()) continue;
+        Entity& entity = NetdevEntity(netdev);
         CounterDowns(s_, entity, entity.carrier_down, kCarrierCounter, CounterValue(*downs, metric),
                      snapshot.time);
       }
@@ -340,8 +371,9 @@ class LinkFlapDetector final : public Detector {
   void ObserveEthtool(const SnapshotView& snapshot) {
     if (const auto* family = FindFamily(snapshot, ethtool::kModuleEvents)) {
       for (const auto& metric : family->metric) {
-        if (LabelOr(metric, "event") != "unplug" || LabelOr(metric, "netdev").empty()) continue;
-        Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
+        const std::string_view netdev = Label<ethtool::kModuleEvents>(metric, "netdev");
+        if (Label<ethtool::kModuleEvents>(metric, "event") != "unplug" || netdev.empty()) continue;
+        Entity& entity = NetdevEntity(netdev);
         const CounterStep step = entity.unplug.Update(CounterValue(*family, metric), snapshot.time);
         if (step.valid && step.delta > 0) {
           StartMaintenance(s_, entity, snapshot.time, true);
@@ -355,67 +387,40 @@ class LinkFlapDetector final : public Detector {
     }
     if (const auto* family = FindFamily(snapshot, ethtool::kLinkDownEvents)) {
       for (const auto& metric : family->metric) {
-        if (LabelOr(metric, "netdev").empty()) continue;
-        Entity& entity = NetdevEntity(LabelOr(metric, "netdev"));
+        const std::string_view netdev = Label<ethtool::kLinkDownEvents>(metric, "netdev");
+        if (netdev.empty()) continue;
+        Entity& entity = NetdevEntity(netdev);
         CounterDowns(s_, entity, entity.phy_down, kPhyCounter, CounterValue(*family, metric),
                      snapshot.time);
       }
     }
   }
 
-  // Which RDMA ports are RoCE (and on which netdev) and which netdev is an IB port's IPoIB, from
-  // fabric_rdma_port_info. Only a sample that has the family says so: one without it (a failed
-  // collection) keeps what the last one said, so a finding does not change its name (and
-  // identity) mid-episode, nor a RoCE port turn into an IB port.
-  void LearnPorts(const prometheus::MetricFamily& family) {
-    ethernet_.clear();
-    roce_netdev_.clear();
-    roce_port_.clear();
-    ipoib_port_.clear();
-    for (const auto& metric : family.metric) {
-      const std::string device(LabelOr(metric, "device"));
-      const std::string port(LabelOr(metric, "port"));
-      const std::string netdev(LabelOr(metric, "netdev"));
-      if (device.empty() || port.empty()) continue;
-      if (LabelOr(metric, "link_layer") == "Ethernet") {
-        ethernet_.insert(device + "/" + port);
-        if (netdev.empty()) continue;
-        roce_netdev_.emplace(device + "/" + port, netdev);
-        // The lowest port names a netdev several share, whatever order the sample lists them.
-        auto [it, added] = roce_port_.try_emplace(netdev, device, port);
-        if (!added && PortLess({device, port}, it->second)) it->second = {device, port};
-      } else if (!netdev.empty()) {
-        // IB port (link_layer InfiniBand; empty on kernels that predate RoCE): its netdev is
-        // IPoIB, whose findings the port raises (see Evaluate).
-        ipoib_port_.insert_or_assign(netdev, EntityKey({{"device", device}, {"port", port}}));
-      }
-    }
-    // A RoCE port deleted (`rdma link delete`) or moved: its port_err counter left with it, and
-    // starts again from 0 if it comes back.
+  // A RoCE port deleted (`rdma link delete`) or moved: its port_err counter left with it, and
+  // starts again from 0 if it comes back. Judged only on a snapshot that reported the ports: the
+  // node model keeps the last ports through a failed collection.
+  void ForgetMovedVerbsPorts() {
     for (auto& [key, entity] : entities_) {
       if (!entity.netdev) continue;
       ForgetVerbsPorts(entity, [&](const auto& port) {
-        auto it = roce_netdev_.find(port.first);
-        return it == roce_netdev_.end() || it->second != entity.labels[0].second;
+        const size_t slash = port.first.rfind('/');
+        const std::string* netdev =
+            slash == std::string::npos
+                ? nullptr
+                : RoceNetdevOf(std::string_view(port.first).substr(0, slash),
+                               std::string_view(port.first).substr(slash + 1));
+        return netdev == nullptr || *netdev != entity.labels[0].second;
       });
     }
   }
 
-  // Port order: by device, then by port number ("2" before "10").
-  static bool PortLess(const std::pair<std::string, std::string>& a,
-                       const std::pair<std::string, std::string>& b) {
-    if (a.first != b.first) return a.first < b.first;
-    if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
-    return a.second < b.second;
-  }
-
   void ObserveRdma(const SnapshotView& snapshot) {
-    if (const auto* family = FindFamily(snapshot, rdma::kPortInfo)) LearnPorts(*family);
+    if (Node().ports_reported()) ForgetMovedVerbsPorts();
     std::set<std::string> present;
-    auto port_entity = [&](const prometheus::ClientMetric& metric) -> Entity* {
-      const std::string device(LabelOr(metric, "device"));
-      const std::string port(LabelOr(metric, "port"));
-      if (device.empty() || port.empty() || ethernet_.contains(device + "/" + port)) return nullptr;
+    auto port_entity = [&](std::pair<std::string_view, std::string_view> labels) -> Entity* {
+      const std::string device(labels.first);
+      const std::string port(labels.second);
+      if (device.empty() || port.empty() || IsEthernetPort(device, port)) return nullptr;
       Entity& entity = EntityFor({{"device", device}, {"port", port}});
       present.insert(EntityKey(entity.labels));
       if (!entity.present) StartMaintenance(s_, entity, snapshot.time, false);
@@ -424,7 +429,7 @@ class LinkFlapDetector final : public Detector {
     };
     if (const auto* family = FindFamily(snapshot, rdma::kPortState)) {
       for (const auto& metric : family->metric) {
-        Entity* entity = port_entity(metric);
+        Entity* entity = port_entity(PortLabels<rdma::kPortState>(metric));
         const double value = SampleValue(*family, metric);
         // An unreadable state (NaN) says neither up nor down; casting it would be undefined.
         if (entity == nullptr || !std::isfinite(value)) continue;
@@ -442,7 +447,7 @@ class LinkFlapDetector final : public Detector {
     }
     if (const auto* family = FindFamily(snapshot, rdma::kLinkDowned)) {
       for (const auto& metric : family->metric) {
-        Entity* entity = port_entity(metric);
+        Entity* entity = port_entity(PortLabels<rdma::kLinkDowned>(metric));
         if (entity == nullptr) continue;
         CounterDowns(s_, *entity, entity->link_downed, kIbLinkDowned, CounterValue(*family, metric),
                      snapshot.time);
@@ -450,7 +455,7 @@ class LinkFlapDetector final : public Detector {
     }
     if (const auto* family = FindFamily(snapshot, rdma::kLinkErrorRecovery)) {
       for (const auto& metric : family->metric) {
-        Entity* entity = port_entity(metric);
+        Entity* entity = port_entity(PortLabels<rdma::kLinkErrorRecovery>(metric));
         if (entity == nullptr) continue;
         RecoveryCounter(s_, *entity, CounterValue(*family, metric), snapshot.time);
       }
@@ -474,16 +479,16 @@ class LinkFlapDetector final : public Detector {
     if (family == nullptr) return;
     std::set<Entity*> touched;
     for (const auto& metric : family->metric) {
-      if (LabelOr(metric, "event") != "port_err") continue;
-      const std::string device(LabelOr(metric, "device"));
-      const std::string port(LabelOr(metric, "port"));
+      if (Label<rdma::kPortEvents>(metric, "event") != "port_err") continue;
+      const std::string device(Label<rdma::kPortEvents>(metric, "device"));
+      const std::string port(Label<rdma::kPortEvents>(metric, "port"));
       const std::string key = device + "/" + port;
       Entity* entity = nullptr;
-      if (auto roce = roce_netdev_.find(key); roce != roce_netdev_.end()) {
-        if (known_netdevs_.contains(roce->second)) entity = &NetdevEntity(roce->second);
+      if (const std::string* roce = RoceNetdevOf(device, port)) {
+        if (known_netdevs_.contains(*roce)) entity = &NetdevEntity(*roce);
       } else if (present.contains(EntityKey({{"device", device}, {"port", port}}))) {
         // Only IB ports the collector reports (the listener also opens filtered-out devices).
-        entity = port_entity(metric);  // null for a RoCE port without a netdev
+        entity = port_entity({device, port});  // null for a RoCE port without a netdev
       }
       if (entity == nullptr) continue;
       VerbsCount(*entity, key, CounterValue(*family, metric), snapshot.time);
@@ -497,13 +502,12 @@ class LinkFlapDetector final : public Detector {
   LinkCauses causes_;
   std::map<std::string, Entity> entities_;
   std::set<std::string> known_netdevs_;
-  // From the last fabric_rdma_port_info (LearnPorts): IPoIB netdev -> entity key of its IB
-  // port; "device/port" of the RoCE ports, and the netdev of each; RoCE netdev -> (device,
-  // port) of its lowest RDMA port, which its finding names.
-  std::map<std::string, std::string> ipoib_port_;
-  std::set<std::string> ethernet_;
-  std::map<std::string, std::string> roce_netdev_;
-  std::map<std::string, std::pair<std::string, std::string>> roce_port_;
+  // The node model of the last snapshot (ports, link layers, netdevs), kept for Evaluate().
+  std::shared_ptr<const NodeModel> node_;
+  // IPoIB netdev -> its IB port's entity key, from the state file: used until the rdma
+  // collector reports the ports, so that a netdev sample evaluated before the first rdma sample
+  // does not raise the restored flaps of an IPoIB netdev as its own finding.
+  std::map<std::string, std::string> restored_ipoib_;
   TimePoint last_eval_{};
 };
 
@@ -513,7 +517,15 @@ std::span<const DetectorOptionSpec> LinkFlapDetectorOptions() { return kOptions;
 std::span<const MetricDesc> LinkFlapDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> LinkFlapDetectorInputs() { return kInputs; }
 
-Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options) {
+namespace {
+
+// The options read and checked: what the factory builds from and all that validation needs.
+struct ParsedOptions {
+  Settings settings;
+  std::chrono::milliseconds cause_window;
+};
+
+Result<ParsedOptions> ParseOptions(const DetectorOptions& options) {
   auto reader = OptionReader::Make("link_flap", options, kOptions);
   if (!reader) return Error(reader.error());
   Settings s;
@@ -531,7 +543,7 @@ Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& op
   s.downtime_window = reader->Duration("downtime-window");
   s.maintenance_window = reader->Duration("maintenance-window", /*allow_zero=*/true);
   s.match_window = reader->Duration("match-window", /*allow_zero=*/true);
-  const auto cause_window = reader->Duration("cause-window");
+  const std::chrono::milliseconds cause_window = reader->Duration("cause-window");
   s.micro_count = reader->Count("micro-flap-count", 1, 10000);
   s.micro_window = reader->Duration("micro-flap-window");
   s.micro_escalate_after = reader->Duration("micro-flap-escalate-after");
@@ -547,7 +559,20 @@ Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& op
                  "detector link_flap: the penalty ceiling reuse*2^(max-suppress/half-life) is "
                  "below suppress; raise max-suppress");
   }
-  return std::unique_ptr<Detector>(std::make_unique<LinkFlapDetector>(s, cause_window));
+  return ParsedOptions{s, cause_window};
+}
+
+}  // namespace
+
+Status ValidateLinkFlapDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseOptions(options));
+}
+
+Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options) {
+  auto parsed = ParseOptions(options);
+  if (!parsed) return Error(parsed.error());
+  return std::unique_ptr<Detector>(
+      std::make_unique<LinkFlapDetector>(parsed->settings, parsed->cause_window));
 }
 
 }  // namespace fabricwatch::detect

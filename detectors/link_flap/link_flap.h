@@ -68,5 +68,7 @@ std::span<const MetricDesc> LinkFlapDetectorMetrics();
 // The collector families it reads (detectors/core/inputs.h).
 std::span<const MetricInput> LinkFlapDetectorInputs();
 Result<std::unique_ptr<Detector>> MakeLinkFlapDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateLinkFlapDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

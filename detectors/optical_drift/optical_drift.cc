@@ -15,6 +15,7 @@
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
+#include "detectors/optical_drift/optical_drift_metrics.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -77,37 +78,35 @@ constexpr DetectorOptionSpec kOptions[] = {
 };
 constexpr int kStateVersion = 1;
 
-constexpr LabelNames kLane{"netdev", "lane"};
-constexpr MetricDesc kRxBaseline{
-    "fabric_optical_drift_rx_power_baseline_watts",
-    "The lane's receive-power baseline (EWMA of dBm, 7 d time constant, per module serial), "
-    "converted back to watts.",
-    MetricKind::kGauge, kLane};
-constexpr MetricDesc kRxRatio{
-    "fabric_optical_drift_rx_power_baseline_ratio",
-    "Current receive power divided by the lane's baseline (0.63 = -2 dB, 0.5 = -3 dB).",
-    MetricKind::kGauge, kLane};
-constexpr MetricDesc kBiasRatio{
-    "fabric_optical_drift_tx_bias_baseline_ratio",
-    "Current laser bias divided by the lane's baseline at the same 5 °C temperature bin "
-    "(1.2 = +20 %); absent until that bin has a baseline.",
-    MetricKind::kGauge, kLane};
+using optical_drift::kBiasRatio;
+using optical_drift::kLane;
+using optical_drift::kRxBaseline;
+using optical_drift::kRxRatio;
 // What optical_drift reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"optics", &optics::kInfo, {"netdev", "serial"}},
-    {"optics", &optics::kPresent, {"netdev"}},
-    {"optics", &optics::kLastRead, {"netdev"}},
-    {"optics", &optics::kRxPowerThreshold, {"netdev", "threshold"}},
-    {"optics", &optics::kBiasThreshold, {"netdev", "threshold"}},
-    {"optics", &optics::kTemperature, {"netdev"}},
-    {"optics", &optics::kRxPower, {"netdev", "lane"}},
-    {"optics", &optics::kRxLos, {"netdev", "lane"}},
-    {"optics", &optics::kBias, {"netdev", "lane"}},
+    {optics::kInfo, {"netdev", "serial"}},
+    {optics::kPresent, {"netdev"}},
+    {optics::kLastRead, {"netdev"}},
+    {optics::kRxPowerThreshold, {"netdev", "threshold"}},
+    {optics::kBiasThreshold, {"netdev", "threshold"}},
+    {optics::kTemperature, {"netdev"}},
+    {optics::kRxPower, {"netdev", "lane"}},
+    {optics::kRxLos, {"netdev", "lane"}},
+    {optics::kBias, {"netdev", "lane"}},
 };
 constexpr MetricDesc kMetrics[] = {kRxBaseline, kRxRatio, kBiasRatio};
 
 double Dbm(double watts) { return 10 * std::log10(watts * 1000); }
 double Watts(double dbm) { return std::pow(10, dbm / 10) / 1000; }
+
+// The module's programmed threshold `which` of Family (SFF-8636/CMIS thresholds), or nullopt when
+// it has none or reads 0, which means unprogrammed.
+template <const auto& Family>
+std::optional<double> Threshold(const Families& families, std::string_view netdev,
+                                std::string_view which) {
+  auto value = FindValue<Family>(families, {{"netdev", netdev}, {"threshold", which}});
+  return value && *value > 0 ? value : std::nullopt;
+}
 // A running mean that becomes an EWMA with time constant tau once 1/n is below the EWMA's
 // weight: no start-up bias, day-scale memory afterwards (docs/detection.md §5 EWMA row).
 struct Baseline {
@@ -190,19 +189,17 @@ class OpticalDriftDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector != "optics") return;
+    if (!snapshot.From<optics::kCollector>()) return;
     const Families& families = snapshot.families;
     std::map<std::string, std::string> serials;  // netdev → serial
     ForEachSample(families, optics::kInfo, [&](const prometheus::ClientMetric& m, double) {
-      auto netdev = LabelValue(m, "netdev");
+      const std::string_view netdev = Label<optics::kInfo>(m, "netdev");
       // No netdev names no module a finding could name.
-      if (netdev && !netdev->empty()) {
-        serials[std::string(*netdev)] = std::string(LabelValue(m, "serial").value_or(""));
-      }
+      if (!netdev.empty()) serials[std::string(netdev)] = Label<optics::kInfo>(m, "serial");
     });
     std::set<std::string> seen;
     for (const auto& [netdev, serial_label] : serials) {
-      const auto present = FindValue(families, optics::kPresent, {{"netdev", netdev}});
+      const auto present = FindValue<optics::kPresent>(families, {{"netdev", netdev}});
       if (present && *present == 0) continue;
       seen.insert(netdev);
       // Modules without a serial get a netdev-scoped key: a baseline still, just not portable.
@@ -380,7 +377,7 @@ class OpticalDriftDetector final : public Detector {
   void ObserveModule(const Families& families, const std::string& netdev, const std::string& serial,
                      TimePoint snapshot_time) {
     TimePoint time = snapshot_time;
-    if (auto read = FindValue(families, optics::kLastRead, {{"netdev", netdev}})) {
+    if (auto read = FindValue<optics::kLastRead>(families, {{"netdev", netdev}})) {
       time = FromEpochSeconds(*read);
     }
     auto it = modules_.find(netdev);
@@ -400,10 +397,6 @@ class OpticalDriftDetector final : public Detector {
     baseline.netdev = netdev;
     baseline.last_seen = now;
 
-    auto threshold = [&](const MetricDesc& family, const char* which) {
-      auto v = FindValue(families, family, {{"netdev", netdev}, {"threshold", which}});
-      return v && *v > 0 ? v : std::nullopt;  // 0 = unprogrammed
-    };
     const ModuleRead read{
         .families = families,
         .netdev = netdev,
@@ -411,11 +404,11 @@ class OpticalDriftDetector final : public Detector {
         .now = now,
         .module = module,
         .baseline = baseline,
-        .rx_warn = threshold(optics::kRxPowerThreshold, "low_warning"),
-        .rx_alarm = threshold(optics::kRxPowerThreshold, "low_alarm"),
-        .bias_warn = threshold(optics::kBiasThreshold, "high_warning"),
-        .bias_alarm = threshold(optics::kBiasThreshold, "high_alarm"),
-        .temperature = FindValue(families, optics::kTemperature, {{"netdev", netdev}})};
+        .rx_warn = Threshold<optics::kRxPowerThreshold>(families, netdev, "low_warning"),
+        .rx_alarm = Threshold<optics::kRxPowerThreshold>(families, netdev, "low_alarm"),
+        .bias_warn = Threshold<optics::kBiasThreshold>(families, netdev, "high_warning"),
+        .bias_alarm = Threshold<optics::kBiasThreshold>(families, netdev, "high_alarm"),
+        .temperature = FindValue<optics::kTemperature>(families, {{"netdev", netdev}})};
     for (auto& [lane, s] : module.lanes) s.seen = false;
     ForEachSample(families, optics::kRxPower, [&](const prometheus::ClientMetric& m, double watts) {
       ObserveRx(read, m, watts);
@@ -441,12 +434,12 @@ class OpticalDriftDetector final : public Detector {
   void ObserveRx(const ModuleRead& r, const prometheus::ClientMetric& m, double watts) {
     const double tau = duration<double>(options_.baseline_time_constant).count();
     const double warmup = duration<double>(options_.baseline_warmup).count();
-    if (LabelValue(m, "netdev") != r.netdev) return;
-    const std::string lane(LabelValue(m, "lane").value_or(""));
+    if (Label<optics::kRxPower>(m, "netdev") != r.netdev) return;
+    const std::string lane(Label<optics::kRxPower>(m, "lane"));
     if (lane.empty()) return;  // no lane a finding could name
     LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
     s.seen = true;
-    const auto los = FindValue(r.families, optics::kRxLos, {{"netdev", r.netdev}, {"lane", lane}});
+    const auto los = FindValue<optics::kRxLos>(r.families, {{"netdev", r.netdev}, {"lane", lane}});
     if ((los && *los != 0) || !(watts > 0) || !std::isfinite(watts)) {
       // Dark lane: not an optics drift (link_flap's business); forget pending conditions.
       s.rx_watts.reset();
@@ -491,8 +484,10 @@ class OpticalDriftDetector final : public Detector {
   // the module's temperature (bias depends on temperature, so baselines are kept per bin).
   void ObserveBias(const ModuleRead& r, const prometheus::ClientMetric& m, double amperes) {
     const double tau = duration<double>(options_.baseline_time_constant).count();
-    if (LabelValue(m, "netdev") != r.netdev || !std::isfinite(amperes) || amperes < 0) return;
-    const std::string lane(LabelValue(m, "lane").value_or(""));
+    if (Label<optics::kBias>(m, "netdev") != r.netdev || !std::isfinite(amperes) || amperes < 0) {
+      return;
+    }
+    const std::string lane(Label<optics::kBias>(m, "lane"));
     if (lane.empty()) return;  // no lane a finding could name
     LaneState& s = r.module.lanes.try_emplace(lane, options_).first->second;
     s.seen = true;
@@ -573,6 +568,10 @@ Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& opti
 std::span<const DetectorOptionSpec> OpticalDriftDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> OpticalDriftDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> OpticalDriftDetectorInputs() { return kInputs; }
+
+Status ValidateOpticalDriftDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseOpticalDriftOptions(options));
+}
 
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options) {
   Result<OpticalDriftOptions> parsed = ParseOpticalDriftOptions(options);

@@ -84,5 +84,7 @@ std::span<const MetricDesc> OpticalDriftDetectorMetrics();
 std::span<const MetricInput> OpticalDriftDetectorInputs();
 Result<OpticalDriftOptions> ParseOpticalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeOpticalDriftDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateOpticalDriftDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

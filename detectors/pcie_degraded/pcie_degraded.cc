@@ -14,6 +14,7 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/pcie_degraded/pcie_degraded_metrics.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -46,27 +47,18 @@ constexpr DetectorOptionSpec kOptions[] = {
      "The correctable AER warning clears below this count per aer-window. Judgement", "1"},
 };
 
-constexpr LabelNames kLink{"device", "role"};
-constexpr MetricDesc kSpeedRatio{
-    "fabric_pcie_degraded_speed_ratio",
-    "Current PCIe link speed divided by the function's maximum (GPUs and NICs; 1 = full "
-    "speed).",
-    MetricKind::kGauge, kLink};
-constexpr MetricDesc kWidthRatio{
-    "fabric_pcie_degraded_width_ratio",
-    "Current PCIe link width divided by the function's maximum (GPUs and NICs; 1 = all lanes).",
-    MetricKind::kGauge, kLink};
-constexpr MetricDesc kAerRate{
-    "fabric_pcie_degraded_aer_correctable_errors_per_second",
-    "Correctable AER errors per second over the detector's AER window (default 10m).",
-    MetricKind::kGauge, kLink};
+using pcie_degraded::kAerRate;
+using pcie_degraded::kLink;
+using pcie_degraded::kSpeedRatio;
+using pcie_degraded::kWidthRatio;
 // What pcie_degraded reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"topology", &topology::kSpeed, {"device", "role"}},
-    {"topology", &topology::kMaxSpeed, {"device", "role"}},
-    {"topology", &topology::kWidth, {"device", "role"}},
-    {"topology", &topology::kMaxWidth, {"device", "role"}},
-    {"topology", &topology::kAer, {"device", "role", "severity"}},
+    {topology::kSpeed, {"device", "role"}},
+    {topology::kMaxSpeed, {"device", "role"}},
+    {topology::kWidth, {"device", "role"}},
+    {topology::kMaxWidth, {"device", "role"}},
+    // The AER counters, by severity: correctable, nonfatal, fatal.
+    {topology::kAer, {"device", "role", "severity"}},
 };
 constexpr MetricDesc kMetrics[] = {kSpeedRatio, kWidthRatio, kAerRate};
 
@@ -110,45 +102,46 @@ class PcieDegradedDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector != "topology") return;
+    if (!snapshot.From<topology::kCollector>()) return;
     const Families& families = snapshot.families;
     const TimePoint time = snapshot.time;
     for (auto& [key, link] : links_) link.seen = false;
-    auto link_for = [&](const prometheus::ClientMetric& metric) -> Link* {
-      auto device = LabelValue(metric, "device");
-      auto role = LabelValue(metric, "role");
-      if (!device || device->empty() || !role || (*role != "gpu" && *role != "nic")) return nullptr;
+    // The link a sample is about (its device and role labels), or nullptr.
+    auto link_for = [&](std::string_view device, std::string_view role) -> Link* {
+      if (device.empty() || (role != "gpu" && role != "nic")) return nullptr;
       Link& link =
-          links_.try_emplace(Key{std::string(*device), std::string(*role)}, options_).first->second;
+          links_.try_emplace(Key{std::string(device), std::string(role)}, options_).first->second;
       link.seen = true;
       return &link;
     };
-    auto gauge = [&](const MetricDesc& family, std::optional<double> Link::*field) {
-      ForEachSample(families, family, [&](const prometheus::ClientMetric& m, double v) {
+    auto gauge = [&](auto family_tag, std::optional<double> Link::*field) {
+      using Tag = decltype(family_tag);
+      ForEachSample(families, Tag::desc, [&](const prometheus::ClientMetric& m, double v) {
+        Link* link = link_for(Label<Tag::desc>(m, "device"), Label<Tag::desc>(m, "role"));
         // NaN or inf is an unreadable link: no value, never "xnan" in a finding.
-        if (Link* link = link_for(m); link != nullptr && std::isfinite(v)) link->*field = v;
+        if (link != nullptr && std::isfinite(v)) link->*field = v;
       });
     };
     for (auto& [key, link] : links_)
       link.speed_now = link.speed_max = link.width_now = link.width_max = std::nullopt;
-    gauge(topology::kSpeed, &Link::speed_now);
-    gauge(topology::kMaxSpeed, &Link::speed_max);
-    gauge(topology::kWidth, &Link::width_now);
-    gauge(topology::kMaxWidth, &Link::width_max);
+    gauge(FamilyTag<topology::kSpeed>{}, &Link::speed_now);
+    gauge(FamilyTag<topology::kMaxSpeed>{}, &Link::speed_max);
+    gauge(FamilyTag<topology::kWidth>{}, &Link::width_now);
+    gauge(FamilyTag<topology::kMaxWidth>{}, &Link::width_max);
 
     std::set<Link*> aer_seen;
     ForEachSample(families, topology::kAer, [&](const prometheus::ClientMetric& m, double v) {
-      Link* link = link_for(m);
-      auto severity = LabelValue(m, "severity");
-      if (link == nullptr || !severity || !(v >= 0)) return;
+      Link* link = link_for(Label<topology::kAer>(m, "device"), Label<topology::kAer>(m, "role"));
+      const std::string_view severity = Label<topology::kAer>(m, "severity");
+      if (link == nullptr || severity.empty() || !(v >= 0)) return;
       aer_seen.insert(link);
       const auto value = static_cast<uint64_t>(v);
-      if (*severity == "correctable") {
+      if (severity == "correctable") {
         CounterStep step = link->correctable_tracker.Update(value, time);
         if (step.valid) link->correctable_window.emplace_back(time, step.delta);
-      } else if (*severity == "nonfatal" || *severity == "fatal") {
+      } else if (severity == "nonfatal" || severity == "fatal") {
         CounterTracker& tracker =
-            *severity == "fatal" ? link->fatal_tracker : link->nonfatal_tracker;
+            severity == "fatal" ? link->fatal_tracker : link->nonfatal_tracker;
         CounterStep step = tracker.Update(value, time);
         const bool grew = step.valid && step.delta > 0;
         if (grew) link->uncorrectable_last = step.delta;
@@ -285,6 +278,10 @@ Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& opti
 std::span<const DetectorOptionSpec> PcieDegradedDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> PcieDegradedDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> PcieDegradedDetectorInputs() { return kInputs; }
+
+Status ValidatePcieDegradedDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParsePcieDegradedOptions(options));
+}
 
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options) {
   Result<PcieDegradedOptions> parsed = ParsePcieDegradedOptions(options);

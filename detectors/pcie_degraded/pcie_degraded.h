@@ -57,5 +57,7 @@ std::span<const MetricDesc> PcieDegradedDetectorMetrics();
 std::span<const MetricInput> PcieDegradedDetectorInputs();
 Result<PcieDegradedOptions> ParsePcieDegradedOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakePcieDegradedDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidatePcieDegradedDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

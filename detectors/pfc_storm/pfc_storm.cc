@@ -14,6 +14,7 @@
 #include "detectors/core/inputs.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
+#include "detectors/pfc_storm/pfc_storm_metrics.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -39,24 +40,14 @@ constexpr DetectorOptionSpec kOptions[] = {
      "60s"},
 };
 
-constexpr MetricDesc kPauseRatio{
-    "fabric_pfc_pause_ratio",
-    "Fraction of the last sample interval the priority was paused (pfc_storm): direction=tx we "
-    "paused the peer, rx the peer paused us. From fabric_pfc_pause_duration_seconds_total over "
-    "the measured interval.",
-    MetricKind::kGauge, {"netdev", "priority", "direction"}};
-constexpr MetricDesc kStormSeconds{
-    "fabric_pfc_storm_condition_seconds",
-    "How long the storm signature of the role has held without interruption (pfc_storm): "
-    "role=source tx ratio >= storm-ratio with no receive progress, role=victim rx ratio >= "
-    "storm-ratio with no transmit progress; 0 when it does not hold.",
-    MetricKind::kGauge, {"netdev", "priority", "role"}};
+using pfc_storm::kPauseRatio;
+using pfc_storm::kStormSeconds;
 // What pfc_storm reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"ethtool", &ethtool::kPfcPauseDuration, {"netdev", "priority", "direction"}},
-    {"ethtool", &ethtool::kPrioBytes, {"netdev", "priority", "direction"}},
-    {"ethtool", &ethtool::kPrioPackets, {"netdev", "priority", "direction"}},
-    {"ethtool", &ethtool::kPauseStormEvents, {"netdev", "severity"}},
+    {ethtool::kPfcPauseDuration, {"netdev", "priority", "direction"}},
+    {ethtool::kPrioBytes, {"netdev", "priority", "direction"}},
+    {ethtool::kPrioPackets, {"netdev", "priority", "direction"}},
+    {ethtool::kPauseStormEvents, {"netdev", "severity"}},
 };
 constexpr MetricDesc kMetrics[] = {kPauseRatio, kStormSeconds};
 
@@ -101,7 +92,7 @@ class PfcStormDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector != "ethtool") return;
+    if (!snapshot.From<ethtool::kCollector>()) return;
     const TimePoint time = snapshot.time;
     std::set<std::string> seen;
     // Steps of this sample, per priority and direction.
@@ -109,25 +100,26 @@ class PfcStormDetector final : public Detector {
       std::optional<CounterStep> pause[2], bytes[2], packets[2];
     };
     std::map<std::string, Steps> steps;
-    auto track = [&](const MetricDesc& desc, double scale, auto member, auto step_member) {
-      const auto* family = FindFamily(snapshot, desc);
+    auto track = [&](auto family_tag, double scale, auto member, auto step_member) {
+      using Tag = decltype(family_tag);
+      const auto* family = FindFamily(snapshot, Tag::desc);
       if (family == nullptr) return;
       for (const auto& metric : family->metric) {
-        auto dir = ParseDir(LabelOr(metric, "direction"));
+        auto dir = ParseDir(Label<Tag::desc>(metric, "direction"));
+        const std::string_view netdev = Label<Tag::desc>(metric, "netdev");
+        const std::string_view priority = Label<Tag::desc>(metric, "priority");
         // A sample without its netdev or priority names no priority a finding could name.
-        if (!dir || LabelOr(metric, "netdev").empty() || LabelOr(metric, "priority").empty()) {
-          continue;
-        }
-        Priority& p = PriorityFor(LabelOr(metric, "netdev"), LabelOr(metric, "priority"));
+        if (!dir || netdev.empty() || priority.empty()) continue;
+        Priority& p = PriorityFor(netdev, priority);
         const std::string key = p.netdev + "/" + p.priority;
         seen.insert(key);
         (steps[key].*step_member)[*dir] =
             (p.*member)[*dir].Update(CounterValue(*family, metric, scale), time);
       }
     };
-    track(ethtool::kPfcPauseDuration, 1e6, &Priority::pause, &Steps::pause);
-    track(ethtool::kPrioBytes, 1, &Priority::bytes, &Steps::bytes);
-    track(ethtool::kPrioPackets, 1, &Priority::packets, &Steps::packets);
+    track(FamilyTag<ethtool::kPfcPauseDuration>{}, 1e6, &Priority::pause, &Steps::pause);
+    track(FamilyTag<ethtool::kPrioBytes>{}, 1, &Priority::bytes, &Steps::bytes);
+    track(FamilyTag<ethtool::kPrioPackets>{}, 1, &Priority::packets, &Steps::packets);
 
     // Priorities that vanished (device unplugged, PFC disabled): drop their state; a re-plugged
     // device starts from a fresh baseline.
@@ -168,9 +160,9 @@ class PfcStormDetector final : public Detector {
     if (const auto* family = FindFamily(snapshot, ethtool::kPauseStormEvents)) {
       std::set<std::string> nic_seen;
       for (const auto& metric : family->metric) {
-        const std::string_view severity = LabelOr(metric, "severity");
+        const std::string_view severity = Label<ethtool::kPauseStormEvents>(metric, "severity");
         const int index = severity == "warning" ? 0 : severity == "error" ? 1 : -1;
-        const std::string netdev(LabelOr(metric, "netdev"));
+        const std::string netdev(Label<ethtool::kPauseStormEvents>(metric, "netdev"));
         if (index < 0 || netdev.empty()) continue;
         nic_seen.insert(netdev);
         NicEvents& events = nic_[netdev];
@@ -393,7 +385,10 @@ std::span<const DetectorOptionSpec> PfcStormDetectorOptions() { return kOptions;
 std::span<const MetricDesc> PfcStormDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> PfcStormDetectorInputs() { return kInputs; }
 
-Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options) {
+namespace {
+
+// The options read and checked: what the factory builds from and all that validation needs.
+Result<Settings> ParseOptions(const DetectorOptions& options) {
   auto reader = OptionReader::Make("pfc_storm", options, kOptions);
   if (!reader) return Error(reader.error());
   Settings s;
@@ -409,7 +404,19 @@ Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& op
                              "for hysteresis",
                              s.clear_ratio, s.storm_ratio));
   }
-  return std::unique_ptr<Detector>(std::make_unique<PfcStormDetector>(s));
+  return s;
+}
+
+}  // namespace
+
+Status ValidatePfcStormDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseOptions(options));
+}
+
+Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options) {
+  auto settings = ParseOptions(options);
+  if (!settings) return Error(settings.error());
+  return std::unique_ptr<Detector>(std::make_unique<PfcStormDetector>(*settings));
 }
 
 }  // namespace fabricwatch::detect

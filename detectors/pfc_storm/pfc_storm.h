@@ -36,5 +36,7 @@ std::span<const MetricDesc> PfcStormDetectorMetrics();
 // The collector families it reads (detectors/core/inputs.h).
 std::span<const MetricInput> PfcStormDetectorInputs();
 Result<std::unique_ptr<Detector>> MakePfcStormDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidatePfcStormDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

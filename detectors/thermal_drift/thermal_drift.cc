@@ -20,6 +20,7 @@
 #include "detectors/core/linear_trend.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"
+#include "detectors/thermal_drift/thermal_drift_metrics.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -73,35 +74,19 @@ constexpr DetectorOptionSpec kOptions[] = {
     {"projection-for", "How long the projection must hold before it warns. Judgement, §5", "1m"},
 };
 
-constexpr LabelNames kNetdev{"netdev"};
-constexpr MetricDesc kThreshold{
-    "fabric_thermal_drift_threshold_celsius",
-    "Temperature thresholds thermal_drift applies to a module (level=warning|alarm): the "
-    "module's own high warning/alarm, or the 70/75 °C fallback when it has none.",
-    MetricKind::kGauge,
-    {"netdev", "level"}};
-constexpr MetricDesc kSlew{
-    "fabric_thermal_drift_slew_celsius",
-    "Largest minus smallest module temperature within the slew window (default 5m).",
-    MetricKind::kGauge, kNetdev};
-constexpr MetricDesc kSlope{
-    "fabric_thermal_drift_slope_celsius_per_second",
-    "Slope of the least-squares line through the module temperature over the projection "
-    "lookback (default 30m).",
-    MetricKind::kGauge, kNetdev};
-constexpr MetricDesc kEta{
-    "fabric_thermal_drift_warning_eta_seconds",
-    "Projected seconds until the module temperature reaches its warning threshold; absent when "
-    "the temperature is not rising towards it.",
-    MetricKind::kGauge, kNetdev};
+using thermal_drift::kEta;
+using thermal_drift::kNetdev;
+using thermal_drift::kSlew;
+using thermal_drift::kSlope;
+using thermal_drift::kThreshold;
 // What thermal_drift reads (detectors/core/inputs.h).
 constexpr MetricInput kInputs[] = {
-    {"optics", &optics::kTemperature, {"netdev"}},
-    {"optics", &optics::kPresent, {"netdev"}},
-    {"optics", &optics::kInfo, {"netdev", "serial"}},
-    {"optics", &optics::kLastRead, {"netdev"}},
-    {"optics", &optics::kTemperatureThreshold, {"netdev", "threshold"}},
-    {"ethtool", &ethtool::kModuleEvents, {"netdev", "event"}},
+    {optics::kTemperature, {"netdev"}},
+    {optics::kPresent, {"netdev"}},
+    {optics::kInfo, {"netdev", "serial"}},
+    {optics::kLastRead, {"netdev"}},
+    {optics::kTemperatureThreshold, {"netdev", "threshold"}},
+    {ethtool::kModuleEvents, {"netdev", "event"}},
 };
 constexpr MetricDesc kMetrics[] = {kThreshold, kSlew, kSlope, kEta};
 
@@ -168,8 +153,8 @@ class ThermalDriftDetector final : public Detector {
   std::vector<std::string> inputs() const override { return InputCollectors(kInputs); }
 
   void Observe(const SnapshotView& snapshot) override {
-    if (snapshot.collector == "optics") ObserveOptics(snapshot);
-    if (snapshot.collector == "ethtool") ObserveEthtool(snapshot);
+    if (snapshot.From<optics::kCollector>()) ObserveOptics(snapshot);
+    if (snapshot.From<ethtool::kCollector>()) ObserveEthtool(snapshot);
   }
 
   std::vector<Finding> Evaluate(TimePoint /*now*/) override {
@@ -249,11 +234,10 @@ class ThermalDriftDetector final : public Detector {
     std::set<std::string> seen;
     ForEachSample(families, optics::kTemperature,
                   [&](const prometheus::ClientMetric& metric, double value) {
-                    auto netdev = LabelValue(metric, "netdev");
+                    const std::string name(Label<optics::kTemperature>(metric, "netdev"));
                     // No netdev, no module a finding could name; NaN is no temperature.
-                    if (!netdev || netdev->empty() || !std::isfinite(value)) return;
-                    const std::string name(*netdev);
-                    const auto present = FindValue(families, optics::kPresent, {{"netdev", name}});
+                    if (name.empty() || !std::isfinite(value)) return;
+                    const auto present = FindValue<optics::kPresent>(families, {{"netdev", name}});
                     if (present && *present == 0) return;  // empty cage: maintenance
                     seen.insert(name);
                     ObserveModule(families, name, value, snapshot.time);
@@ -266,12 +250,12 @@ class ThermalDriftDetector final : public Detector {
                      TimePoint snapshot_time) {
     std::string serial;
     ForEachSample(families, optics::kInfo, [&](const prometheus::ClientMetric& metric, double) {
-      if (LabelValue(metric, "netdev") == netdev) {
-        serial = std::string(LabelValue(metric, "serial").value_or(""));
+      if (Label<optics::kInfo>(metric, "netdev") == netdev) {
+        serial = Label<optics::kInfo>(metric, "serial");
       }
     });
     TimePoint time = snapshot_time;
-    if (auto read = FindValue(families, optics::kLastRead, {{"netdev", netdev}})) {
+    if (auto read = FindValue<optics::kLastRead>(families, {{"netdev", netdev}})) {
       time = TimePoint(std::chrono::duration_cast<TimePoint::duration>(duration<double>(*read)));
     }
     auto it = modules_.find(netdev);
@@ -286,10 +270,10 @@ class ThermalDriftDetector final : public Detector {
     m.read_time = time;
     m.temperature = temperature;
 
-    const auto warn = FindValue(families, optics::kTemperatureThreshold,
-                                {{"netdev", netdev}, {"threshold", "high_warning"}});
-    const auto alarm = FindValue(families, optics::kTemperatureThreshold,
-                                 {{"netdev", netdev}, {"threshold", "high_alarm"}});
+    const auto warn = FindValue<optics::kTemperatureThreshold>(
+        families, {{"netdev", netdev}, {"threshold", "high_warning"}});
+    const auto alarm = FindValue<optics::kTemperatureThreshold>(
+        families, {{"netdev", netdev}, {"threshold", "high_alarm"}});
     // Unprogrammed modules report 0 (or nonsense ordering): use the §4.1 fallback then.
     m.thresholds_from_module =
         warn && alarm && *warn > 0 && *alarm >= *warn && std::isfinite(*alarm);
@@ -335,10 +319,9 @@ class ThermalDriftDetector final : public Detector {
     std::set<std::string> seen;
     ForEachSample(snapshot.families, ethtool::kModuleEvents,
                   [&](const prometheus::ClientMetric& metric, double value) {
-                    if (LabelValue(metric, "event") != "high_temp") return;
-                    auto netdev = LabelValue(metric, "netdev");
-                    if (!netdev || netdev->empty() || !(value >= 0)) return;
-                    const std::string name(*netdev);
+                    if (Label<ethtool::kModuleEvents>(metric, "event") != "high_temp") return;
+                    const std::string name(Label<ethtool::kModuleEvents>(metric, "netdev"));
+                    if (name.empty() || !(value >= 0)) return;
                     seen.insert(name);
                     auto it = high_temp_.try_emplace(name, options_).first;
                     CounterStep step =
@@ -450,6 +433,10 @@ Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& opti
 std::span<const DetectorOptionSpec> ThermalDriftDetectorOptions() { return kOptions; }
 std::span<const MetricDesc> ThermalDriftDetectorMetrics() { return kMetrics; }
 std::span<const MetricInput> ThermalDriftDetectorInputs() { return kInputs; }
+
+Status ValidateThermalDriftDetectorOptions(const DetectorOptions& options) {
+  return StatusOf(ParseThermalDriftOptions(options));
+}
 
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options) {
   Result<ThermalDriftOptions> parsed = ParseThermalDriftOptions(options);

@@ -69,5 +69,7 @@ std::span<const MetricDesc> ThermalDriftDetectorMetrics();
 std::span<const MetricInput> ThermalDriftDetectorInputs();
 Result<ThermalDriftOptions> ParseThermalDriftOptions(const DetectorOptions& options);
 Result<std::unique_ptr<Detector>> MakeThermalDriftDetector(const DetectorOptions& options);
+// The factory's checks of `options` without building the detector (config validation).
+Status ValidateThermalDriftDetectorOptions(const DetectorOptions& options);
 
 }  // namespace fabricwatch::detect

@@ -30,31 +30,10 @@
 namespace fabricwatch::exporter::check {
 namespace {
 
-constexpr std::string_view kLinkDegradedHolds[] = {"degraded-for", "stuck-for", "down-for",
-                                                   "missing-for"};
-constexpr std::string_view kConfigDriftHolds[] = {"hold-for"};
-constexpr std::string_view kPcieHolds[] = {"downtrain-for"};
-constexpr std::string_view kThermalHolds[] = {"warning-for", "alarm-for"};
-constexpr std::string_view kOpticalHolds[] = {"threshold-warning-for", "threshold-alarm-for"};
-
-// The detectors whose findings one look can make, with the holds the second feed must pass
-// (their help texts in detectors/<name>/<name>.cc). driver_fault raises on the log lines
-// themselves. thermal_drift and optical_drift judge thresholds the module reports (one look) and
-// trends and baselines (time): only the threshold holds are passed, so only those rules raise.
-constexpr OneLookDetector kOneLook[] = {
-    {"link_degraded", kLinkDegradedHolds}, {"config_drift", kConfigDriftHolds},
-    {"pcie_degraded", kPcieHolds},         {"driver_fault", {}},
-    {"thermal_drift", kThermalHolds},      {"optical_drift", kOpticalHolds},
-};
-
 // The boot id the check loads the state file under: never the node's, so the engine restores
 // detector state (learned shape, baselines) but neither the saved anomalies (those are the
 // agent's, asked over its API) nor the kernel log position (the check reads the whole log).
 constexpr std::string_view kCheckBootId = "fabricwatch-check";
-// The detectors fed by the kernel log, whose saved state the check does not restore: the check
-// rereads the whole log, so their saved history (the agent's lines of this boot) would count
-// each line twice. The rest (the learned shape, the baselines) is what one look needs.
-constexpr std::string_view kLogFedDetectors[] = {"driver_fault"};
 
 // Wall time, shifted for the second feed.
 class LookClock final : public Clock {
@@ -68,9 +47,31 @@ class LookClock final : public Clock {
   std::chrono::milliseconds shift_{0};
 };
 
+// The detectors whose findings one look can make, with the holds the second feed must pass, as
+// each declares them (detectors/core/declaration.h DetectorDeclaration::one_look, in its
+// detectors/<name>/<name>_metrics.h).
+std::vector<OneLookDetector> DeclaredOneLook() {
+  std::vector<OneLookDetector> one_look;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    if (info.declaration.one_look) one_look.push_back({info.name, info.declaration.one_look_holds});
+  }
+  return one_look;
+}
+
 bool IsOneLook(std::string_view name) {
-  return std::any_of(std::begin(kOneLook), std::end(kOneLook),
-                     [name](const OneLookDetector& d) { return d.name == name; });
+  const detect::DetectorInfo* info = detect::FindDetector(name);
+  return info != nullptr && info->declaration.one_look;
+}
+
+// The detectors fed by the kernel log, whose saved state the check does not restore: the check
+// rereads the whole log, so their saved history (the agent's lines of this boot) would count
+// each line twice. The rest (the learned shape, the baselines) is what one look needs.
+std::vector<std::string> KernelLogFed() {
+  std::vector<std::string> names;
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+    if (info.declaration.reads_kernel_log) names.emplace_back(info.name);
+  }
+  return names;
 }
 
 // The kernel's own log is read from its oldest record (a set cursor makes the kmsg collector
@@ -124,12 +125,12 @@ std::vector<SeenPort> PortsOf(const detect::Families& rdma) {
   std::vector<SeenPort> ports;
   detect::ForEachSample(rdma, rdma::kPortState, [&](const auto& metric, double state) {
     SeenPort seen;
-    seen.port.device = std::string(detect::LabelOr(metric, "device"));
-    const std::string port(detect::LabelOr(metric, "port"));
+    seen.port.device = std::string(Label<rdma::kPortState>(metric, "device"));
+    const std::string port(Label<rdma::kPortState>(metric, "port"));
     seen.port.port = static_cast<uint32_t>(std::strtoul(port.c_str(), nullptr, 10));
     seen.active = state == 4 || state == 5;  // ACTIVE, ACTIVE_DEFER
     seen.rate_bits_per_second =
-        8 * detect::FindValue(rdma, rdma::kPortRate, {{"device", seen.port.device}, {"port", port}})
+        8 * detect::FindValue<rdma::kPortRate>(rdma, {{"device", seen.port.device}, {"port", port}})
                 .value_or(0);
     ports.push_back(std::move(seen));
   });
@@ -191,11 +192,14 @@ Result<std::vector<std::shared_ptr<const Snapshot>>> CollectAll(const Config& co
 
 }  // namespace
 
-std::span<const OneLookDetector> OneLookDetectors() { return kOneLook; }
+std::span<const OneLookDetector> OneLookDetectors() {
+  static const std::vector<OneLookDetector> one_look = DeclaredOneLook();
+  return one_look;
+}
 
 Result<std::chrono::milliseconds> LongestHold(const Config& config) {
   std::chrono::milliseconds longest{0};
-  for (const OneLookDetector& one : kOneLook) {
+  for (const OneLookDetector& one : OneLookDetectors()) {
     const detect::DetectorInfo* info = detect::FindDetector(one.name);
     auto configured = config.detectors.find(std::string(one.name));
     if (info == nullptr || configured == config.detectors.end() || !configured->second.enabled) {
@@ -246,7 +250,10 @@ Result<LookResult> LookOnce(const Config& config) {
         std::string(need->capability) + "; without it " + std::string(need->loses));
   }
   for (const auto& s : *snapshots) {
-    if (s->collector == "rdma") result.ports = PortsOf(s->families);
+    // The rdma collector's snapshot is the one with its port states (rdma_metrics.h).
+    if (detect::FindFamily(s->families, rdma::kPortState) != nullptr) {
+      result.ports = PortsOf(s->families);
+    }
   }
   {
     // The rate --check.probe judges against is the agent's (probe_sources.h): the shape's
@@ -266,7 +273,7 @@ Result<LookResult> LookOnce(const Config& config) {
   EngineOptions options;
   options.escalation.count = config.escalation_count;
   options.escalation.window = config.escalation_window;
-  options.skip_saved_state.assign(std::begin(kLogFedDetectors), std::end(kLogFedDetectors));
+  options.skip_saved_state = KernelLogFed();
   DetectorEngine engine(std::move(*detectors), clock, nullptr,
                         ReadableStateFile(config, result.unread), GetLogger("detectors"), options);
   engine.LoadState();

@@ -1,14 +1,14 @@
 #include "exporter/config/config.h"
 
 #include <sys/stat.h>
-#include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <span>
 #include <utility>
 
 #include "collectors/core/duration.h"
 #include "collectors/core/registry.h"
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "detectors/core/registry.h"
 #include "exporter/config/listen_address.h"
 #include "exporter/config/probe_options.h"
@@ -62,53 +62,81 @@ std::string KnownDetectorNames() {
   return names;
 }
 
-std::string Where(const YAML::Node& node, const std::string& source) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null()) return source;
-  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+// The keys of one collector or detector section: enabled (and interval), then its options.
+std::vector<std::string_view> SectionKeys(std::initializer_list<std::string_view> fixed,
+                                          std::span<const std::string_view> options) {
+  std::vector<std::string_view> keys(fixed);
+  keys.insert(keys.end(), options.begin(), options.end());
+  return keys;
 }
 
-Status ExpectMap(const YAML::Node& node, const std::string& key, const std::string& source) {
-  if (!node.IsMap()) {
-    return Status(StatusCode::kInvalidArgument,
-                  Where(node, source) + ": " + key + " must be a mapping");
+// `collectors.<name>` or `detectors.<name>`: enabled, interval (collectors only), and the
+// options the registry declares, each a scalar.
+Status ApplySectionYaml(const YamlValue& section, std::span<const std::string_view> keys,
+                        bool& enabled, std::chrono::milliseconds* interval,
+                        std::map<std::string, std::string, std::less<>>& options) {
+  auto entries = section.Entries();
+  if (!entries) return entries.error();
+  if (Status s = section.CheckKeys(keys, "option"); !s.ok()) return s;
+  for (const YamlEntry& entry : *entries) {
+    if (entry.key == "enabled") {
+      auto v = entry.value.Bool();
+      if (!v) return v.error();
+      enabled = *v;
+    } else if (entry.key == "interval" && interval != nullptr) {
+      auto v = entry.value.Duration(YamlZero::kAllowed);  // Validate() names the minimum
+      if (!v) return v.error();
+      *interval = *v;
+    } else {
+      auto v = entry.value.Scalar();
+      if (!v) return v.error();
+      options[entry.key] = std::move(*v);
+    }
   }
   return Status::Ok();
 }
 
-Status ApplyCollectorYaml(const CollectorInfo& info, const YAML::Node& node,
-                          const std::string& source, CollectorConfig& out) {
-  const std::string prefix = "collectors." + std::string(info.name);
-  if (node.IsNull()) return Status::Ok();
-  if (Status s = ExpectMap(node, prefix, source); !s.ok()) return s;
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const YAML::Node& value = entry.second;
-    const std::string where = Where(value, source) + ": " + prefix + "." + key;
-    if (!value.IsScalar()) {
-      return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
+Status ApplyCollectorsYaml(const YamlValue& collectors, Config& config) {
+  auto entries = collectors.Entries();
+  if (!entries) return entries.error();
+  for (const YamlEntry& entry : *entries) {
+    const CollectorInfo* info = FindCollector(entry.key);
+    if (info == nullptr) {
+      return entry.key_node.Fail("unknown collector (known: " + KnownCollectorNames() + ")");
     }
-    if (key == "enabled") {
-      auto enabled = StrictBool(value, source, prefix + "." + key);
-      if (!enabled) return enabled.error();
-      out.enabled = *enabled;
-    } else if (key == "interval") {
-      auto interval = ParseDuration(value.Scalar());
-      if (!interval) return interval.error().WithContext(where);
-      out.interval = *interval;
-    } else {
-      bool known = false;
-      for (const CollectorOptionSpec& option : info.options) known |= option.key == key;
-      if (!known) {
-        std::string options = "enabled, interval";
-        for (const CollectorOptionSpec& option : info.options) {
-          options += ", " + std::string(option.key);
-        }
-        return Status(StatusCode::kInvalidArgument,
-                      where + ": unknown option (known: " + options + ")");
+    std::vector<std::string_view> options;
+    for (const CollectorOptionSpec& option : info->options) options.push_back(option.key);
+    CollectorConfig& c = config.collectors[entry.key];
+    Status s = ApplySectionYaml(entry.value, SectionKeys({"enabled", "interval"}, options),
+                                c.enabled, &c.interval, c.options);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ApplyDetectorsYaml(const YamlValue& detectors, Config& config) {
+  auto entries = detectors.Entries();
+  if (!entries) return entries.error();
+  for (const YamlEntry& entry : *entries) {
+    if (IsEngineDetectorKey(entry.key)) {
+      auto value = entry.value.Scalar();
+      if (!value) return value.error();
+      const std::string where = entry.value.Where() + ": " + entry.value.path();
+      if (Status s = ApplyEngineDetectorOption(entry.key, *value, where, config); !s.ok()) {
+        return s;
       }
-      out.options[key] = value.Scalar();
+      continue;
     }
+    const detect::DetectorInfo* info = detect::FindDetector(entry.key);
+    if (info == nullptr) {
+      return entry.key_node.Fail("unknown detector (known: " + KnownDetectorNames() + ")");
+    }
+    std::vector<std::string_view> options;
+    for (const detect::DetectorOptionSpec& spec : info->options) options.push_back(spec.key);
+    DetectorConfig& d = config.detectors[entry.key];
+    Status s = ApplySectionYaml(entry.value, SectionKeys({"enabled"}, options), d.enabled, nullptr,
+                                d.options);
+    if (!s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -116,95 +144,21 @@ Status ApplyCollectorYaml(const CollectorInfo& info, const YAML::Node& node,
 }  // namespace
 
 Status ApplyYaml(const std::string& yaml_text, const std::string& source, Config& config) {
-  auto loaded = LoadStrictYaml(yaml_text, source);
-  if (!loaded) return loaded.error();
-  YAML::Node root = std::move(*loaded);    // not const: operator[] const on an absent key throws
-  if (root.IsNull()) return Status::Ok();  // an empty file is a valid, empty configuration
-  if (Status s = CheckNoDuplicateKeys(root, source); !s.ok()) return s;
-  if (Status s = ExpectMap(root, "the top level", source); !s.ok()) return s;
-  try {
-    for (const auto& section : root) {
-      const std::string key = section.first.as<std::string>();
-      const YAML::Node& value = section.second;
-      if (key == "collectors") {
-        if (value.IsNull()) continue;
-        if (Status s = ExpectMap(value, "collectors", source); !s.ok()) return s;
-        for (const auto& entry : value) {
-          const std::string name = entry.first.as<std::string>();
-          const CollectorInfo* info = FindCollector(name);
-          if (info == nullptr) {
-            return Status(StatusCode::kInvalidArgument,
-                          Where(entry.first, source) + ": collectors." + name +
-                              ": unknown collector (known: " + KnownCollectorNames() + ")");
-          }
-          Status s = ApplyCollectorYaml(*info, entry.second, source, config.collectors[name]);
-          if (!s.ok()) return s;
-        }
-      } else if (key == "detectors") {
-        if (value.IsNull()) continue;
-        if (Status s = ExpectMap(value, "detectors", source); !s.ok()) return s;
-        for (const auto& entry : value) {
-          const std::string name = entry.first.as<std::string>();
-          if (IsEngineDetectorKey(name)) {
-            const std::string where = Where(entry.second, source) + ": detectors." + name;
-            if (!entry.second.IsScalar()) {
-              return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
-            }
-            Status s = ApplyEngineDetectorOption(name, entry.second.Scalar(), where, config);
-            if (!s.ok()) return s;
-            continue;
-          }
-          const detect::DetectorInfo* info = detect::FindDetector(name);
-          if (info == nullptr) {
-            return Status(StatusCode::kInvalidArgument,
-                          Where(entry.first, source) + ": detectors." + name +
-                              ": unknown detector (known: " + KnownDetectorNames() + ")");
-          }
-          if (entry.second.IsNull()) continue;
-          const std::string prefix = "detectors." + name;
-          if (Status s = ExpectMap(entry.second, prefix, source); !s.ok()) return s;
-          DetectorConfig& d = config.detectors[name];
-          for (const auto& option : entry.second) {
-            const std::string sub = option.first.as<std::string>();
-            const std::string where = Where(option.second, source) + ": " + prefix + "." + sub;
-            if (!option.second.IsScalar()) {
-              return Status(StatusCode::kInvalidArgument, where + " must be a scalar");
-            }
-            if (sub == "enabled") {
-              auto enabled = StrictBool(option.second, source, prefix + "." + sub);
-              if (!enabled) return enabled.error();
-              d.enabled = *enabled;
-              continue;
-            }
-            bool known = false;
-            std::string keys = "enabled";
-            for (const detect::DetectorOptionSpec& spec : info->options) {
-              known |= spec.key == sub;
-              keys += ", " + std::string(spec.key);
-            }
-            if (!known) {
-              return Status(StatusCode::kInvalidArgument,
-                            where + ": unknown option (known: " + keys + ")");
-            }
-            d.options[sub] = option.second.Scalar();
-          }
-        }
-      } else if (key == "hooks") {
-        auto hooks = ParseHookConfig(value, source);
-        if (!hooks) return hooks.error();
-        config.hooks = std::move(*hooks);
-      } else if (key == "probe") {
-        if (Status s = ApplyProbeYaml(value, source, config.probe); !s.ok()) return s;
-      } else {
-        return Status(StatusCode::kInvalidArgument,
-                      Where(section.first, source) + ": unknown top-level key \"" + key +
-                          "\" (known: collectors, detectors, hooks, probe)");
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    return Status(StatusCode::kInvalidArgument, source + ": " + e.what());
+  auto document = YamlDocument::Parse(yaml_text, source);
+  if (!document) return document.error();
+  if (document->empty()) return Status::Ok();  // an empty file is a valid, empty configuration
+  const YamlValue& root = document->root();
+  if (!root.IsMap()) return root.Fail("the top level must be a mapping");
+  static constexpr std::string_view kSections[] = {"collectors", "detectors", "hooks", "probe"};
+  if (Status s = root.CheckKeys(kSections, "top-level key"); !s.ok()) return s;
+  if (Status s = ApplyCollectorsYaml(root.Get("collectors"), config); !s.ok()) return s;
+  if (Status s = ApplyDetectorsYaml(root.Get("detectors"), config); !s.ok()) return s;
+  if (const YamlValue hooks = root.Get("hooks"); hooks.present()) {
+    auto parsed = ParseHookConfig(hooks);
+    if (!parsed) return parsed.error();
+    config.hooks = std::move(*parsed);
   }
-  return Status::Ok();
+  return ApplyProbeYaml(root.Get("probe"), config.probe);
 }
 
 bool IsEngineDetectorKey(std::string_view key) {
@@ -304,12 +258,13 @@ Status Validate(const Config& config) {
   if (auto credentials = ResolveHookCredentials(config.hooks); !credentials) {
     return credentials.error();
   }
-  // Build every enabled detector once: its factory validates the options (names the option).
+  // Every enabled detector's options, checked as its factory checks them (the messages name the
+  // option) without building it: the agent builds each detector once, from these options.
   for (const auto& [name, d] : config.detectors) {
     if (!d.enabled) continue;
     const detect::DetectorInfo* info = detect::FindDetector(name);
     if (info == nullptr) continue;
-    if (auto detector = info->factory(d.options); !detector) return detector.error();
+    if (Status s = detect::ValidateDetectorOptions(*info, d.options); !s.ok()) return s;
   }
   return Status::Ok();
 }

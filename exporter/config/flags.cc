@@ -285,9 +285,14 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
     if (!s.ok()) return s;
   }
   if (g.state_file->count() > 0) config.state_file = flags.state_file;
-  // --shape.file is the link_degraded detector's shape-file option (it loads and checks it).
+  // --shape.file is the option of the detector that declares it (shape_file_option,
+  // detectors/core/declaration.h: link_degraded's shape-file, which loads and checks it).
   if (g.shape_file->count() > 0) {
-    config.detectors["link_degraded"].options["shape-file"] = flags.shape_file;
+    for (const detect::DetectorInfo& info : detect::DetectorRegistry()) {
+      const std::string_view option = info.declaration.shape_file_option;
+      if (option.empty()) continue;
+      config.detectors[std::string(info.name)].options[std::string(option)] = flags.shape_file;
+    }
   }
   return Status::Ok();
 }

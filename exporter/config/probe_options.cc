@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdlib>
 
 #include "collectors/core/duration.h"
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "exporter/probe/probe_policy.h"
 
 namespace fabricwatch::exporter {
@@ -21,23 +20,6 @@ constexpr uint64_t kMaxWindow = 128;
 
 Status Invalid(const std::string& where, const std::string& what) {
   return Status(StatusCode::kInvalidArgument, where + ": " + what);
-}
-
-// "65536", "64KiB", "4MiB": bytes.
-std::optional<uint64_t> ParseBytes(std::string_view text) {
-  uint64_t scale = 1;
-  if (text.ends_with("KiB")) {
-    scale = 1024, text.remove_suffix(3);
-  } else if (text.ends_with("MiB")) {
-    scale = 1024 * 1024, text.remove_suffix(3);
-  }
-  uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
-      value > kMaxMessageBytes) {
-    return std::nullopt;
-  }
-  return value * scale;
 }
 
 std::optional<double> ParseFraction(const std::string& text) {
@@ -72,76 +54,66 @@ Status SetFraction(const std::string& text, const std::string& where, probe::Pro
   return Status::Ok();
 }
 
-Status ApplyPartners(const YAML::Node& node, const std::string& source,
-                     probe::ProbeConfig& config) {
-  const std::string where = YamlWhere(node, source) + ": probe.partners";
-  if (node.IsNull()) return Status::Ok();
-  if (!node.IsMap()) return Invalid(where, "must be a map such as {\"mlx5_0/1\": \"mlx5_1/1\"}");
-  for (const auto& entry : node) {
-    const std::string at = YamlWhere(entry.first, source) + ": probe.partners";
-    if (!entry.second.IsScalar()) return Invalid(at, "the partner must be a \"device/port\"");
-    const std::string key = entry.first.Scalar();
-    const std::string value = entry.second.Scalar();
-    auto port = probe::ParsePortText(key);
-    auto partner = probe::ParsePortText(value);
+Status ApplyPartners(const YamlValue& node, probe::ProbeConfig& config) {
+  auto entries = node.Entries();
+  if (!entries) return entries.error();
+  for (const YamlEntry& entry : *entries) {
+    auto value = entry.value.Scalar();
+    if (!value) return entry.value.Fail("the partner must be a \"device/port\"");
+    auto port = probe::ParsePortText(entry.key);
+    auto partner = probe::ParsePortText(*value);
     if (!port || !partner) {
-      return Invalid(at, "\"" + (port ? value : key) +
-                             "\": expected device/port such as mlx5_0/1 (port 1..255)");
+      return entry.key_node.Fail("\"" + (port ? *value : entry.key) +
+                                 "\": expected device/port such as mlx5_0/1 (port 1..255)");
     }
     config.partners[*port] = *partner;
   }
   return Status::Ok();
 }
 
+// The scalar keys; their text goes through the parsers the --probe.* flags share.
+Status ApplyProbeScalar(const YamlEntry& entry, probe::ProbeConfig& config) {
+  const YamlValue& value = entry.value;
+  const std::string& key = entry.key;
+  if (key == "enabled" || key == "allow-with-jobs") {
+    auto v = value.Bool();
+    if (!v) return v.error();
+    (key == "enabled" ? config.enabled : config.allow_with_jobs) = *v;
+    return Status::Ok();
+  }
+  if (key == "message-size") {
+    auto bytes = value.Size(kMinMessageBytes, kMaxMessageBytes);
+    if (!bytes) return bytes.error();
+    config.options.message_bytes = static_cast<uint32_t>(*bytes);
+    return Status::Ok();
+  }
+  if (key == "window") {
+    auto window = value.Integer(1, kMaxWindow);
+    if (!window) return window.error();
+    config.options.window = static_cast<uint32_t>(*window);
+    return Status::Ok();
+  }
+  auto text = value.Scalar();
+  if (!text) return text.error();
+  const std::string where = value.Where() + ": " + value.path();
+  if (key == "duration") return SetDuration(*text, where, config.options.duration);
+  if (key == "timeout") return SetDuration(*text, where, config.options.timeout);
+  if (key == "min-interval") return SetMinInterval(*text, where, config);
+  return SetFraction(*text, where, config);  // degraded-fraction: CheckKeys admits no other
+}
+
 }  // namespace
 
-Status ApplyProbeYaml(const YAML::Node& node, const std::string& source,
-                      probe::ProbeConfig& config) {
-  if (node.IsNull()) return Status::Ok();
-  if (!node.IsMap()) return Invalid(YamlWhere(node, source) + ": probe", "must be a map");
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const YAML::Node& value = entry.second;
-    const std::string path = "probe." + key;
-    const std::string where = YamlWhere(value, source) + ": " + path;
-    if (key == "partners") {
-      if (Status s = ApplyPartners(value, source, config); !s.ok()) return s;
-      continue;
-    }
-    if (!value.IsScalar()) return Invalid(where, "must be a scalar");
-    const std::string text = value.Scalar();
-    Status s = Status::Ok();
-    if (key == "enabled" || key == "allow-with-jobs") {
-      auto v = StrictBool(value, source, path);
-      if (!v) return v.error();
-      (key == "enabled" ? config.enabled : config.allow_with_jobs) = *v;
-    } else if (key == "duration") {
-      s = SetDuration(text, where, config.options.duration);
-    } else if (key == "timeout") {
-      s = SetDuration(text, where, config.options.timeout);
-    } else if (key == "min-interval") {
-      s = SetMinInterval(text, where, config);
-    } else if (key == "degraded-fraction") {
-      s = SetFraction(text, where, config);
-    } else if (key == "message-size") {
-      auto bytes = ParseBytes(text);
-      if (!bytes || *bytes < kMinMessageBytes || *bytes > kMaxMessageBytes) {
-        return Invalid(where, "\"" + text + "\": expected 64 to 4194304 bytes (or 64KiB, 4MiB)");
-      }
-      config.options.message_bytes = static_cast<uint32_t>(*bytes);
-    } else if (key == "window") {
-      uint64_t window = 0;
-      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), window);
-      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || window < 1 ||
-          window > kMaxWindow) {
-        return Invalid(where, "\"" + text + "\": expected an integer between 1 and 128");
-      }
-      config.options.window = static_cast<uint32_t>(window);
-    } else {
-      return Invalid(YamlWhere(entry.first, source) + ": " + path,
-                     "unknown key (known: enabled, duration, timeout, message-size, window, "
-                     "degraded-fraction, min-interval, allow-with-jobs, partners)");
-    }
+Status ApplyProbeYaml(const YamlValue& node, probe::ProbeConfig& config) {
+  static constexpr std::string_view kKeys[] = {
+      "enabled",           "duration",     "timeout",         "message-size", "window",
+      "degraded-fraction", "min-interval", "allow-with-jobs", "partners"};
+  auto entries = node.Entries();
+  if (!entries) return entries.error();
+  if (Status s = node.CheckKeys(kKeys); !s.ok()) return s;
+  for (const YamlEntry& entry : *entries) {
+    Status s = entry.key == "partners" ? ApplyPartners(entry.value, config)
+                                       : ApplyProbeScalar(entry, config);
     if (!s.ok()) return s;
   }
   return Status::Ok();

@@ -17,11 +17,10 @@
 // --probe.min-interval, --probe.allow-with-jobs (given flags win over the file, as every flag
 // does).
 
-#include <yaml-cpp/yaml.h>
-
 #include <string>
 
 #include "collectors/core/status.h"
+#include "collectors/core/yaml_reader.h"
 #include "exporter/probe/probe_config.h"
 
 namespace CLI {
@@ -32,9 +31,8 @@ class Option;
 namespace fabricwatch::exporter {
 
 // Applies the value of the `probe` key over `config` (the defaults); errors name the file, the
-// line and the key: "fw.yml:3:13: probe.window: expected an integer between 1 and 128".
-Status ApplyProbeYaml(const YAML::Node& node, const std::string& source,
-                      probe::ProbeConfig& config);
+// line and the key: "fw.yml:3:13: probe.window: expected an integer between 1 and 128, got 0".
+Status ApplyProbeYaml(const YamlValue& node, probe::ProbeConfig& config);
 
 // The ranges of issue 37: degraded-fraction in (0, 1], duration and min-interval > 0, timeout
 // >= MinProbeTimeout(duration), window 1..128, message size 64 B..4 MiB, partners "dev/port" and

@@ -243,8 +243,8 @@ void HttpServer::Impl::Accept(int listener, Clock::time_point now) {
         // nothing is pending, and then there is nothing to make room for.
         if (!Pending(listener)) return;
         ++counters.accept_fd_errors;
-        // Make room rather than leave the connection in the backlog (where poll() would report
-        // it again at once: the spin civetweb had).
+        // Make room rather than leave the connection in the backlog, where epoll would report
+        // it again at once and the loop would spin.
         if (Evict(now)) continue;
         if (reserve) {
           reserve.Reset();  // this fd serves the next connection; reopened in Tick()

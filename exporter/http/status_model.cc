@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectors/core/family_label.h"
 #include "collectors/jobs/jobs_metrics.h"
 #include "collectors/optics/optics_metrics.h"
 #include "collectors/peer/peer_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/topology/topology_metrics.h"
+#include "detectors/ber_growth/ber_growth_metrics.h"
+#include "detectors/core/node_model.h"
+#include "detectors/core/registry.h"
 #include "detectors/core/snapshot_lookup.h"
+#include "detectors/link_degraded/link_degraded_metrics.h"
+#include "detectors/pfc_storm/pfc_storm_metrics.h"
 #include "exporter/privileges.h"
 
 namespace fabricwatch::exporter::status {
@@ -17,21 +23,19 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 
-// The detectors' evidence families the page reads (DetectorFamiliesRead()).
-constexpr std::string_view kLinkRate = "fabric_link_degraded_rate_bytes_per_second";
-constexpr std::string_view kLinkLanes = "fabric_link_degraded_lanes";
-constexpr std::string_view kExpectedRate = "fabric_link_degraded_expected_rate_bytes_per_second";
-constexpr std::string_view kExpectedLanes = "fabric_link_degraded_expected_lanes";
-constexpr std::string_view kEthBer = "fabric_ber_effective_ratio";
-constexpr std::string_view kIbBer = "fabric_ber_ib_effective_ratio";
-constexpr std::string_view kPauseRatio = "fabric_pfc_pause_ratio";
-constexpr std::string_view kStormSeconds = "fabric_pfc_storm_condition_seconds";
-constexpr DetectorFamilyName kDetectorFamilies[] = {
-    {"link_degraded", kLinkRate},     {"link_degraded", kLinkLanes},
-    {"link_degraded", kExpectedRate}, {"link_degraded", kExpectedLanes},
-    {"ber_growth", kEthBer},          {"ber_growth", kIbBer},
-    {"pfc_storm", kPauseRatio},       {"pfc_storm", kStormSeconds},
-};
+// The detectors' evidence families the page reads, from their contract headers
+// (detectors/<name>/<name>_metrics.h), like the collectors' families.
+using detect::ber_growth::kEffective;
+using detect::ber_growth::kIbEffective;
+using detect::link_degraded::kExpectedLanes;
+using detect::link_degraded::kExpectedRate;
+using detect::link_degraded::kLanes;
+using detect::link_degraded::kRate;
+using detect::pfc_storm::kPauseRatio;
+using detect::pfc_storm::kStormSeconds;
+constexpr const MetricDesc* kDetectorFamilies[] = {&kRate,          &kLanes,       &kExpectedRate,
+                                                   &kExpectedLanes, &kEffective,   &kIbEffective,
+                                                   &kPauseRatio,    &kStormSeconds};
 // The standard process metric of the agent's own families (exporter/pipeline/self_metrics.cc).
 constexpr std::string_view kProcessStart = "process_start_time_seconds";
 
@@ -48,9 +52,16 @@ void Each(const FamilyIndex& index, std::string_view name, Fn&& fn) {
   for (const ClientMetric& metric : family->metric)
     fn(metric, detect::SampleValue(*family, metric));
 }
+// The same for a family declared by a collector's or a detector's contract header.
+template <typename Fn>
+void Each(const FamilyIndex& index, const MetricDesc& desc, Fn&& fn) {
+  Each(index, desc.name, std::forward<Fn>(fn));
+}
 
-std::string Label(const ClientMetric& metric, std::string_view name) {
-  return std::string(detect::LabelOr(metric, name));
+// A label of a sample of Family as a string (checked: collectors/core/family_label.h).
+template <const auto& Family>
+std::string Text(const ClientMetric& metric, LabelOf<Family> label) {
+  return std::string(fabricwatch::Label<Family>(metric, label));
 }
 
 std::string FormatNumber(double value, const char* format) {
@@ -79,34 +90,40 @@ void Mark(Reading& reading, std::string why) {
   if (reading.why.empty()) reading.why = std::move(why);
 }
 
-// The ports: one row per fabric_rdma_port_info sample, with its state, rate and width.
-std::vector<PortRow> PortRows(const FamilyIndex& index) {
+// The ports: one row per RDMA port of the node model, with its state, rate and width.
+std::vector<PortRow> PortRows(const detect::NodeModel& node) {
   std::vector<PortRow> rows;
-  Each(index, rdma::kPortInfo.name, [&](const ClientMetric& m, double) {
+  for (const detect::RdmaPort& port : node.ports()) {
     PortRow row;
-    row.device = Label(m, "device");
-    row.port = Label(m, "port");
-    row.netdev = Label(m, "netdev");
-    row.link_layer = Label(m, "link_layer");
+    row.device = port.id.device;
+    row.port = port.id.PortLabel();
+    row.netdev = port.netdev;
+    row.link_layer = port.link_layer_text;
+    row.state = port.state;
+    if (port.rate_bytes_per_second) {
+      row.rate_gbps.value = *port.rate_bytes_per_second * kBitsPerByte / kGiga;
+    }
+    if (port.lanes) row.width.value = *port.lanes;
     rows.push_back(std::move(row));
-  });
-  std::sort(rows.begin(), rows.end(), [](const PortRow& a, const PortRow& b) {
-    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
-  });
+  }
   return rows;
 }
 
+// The row of the port a sample of Family names by its device and port.
+template <const auto& Family>
 PortRow* FindPort(std::vector<PortRow>& rows, const ClientMetric& m) {
-  const std::string_view device = detect::LabelOr(m, "device");
-  const std::string_view port = detect::LabelOr(m, "port");
+  const std::string_view device = fabricwatch::Label<Family>(m, "device");
+  const std::string_view port = fabricwatch::Label<Family>(m, "port");
   for (PortRow& row : rows) {
     if (row.device == device && row.port == port) return &row;
   }
   return nullptr;
 }
 
+// The row of the port a sample of Family names by its netdev.
+template <const auto& Family>
 PortRow* FindNetdev(std::vector<PortRow>& rows, const ClientMetric& m) {
-  const std::string_view netdev = detect::LabelOr(m, "netdev");
+  const std::string_view netdev = fabricwatch::Label<Family>(m, "netdev");
   if (netdev.empty()) return nullptr;
   for (PortRow& row : rows) {
     if (row.netdev == netdev) return &row;
@@ -116,22 +133,13 @@ PortRow* FindNetdev(std::vector<PortRow>& rows, const ClientMetric& m) {
 
 // State, rate and width, judged against link_degraded's expected shape.
 void AddLinkShape(const FamilyIndex& index, std::vector<PortRow>& rows) {
-  Each(index, rdma::kPortState.name, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) row->state = static_cast<int>(v);
+  // link_degraded's view, where it has one, replaces the rdma collector's (PortRows): on
+  // Ethernet it is the ethtool speed, not RoCE's synthetic rate.
+  Each(index, kRate, [&](const ClientMetric& m, double v) {
+    if (PortRow* row = FindPort<kRate>(rows, m)) row->rate_gbps.value = v * kBitsPerByte / kGiga;
   });
-  // link_degraded's view first (Ethernet: the ethtool speed, not RoCE's synthetic rate), else
-  // the rdma collector's.
-  Each(index, rdma::kPortRate.name, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) row->rate_gbps.value = v * kBitsPerByte / kGiga;
-  });
-  Each(index, rdma::kPortLanes.name, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) row->width.value = v;
-  });
-  Each(index, kLinkRate, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) row->rate_gbps.value = v * kBitsPerByte / kGiga;
-  });
-  Each(index, kLinkLanes, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) row->width.value = v;
+  Each(index, kLanes, [&](const ClientMetric& m, double v) {
+    if (PortRow* row = FindPort<kLanes>(rows, m)) row->width.value = v;
   });
   for (PortRow& row : rows) {
     if (row.state && *row.state != kPortActive && *row.state != kPortActiveDefer) {
@@ -146,15 +154,17 @@ void AddLinkShape(const FamilyIndex& index, std::vector<PortRow>& rows) {
   };
   // A down port's rate is stale (rdma_metrics.h): only a port that is up is judged on it.
   Each(index, kExpectedRate, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindPort(rows, m);
+    PortRow* row = FindPort<kExpectedRate>(rows, m);
     if (row == nullptr || row->state_abnormal) return;
     const double gbps = v * kBitsPerByte / kGiga;
-    judge(row->rate_gbps, gbps, Label(m, "source"), FormatNumber(gbps, "%g Gb/s"));
+    judge(row->rate_gbps, gbps, std::string(fabricwatch::Label<kExpectedRate>(m, "source")),
+          FormatNumber(gbps, "%g Gb/s"));
   });
   Each(index, kExpectedLanes, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindPort(rows, m);
+    PortRow* row = FindPort<kExpectedLanes>(rows, m);
     if (row == nullptr || row->state_abnormal) return;
-    judge(row->width, v, Label(m, "source"), FormatNumber(v, "%gx"));
+    judge(row->width, v, std::string(fabricwatch::Label<kExpectedLanes>(m, "source")),
+          FormatNumber(v, "%gx"));
   });
 }
 
@@ -163,74 +173,109 @@ void AddErrorsAndPause(const FamilyIndex& index, std::vector<PortRow>& rows) {
   auto raise = [](Reading& reading, double v, std::string detail) {
     if (!reading.value || v > *reading.value) reading.value = v, reading.detail = std::move(detail);
   };
-  Each(index, kEthBer, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindNetdev(rows, m)) raise(row->ber, v, "window " + Label(m, "window"));
+  Each(index, kEffective, [&](const ClientMetric& m, double v) {
+    if (PortRow* row = FindNetdev<kEffective>(rows, m)) {
+      raise(row->ber, v, "window " + std::string(fabricwatch::Label<kEffective>(m, "window")));
+    }
   });
-  Each(index, kIbBer, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindPort(rows, m)) raise(row->ber, v, "window " + Label(m, "window"));
+  Each(index, kIbEffective, [&](const ClientMetric& m, double v) {
+    if (PortRow* row = FindPort<kIbEffective>(rows, m)) {
+      raise(row->ber, v, "window " + std::string(fabricwatch::Label<kIbEffective>(m, "window")));
+    }
   });
   Each(index, kPauseRatio, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindNetdev(rows, m)) {
-      raise(row->pfc_pause, v, Label(m, "direction") + " prio " + Label(m, "priority"));
+    if (PortRow* row = FindNetdev<kPauseRatio>(rows, m)) {
+      raise(row->pfc_pause, v,
+            std::string(fabricwatch::Label<kPauseRatio>(m, "direction")) + " prio " +
+                std::string(fabricwatch::Label<kPauseRatio>(m, "priority")));
     }
   });
   Each(index, kStormSeconds, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindNetdev(rows, m);
+    PortRow* row = FindNetdev<kStormSeconds>(rows, m);
     if (row == nullptr || v <= 0) return;
-    Mark(row->pfc_pause, "storm (" + Label(m, "role") + ", priority " + Label(m, "priority") +
-                             ", " + FormatNumber(v, "%.0f s") + ")");
+    Mark(row->pfc_pause, "storm (" + std::string(fabricwatch::Label<kStormSeconds>(m, "role")) +
+                             ", priority " +
+                             std::string(fabricwatch::Label<kStormSeconds>(m, "priority")) + ", " +
+                             FormatNumber(v, "%.0f s") + ")");
   });
 }
 
 // Module temperature and the weakest lane's receive power, against the module's own thresholds.
 void AddOptics(const FamilyIndex& index, std::vector<PortRow>& rows) {
-  Each(index, optics::kTemperature.name, [&](const ClientMetric& m, double v) {
-    if (PortRow* row = FindNetdev(rows, m)) row->temperature_celsius.value = v;
+  Each(index, optics::kTemperature, [&](const ClientMetric& m, double v) {
+    if (PortRow* row = FindNetdev<optics::kTemperature>(rows, m))
+      row->temperature_celsius.value = v;
   });
-  Each(index, optics::kRxPower.name, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindNetdev(rows, m);
+  Each(index, optics::kRxPower, [&](const ClientMetric& m, double v) {
+    PortRow* row = FindNetdev<optics::kRxPower>(rows, m);
     if (row == nullptr) return;
     // dBm = 10 log10(mW); a dark lane (0 W) reads -inf, shown as such.
     const double dbm = v > 0 ? 10 * std::log10(v * 1000) : -INFINITY;
     if (!row->rx_power_dbm.value || dbm < *row->rx_power_dbm.value) {
       row->rx_power_dbm.value = dbm;
-      row->rx_power_dbm.detail = "lane " + Label(m, "lane");
+      row->rx_power_dbm.detail = "lane " + Text<optics::kRxPower>(m, "lane");
     }
   });
-  Each(index, optics::kTemperatureThreshold.name, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindNetdev(rows, m);
-    if (row == nullptr || detect::LabelOr(m, "threshold") != "high_warning") return;
+  Each(index, optics::kTemperatureThreshold, [&](const ClientMetric& m, double v) {
+    PortRow* row = FindNetdev<optics::kTemperatureThreshold>(rows, m);
+    if (row == nullptr ||
+        fabricwatch::Label<optics::kTemperatureThreshold>(m, "threshold") != "high_warning")
+      return;
     Reading& t = row->temperature_celsius;
     if (t.value && *t.value >= v) Mark(t, FormatNumber(v, "\u2265 high warning %g °C"));
   });
-  Each(index, optics::kRxPowerThreshold.name, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindNetdev(rows, m);
-    if (row == nullptr || detect::LabelOr(m, "threshold") != "low_warning" || v <= 0) return;
+  Each(index, optics::kRxPowerThreshold, [&](const ClientMetric& m, double v) {
+    PortRow* row = FindNetdev<optics::kRxPowerThreshold>(rows, m);
+    if (row == nullptr ||
+        fabricwatch::Label<optics::kRxPowerThreshold>(m, "threshold") != "low_warning" || v <= 0)
+      return;
     Reading& p = row->rx_power_dbm;
     const double dbm = 10 * std::log10(v * 1000);
     if (p.value && *p.value < dbm) Mark(p, FormatNumber(dbm, "< low warning %.1f dBm"));
   });
-  Each(index, optics::kRxLos.name, [&](const ClientMetric& m, double v) {
-    PortRow* row = FindNetdev(rows, m);
+  Each(index, optics::kRxLos, [&](const ClientMetric& m, double v) {
+    PortRow* row = FindNetdev<optics::kRxLos>(rows, m);
     if (row != nullptr && v >= 1)
-      Mark(row->rx_power_dbm, "loss of signal, lane " + Label(m, "lane"));
+      Mark(row->rx_power_dbm, "loss of signal, lane " + Text<optics::kRxLos>(m, "lane"));
   });
 }
 
-void AddPeersAndJobs(const FamilyIndex& index, std::vector<PortRow>& rows) {
-  Each(index, peer::kPeerInfo.name, [&](const ClientMetric& m, double) {
-    PortRow* row = FindPort(rows, m);
-    if (row == nullptr) return;
-    row->peer_name = Label(m, "peer_name");
-    row->peer_port = Label(m, "peer_port");
-    row->peer_source = Label(m, "source");
-  });
-  Each(index, jobs::kDeviceJobInfo.name, [&](const ClientMetric& m, double) {
-    const std::string job = Label(m, "scheduler") + ":" + Label(m, "job_id");
-    for (PortRow& row : rows) {
-      if (row.device == detect::LabelOr(m, "device")) row.jobs.push_back(job);
+void AddPeersAndJobs(const detect::NodeModel& node, std::vector<PortRow>& rows) {
+  for (PortRow& row : rows) {
+    const std::optional<detect::PortId> id = detect::PortId::FromLabels(row.device, row.port);
+    const detect::RdmaPort* port = id ? node.Port(*id) : nullptr;
+    if (port == nullptr) continue;
+    if (const detect::Peer* peer = node.PeerOf(*port)) {
+      row.peer_name = peer->name;
+      row.peer_port = peer->port;
+      row.peer_source = peer->source;
     }
-  });
+    row.jobs = node.JobsOn(row.device);
+  }
+}
+
+// Marks the cell of the column `declaration` names, with its note (else the detector's name).
+void MarkColumn(PortRow& row, const detect::DetectorDeclaration& declaration,
+                const std::string& detector) {
+  std::string note = declaration.mark_note.empty() ? detector : std::string(declaration.mark_note);
+  switch (declaration.marks) {
+    case detect::PortColumn::kNone:
+      return;
+    case detect::PortColumn::kState:
+      row.state_abnormal = true;
+      if (row.state_why.empty()) row.state_why = std::move(note);
+      return;
+    case detect::PortColumn::kRate:
+      return Mark(row.rate_gbps, std::move(note));
+    case detect::PortColumn::kBer:
+      return Mark(row.ber, std::move(note));
+    case detect::PortColumn::kPfcPause:
+      return Mark(row.pfc_pause, std::move(note));
+    case detect::PortColumn::kTemperature:
+      return Mark(row.temperature_celsius, std::move(note));
+    case detect::PortColumn::kRxPower:
+      return Mark(row.rx_power_dbm, std::move(note));
+  }
 }
 
 // The value a detector's anomaly is about, for the mark on that value's cell.
@@ -242,20 +287,9 @@ void MarkByAnomalies(const std::vector<detect::ActiveAnomaly>& anomalies,
       const std::string name =
           a.detector + " " + std::string(detect::SeverityName(a.finding.severity));
       row.anomalies.push_back(name);
-      if (a.detector == "link_flap") {
-        row.state_abnormal = true;
-        if (row.state_why.empty()) row.state_why = "flapping";
-      } else if (a.detector == "link_degraded") {
-        Mark(row.rate_gbps, "link_degraded");
-      } else if (a.detector == "ber_growth") {
-        Mark(row.ber, "ber_growth");
-      } else if (a.detector == "pfc_storm") {
-        Mark(row.pfc_pause, "pfc_storm");
-      } else if (a.detector == "thermal_drift") {
-        Mark(row.temperature_celsius, "thermal_drift");
-      } else if (a.detector == "optical_drift") {
-        Mark(row.rx_power_dbm, "optical_drift");
-      }
+      // The column the detector's finding marks, as it declares it (detectors/core/declaration.h).
+      const detect::DetectorInfo* info = detect::FindDetector(a.detector);
+      if (info != nullptr) MarkColumn(row, info->declaration, a.detector);
     }
     row.abnormal = !row.anomalies.empty() || row.state_abnormal || row.rate_gbps.abnormal ||
                    row.width.abnormal || row.ber.abnormal || row.pfc_pause.abnormal ||
@@ -265,13 +299,13 @@ void MarkByAnomalies(const std::vector<detect::ActiveAnomaly>& anomalies,
 
 std::vector<CollectorRow> CollectorRows(const StatusInputs& inputs, const FamilyIndex& index) {
   std::map<std::string, std::vector<std::string>> missing;  // collector -> "CAP (feature)"
-  Each(index, PrivilegeLog::Metrics().front().name, [&](const ClientMetric& m, double v) {
+  Each(index, kPrivilegeMissing, [&](const ClientMetric& m, double v) {
     if (v < 1) return;
-    const std::string feature = Label(m, "feature");
+    const std::string feature = Text<kPrivilegeMissing>(m, "feature");
     for (const PrivilegeNeed& need : PrivilegeNeeds()) {
       if (need.feature == feature) {
-        missing[std::string(need.collector)].push_back(Label(m, "capability") + " (" + feature +
-                                                       ")");
+        missing[std::string(need.collector)].push_back(Text<kPrivilegeMissing>(m, "capability") +
+                                                       " (" + feature + ")");
       }
     }
   });
@@ -310,23 +344,26 @@ std::vector<EventRow> EventRows(const StatusInputs& inputs) {
   return events;
 }
 
+// A NIC by its RDMA device name, else its PCI address (samples of Family: gpu, nic, rdma_device).
+template <const auto& Family>
+std::string NicName(const ClientMetric& m) {
+  std::string rdma = Text<Family>(m, "rdma_device");
+  return rdma.empty() ? Text<Family>(m, "nic") : rdma;
+}
+
 TopologyMap Topology(const FamilyIndex& index) {
   TopologyMap map;
-  auto nic_name = [](const ClientMetric& m) {
-    std::string rdma = Label(m, "rdma_device");
-    return rdma.empty() ? Label(m, "nic") : rdma;
-  };
   std::set<std::string> gpus;
   std::set<std::string> nics;
-  Each(index, topology::kPairDistance.name, [&](const ClientMetric& m, double v) {
-    const std::string gpu = Label(m, "gpu");
-    const std::string nic = nic_name(m);
+  Each(index, topology::kPairDistance, [&](const ClientMetric& m, double v) {
+    const std::string gpu = Text<topology::kPairDistance>(m, "gpu");
+    const std::string nic = NicName<topology::kPairDistance>(m);
     gpus.insert(gpu);
     nics.insert(nic);
     map.level[{gpu, nic}] = static_cast<int>(v);
   });
-  Each(index, topology::kNearest.name, [&](const ClientMetric& m, double) {
-    map.nearest.insert({Label(m, "gpu"), nic_name(m)});
+  Each(index, topology::kNearest, [&](const ClientMetric& m, double) {
+    map.nearest.insert({Text<topology::kNearest>(m, "gpu"), NicName<topology::kNearest>(m)});
   });
   map.gpus.assign(gpus.begin(), gpus.end());
   map.nics.assign(nics.begin(), nics.end());
@@ -344,7 +381,7 @@ const prometheus::MetricFamily* FamilyIndex::Find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-std::span<const DetectorFamilyName> DetectorFamiliesRead() { return kDetectorFamilies; }
+std::span<const MetricDesc* const> DetectorFamiliesRead() { return kDetectorFamilies; }
 
 size_t StatusModel::AbnormalPorts() const {
   return static_cast<size_t>(
@@ -372,11 +409,12 @@ StatusModel BuildStatusModel(const StatusInputs& inputs) {
     if (!health.has_run) model.collectors_pending.push_back(name);
   }
   model.waiting_for_samples = model.collectors_pending.size() == inputs.collectors.size();
-  model.ports = PortRows(index);
+  const detect::NodeModel& node = inputs.node ? *inputs.node : detect::EmptyNodeModel();
+  model.ports = PortRows(node);
   AddLinkShape(index, model.ports);
   AddErrorsAndPause(index, model.ports);
   AddOptics(index, model.ports);
-  AddPeersAndJobs(index, model.ports);
+  AddPeersAndJobs(node, model.ports);
   MarkByAnomalies(inputs.anomalies, model.ports);
   model.anomalies = inputs.anomalies;
   model.transitions = inputs.transitions;

@@ -12,6 +12,8 @@
 //                fabric shape of README "Fabric shape")
 //   BER          ber_growth names the port (its threshold is the detector's option)
 //   PFC          pfc_storm's storm condition holds on a priority, or pfc_storm names the port
+// (the column an anomaly marks is the one its detector declares: DetectorDeclaration::marks,
+// detectors/core/declaration.h)
 //   temperature  at or above the module's own high warning threshold (from its EEPROM)
 //   Rx power     below the module's own low warning threshold, or a lane reports loss of signal
 // and each abnormal value carries a note that says why, so the page never marks by colour alone.
@@ -21,6 +23,7 @@
 #include <prometheus/metric_family.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -29,9 +32,11 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/verbs_events.h"
 #include "detectors/core/anomaly_tracker.h"
+#include "detectors/core/node_model.h"
 #include "exporter/pipeline/self_metrics.h"
 
 namespace fabricwatch::exporter::status {
@@ -49,14 +54,10 @@ class FamilyIndex {
   std::map<std::string_view, const prometheus::MetricFamily*> by_name_;
 };
 
-// The families the page reads that a detector exports (not a collector: those are read through
-// the collectors' own MetricDesc). Named here once; status_model_test holds each name against
-// the detector registry's metric tables, so a renamed family fails a test, not the page.
-struct DetectorFamilyName {
-  std::string_view detector;
-  std::string_view family;
-};
-std::span<const DetectorFamilyName> DetectorFamiliesRead();
+// The families the page reads that a detector exports, through the detector's own MetricDesc
+// (its contract header detectors/<name>/<name>_metrics.h), as the collectors' are read;
+// status_model_test holds each against the registry's metric tables.
+std::span<const MetricDesc* const> DetectorFamiliesRead();
 
 struct StatusInputs {
   std::string hostname;
@@ -64,6 +65,9 @@ struct StatusInputs {
   detect::TimePoint now;
   // Every family /metrics would serve: the agent's own, the engine's, the snapshots'.
   std::vector<const prometheus::MetricFamily*> families;
+  // The node model of the same snapshots (detectors/core/node_model.h): the port rows, their
+  // neighbours and jobs. Null: no port known.
+  std::shared_ptr<const detect::NodeModel> node;
   // The enabled collectors (SelfMetrics::Collectors()), by name.
   std::map<std::string, CollectorHealth> collectors;
   std::vector<detect::ActiveAnomaly> anomalies;

@@ -27,6 +27,10 @@ status::StatusInputs GatherStatusInputs(const RouteSources& sources, const Agent
   inputs.sysfs_root = sources.config.sysfs_path;
   inputs.now = now;
   inputs.families = families.all;
+  detect::NodeModelBuilder node;
+  for (const auto& snapshot : families.snapshots)
+    node.Observe(snapshot->collector, snapshot->families);
+  inputs.node = node.Current();
   inputs.collectors = sources.self_metrics.Collectors();
   // `now` is wall time; the engine's and the listeners' times are the agent's clock's, shown
   // rebased by its offset (collectors/core/agent_clock.h).

@@ -1,18 +1,12 @@
 #include "exporter/http/web_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <set>
-#include <sstream>
 
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "collectors/sys/bounded_file.h"
 
 namespace fabricwatch::exporter {
@@ -71,243 +65,174 @@ const std::vector<AllowedHeader>& AllowedHeaders() {
   return headers;
 }
 
-// One parse: the file name for errors and the directory relative paths resolve against.
+// One parse: the directory relative paths resolve against. Field paths and file positions come
+// with each YamlValue (collectors/core/yaml_reader.h).
 class Parser {
  public:
-  Parser(const std::string& source, const std::string& base_dir)
-      : source_(source), base_dir_(base_dir) {}
+  explicit Parser(const std::string& base_dir) : base_dir_(base_dir) {}
 
-  Status Parse(const YAML::Node& root, WebConfig& out);
+  Status Parse(const YamlDocument& document, WebConfig& out) const;
 
  private:
-  Status Fail(const YAML::Node& node, std::string_view field, std::string_view what) const {
-    std::string where = source_;
-    const YAML::Mark mark = node.Mark();
-    if (!mark.is_null()) {
-      where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-    }
-    if (!field.empty()) where += ": " + std::string(field);
-    return Status(StatusCode::kInvalidArgument, where + ": " + std::string(what));
-  }
-
-  // Calls `each(key, value)` for every entry of a mapping (null: none). Unknown keys (not in
-  // `known`, when given) and duplicate keys are errors.
-  Status ForEach(const YAML::Node& node, const std::string& field,
-                 const std::vector<std::string_view>* known,
-                 const std::function<Status(const std::string&, const YAML::Node&)>& each) const;
-  Result<std::string> String(const YAML::Node& node, std::string_view field) const;
-  Result<bool> Bool(const YAML::Node& node, std::string_view field) const;
-  Result<std::vector<std::pair<std::string, YAML::Node>>> List(const YAML::Node& node,
-                                                               std::string_view field) const;
-  Result<int> Version(const YAML::Node& node, std::string_view field) const;
   std::string Resolve(const std::string& path) const {
     if (path.empty() || base_dir_.empty() || path.front() == '/') return path;
     return (std::filesystem::path(base_dir_) / path).lexically_normal().string();
   }
-  Status ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
-                  WebConfig& out) const;
-  // A key with no value ("client_allowed_sans:") where security is configured: what a file cut
-  // at that line leaves, never accepted (issue 39). `{}`, `[]` or "" say "none" on purpose.
-  Status NoBareKey(const YAML::Node& value, const std::string& field) const {
-    if (!value.IsNull() || value.Tag() == "tag:yaml.org,2002:null") return Status::Ok();
-    return Fail(value, field,
-                "has no value (a file cut at this line?); write {} or [] for none on purpose");
-  }
-  Status ParseTlsField(const std::string& key, const YAML::Node& value, TlsServerConfig& tls) const;
-  Status CheckTls(const YAML::Node& node, const TlsServerConfig& tls) const;
-  Status ParseHttp(const YAML::Node& node, WebConfig& out) const;
-  Status ParseUsers(const YAML::Node& node, WebConfig& out) const;
+  Status ParseTls(const YamlValue& node, TlsServerConfig& tls, bool& enabled, WebConfig& out) const;
+  Status ParseTlsField(const YamlEntry& entry, TlsServerConfig& tls) const;
+  Status CheckTls(const YamlValue& node, const TlsServerConfig& tls) const;
+  Status ParseHttp(const YamlValue& node, WebConfig& out) const;
+  Status ParseHeader(const YamlEntry& header, WebConfig& out) const;
+  Status ParseUsers(const YamlValue& node, WebConfig& out) const;
 
-  const std::string& source_;
   const std::string& base_dir_;
 };
 
-Status Parser::ForEach(
-    const YAML::Node& node, const std::string& field, const std::vector<std::string_view>* known,
-    const std::function<Status(const std::string&, const YAML::Node&)>& each) const {
-  if (node.IsNull()) return Status::Ok();
-  if (!node.IsMap()) return Fail(node, field, "must be a mapping");
-  std::set<std::string> seen;
-  for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) return Fail(entry.first, field, "keys must be strings");
-    const std::string key = entry.first.Scalar();
-    const std::string path = field.empty() ? key : field + "." + key;
-    if (!seen.insert(key).second) return Fail(entry.first, path, "duplicate key");
-    if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
-      std::string names;
-      for (std::string_view k : *known) names += (names.empty() ? "" : ", ") + std::string(k);
-      return Fail(entry.first, path, "unknown field (supported: " + names + ")");
-    }
-    if (Status s = each(key, entry.second); !s.ok()) return s;
-  }
-  return Status::Ok();
+// A key with no value ("client_allowed_sans:") where security is configured: what a file cut
+// at that line leaves, never accepted (issue 39). `{}`, `[]` or "" say "none" on purpose.
+Status NoBareKey(const YamlValue& value) {
+  if (!value.IsBare()) return Status::Ok();
+  return value.Fail("has no value (a file cut at this line?); write {} or [] for none on purpose");
 }
 
-Result<std::string> Parser::String(const YAML::Node& node, std::string_view field) const {
-  if (node.IsNull()) return std::string();
-  if (!node.IsScalar()) return Error(Fail(node, field, "must be a string"));
-  return node.Scalar();
-}
+// An empty flow mapping, written on purpose; a bare key (null) is what truncation leaves.
+bool EmptyMap(const YamlValue& value) { return value.IsMap() && value.size() == 0; }
 
-// YAML booleans only, unquoted: a quoted "true" or a YAML 1.1 "yes"/"on" is an error, so a typo
-// never flips a setting (Go's yaml.v2 refuses a quoted string for a bool too).
-Result<bool> Parser::Bool(const YAML::Node& node, std::string_view field) const {
-  if (node.IsScalar() && node.Tag() != "!") {
-    const std::string& v = node.Scalar();
-    if (v == "true" || v == "True" || v == "TRUE") return true;
-    if (v == "false" || v == "False" || v == "FALSE") return false;
-  }
-  return Error(Fail(node, field, "must be true or false"));
-}
+// The booleans Go's yaml reads (True and TRUE too), unquoted: a quoted "true" or a YAML 1.1
+// "yes"/"on" is an error, so a typo never flips a setting (Go's yaml.v2 refuses them too).
+Result<bool> GoBool(const YamlValue& value) { return value.Bool(YamlBools::kCoreSchema); }
 
-Result<std::vector<std::pair<std::string, YAML::Node>>> Parser::List(const YAML::Node& node,
-                                                                     std::string_view field) const {
-  std::vector<std::pair<std::string, YAML::Node>> items;
-  if (node.IsNull()) return items;
-  if (!node.IsSequence()) return Error(Fail(node, field, "must be a list of strings"));
-  for (const YAML::Node& item : node) {
-    if (!item.IsScalar()) return Error(Fail(item, field, "must be a list of strings"));
-    items.emplace_back(item.Scalar(), item);
-  }
-  return items;
-}
-
-Result<int> Parser::Version(const YAML::Node& node, std::string_view field) const {
-  auto name = String(node, field);
+Result<int> Version(const YamlValue& value) {
+  auto name = value.String();
   if (!name) return Error(name.error());
   if (*name == "TLS12") return kTls12;
   if (*name == "TLS13") return kTls13;
   if (*name == "TLS10" || *name == "TLS11") {
-    return Error(Fail(node, field,
-                      "\"" + *name +
-                          "\" is not offered: fabricwatch serves TLS 1.2 and 1.3 only "
-                          "(use TLS12 or TLS13)"));
+    return Error(value.Fail("\"" + *name +
+                            "\" is not offered: fabricwatch serves TLS 1.2 and 1.3 only (use "
+                            "TLS12 or TLS13)"));
   }
-  return Error(Fail(node, field, "unknown TLS version \"" + *name + "\" (use TLS12 or TLS13)"));
+  return Error(value.Fail("unknown TLS version \"" + *name + "\" (use TLS12 or TLS13)"));
 }
 
-Status Parser::ParseTlsField(const std::string& key, const YAML::Node& value,
-                             TlsServerConfig& tls) const {
-  const std::string field = "tls_server_config." + key;
+Result<ClientAuthType> ClientAuth(const YamlValue& value) {
+  auto v = value.String();
+  if (!v) return Error(v.error());
+  static const std::vector<std::pair<std::string_view, ClientAuthType>> kTypes{
+      {"", ClientAuthType::kNoClientCert},
+      {"NoClientCert", ClientAuthType::kNoClientCert},
+      {"RequestClientCert", ClientAuthType::kRequestClientCert},
+      {"RequireAnyClientCert", ClientAuthType::kRequireAnyClientCert},
+      {"RequireClientCert", ClientAuthType::kRequireAnyClientCert},  // exporter-toolkit alias
+      {"VerifyClientCertIfGiven", ClientAuthType::kVerifyClientCertIfGiven},
+      {"RequireAndVerifyClientCert", ClientAuthType::kRequireAndVerifyClientCert}};
+  for (const auto& [name, type] : kTypes) {
+    if (*v == name) return type;
+  }
+  return Error(value.Fail("invalid client_auth_type \"" + *v +
+                          "\" (NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                          "VerifyClientCertIfGiven or RequireAndVerifyClientCert)"));
+}
+
+Status CipherSuites(const YamlValue& value, std::vector<CipherSuite>& out) {
+  auto items = value.Items();
+  if (!items) return items.error();
+  for (const YamlValue& item : *items) {
+    auto name = item.Scalar();
+    if (!name) return name.error();
+    auto known = std::find_if(kGoCipherSuites.begin(), kGoCipherSuites.end(),
+                              [&](const KnownCipher& c) { return c.name == *name; });
+    if (known == kGoCipherSuites.end()) {
+      return item.Fail("unknown cipher \"" + *name + "\" (Go's tls.CipherSuites() names, README)");
+    }
+    out.push_back({*name, known->id, known->tls13});
+  }
+  return Status::Ok();
+}
+
+Status Curves(const YamlValue& value, std::vector<std::string>& out) {
+  auto items = value.Items();
+  if (!items) return items.error();
+  for (const YamlValue& item : *items) {
+    auto name = item.Scalar();
+    if (!name) return name.error();
+    auto known = std::find_if(kGoCurves.begin(), kGoCurves.end(),
+                              [&](const auto& c) { return c.first == *name; });
+    if (known == kGoCurves.end()) {
+      return item.Fail("unknown curve \"" + *name +
+                       "\" (CurveP256, CurveP384, CurveP521 or X25519)");
+    }
+    out.emplace_back(known->second);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Assign(Result<T> value, T& out) {
+  if (!value) return value.error();
+  out = std::move(*value);
+  return Status::Ok();
+}
+
+Status Parser::ParseTlsField(const YamlEntry& entry, TlsServerConfig& tls) const {
+  const std::string& key = entry.key;
+  const YamlValue& value = entry.value;
   const std::vector<std::pair<std::string_view, std::string*>> strings{
       {"cert", &tls.cert},           {"key", &tls.key},
       {"client_ca", &tls.client_ca}, {"cert_file", &tls.cert_file},
       {"key_file", &tls.key_file},   {"client_ca_file", &tls.client_ca_file}};
   for (const auto& [name, target] : strings) {
     if (key != name) continue;
-    auto v = String(value, field);
+    auto v = value.String();
     if (!v) return v.error();
     *target = key.ends_with("_file") ? Resolve(*v) : *v;
     return Status::Ok();
   }
-  if (key == "client_auth_type") {
-    auto v = String(value, field);
-    if (!v) return v.error();
-    static const std::vector<std::pair<std::string_view, ClientAuthType>> kTypes{
-        {"", ClientAuthType::kNoClientCert},
-        {"NoClientCert", ClientAuthType::kNoClientCert},
-        {"RequestClientCert", ClientAuthType::kRequestClientCert},
-        {"RequireAnyClientCert", ClientAuthType::kRequireAnyClientCert},
-        {"RequireClientCert", ClientAuthType::kRequireAnyClientCert},  // exporter-toolkit alias
-        {"VerifyClientCertIfGiven", ClientAuthType::kVerifyClientCertIfGiven},
-        {"RequireAndVerifyClientCert", ClientAuthType::kRequireAndVerifyClientCert}};
-    for (const auto& [name, type] : kTypes) {
-      if (*v == name) {
-        tls.client_auth_type = type;
-        return Status::Ok();
-      }
-    }
-    return Fail(value, field,
-                "invalid client_auth_type \"" + *v +
-                    "\" (NoClientCert, RequestClientCert, RequireAnyClientCert, "
-                    "VerifyClientCertIfGiven or RequireAndVerifyClientCert)");
-  }
-  if (key == "client_allowed_sans") {
-    auto items = List(value, field);
-    if (!items) return items.error();
-    for (auto& item : *items) tls.client_allowed_sans.push_back(item.first);
-    return Status::Ok();
-  }
-  if (key == "min_version" || key == "max_version") {
-    auto v = Version(value, field);
-    if (!v) return v.error();
-    (key == "min_version" ? tls.min_version : tls.max_version) = *v;
-    return Status::Ok();
-  }
+  if (key == "client_auth_type") return Assign(ClientAuth(value), tls.client_auth_type);
+  if (key == "client_allowed_sans") return Assign(value.StringList(), tls.client_allowed_sans);
+  if (key == "min_version") return Assign(Version(value), tls.min_version);
+  if (key == "max_version") return Assign(Version(value), tls.max_version);
   if (key == "prefer_server_cipher_suites") {
-    auto v = Bool(value, field);
-    if (!v) return v.error();
-    tls.prefer_server_cipher_suites = *v;
-    return Status::Ok();
+    return Assign(GoBool(value), tls.prefer_server_cipher_suites);
   }
-  if (key == "cipher_suites") {
-    auto items = List(value, field);
-    if (!items) return items.error();
-    for (const auto& item : *items) {
-      const std::string& name = item.first;
-      const YAML::Node& node = item.second;
-      auto known = std::find_if(kGoCipherSuites.begin(), kGoCipherSuites.end(),
-                                [&](const KnownCipher& c) { return c.name == name; });
-      if (known == kGoCipherSuites.end()) {
-        return Fail(node, field,
-                    "unknown cipher \"" + name + "\" (Go's tls.CipherSuites() names, README)");
-      }
-      tls.cipher_suites.push_back({name, known->id, known->tls13});
-    }
-    return Status::Ok();
-  }
-  // curve_preferences (the list of known keys admits nothing else).
-  auto items = List(value, field);
-  if (!items) return items.error();
-  for (const auto& item : *items) {
-    const std::string& name = item.first;
-    const YAML::Node& node = item.second;
-    auto known = std::find_if(kGoCurves.begin(), kGoCurves.end(),
-                              [&](const auto& c) { return c.first == name; });
-    if (known == kGoCurves.end()) {
-      return Fail(node, field,
-                  "unknown curve \"" + name + "\" (CurveP256, CurveP384, CurveP521 or X25519)");
-    }
-    tls.curve_preferences.emplace_back(known->second);
-  }
-  return Status::Ok();
+  if (key == "cipher_suites") return CipherSuites(value, tls.cipher_suites);
+  return Curves(value, tls.curve_preferences);  // curve_preferences: CheckKeys admits no other
 }
 
-Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enabled,
+Status Parser::ParseTls(const YamlValue& node, TlsServerConfig& tls, bool& enabled,
                         WebConfig& out) const {
-  static const std::vector<std::string_view> kKnown{"cert",
-                                                    "key",
-                                                    "client_ca",
-                                                    "cert_file",
-                                                    "key_file",
-                                                    "client_auth_type",
-                                                    "client_ca_file",
-                                                    "cipher_suites",
-                                                    "curve_preferences",
-                                                    "min_version",
-                                                    "max_version",
-                                                    "prefer_server_cipher_suites",
-                                                    "client_allowed_sans"};
-  Status s = ForEach(node, "tls_server_config", &kKnown,
-                     [&](const std::string& key, const YAML::Node& value) {
-                       if (Status bare = NoBareKey(value, "tls_server_config." + key); !bare.ok()) {
-                         return bare;
-                       }
-                       out.client_auth_type_given |= key == "client_auth_type";
-                       out.client_allowed_sans_given |= key == "client_allowed_sans";
-                       out.min_version_given |= key == "min_version";
-                       return ParseTlsField(key, value, tls);
-                     });
-  if (!s.ok()) return s;
+  static constexpr std::string_view kKnown[] = {"cert",
+                                                "key",
+                                                "client_ca",
+                                                "cert_file",
+                                                "key_file",
+                                                "client_auth_type",
+                                                "client_ca_file",
+                                                "cipher_suites",
+                                                "curve_preferences",
+                                                "min_version",
+                                                "max_version",
+                                                "prefer_server_cipher_suites",
+                                                "client_allowed_sans"};
+  auto entries = node.Entries();
+  if (!entries) return entries.error();
+  if (Status s = node.CheckKeys(kKnown, "field"); !s.ok()) return s;
+  for (const YamlEntry& entry : *entries) {
+    if (Status bare = NoBareKey(entry.value); !bare.ok()) return bare;
+    out.client_auth_type_given |= entry.key == "client_auth_type";
+    out.client_allowed_sans_given |= entry.key == "client_allowed_sans";
+    out.min_version_given |= entry.key == "min_version";
+    if (Status s = ParseTlsField(entry, tls); !s.ok()) return s;
+  }
   // exporter-toolkit's TLSConfig.IsEnabled: TLS is on when any of these is set.
   enabled = !tls.cert_file.empty() || !tls.cert.empty() || !tls.key_file.empty() ||
             !tls.key.empty() || !tls.client_ca_file.empty() || !tls.client_ca.empty() ||
             out.client_auth_type_given;
   if (!enabled) {
-    if (!node.IsNull() && node.size() > 0) {
-      return Fail(node, "tls_server_config",
-                  "settings without a certificate: give cert_file and key_file (or cert and "
-                  "key), or remove tls_server_config");
+    if (!entries->empty()) {
+      return node.Fail(
+          "settings without a certificate: give cert_file and key_file (or cert and key), or "
+          "remove tls_server_config");
     }
     return Status::Ok();
   }
@@ -315,129 +240,134 @@ Status Parser::ParseTls(const YAML::Node& node, TlsServerConfig& tls, bool& enab
 }
 
 // The cross-field rules: exporter-toolkit's validateTLSPaths and ConfigToTLSConfig, plus the
-// combinations Go accepts but that cannot do what they say (README "Security").
-Status Parser::CheckTls(const YAML::Node& node, const TlsServerConfig& tls) const {
-  const std::string field = "tls_server_config";
+// combinations Go accepts but that cannot do what they say (README "Security"). Each names the
+// field it is about, at the field's line when it is given.
+Status Parser::CheckTls(const YamlValue& node, const TlsServerConfig& tls) const {
   if (tls.cert_file.empty() == tls.cert.empty()) {
-    return Fail(node, field, "give exactly one of cert_file and cert");
+    return node.Fail("give exactly one of cert_file and cert");
   }
   if (tls.key_file.empty() == tls.key.empty()) {
-    return Fail(node, field, "give exactly one of key_file and key");
+    return node.Fail("give exactly one of key_file and key");
   }
   if (!tls.client_ca_file.empty() && !tls.client_ca.empty()) {
-    return Fail(node, field, "give at most one of client_ca_file and client_ca");
+    return node.Fail("give at most one of client_ca_file and client_ca");
   }
   const bool has_ca = !tls.client_ca_file.empty() || !tls.client_ca.empty();
   if (has_ca && tls.client_auth_type == ClientAuthType::kNoClientCert) {
-    return Fail(node, field + ".client_auth_type",
-                "a client CA is configured without a client_auth_type that asks for a "
-                "certificate");
+    return node.Get("client_auth_type")
+        .Fail("a client CA is configured without a client_auth_type that asks for a certificate");
   }
   const bool verifies = tls.client_auth_type == ClientAuthType::kVerifyClientCertIfGiven ||
                         tls.client_auth_type == ClientAuthType::kRequireAndVerifyClientCert;
   if (verifies && !has_ca) {
-    return Fail(node, field + ".client_ca_file",
-                "client_auth_type " + std::string(ClientAuthTypeName(tls.client_auth_type)) +
-                    " needs client_ca_file (or client_ca) to verify against");
+    return node.Get("client_ca_file")
+        .Fail("client_auth_type " + std::string(ClientAuthTypeName(tls.client_auth_type)) +
+              " needs client_ca_file (or client_ca) to verify against");
   }
   if (!tls.client_allowed_sans.empty() && tls.client_auth_type == ClientAuthType::kNoClientCert) {
-    return Fail(node, field + ".client_allowed_sans",
-                "needs a client_auth_type that asks for a client certificate");
+    return node.Get("client_allowed_sans")
+        .Fail("needs a client_auth_type that asks for a client certificate");
   }
   if (tls.min_version > tls.max_version) {
-    return Fail(node, field + ".min_version", "is above max_version");
+    return node.Get("min_version").Fail("is above max_version");
   }
   return Status::Ok();
 }
 
-Status Parser::ParseHttp(const YAML::Node& node, WebConfig& out) const {
-  static const std::vector<std::string_view> kKnown{"headers", "http2"};
-  return ForEach(
-      node, "http_server_config", &kKnown, [&](const std::string& key, const YAML::Node& value) {
-        if (key == "http2") {
-          auto v = Bool(value, "http_server_config.http2");
-          if (!v) return v.error();
-          out.http2 = *v;
-          out.http2_given = true;
-          return Status::Ok();
-        }
-        return ForEach(value, "http_server_config.headers", nullptr,
-                       [&](const std::string& name, const YAML::Node& header) {
-                         const std::string field = "http_server_config.headers." + name;
-                         const auto& allowed = AllowedHeaders();
-                         auto it = std::find_if(allowed.begin(), allowed.end(),
-                                                [&](const auto& h) { return h.name == name; });
-                         if (it == allowed.end()) {
-                           return Fail(header, field,
-                                       "this header can not be configured (exporter-toolkit "
-                                       "allows Content-Security-Policy, X-Frame-Options, "
-                                       "X-Content-Type-Options, X-XSS-Protection, "
-                                       "Strict-Transport-Security)");
-                         }
-                         auto v = String(header, field);
-                         if (!v) return v.error();
-                         if (!it->values.empty() && std::find(it->values.begin(), it->values.end(),
-                                                              *v) == it->values.end()) {
-                           std::string names;
-                           for (auto a : it->values) names += " \"" + std::string(a) + "\"";
-                           return Fail(header, field, "must be one of" + names);
-                         }
-                         if (std::any_of(v->begin(), v->end(),
-                                         [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-                           return Fail(header, field, "control characters are not allowed");
-                         }
-                         if (!v->empty()) out.headers.emplace_back(name, *v);  // blank: unset
-                         return Status::Ok();
-                       });
-      });
-}
-
-Status Parser::ParseUsers(const YAML::Node& node, WebConfig& out) const {
-  return ForEach(node, "basic_auth_users", nullptr,
-                 [&](const std::string& user, const YAML::Node& value) {
-                   const std::string field = "basic_auth_users." + user;
-                   if (user.find(':') != std::string::npos) {
-                     return Fail(value, field,
-                                 "a user name with ':' can never log in (RFC 7617 splits the "
-                                 "credentials at the first colon)");
-                   }
-                   auto hash = String(value, field);
-                   if (!hash) return hash.error();
-                   if (Status s = ValidateBcryptHash(*hash); !s.ok()) {
-                     return Fail(value, field, s.message());
-                   }
-                   out.basic_auth_users.emplace(user, *hash);
-                   return Status::Ok();
-                 });
-}
-
-Status Parser::Parse(const YAML::Node& root, WebConfig& out) {
-  out.source = source_;
-  if (root.IsNull()) {
-    return Fail(root, "",
-                "is empty: an emptied or truncated web config never means plain HTTP without "
-                "authentication; write tls_server_config: {} to serve plain HTTP on purpose");
+Status Parser::ParseHeader(const YamlEntry& header, WebConfig& out) const {
+  const auto& allowed = AllowedHeaders();
+  auto it = std::find_if(allowed.begin(), allowed.end(),
+                         [&](const auto& h) { return h.name == header.key; });
+  if (it == allowed.end()) {
+    return header.value.Fail(
+        "this header can not be configured (exporter-toolkit allows Content-Security-Policy, "
+        "X-Frame-Options, X-Content-Type-Options, X-XSS-Protection, Strict-Transport-Security)");
   }
-  static const std::vector<std::string_view> kKnown{"tls_server_config", "http_server_config",
-                                                    "basic_auth_users", "rate_limit"};
-  // An empty flow mapping, written on purpose; a bare key (null) is what truncation leaves.
-  const auto empty_map = [](const YAML::Node& value) { return value.IsMap() && value.size() == 0; };
-  return ForEach(root, "", &kKnown, [&](const std::string& key, const YAML::Node& value) {
-    if (key == "tls_server_config") {
-      if (Status bare = NoBareKey(value, key); !bare.ok()) return bare;
-      out.tls_explicitly_off = empty_map(value);
-      return ParseTls(value, out.tls, out.tls_enabled, out);
+  auto v = header.value.String();
+  if (!v) return v.error();
+  if (!it->values.empty() &&
+      std::find(it->values.begin(), it->values.end(), *v) == it->values.end()) {
+    std::string names;
+    for (auto a : it->values) names += " \"" + std::string(a) + "\"";
+    return header.value.Fail("must be one of" + names);
+  }
+  if (std::any_of(v->begin(), v->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    return header.value.Fail("control characters are not allowed");
+  }
+  if (!v->empty()) out.headers.emplace_back(header.key, *v);  // blank: unset
+  return Status::Ok();
+}
+
+Status Parser::ParseHttp(const YamlValue& node, WebConfig& out) const {
+  static constexpr std::string_view kKnown[] = {"headers", "http2"};
+  auto entries = node.Entries();
+  if (!entries) return entries.error();
+  if (Status s = node.CheckKeys(kKnown, "field"); !s.ok()) return s;
+  for (const YamlEntry& entry : *entries) {
+    if (entry.key == "http2") {
+      if (Status s = Assign(GoBool(entry.value), out.http2); !s.ok()) return s;
+      out.http2_given = true;
+      continue;
     }
-    if (key == "http_server_config") return ParseHttp(value, out);
-    if (key == "basic_auth_users") {
-      if (Status bare = NoBareKey(value, key); !bare.ok()) return bare;
-      out.basic_auth_explicitly_off = empty_map(value);
-      return ParseUsers(value, out);
+    auto headers = entry.value.Entries();  // headers: CheckKeys admits no other
+    if (!headers) return headers.error();
+    for (const YamlEntry& header : *headers) {
+      if (Status s = ParseHeader(header, out); !s.ok()) return s;
     }
-    return Fail(value, key,
-                "not supported by fabricwatch (the HTTP server bounds connections itself; "
-                "README \"Security\")");
-  });
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseUsers(const YamlValue& node, WebConfig& out) const {
+  auto users = node.Entries();
+  if (!users) return users.error();
+  for (const YamlEntry& user : *users) {
+    if (user.key.find(':') != std::string::npos) {
+      return user.value.Fail(
+          "a user name with ':' can never log in (RFC 7617 splits the credentials at the first "
+          "colon)");
+    }
+    auto hash = user.value.String();
+    if (!hash) return hash.error();
+    if (Status s = ValidateBcryptHash(*hash); !s.ok()) return user.value.Fail(s.message());
+    out.basic_auth_users.emplace(user.key, *hash);
+  }
+  return Status::Ok();
+}
+
+Status Parser::Parse(const YamlDocument& document, WebConfig& out) const {
+  out.source = document.source();
+  if (document.empty()) {
+    return document.Fail(
+        "is empty: an emptied or truncated web config never means plain HTTP without "
+        "authentication; write tls_server_config: {} to serve plain HTTP on purpose");
+  }
+  static constexpr std::string_view kKnown[] = {"tls_server_config", "http_server_config",
+                                                "basic_auth_users", "rate_limit"};
+  const YamlValue& root = document.root();
+  auto entries = root.Entries();
+  if (!entries) return entries.error();
+  if (Status s = root.CheckKeys(kKnown, "field"); !s.ok()) return s;
+  for (const YamlEntry& entry : *entries) {
+    Status s = Status::Ok();
+    if (entry.key == "tls_server_config") {
+      if (Status bare = NoBareKey(entry.value); !bare.ok()) return bare;
+      out.tls_explicitly_off = EmptyMap(entry.value);
+      s = ParseTls(entry.value, out.tls, out.tls_enabled, out);
+    } else if (entry.key == "http_server_config") {
+      s = ParseHttp(entry.value, out);
+    } else if (entry.key == "basic_auth_users") {
+      if (Status bare = NoBareKey(entry.value); !bare.ok()) return bare;
+      out.basic_auth_explicitly_off = EmptyMap(entry.value);
+      s = ParseUsers(entry.value, out);
+    } else {
+      s = entry.value.Fail(
+          "not supported by fabricwatch (the HTTP server bounds connections itself; README "
+          "\"Security\")");
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -499,16 +429,10 @@ int BcryptCost(std::string_view hash) { return (hash[4] - '0') * 10 + (hash[5] -
 
 Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& source,
                                  const std::string& base_dir) {
-  auto loaded = LoadStrictYaml(yaml_text, source);
-  if (!loaded) return Error(loaded.error());
-  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
+  auto document = YamlDocument::Parse(yaml_text, source);
+  if (!document) return Error(document.error());
   WebConfig config;
-  Parser parser(source, base_dir);
-  try {
-    if (Status s = parser.Parse(root, config); !s.ok()) return Error(s);
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument, source + ": " + e.what());
-  }
+  if (Status s = Parser(base_dir).Parse(*document, config); !s.ok()) return Error(s);
   return config;
 }
 

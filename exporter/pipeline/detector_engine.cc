@@ -96,9 +96,12 @@ DetectorEngine::DetectorEngine(std::vector<std::unique_ptr<detect::Detector>> de
     evaluation_seconds_[std::string(d->name())] = 0;
     for (std::string& input : d->inputs()) inputs_.insert(std::move(input));
   }
-  // Attribution reads the port join, the peers and the jobs, whoever else reads them.
+  // The node model reads its collectors whoever else reads them (attribution needs the peers
+  // and the jobs).
   if (!detectors_.empty()) {
-    for (std::string& input : detect::Attribution::Inputs()) inputs_.insert(std::move(input));
+    for (std::string_view input : detect::NodeModelBuilder::Collectors()) {
+      inputs_.emplace(input);
+    }
   }
 }
 
@@ -308,6 +311,7 @@ void DetectorEngine::RunOnce() {
 }
 
 void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
+                              const std::shared_ptr<const detect::NodeModel>& node,
                               const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
                               detect::FindingsByDetector& findings,
                               std::vector<prometheus::MetricFamily>& evidence,
@@ -324,7 +328,7 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
           continue;
         }
         detector->Observe(detect::SnapshotView{snapshot->collector, snapshot->time,
-                                               snapshot->families, snapshot->log_events});
+                                               snapshot->families, snapshot->log_events, node});
       }
       if (!events.empty()) detector->OnLinkEvents(events);
       findings[name] = detector->Evaluate(now);
@@ -350,27 +354,20 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
 
 void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                              std::vector<sys::LinkEvent> events) {
-  // The rules join ports through the newest rdma snapshot (fabric_rdma_port_info, state); the
-  // attribution reads the newest rdma, peer and jobs snapshots.
-  for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
-    if ((*it)->collector != "rdma") continue;
-    cross_rules_.ObservePorts((*it)->families);
-    break;
+  // The node model first, once for the batch: the detectors, the cross rules and attribution
+  // all read it.
+  bool node_changed = false;
+  for (const auto& snapshot : snapshots) {
+    node_changed = node_.Observe(snapshot->collector, snapshot->families) || node_changed;
   }
-  for (const std::string& collector : detect::Attribution::Inputs()) {
-    for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
-      if ((*it)->collector != collector) continue;
-      attribution_.Observe(collector, (*it)->families);
-      break;
-    }
-  }
+  const std::shared_ptr<const detect::NodeModel> node = node_.Current();
   std::vector<prometheus::MetricFamily> evidence;
   std::map<std::string, double> durations;
   detect::FindingsByDetector findings;
   CheckClockStep();
   const auto now = clock_.Now();
-  Evaluate(snapshots, events, now, findings, evidence, durations);
-  for (const detect::Suppression& s : cross_rules_.Apply(findings)) {
+  Evaluate(snapshots, node, events, now, findings, evidence, durations);
+  for (const detect::Suppression& s : cross_rules_.Apply(findings, *node)) {
     logger_->debug(
         "finding suppressed rule={} detector={} severity={} {} cause=\"{}\" reason=\"{}\"",
         s.rule->name, s.detector, detect::SeverityName(s.finding.severity),
@@ -378,7 +375,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
   }
   for (auto& [name, list] : findings) {
     for (detect::Finding& finding : list) {
-      attribution_.Annotate(finding);
+      detect::Attribute(finding, *node);
       if (options_.annotate) options_.annotate(finding);
     }
     escalation_.Apply(name, now, list);
@@ -392,6 +389,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
                   std::make_move_iterator(own.end()));
   std::lock_guard lock(metrics_mutex_);
   evidence_ = std::move(evidence);
+  if (node_changed) published_node_ = node;
   for (auto& [name, seconds] : durations) evaluation_seconds_[name] = seconds;
 }
 
@@ -436,6 +434,11 @@ void DetectorEngine::SaveState() {
     std::lock_guard lock(metrics_mutex_);
     ++state_errors_["save"];
   }
+}
+
+std::shared_ptr<const detect::NodeModel> DetectorEngine::node() const {
+  std::lock_guard lock(metrics_mutex_);
+  return published_node_;
 }
 
 std::vector<prometheus::MetricFamily> DetectorEngine::Collect() const {

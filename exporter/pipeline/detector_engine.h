@@ -8,9 +8,12 @@
 // After each batch of inputs, and at least every `tick` so that time-based clears happen without
 // input, every detector is evaluated at clock.Now(). The combined findings then go through the
 // cross-detector rules (detectors/core/cross_rules.h: one fault, one finding; they join ports
-// through the latest rdma snapshot) and the escalation of repeated warnings
+// through the node model) and the escalation of repeated warnings
 // (detectors/core/escalation.h), and the AnomalyTracker turns the results into
-// transitions (log line, hooks) and the anomaly metrics. Evidence metrics are rendered into a
+// transitions (log line, hooks) and the anomaly metrics. Before the detectors run, the batch's
+// snapshots update the node model (detectors/core/node_model.h), the one inventory of ports,
+// netdevs, modules, PCI functions, peers and jobs that the detectors (SnapshotView::node), the
+// cross rules, attribution and the status page (node()) read. Evidence metrics are rendered into a
 // cached set after each evaluation: a scrape copies it and never waits for a detector.
 // The state file is loaded before the start, saved every `save_interval`, after each
 // transition and at Stop(); its failures are logged and counted, never fatal.
@@ -46,6 +49,7 @@
 #include "detectors/core/cross_rules.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/escalation.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/state_file.h"
 #include "exporter/pipeline/snapshot_store.h"
 
@@ -99,6 +103,8 @@ class DetectorEngine {
 
   // Anomaly metrics, evidence metrics and the engine's own metrics.
   std::vector<prometheus::MetricFamily> Collect() const;
+  // The node model as of the last processed batch (never null; empty before the first).
+  std::shared_ptr<const detect::NodeModel> node() const;
 
   static std::span<const MetricDesc> Metrics();
 
@@ -114,6 +120,7 @@ class DetectorEngine {
                std::vector<sys::LinkEvent> events);
   // Observe + Evaluate of every detector; a detector that throws is left out of `findings`.
   void Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
+                const std::shared_ptr<const detect::NodeModel>& node,
                 const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
                 detect::FindingsByDetector& findings,
                 std::vector<prometheus::MetricFamily>& evidence,
@@ -128,9 +135,9 @@ class DetectorEngine {
   std::shared_ptr<spdlog::logger> logger_;
   EngineOptions options_;
   detect::AnomalyTracker tracker_;
-  detect::CrossRules cross_rules_;   // engine thread only
-  detect::Attribution attribution_;  // engine thread only: peer and jobs of each finding
-  detect::Escalation escalation_;    // engine thread only; saved in the state file
+  detect::CrossRules cross_rules_;  // engine thread only
+  detect::NodeModelBuilder node_;   // engine thread only
+  detect::Escalation escalation_;   // engine thread only; saved in the state file
 
   mutable std::mutex queue_mutex_;
   std::condition_variable_any queue_changed_;
@@ -140,6 +147,8 @@ class DetectorEngine {
 
   mutable std::mutex metrics_mutex_;
   std::vector<prometheus::MetricFamily> evidence_;
+  // A copy of node_.model(), replaced after a batch that changed it (metrics_mutex_).
+  std::shared_ptr<const detect::NodeModel> published_node_ = std::make_shared<detect::NodeModel>();
   std::map<std::string, double> evaluation_seconds_;
   std::map<std::string, uint64_t> state_errors_{{"load", 0}, {"save", 0}};
   std::map<std::string, uint64_t> state_dropped_{

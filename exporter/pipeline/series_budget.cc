@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/optics/optics_metrics.h"
+#include "collectors/rdma/rdma_metrics.h"
+#include "collectors/topology/topology_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::exporter {
@@ -36,15 +40,23 @@ bool Matches(std::string_view pattern, std::string_view family) {
   return pattern == family;
 }
 
-constexpr std::string_view kPfcEnabled = "fabric_pfc_enabled";
-constexpr std::string_view kRdmaPortInfo = "fabric_rdma_port_info";
-constexpr std::string_view kPriorityTraffic[] = {"fabric_ethtool_priority_bytes_total",
-                                                 "fabric_ethtool_priority_packets_total"};
+constexpr std::string_view kPriorityTraffic[] = {ethtool::kPrioBytes.name,
+                                                 ethtool::kPrioPackets.name};
+
+// The families a rule trims share the labels it reads; it reads them as labels of its shape
+// (ExportRuleShape), a family that has them in the same places, and series_budget_test checks
+// that every family under the rule declares them.
+constexpr const auto& kPriorityShape = ethtool::kPfcEnabled;        // netdev, priority
+constexpr const auto& kPortShape = rdma::kPortState;                // device, port
+constexpr const auto& kEndpointShape = topology::kSpeed;            // device, role
+constexpr const auto& kThresholdShape = optics::kRxPowerThreshold;  // netdev, threshold
 
 }  // namespace
 
 std::string_view ExportRuleName(ExportRule rule) {
   switch (rule) {
+    case ExportRule::kAll:
+      return "all";
     case ExportRule::kOff:
       return "off";
     case ExportRule::kNonZero:
@@ -86,16 +98,16 @@ void SeriesBudget::Prepare(const std::vector<const prometheus::MetricFamily*>& f
   if (rules_.empty()) return;
   if (sticky_.size() > kMaxSticky) sticky_.clear();
   for (const prometheus::MetricFamily* family : families) {
-    if (family->name == kRdmaPortInfo) {
+    if (family->name == rdma::kPortInfo.name) {
       for (const prometheus::ClientMetric& sample : family->metric) {
-        if (detect::LabelOr(sample, "link_layer") == "InfiniBand" &&
+        if (Label<rdma::kPortInfo>(sample, "link_layer") == "InfiniBand" &&
             !infiniband_ports_.contains(PortKey(sample))) {
           infiniband_ports_.insert(key_);
         }
       }
       continue;
     }
-    const bool pfc = family->name == kPfcEnabled;
+    const bool pfc = family->name == ethtool::kPfcEnabled.name;
     const bool traffic = std::find(std::begin(kPriorityTraffic), std::end(kPriorityTraffic),
                                    family->name) != std::end(kPriorityTraffic);
     if (!pfc && !traffic) continue;
@@ -110,16 +122,16 @@ void SeriesBudget::Prepare(const std::vector<const prometheus::MetricFamily*>& f
 
 const std::string& SeriesBudget::PriorityKey(const prometheus::ClientMetric& sample) {
   // "netdev/priority": a netdev name holds no '/' (dev_valid_name, net/core/dev.c).
-  key_.assign(detect::LabelOr(sample, "netdev"));
+  key_.assign(Label<kPriorityShape>(sample, "netdev"));
   key_ += '/';
-  key_ += detect::LabelOr(sample, "priority");
+  key_ += Label<kPriorityShape>(sample, "priority");
   return key_;
 }
 
 const std::string& SeriesBudget::PortKey(const prometheus::ClientMetric& sample) {
-  key_.assign(detect::LabelOr(sample, "device"));
+  key_.assign(Label<kPortShape>(sample, "device"));
   key_ += '/';
-  key_ += detect::LabelOr(sample, "port");
+  key_ += Label<kPortShape>(sample, "port");
   return key_;
 }
 
@@ -143,6 +155,8 @@ bool SeriesBudget::WantSample(const prometheus::MetricFamily& family,
   auto it = rules_.find(family.name);
   if (it == rules_.end()) return true;
   switch (it->second) {
+    case ExportRule::kAll:
+      return true;
     case ExportRule::kOff:
       return false;
     case ExportRule::kNonZero:
@@ -150,17 +164,36 @@ bool SeriesBudget::WantSample(const prometheus::MetricFamily& family,
     case ExportRule::kActivePriority:
       return active_priorities_.contains(PriorityKey(sample));
     case ExportRule::kEndpoints:
-      return detect::LabelOr(sample, "role") != "bridge";
+      return Label<kEndpointShape>(sample, "role") != "bridge";
     case ExportRule::kLosslessPriority:
       return lossless_priorities_.contains(PriorityKey(sample));
     case ExportRule::kInfiniBand:
       return infiniband_ports_.contains(PortKey(sample));
     case ExportRule::kAlarmThresholds: {
-      const std::string_view threshold = detect::LabelOr(sample, "threshold");
+      const std::string_view threshold = Label<kThresholdShape>(sample, "threshold");
       return threshold == "high_alarm" || threshold == "low_alarm";
     }
   }
   return true;
+}
+
+const MetricDesc* ExportRuleShape(ExportRule rule) {
+  switch (rule) {
+    case ExportRule::kAll:
+    case ExportRule::kOff:
+    case ExportRule::kNonZero:
+      return nullptr;
+    case ExportRule::kActivePriority:
+    case ExportRule::kLosslessPriority:
+      return &kPriorityShape;
+    case ExportRule::kEndpoints:
+      return &kEndpointShape;
+    case ExportRule::kInfiniBand:
+      return &kPortShape;
+    case ExportRule::kAlarmThresholds:
+      return &kThresholdShape;
+  }
+  return nullptr;
 }
 
 std::string SeriesBudgetMarkdown() {

@@ -5,8 +5,9 @@
 // (an 8-port RoCE node exported about 4,400 series before the budget: 13.5 million for 4,096
 // nodes). Collectors still collect everything and the detectors and the status page read every
 // family from the snapshots; only the exposition is trimmed, family by family, by the rules of
-// SeriesBudgetRules() (series_budget_rules.cc), each with its reason. `--metrics.include=NAME`
-// exports one family whole again, `--metrics.all` every family.
+// SeriesBudgetRules() (series_budget_rules.cc: each family declares its rule, with its reason,
+// MetricDesc::budget). `--metrics.include=NAME` exports one family whole again, `--metrics.all`
+// every family.
 //
 // Thread-safety: none; one render at a time (RenderCache renders single-flight).
 
@@ -21,36 +22,15 @@
 #include <unordered_set>
 #include <vector>
 
+#include "collectors/core/metric_sink.h"
 #include "collectors/core/status.h"
 #include "exporter/http/render.h"
 
 namespace fabricwatch::exporter {
 
-enum class ExportRule {
-  // Not exported: detectors, findings and the status page carry what it says, or it is static
-  // and of no use in a query.
-  kOff,
-  // A flag or a level: only series that are, or once were, non-zero (sticky, so a series that
-  // returns to 0 shows the 0). Absent reads as 0 in every shipped rule and panel.
-  kNonZero,
-  // Per priority (labels netdev and priority): only the priorities of a netdev that have PFC on
-  // (fabric_pfc_enabled 1) or that ever carried traffic (a non-zero
-  // fabric_ethtool_priority_{bytes,packets}_total); sticky.
-  kActivePriority,
-  // PCIe: the GPUs' and NICs' own functions (label role gpu or nic), not the bridges on their
-  // paths; a bridge whose link trains below its maximum still shows in
-  // fabric_pcie_link_downtrained (kNonZero).
-  kEndpoints,
-  // Per priority: only the priorities with PFC on (fabric_pfc_enabled 1), the lossless ones
-  // where a drop or a missing ECN setting is a fault; sticky.
-  kLosslessPriority,
-  // Per RDMA port (labels device and port): only InfiniBand ports (fabric_rdma_port_info
-  // link_layer); IBA counters a RoCE port does not maintain.
-  kInfiniBand,
-  // Thresholds (label threshold): the alarm levels only; a crossed warning level shows in the
-  // module's own warning flag.
-  kAlarmThresholds,
-};
+// The rules themselves are declared with each family (collectors/core/metric_sink.h ExportRule,
+// MetricDesc::budget).
+using ExportRule = ::fabricwatch::ExportRule;
 
 std::string_view ExportRuleName(ExportRule rule);
 
@@ -60,8 +40,16 @@ struct FamilyBudgetRule {
   std::string_view why;
 };
 
-// Every family the budget trims, sorted by name; families not listed are exported whole.
+// Every family the budget trims, sorted by name; families not listed are exported whole. Read
+// from the families' declarations (MetricDesc::budget) in the collectors' and the detectors'
+// metric tables (series_budget_rules.cc), not from a list of names.
 std::span<const FamilyBudgetRule> SeriesBudgetRules();
+
+// The family whose labels `rule` reads from every family it trims (they share them: the netdev
+// and priority of a per-priority rule), or nullptr for a rule that reads no label. The reads are
+// checked against this family's descriptor when they compile, and the test of the rules holds
+// every family under the rule to its labels.
+const MetricDesc* ExportRuleShape(ExportRule rule);
 
 // README "Series budget" (generated, fabricwatch --help-metrics): the table of the rules.
 std::string SeriesBudgetMarkdown();

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/jobs/jobs_metrics.h"
+#include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "collectors/topology/topology_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/link_degraded/expectation.h"
 #include "detectors/link_degraded/manifest.h"
@@ -51,15 +54,17 @@ std::optional<std::string> LoopbackOnlyWarning(const std::vector<PortRef>& ports
 
 JobsOnDevice JobsFromStore(const exporter::SnapshotStore& store) {
   return [&store](const std::string& device) -> std::optional<std::vector<std::string>> {
-    std::shared_ptr<const exporter::Snapshot> jobs = store.Latest("jobs");
+    std::shared_ptr<const exporter::Snapshot> jobs = store.Latest(jobs::kCollector);
     if (jobs == nullptr) return std::nullopt;
     std::vector<std::string> out;
     detect::ForEachSample(jobs->families, jobs::kDeviceJobInfo,
                           [&](const prometheus::ClientMetric& metric, double) {
-                            if (detect::LabelOr(metric, "device") != device) return;
+                            auto label = [&](LabelOf<jobs::kDeviceJobInfo> name) {
+                              return std::string(Label<jobs::kDeviceJobInfo>(metric, name));
+                            };
+                            if (label("device") != device) return;
                             // "slurm:1234", as attribution names a job (Finding::jobs).
-                            out.push_back(std::string(detect::LabelOr(metric, "scheduler")) + ":" +
-                                          std::string(detect::LabelOr(metric, "job_id")));
+                            out.push_back(label("scheduler") + ":" + label("job_id"));
                           });
     return out;
   };
@@ -74,18 +79,17 @@ ExpectedRate ExpectedRateFromStore(const exporter::SnapshotStore& store,
     }
   }
   return [&store, manifest](const PortRef& port) -> double {
-    auto latest = [&](const char* name) { return store.Latest(name); };
-    const auto rdma = latest("rdma");
+    const auto rdma = store.Latest(rdma::kCollector);
     if (rdma == nullptr) return 0;
-    const auto netdev = latest("netdev");
-    const auto ethtool = latest("ethtool");
-    const auto topology = latest("topology");
     const std::string number = std::to_string(port.port);
-    const std::optional<double> reported = detect::FindValue(
-        rdma->families, rdma::kPortRate, {{"device", port.device}, {"port", number}});
-    const detect::shape::NodeShape shape = detect::shape::BuildShape(
-        {&rdma->families, netdev ? &netdev->families : nullptr,
-         ethtool ? &ethtool->families : nullptr, topology ? &topology->families : nullptr});
+    const std::optional<double> reported = detect::FindValue<rdma::kPortRate>(
+        rdma->families, {{"device", port.device}, {"port", number}});
+    detect::NodeModelBuilder node;
+    for (std::string_view collector : detect::NodeModelBuilder::Collectors()) {
+      if (const auto snapshot = store.Latest(collector))
+        node.Observe(collector, snapshot->families);
+    }
+    const detect::shape::NodeShape shape = detect::shape::BuildShape(node.model());
     std::optional<double> expected_gbps;
     const detect::shape::ExpectationModel model;  // no history: manifest and siblings
     for (const auto& [key, expectation] : model.Expect(shape, manifest.get())) {

@@ -10,67 +10,10 @@
 #include <set>
 
 #include "collectors/core/duration.h"
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 
 namespace fabricwatch::exporter {
 namespace {
-
-std::string Where(const YAML::Node& node, const std::string& source, const std::string& key) {
-  const YAML::Mark mark = node.Mark();
-  std::string where = source;
-  if (!mark.is_null()) {
-    where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-  }
-  return where + ": " + key;
-}
-
-tl::unexpected<Status> Invalid(const YAML::Node& node, const std::string& source,
-                               const std::string& key, const std::string& what) {
-  return Error(StatusCode::kInvalidArgument, Where(node, source, key) + ": " + what);
-}
-
-Result<std::string> Scalar(const YAML::Node& node, const std::string& source,
-                           const std::string& key) {
-  if (!node.IsScalar()) return Invalid(node, source, key, "must be a scalar");
-  return node.Scalar();
-}
-
-Result<std::chrono::milliseconds> Duration(const YAML::Node& node, const std::string& source,
-                                           const std::string& key, bool allow_zero) {
-  auto text = Scalar(node, source, key);
-  if (!text) return Error(text.error());
-  auto duration = ParseDuration(*text);
-  if (!duration) return Error(duration.error().WithContext(Where(node, source, key)));
-  if (!allow_zero && duration->count() <= 0) {
-    return Invalid(node, source, key, "must be greater than 0");
-  }
-  return *duration;
-}
-
-Result<long long> Integer(const YAML::Node& node, const std::string& source, const std::string& key,
-                          long long min, long long max) {
-  long long value = 0;
-  if (!node.IsScalar() || !YAML::convert<long long>::decode(node, value) || value < min ||
-      value > max) {
-    return Invalid(
-        node, source, key,
-        "expected an integer between " + std::to_string(min) + " and " + std::to_string(max));
-  }
-  return value;
-}
-
-Result<std::vector<std::string>> StringList(const YAML::Node& node, const std::string& source,
-                                            const std::string& key) {
-  if (node.IsNull()) return std::vector<std::string>{};
-  if (!node.IsSequence()) return Invalid(node, source, key, "must be a list");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < node.size(); ++i) {
-    auto item = Scalar(node[i], source, key + "[" + std::to_string(i) + "]");
-    if (!item) return Error(item.error());
-    out.push_back(*item);
-  }
-  return out;
-}
 
 bool ValidName(std::string_view name, bool allow_dash) {
   if (name.empty()) return false;
@@ -82,223 +25,235 @@ bool ValidName(std::string_view name, bool allow_dash) {
   return true;
 }
 
-Result<HookSpec> ParseHook(const YAML::Node& node, const std::string& source,
-                           const std::string& prefix) {
-  if (!node.IsMap()) return Invalid(node, source, prefix, "must be a mapping");
-  HookSpec hook;
-  bool has_command = false;
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const YAML::Node& value = entry.second;
-    const std::string path = prefix + "." + key;
-    if (key == "name") {
-      auto name = Scalar(value, source, path);
-      if (!name) return Error(name.error());
-      if (!ValidName(*name, true)) {
-        return Invalid(value, source, path, "must be letters, digits, '_' or '-'");
-      }
-      hook.name = *name;
-    } else if (key == "action") {
-      auto action = Scalar(value, source, path);
-      if (!action) return Error(action.error());
-      if (*action == "drain") {
-        hook.action = HookAction::kDrain;
-      } else if (*action == "notify") {
-        hook.action = HookAction::kNotify;
-      } else {
-        return Invalid(value, source, path, "expected drain or notify, got \"" + *action + "\"");
-      }
-    } else if (key == "command") {
-      auto command = StringList(value, source, path);
-      if (!command) return Error(command.error());
-      if (command->empty()) return Invalid(value, source, path, "must be a non-empty list");
-      // An argument vector, executed without a shell and without a PATH search: a relative
-      // name would depend on the agent's working directory.
-      if (command->front().empty() || command->front().front() != '/') {
-        return Invalid(value, source, path,
-                       "the executable must be an absolute path (a list of arguments, not a "
-                       "shell command), got \"" +
-                           command->front() + "\"");
-      }
-      hook.command = std::move(*command);
-      has_command = true;
-    } else if (key == "detectors") {
-      auto detectors = StringList(value, source, path);
-      if (!detectors) return Error(detectors.error());
-      for (const std::string& d : *detectors) {
-        if (!ValidName(d, false)) {
-          return Invalid(value, source, path, "\"" + d + "\" is not a detector name");
-        }
-      }
-      hook.detectors = std::move(*detectors);
-    } else if (key == "severities") {
-      auto severities = StringList(value, source, path);
-      if (!severities) return Error(severities.error());
-      for (const std::string& s : *severities) {
-        if (s == "info") {
-          hook.severities.push_back(detect::Severity::kInfo);
-        } else if (s == "warning") {
-          hook.severities.push_back(detect::Severity::kWarning);
-        } else if (s == "critical") {
-          hook.severities.push_back(detect::Severity::kCritical);
-        } else {
-          return Invalid(value, source, path,
-                         "expected info, warning or critical, got \"" + s + "\"");
-        }
-      }
-    } else if (key == "on") {
-      auto on = StringList(value, source, path);
-      if (!on) return Error(on.error());
-      if (on->empty()) return Invalid(value, source, path, "must list raise, clear or both");
-      hook.on_raise = hook.on_clear = false;
-      for (const std::string& event : *on) {
-        if (event == "raise") {
-          hook.on_raise = true;
-        } else if (event == "clear") {
-          hook.on_clear = true;
-        } else {
-          return Invalid(value, source, path, "expected raise or clear, got \"" + event + "\"");
-        }
-      }
-    } else if (key == "timeout") {
-      auto timeout = Duration(value, source, path, false);
-      if (!timeout) return Error(timeout.error());
-      hook.timeout = *timeout;
-    } else if (key == "env") {
-      if (!value.IsMap()) return Invalid(value, source, path, "must be a mapping");
-      for (const auto& var : value) {
-        const std::string name = var.first.as<std::string>();
-        if (!ValidName(name, false) || name.starts_with("FABRICWATCH_") ||
-            (name[0] >= '0' && name[0] <= '9')) {
-          return Invalid(var.first, source, path + "." + name,
-                         "must be an environment variable name, not starting with FABRICWATCH_ "
-                         "(those describe the event)");
-        }
-        auto text = Scalar(var.second, source, path + "." + name);
-        if (!text) return Error(text.error());
-        hook.env[name] = *text;
-      }
-    } else if (key == "pass_env") {
-      auto names = StringList(value, source, path);
-      if (!names) return Error(names.error());
-      for (const std::string& name : *names) {
-        if (!ValidName(name, false) || name.starts_with("FABRICWATCH_")) {
-          return Invalid(value, source, path,
-                         "\"" + name +
-                             "\" must be an environment variable name, not starting "
-                             "with FABRICWATCH_");
-        }
-      }
-      hook.pass_env = std::move(*names);
-    } else {
-      return Invalid(entry.first, source, path,
-                     "unknown key (known: name, action, command, detectors, severities, on, "
-                     "timeout, env, pass_env)");
-    }
+// A list of names, each checked by `valid`; `what` says what a name must be.
+Result<std::vector<std::string>> NameList(const YamlValue& value, bool (*valid)(std::string_view),
+                                          const std::string& what) {
+  auto names = value.StringList();
+  if (!names) return Error(names.error());
+  for (const std::string& name : *names) {
+    if (!valid(name)) return Error(value.Fail("\"" + name + "\" " + what));
   }
-  if (hook.name.empty()) return Invalid(node, source, prefix + ".name", "is required");
-  if (!has_command) return Invalid(node, source, prefix + ".command", "is required");
+  return names;
+}
+
+bool ValidDetectorName(std::string_view name) { return ValidName(name, false); }
+bool ValidPassEnv(std::string_view name) {
+  return ValidName(name, false) && !name.starts_with("FABRICWATCH_");
+}
+
+Result<std::map<std::string, std::string>> HookEnv(const YamlValue& value) {
+  auto entries = value.Entries();
+  if (!entries) return Error(entries.error());
+  std::map<std::string, std::string> env;
+  for (const YamlEntry& var : *entries) {
+    const std::string& name = var.key;
+    if (!ValidName(name, false) || name.starts_with("FABRICWATCH_") ||
+        (name[0] >= '0' && name[0] <= '9')) {
+      return Error(
+          var.key_node.Fail("must be an environment variable name, not starting with FABRICWATCH_ "
+                            "(those describe the event)"));
+    }
+    auto text = var.value.Scalar();
+    if (!text) return Error(text.error());
+    env[name] = *text;
+  }
+  return env;
+}
+
+// One of `names` (by position: the value it maps to), else "expected a, b or c, got \"x\"".
+template <typename T>
+Result<T> OneOf(const YamlValue& value, const std::string& text,
+                std::initializer_list<std::pair<std::string_view, T>> names,
+                const std::string& expected) {
+  for (const auto& [name, result] : names) {
+    if (text == name) return result;
+  }
+  return Error(value.Fail("expected " + expected + ", got \"" + text + "\""));
+}
+
+Status ApplyHookCommand(const YamlValue& value, HookSpec& hook) {
+  auto command = value.StringList();
+  if (!command) return command.error();
+  if (command->empty()) return value.Fail("must be a non-empty list");
+  // An argument vector, executed without a shell and without a PATH search: a relative name
+  // would depend on the agent's working directory.
+  if (command->front().empty() || command->front().front() != '/') {
+    return value.Fail(
+        "the executable must be an absolute path (a list of arguments, not a shell command), "
+        "got \"" +
+        command->front() + "\"");
+  }
+  hook.command = std::move(*command);
+  return Status::Ok();
+}
+
+Status ApplyHookEvents(const YamlValue& value, HookSpec& hook) {
+  auto on = value.StringList();
+  if (!on) return on.error();
+  if (on->empty()) return value.Fail("must list raise, clear or both");
+  hook.on_raise = hook.on_clear = false;
+  for (const std::string& event : *on) {
+    auto raise = OneOf<bool>(value, event, {{"raise", true}, {"clear", false}}, "raise or clear");
+    if (!raise) return raise.error();
+    (*raise ? hook.on_raise : hook.on_clear) = true;
+  }
+  return Status::Ok();
+}
+
+Status ApplyHookField(const YamlEntry& entry, HookSpec& hook) {
+  const YamlValue& value = entry.value;
+  const std::string& key = entry.key;
+  if (key == "name") {
+    auto name = value.Scalar();
+    if (!name) return name.error();
+    if (!ValidName(*name, true)) return value.Fail("must be letters, digits, '_' or '-'");
+    hook.name = *name;
+  } else if (key == "action") {
+    auto text = value.Scalar();
+    if (!text) return text.error();
+    auto action = OneOf<HookAction>(
+        value, *text, {{"drain", HookAction::kDrain}, {"notify", HookAction::kNotify}},
+        "drain or notify");
+    if (!action) return action.error();
+    hook.action = *action;
+  } else if (key == "command") {
+    return ApplyHookCommand(value, hook);
+  } else if (key == "detectors") {
+    auto detectors = NameList(value, ValidDetectorName, "is not a detector name");
+    if (!detectors) return detectors.error();
+    hook.detectors = std::move(*detectors);
+  } else if (key == "severities") {
+    auto severities = value.StringList();
+    if (!severities) return severities.error();
+    for (const std::string& text : *severities) {
+      auto severity = OneOf<detect::Severity>(value, text,
+                                              {{"info", detect::Severity::kInfo},
+                                               {"warning", detect::Severity::kWarning},
+                                               {"critical", detect::Severity::kCritical}},
+                                              "info, warning or critical");
+      if (!severity) return severity.error();
+      hook.severities.push_back(*severity);
+    }
+  } else if (key == "on") {
+    return ApplyHookEvents(value, hook);
+  } else if (key == "timeout") {
+    auto timeout = value.Duration();
+    if (!timeout) return timeout.error();
+    hook.timeout = *timeout;
+  } else if (key == "env") {
+    auto env = HookEnv(value);
+    if (!env) return env.error();
+    hook.env = std::move(*env);
+  } else {  // pass_env: CheckKeys admits no other
+    auto names = NameList(value, ValidPassEnv,
+                          "must be an environment variable name, not starting with FABRICWATCH_");
+    if (!names) return names.error();
+    hook.pass_env = std::move(*names);
+  }
+  return Status::Ok();
+}
+
+Result<HookSpec> ParseHook(const YamlValue& node) {
+  static constexpr std::string_view kKeys[] = {
+      "name", "action", "command", "detectors", "severities", "on", "timeout", "env", "pass_env"};
+  if (!node.IsMap()) return Error(node.Fail("must be a mapping"));
+  auto entries = node.Entries();
+  if (!entries) return Error(entries.error());
+  if (Status s = node.CheckKeys(kKeys); !s.ok()) return Error(s);
+  HookSpec hook;
+  for (const YamlEntry& entry : *entries) {
+    if (Status s = ApplyHookField(entry, hook); !s.ok()) return Error(s);
+  }
+  if (hook.name.empty()) return Error(node.Get("name").Fail("is required"));
+  if (hook.command.empty()) return Error(node.Get("command").Fail("is required"));
   return hook;
+}
+
+Result<std::vector<HookSpec>> ParseHooks(const YamlValue& run) {
+  auto items = run.Items();
+  if (!items) return Error(run.Fail("must be a list of hooks"));
+  std::vector<HookSpec> hooks;
+  std::set<std::string> names;
+  for (const YamlValue& item : *items) {
+    auto hook = ParseHook(item);
+    if (!hook) return Error(hook.error());
+    if (!names.insert(hook->name).second) {
+      return Error(
+          StatusCode::kInvalidArgument,
+          item.Where() + ": " + item.path() + ".name: duplicate hook name \"" + hook->name + "\"");
+    }
+    hooks.push_back(std::move(*hook));
+  }
+  return hooks;
+}
+
+// An absolute path, or empty: no file.
+Result<std::string> OptionalPath(const YamlValue& value) {
+  auto path = value.Scalar();
+  if (!path) return Error(path.error());
+  if (!path->empty() && path->front() != '/') {
+    return Error(value.Fail("must be an absolute path (or empty: no file)"));
+  }
+  return path;
+}
+
+template <typename T, typename To>
+Status Assign(Result<T> value, To& out) {
+  if (!value) return value.error();
+  out = static_cast<To>(std::move(*value));
+  return Status::Ok();
+}
+
+Status ApplyHookSetting(const YamlEntry& entry, HookConfig& config) {
+  const YamlValue& v = entry.value;
+  const std::string& key = entry.key;
+  if (key == "dry_run") return Assign(v.Bool(), config.dry_run);
+  if (key == "node_name") return Assign(v.Scalar(), config.node_name);
+  if (key == "cooldown") return Assign(v.Duration(YamlZero::kAllowed), config.cooldown);
+  if (key == "max_drains_per_hour") return Assign(v.Integer(0, 1000), config.max_drains_per_hour);
+  if (key == "clear_hold_down") {
+    return Assign(v.Duration(YamlZero::kAllowed), config.clear_hold_down);
+  }
+  if (key == "timeout") return Assign(v.Duration(), config.timeout);
+  if (key == "kill_grace") return Assign(v.Duration(), config.kill_grace);
+  if (key == "max_output_bytes") return Assign(v.Size(0, 1 << 20), config.max_output_bytes);
+  if (key == "fleet_budget_file") return Assign(OptionalPath(v), config.fleet_budget_file);
+  if (key == "suspect_peers_file") return Assign(OptionalPath(v), config.suspect_peers_file);
+  if (key == "hold_drain_while_jobs") return Assign(v.Bool(), config.hold_drain_while_jobs);
+  if (key == "max_drain_hold") {
+    return Assign(v.Duration(YamlZero::kAllowed), config.max_drain_hold);
+  }
+  if (key == "confirm_with_probe") return Assign(v.Bool(), config.confirm_with_probe);
+  if (key == "user") return Assign(v.Scalar(), config.user);
+  if (key == "group") return Assign(v.Scalar(), config.group);
+  return Assign(ParseHooks(v), config.hooks);  // run: CheckKeys admits no other
 }
 
 }  // namespace
 
-Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& source) {
+Result<HookConfig> ParseHookConfig(const YamlValue& node) {
+  static constexpr std::string_view kKeys[] = {"dry_run",
+                                               "node_name",
+                                               "cooldown",
+                                               "max_drains_per_hour",
+                                               "clear_hold_down",
+                                               "timeout",
+                                               "kill_grace",
+                                               "max_output_bytes",
+                                               "fleet_budget_file",
+                                               "suspect_peers_file",
+                                               "hold_drain_while_jobs",
+                                               "max_drain_hold",
+                                               "confirm_with_probe",
+                                               "user",
+                                               "group",
+                                               "run"};
   HookConfig config;
-  if (!node || node.IsNull()) return config;
-  if (!node.IsMap()) return Invalid(node, source, "hooks", "must be a mapping");
-  if (Status s = CheckNoDuplicateKeys(node, source); !s.ok()) return Error(s.WithContext("hooks"));
-  try {
-    for (const auto& entry : node) {
-      const std::string key = entry.first.as<std::string>();
-      const YAML::Node& value = entry.second;
-      const std::string path = "hooks." + key;
-      if (key == "dry_run") {
-        auto v = StrictBool(value, source, path);
-        if (!v) return Error(v.error());
-        config.dry_run = *v;
-      } else if (key == "node_name") {
-        auto v = Scalar(value, source, path);
-        if (!v) return Error(v.error());
-        config.node_name = *v;
-      } else if (key == "cooldown") {
-        auto v = Duration(value, source, path, true);
-        if (!v) return Error(v.error());
-        config.cooldown = *v;
-      } else if (key == "max_drains_per_hour") {
-        auto v = Integer(value, source, path, 0, 1000);
-        if (!v) return Error(v.error());
-        config.max_drains_per_hour = static_cast<int>(*v);
-      } else if (key == "clear_hold_down") {
-        auto v = Duration(value, source, path, true);
-        if (!v) return Error(v.error());
-        config.clear_hold_down = *v;
-      } else if (key == "timeout") {
-        auto v = Duration(value, source, path, false);
-        if (!v) return Error(v.error());
-        config.timeout = *v;
-      } else if (key == "kill_grace") {
-        auto v = Duration(value, source, path, false);
-        if (!v) return Error(v.error());
-        config.kill_grace = *v;
-      } else if (key == "max_output_bytes") {
-        auto v = Integer(value, source, path, 0, 1 << 20);
-        if (!v) return Error(v.error());
-        config.max_output_bytes = static_cast<size_t>(*v);
-      } else if (key == "fleet_budget_file") {
-        auto v = Scalar(value, source, path);
-        if (!v) return Error(v.error());
-        if (!v->empty() && v->front() != '/') {
-          return Invalid(value, source, path, "must be an absolute path (or empty: no file)");
-        }
-        config.fleet_budget_file = *v;
-      } else if (key == "suspect_peers_file") {
-        auto v = Scalar(value, source, path);
-        if (!v) return Error(v.error());
-        if (!v->empty() && v->front() != '/') {
-          return Invalid(value, source, path, "must be an absolute path (or empty: no file)");
-        }
-        config.suspect_peers_file = *v;
-      } else if (key == "hold_drain_while_jobs") {
-        auto v = StrictBool(value, source, path);
-        if (!v) return Error(v.error());
-        config.hold_drain_while_jobs = *v;
-      } else if (key == "max_drain_hold") {
-        auto v = Duration(value, source, path, true);
-        if (!v) return Error(v.error());
-        config.max_drain_hold = *v;
-      } else if (key == "confirm_with_probe") {
-        auto v = StrictBool(value, source, path);
-        if (!v) return Error(v.error());
-        config.confirm_with_probe = *v;
-      } else if (key == "user" || key == "group") {
-        auto v = Scalar(value, source, path);
-        if (!v) return Error(v.error());
-        (key == "user" ? config.user : config.group) = *v;
-      } else if (key == "run") {
-        if (value.IsNull()) continue;
-        if (!value.IsSequence()) return Invalid(value, source, path, "must be a list of hooks");
-        std::set<std::string> names;
-        for (size_t i = 0; i < value.size(); ++i) {
-          const std::string prefix = "hooks.run[" + std::to_string(i) + "]";
-          auto hook = ParseHook(value[i], source, prefix);
-          if (!hook) return Error(hook.error());
-          if (!names.insert(hook->name).second) {
-            return Invalid(value[i], source, prefix + ".name",
-                           "duplicate hook name \"" + hook->name + "\"");
-          }
-          config.hooks.push_back(std::move(*hook));
-        }
-      } else {
-        return Invalid(entry.first, source, path,
-                       "unknown key (known: dry_run, node_name, cooldown, max_drains_per_hour, "
-                       "clear_hold_down, timeout, kill_grace, max_output_bytes, "
-                       "fleet_budget_file, suspect_peers_file, hold_drain_while_jobs, "
-                       "max_drain_hold, confirm_with_probe, user, group, run)");
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument, source + ": hooks: " + e.what());
+  auto entries = node.Entries();
+  if (!entries) return Error(entries.error());
+  if (Status s = node.CheckKeys(kKeys); !s.ok()) return Error(s);
+  for (const YamlEntry& entry : *entries) {
+    if (Status s = ApplyHookSetting(entry, config); !s.ok()) return Error(s);
   }
   return config;
 }

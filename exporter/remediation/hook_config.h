@@ -37,8 +37,6 @@
 // The default (no `hooks:` section) runs nothing. Unknown keys are errors, naming the key and
 // its line.
 
-#include <yaml-cpp/yaml.h>
-
 #include <chrono>
 #include <map>
 #include <optional>
@@ -46,6 +44,7 @@
 #include <vector>
 
 #include "collectors/core/status.h"
+#include "collectors/core/yaml_reader.h"
 #include "detectors/core/detector.h"
 #include "exporter/remediation/process_launcher.h"
 
@@ -88,9 +87,9 @@ struct HookConfig {
   std::vector<HookSpec> hooks;
 };
 
-// Parses the value of the `hooks` key. `source` (the file name) prefixes errors, which also name
-// the key and its line: "fw.yml:12:7: hooks.run[0].command: must be a non-empty list".
-Result<HookConfig> ParseHookConfig(const YAML::Node& node, const std::string& source);
+// Parses the value of the `hooks` key (null or absent: the defaults). Errors name the file, the
+// line and the key: "fw.yml:12:7: hooks.run[0].command: must be a non-empty list".
+Result<HookConfig> ParseHookConfig(const YamlValue& node);
 
 // The credentials hooks run with: empty when hooks.user is not set or the agent is not root
 // (then hooks run as the agent's own user). A user or group unknown to the system (NSS) is an

@@ -3,8 +3,8 @@
 // (roce-priority, mtu, trust) is authoritative end to end — quiet when the node matches it, one
 // finding per port and setting when it does not — findings clear once the setting is fixed, and
 // the MRRS half of mps_mismatch is named on the NIC function. The per-fault detection cases are
-// in scenario_test.cc with the other detectors'; healthy presets stay quiet in
-// shape_scenario_test.cc and scenario_test.cc's QuietScenarioTest.
+// each fault scenario's `expect:` block, run by scenario_test.cc with the other detectors';
+// healthy presets stay quiet in shape_scenario_test.cc and scenario_test.cc's QuietScenarioTest.
 
 #include <gtest/gtest.h>
 

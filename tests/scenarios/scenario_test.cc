@@ -5,7 +5,9 @@
 // severity, entity and drain eligibility within the issue's bound, measured from the injection
 // time the simulator reports; the maintenance and healthy scenarios must raise nothing for hours;
 // a restart through the state file keeps active anomalies and optical baselines; a corrupt state
-// file is ignored with a warning.
+// file is ignored with a warning. What each scenario must raise, and why its bound is what it is,
+// is the scenario file's `expect:` block (tools/fabricsim/scenario.h); the cases are the files
+// that have one.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -91,28 +93,81 @@ void Report(const std::string& scenario, const std::string& what, double seconds
               what.c_str(), seconds);
 }
 
-// ------------------------------------------------------------------ faults are detected
+// ------------------------------------------------------------------ the shipped expectations
 
-struct FaultCase {
-  std::string scenario;
-  std::string detector;
-  Severity severity;
-  // Entity labels in contract order; "$netdev" / "$device" are replaced by the injection's.
-  detect::EntityLabels entity;
-  bool drain_eligible;
-  // Bound on (first raise − injection start), seconds.
-  double bound_s;
-  std::string bound_reason;
-  // Simulated seconds to run at 1 s steps (the scenario's duration unless longer is needed).
-  double run_s;
-  // Extra check on the matched raise (e.g. the temperature at that instant).
-  std::function<void(SimPipeline&, const AnomalyTransition&, const sim::Injection&)> check;
-  // One fault, one finding: run on to run_s and allow raises of the expected entity only, with
-  // at most one drain-eligible raise (one drain-hook run for one broken port).
-  bool one_finding = false;
+// A shipped scenario with an `expect:` block (tools/fabricsim/scenario.h): the test cases come
+// from the scenario files, so a new detector's scenario adds data, not C++.
+struct ShippedCase {
+  std::string name;  // the file's stem, the test's name
+  sim::Scenario scenario;
+  const sim::ScenarioExpectation& expect() const { return *scenario.expect; }
 };
 
-void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.scenario; }
+void PrintTo(const ShippedCase& c, std::ostream* os) { *os << c.name; }
+
+// The shipped scenarios whose expectation `pick` takes, by name. A file that does not load is
+// left out here and fails ShippedScenarios.every_file_loads.
+std::vector<ShippedCase> Shipped(const std::function<bool(const sim::ScenarioExpectation&)>& pick) {
+  std::vector<ShippedCase> out;
+  for (const auto& entry : fs::directory_iterator(SourcePath("tools/fabricsim/scenarios"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto scenario = sim::LoadScenario(entry.path().string());
+    if (!scenario || !scenario->expect || !pick(*scenario->expect)) continue;
+    out.push_back({entry.path().stem().string(), std::move(*scenario)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ShippedCase& a, const ShippedCase& b) { return a.name < b.name; });
+  return out;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<ShippedCase>& info) { return info.param.name; }
+
+Severity SeverityOf(const std::string& name) {
+  Severity severity = Severity::kInfo;
+  EXPECT_TRUE(detect::ParseSeverity(name, &severity)) << name;
+  return severity;
+}
+
+TEST(ShippedScenarios, every_file_loads) {
+  size_t with_expectations = 0;
+  for (const auto& entry : fs::directory_iterator(SourcePath("tools/fabricsim/scenarios"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto scenario = sim::LoadScenario(entry.path().string());
+    ASSERT_TRUE(scenario) << scenario.error().ToString();
+    if (scenario->expect) ++with_expectations;
+  }
+  EXPECT_GT(with_expectations, 0u);
+}
+
+// ------------------------------------------------------------------ faults are detected
+
+// The named checks of `at_raise:` (sim::ExpectationChecks()), of the simulator's state at the
+// matched raise.
+using RaiseCheck =
+    std::function<void(SimPipeline&, const AnomalyTransition&, const sim::Injection&)>;
+
+// A warning BEFORE the module's high-warning threshold is reached (module_temp_ramp).
+void ModuleBelowHighWarning(SimPipeline& p, const AnomalyTransition& t, const sim::Injection& in) {
+  const sim::ModuleState* m = p.sim().Module(in.netdev);
+  ASSERT_NE(m, nullptr);
+  std::printf(
+      "[ detection ] %-18s temperature at the warning %.2f °C, module high warning %.1f °C\n",
+      in.fault.c_str(), m->temperature_c, m->temperature.high_warning);
+  ::testing::Test::RecordProperty(in.fault + "_celsius_at_warning",
+                                  std::to_string(m->temperature_c));
+  EXPECT_LT(m->temperature_c, m->temperature.high_warning) << Describe(p, t);
+}
+
+RaiseCheck CheckNamed(std::string_view name) {
+  if (name == "module_below_high_warning") return ModuleBelowHighWarning;
+  return nullptr;
+}
+
+TEST(ShippedScenarios, every_named_check_is_implemented) {
+  for (std::string_view name : sim::ExpectationChecks()) {
+    EXPECT_NE(CheckNamed(name), nullptr) << name;
+  }
+}
 
 detect::EntityLabels Resolve(detect::EntityLabels entity, const sim::Injection& in) {
   for (auto& [k, v] : entity) {
@@ -122,426 +177,108 @@ detect::EntityLabels Resolve(detect::EntityLabels entity, const sim::Injection& 
   return entity;
 }
 
-class FaultScenarioTest : public ::testing::TestWithParam<FaultCase> {};
+// `not_before:` (link_flap_hard: the 5th down): the raise comes after it, and is reported.
+void CheckNotBefore(const ShippedCase& c, SimPipeline& p, const AnomalyTransition& t,
+                    const sim::Injection& in) {
+  if (!c.expect().not_before_s) return;
+  const double after = p.SimSeconds(t.time) - (in.sim_time + *c.expect().not_before_s);
+  ::testing::Test::RecordProperty(c.name + "_seconds_after_not_before", std::to_string(after));
+  std::printf("[ detection ] %-18s %s %.1f s after not_before (+%.0f s)\n", c.name.c_str(),
+              c.expect().severity.c_str(), after, *c.expect().not_before_s);
+  EXPECT_GE(after, 0) << Describe(p, t);
+}
+
+class FaultScenarioTest : public ::testing::TestWithParam<ShippedCase> {};
 
 TEST_P(FaultScenarioTest, is_detected_with_the_expected_finding_within_the_bound) {
-  const FaultCase& c = GetParam();
+  const ShippedCase& c = GetParam();
+  const sim::ScenarioExpectation& e = c.expect();
+  const Severity severity = SeverityOf(e.severity);
+  const RaiseCheck check = CheckNamed(e.at_raise);
   TempDir dir;
-  auto p = MakePipeline(LoadShipped(c.scenario), dir);
+  auto p = MakePipeline(c.scenario, dir);
   ASSERT_NE(p, nullptr);
   std::optional<AnomalyTransition> raise;
-  std::optional<double> temperature_at_raise;
   // 1 s steps: the first matching raise is found at the step it happens, so the simulator's
   // state at that instant can be compared (module_temp_ramp).
-  // A scenario is named after its fault, or after the fault and a variant ("_field").
-  std::string fault_name = c.scenario.starts_with("link_flap") ? "link_flap" : c.scenario;
-  if (fault_name.ends_with("_field")) fault_name.resize(fault_name.size() - 6);
-  while (p->now() < c.run_s && !raise) {
+  while (p->now() < e.run_s && !raise) {
     ASSERT_TRUE(p->Step(p->now() + 1).ok());
-    const sim::Injection* in = FirstStart(*p, fault_name);
+    const sim::Injection* in = FirstStart(*p, e.fault);
     if (in == nullptr) continue;
-    auto raises = Raises(*p, c.detector, c.severity, Resolve(c.entity, *in));
+    auto raises = Raises(*p, e.detector, severity, Resolve(e.entity, *in));
     if (!raises.empty()) raise = raises.front();
-    if (raise && c.check) c.check(*p, *raise, *in);
+    if (raise && check) check(*p, *raise, *in);
   }
-  const sim::Injection* in = FirstStart(*p, fault_name);
-  ASSERT_NE(in, nullptr) << "the simulator never started " << fault_name;
-  ASSERT_TRUE(raise) << "no " << c.detector << " " << detect::SeverityName(c.severity) << " {"
-                     << detect::EntityText(Resolve(c.entity, *in)) << "} within " << c.run_s
+  const sim::Injection* in = FirstStart(*p, e.fault);
+  ASSERT_NE(in, nullptr) << "the simulator never started " << e.fault;
+  ASSERT_TRUE(raise) << "no " << e.detector << " " << e.severity << " {"
+                     << detect::EntityText(Resolve(e.entity, *in)) << "} within " << e.run_s
                      << " s; transitions:\n"
                      << AllTransitions(*p);
-  EXPECT_EQ(raise->finding.drain_eligible, c.drain_eligible) << Describe(*p, *raise);
+  EXPECT_EQ(raise->finding.drain_eligible, e.drain_eligible) << Describe(*p, *raise);
   const double delay = p->SimSeconds(raise->time) - in->sim_time;
-  Report(c.scenario,
-         c.detector + " " + std::string(detect::SeverityName(c.severity)) + " {" +
-             detect::EntityText(raise->finding.entity) + "}",
+  Report(c.name,
+         e.detector + " " + e.severity + " {" + detect::EntityText(raise->finding.entity) + "}",
          delay);
   EXPECT_GE(delay, 0) << Describe(*p, *raise);
-  EXPECT_LE(delay, c.bound_s) << c.bound_reason << "\n" << Describe(*p, *raise);
+  EXPECT_LE(delay, e.within_s) << e.within_reason << "\n" << Describe(*p, *raise);
+  CheckNotBefore(c, *p, *raise, *in);
   // Nothing but the expected detector spoke.
   for (const auto& t : p->transitions()) {
-    EXPECT_EQ(t.detector, c.detector) << "unexpected: " << Describe(*p, t);
+    EXPECT_EQ(t.detector, e.detector) << "unexpected: " << Describe(*p, t);
   }
-  if (c.one_finding) {
+  if (e.one_finding) {
     // The rest of the run (1 s steps) raises nothing on another entity (a severity change of
     // the expected one is the same finding) and one drain at most. The IPoIB netdev of an IB
     // port and the PMA counters of a RoCE port are the same fault seen again.
     // Resolved first: running on appends to injections(), which `in` points into.
-    const detect::EntityLabels entity = Resolve(c.entity, *in);
-    ASSERT_TRUE(p->RunUntil(c.run_s).ok());
+    const detect::EntityLabels entity = Resolve(e.entity, *in);
+    ASSERT_TRUE(p->RunUntil(e.run_s).ok());
     size_t drain_raises = 0;
     for (const auto& t : p->transitions()) {
-      EXPECT_EQ(t.detector, c.detector) << "unexpected: " << Describe(*p, t);
+      EXPECT_EQ(t.detector, e.detector) << "unexpected: " << Describe(*p, t);
       if (!t.raised) continue;
       EXPECT_EQ(t.finding.entity, entity) << "a second finding for one fault: " << Describe(*p, t);
       if (t.finding.drain_eligible) ++drain_raises;
     }
-    EXPECT_EQ(drain_raises, c.drain_eligible ? 1u : 0u) << AllTransitions(*p);
+    EXPECT_EQ(drain_raises, e.drain_eligible ? 1u : 0u) << AllTransitions(*p);
   }
   EXPECT_EQ(p->collector_errors(), 0u) << p->collector_error_text();
 }
 
-// Each scenario's fault timing, from the scenario files (start `at`, count/period/down):
-const FaultCase kFaultCases[] = {
-    // IB flap (5 downs, every 10 s, down 2 s): slow flapping (2 downs in 6 h) is the rule that
-    // fires; the 2nd down happens one period after the start, so the bound is that period plus
-    // one sample interval (rdma, 1 s) + 1 s. The IPoIB netdev (ib..) sees the same flaps and
-    // stays quiet: the port speaks for it.
-    {"link_flap",
-     "link_flap",
-     Severity::kWarning,
-     {{"device", "$device"}, {"port", "1"}},
-     false,
-     10 + 1 + 1,
-     "2nd down at +10 s, then <= one sample interval + 1 s",
-     120,
-     nullptr,
-     true},
-    // RoCE flap (3 downs every 15 s): the netdev's, named with its RDMA port (issue 34); 2nd
-    // down at +15 s.
-    {"link_flap_roce",
-     "link_flap",
-     Severity::kWarning,
-     {{"device", "$device"}, {"port", "1"}, {"netdev", "$netdev"}},
-     false,
-     15 + 1 + 1,
-     "2nd down at +15 s, then <= one sample interval + 1 s",
-     120,
-     nullptr,
-     true},
-    // Hard flap (5 downs, every 2 s, down 1 s; link_flap_hard.yaml): critical and
-    // drain-eligible on the 5th down (+8 s), within 1 s of it (the rdma collector's 1 s poll).
-    {"link_flap_hard",
-     "link_flap",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     8 + 1,
-     "5th down at +8 s, then <= one sample interval",
-     60,
-     [](SimPipeline& p, const AnomalyTransition& t, const sim::Injection& in) {
-       const double fifth_down = in.sim_time + 4 * 2;  // count 5, period 2 s
-       const double after = p.SimSeconds(t.time) - fifth_down;
-       ::testing::Test::RecordProperty("link_flap_hard_seconds_after_fifth_down",
-                                       std::to_string(after));
-       std::printf("[ detection ] link_flap_hard     critical %.1f s after the 5th down\n", after);
-       EXPECT_GE(after, 0) << Describe(p, t);
-       EXPECT_LE(after, 1) << Describe(p, t);
-     },
-     true},
-    // Sustained down: critical and drain-eligible after down-after (30 s).
-    {"link_down",
-     "link_flap",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     30 + 1 + 1,
-     "down-after 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"pfc_storm_source",
-     "pfc_storm",
-     Severity::kCritical,
-     {{"netdev", "$netdev"}, {"priority", "3"}, {"role", "source"}},
-     true,
-     3 + 1,
-     "detection-time 3 s + 1 s",
-     180,
-     nullptr},
-    {"pfc_storm_victim",
-     "pfc_storm",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"priority", "3"}, {"role", "victim"}},
-     false,
-     3 + 1,
-     "detection-time 3 s + 1 s",
-     180,
-     nullptr},
-    // Effective (post-FEC) BER: the pre-FEC BER grows log-linearly from 1e-9 to 1e-5 over the
-    // 600 s fault, and uncorrected errors appear past 1e-6, i.e. at 3/4 of it (+450 s); the
-    // critical then needs >= 10 errors over its 5 min window (full: the pipeline has run for
-    // more than 5 min by then).
-    {"ber_growth",
-     "ber_growth",
-     Severity::kCritical,
-     {{"netdev", "$netdev"}},
-     true,
-     450 + 10,
-     "first uncorrected errors at +450 s, then >= 10 errors in the window",
-     720,
-     nullptr,
-     true},
-    // Warning BEFORE the module's high-warning threshold is reached: the slew rule (10 °C in
-    // 5 min) on a linear ramp to 80 °C.
-    {"module_temp_ramp",
-     "thermal_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}},
-     false,
-     150,
-     "within the ramp (150 s), before the threshold",
-     240,
-     [](SimPipeline& p, const AnomalyTransition& t, const sim::Injection& in) {
-       const sim::ModuleState* m = p.sim().Module(in.netdev);
-       ASSERT_NE(m, nullptr);
-       std::printf(
-           "[ detection ] module_temp_ramp   temperature at the warning %.2f °C, module "
-           "high warning %.1f °C\n",
-           m->temperature_c, m->temperature.high_warning);
-       ::testing::Test::RecordProperty("module_temp_ramp_celsius_at_warning",
-                                       std::to_string(m->temperature_c));
-       EXPECT_LT(m->temperature_c, m->temperature.high_warning) << Describe(p, t);
-     }},
-    // Rx power decays (linear in dBm) below the low alarm: critical after 1 min below it.
-    {"rx_power_decay",
-     "optical_drift",
-     Severity::kCritical,
-     {{"netdev", "$netdev"}, {"lane", "3"}},
-     true,
-     1200,
-     "while the 20 min decay is still under way",
-     1320,
-     nullptr},
-    // Bias creeps past the high warning (13 mA): warning after 5 min above it.
-    {"laser_bias_creep",
-     "optical_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"lane", "1"}},
-     false,
-     2100,
-     "while the 35 min creep is still under way",
-     2400,
-     nullptr},
-    // link_degraded (issue 20): faults that move no counter. The expectation is learned with no
-    // configuration: the majority of the same-model siblings (hgx-ib: 8 ConnectX-7 at 4X NDR).
-    // Speed loss NDR -> HDR: a warning after degraded-for (30 s), + one rdma interval + 1 s.
-    {"ib_speed_downgrade",
-     "link_degraded",
-     Severity::kWarning,
-     {{"device", "$device"}, {"port", "1"}},
-     false,
-     30 + 1 + 1,
-     "degraded-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    // Width loss 4X -> 1X: critical and drain-eligible after degraded-for.
-    {"ib_width_downgrade",
-     "link_degraded",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     30 + 1 + 1,
-     "degraded-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    // The field capture: "5 Gb/sec (1X DDR)", phys_state 0 <unknown>, state 4 ACTIVE. Width and
-    // speed are both lost: one critical finding (the warning rides on the same entity).
-    {"ib_width_downgrade_field",
-     "link_degraded",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     30 + 1 + 1,
-     "degraded-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    // RoCE 400G port at 200G: a warning on the netdev (Ethernet ports are their netdev's).
-    {"eth_speed_downgrade",
-     "link_degraded",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}},
-     false,
-     30 + 1 + 1,
-     "degraded-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    // Stuck in INIT from boot (no SM): critical after stuck-for (1 min). link_flap never saw
-    // the port up, so it stays quiet: one fault, one finding.
-    {"port_stuck_init",
-     "link_degraded",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     60 + 1 + 1,
-     "stuck-for 60 s + one sample interval + 1 s",
-     300,
-     nullptr,
-     true},
-    // An HCA absent after a "reboot": critical after missing-for (2 min), longer than any
-    // hot-unplug or driver reload.
-    {"hca_missing",
-     "link_degraded",
-     Severity::kCritical,
-     {{"device", "$device"}, {"port", "1"}},
-     true,
-     120 + 1 + 1,
-     "missing-for 120 s + one sample interval + 1 s",
-     300,
-     nullptr,
-     true},
-    // Firmware drift: the rdma collector reads fw_ver at discovery (rediscovery-interval 60 s),
-    // then degraded-for (30 s).
-    {"fw_mismatch",
-     "link_degraded",
-     Severity::kWarning,
-     {{"device", "$device"}},
-     false,
-     60 + 30 + 1 + 1,
-     "rediscovery 60 s + degraded-for 30 s + one sample interval + 1 s",
-     300,
-     nullptr,
-     true},
-    // Configuration drift (issue 21): the ethtool collector reads the qos, pause and tunables
-    // files, the ECN files and the MTU every sample (1 s), so a setting is seen within a sample
-    // and raised after hold-for (30 s). The PCIe settings and the GPUDirect module come from the
-    // topology collector's reads (every 60 s). One fault, one finding (ECN: one per role).
-    {"pfc_off",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"priority", "3"}, {"setting", "pfc"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"ecn_off",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"priority", "3"}, {"role", "np"}, {"setting", "ecn"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     false},
-    {"trust_pcp",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"setting", "trust"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"mtu_1500",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"setting", "mtu"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"global_pause_on",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"setting", "global_pause"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"storm_prevention_off",
-     "config_drift",
-     Severity::kWarning,
-     {{"netdev", "$netdev"}, {"setting", "storm_prevention"}},
-     false,
-     30 + 1 + 1,
-     "hold-for 30 s + one sample interval + 1 s",
-     180,
-     nullptr,
-     true},
-    {"peermem_unloaded",
-     "config_drift",
-     Severity::kWarning,
-     {{"setting", "gpudirect_module"}},
-     false,
-     60 + 30 + 1 + 1,
-     "topology interval 60 s + hold-for 30 s + one sample interval + 1 s",
-     240,
-     nullptr,
-     true},
-    {"acs_redirect",
-     "config_drift",
-     Severity::kWarning,
-     {{"device", "$device"}, {"role", "bridge"}, {"setting", "acs_redirect"}},
-     false,
-     60 + 30 + 1 + 1,
-     "topology interval 60 s + hold-for 30 s + one sample interval + 1 s",
-     240,
-     nullptr,
-     true},
-    {"mps_mismatch",
-     "config_drift",
-     Severity::kWarning,
-     {{"device", "$device"}, {"role", "gpu"}, {"setting", "max_payload"}},
-     false,
-     60 + 30 + 1 + 1,
-     "topology interval 60 s + hold-for 30 s + one sample interval + 1 s",
-     240,
-     nullptr,
-     true},
-    // IB micro-flaps (issue 22): one retrain (link_error_recovery +1, the state stays ACTIVE)
-    // every 60 s from +0 s; link_flap's micro-flap rule warns at the third (micro-flap-count 3
-    // in micro-flap-window 10m), +120 s, seen at the next rdma sample (1 s).
-    {"ib_micro_flap",
-     "link_flap",
-     Severity::kWarning,
-     {{"device", "$device"}, {"port", "1"}},
-     false,
-     2 * 60 + 1 + 1,
-     "3rd retrain at +120 s, then <= one rdma sample interval (1 s) + 1 s",
-     360,
-     nullptr,
-     true},
-    // PCIe downtrain x16 -> x8 of a NIC: pcie_degraded's width rule is critical (drain-eligible)
-    // once the topology reads (every 60 s) have shown it for downtrain-for (5m).
-    {"pcie_downtrain",
-     "pcie_degraded",
-     Severity::kCritical,
-     {{"device", "$device"}, {"role", "nic"}},
-     true,
-     60 + 300 + 1 + 1,
-     "first topology read that sees x8 (<= 60 s) + downtrain-for 5m + one sample interval + 1 s",
-     480,
-     nullptr,
-     true},
-    // 50 correctable AER errors over 60 s: the 10th (aer-correctable-warning) at +12 s, seen
-    // by the next topology read (<= 60 s later); the warning has no hold (aer-window 10m).
-    {"aer_burst",
-     "pcie_degraded",
-     Severity::kWarning,
-     {{"device", "$device"}, {"role", "nic"}},
-     false,
-     12 + 60 + 1 + 1,
-     "10th error at +12 s, then the next topology read (<= 60 s) + one sample interval + 1 s",
-     240,
-     nullptr,
-     true},
-};
-
-INSTANTIATE_TEST_SUITE_P(Shipped, FaultScenarioTest, ::testing::ValuesIn(kFaultCases),
-                         [](const auto& info) { return info.param.scenario; });
+// Every shipped scenario with a finding in its `expect:` block; the bounds and the reasons for
+// them are in the scenario files.
+INSTANTIATE_TEST_SUITE_P(Shipped, FaultScenarioTest,
+                         ::testing::ValuesIn(Shipped([](const sim::ScenarioExpectation& e) {
+                           return !e.quiet;
+                         })),
+                         CaseName);
 
 // ------------------------------------------------------------------ nothing on healthy traffic
 
 struct QuietCase {
-  std::string scenario;  // "" = healthy traffic only
-  // Documented findings that are not faults: the module_swap unplug is link_flap's
-  // info-severity maintenance finding (never drained; detectors/link_flap/link_flap.h).
-  std::optional<Severity> allowed_info;
+  std::string name;
+  sim::Scenario scenario;
+  // A documented finding that is not a fault (the scenario's `allow:`).
+  std::optional<sim::AllowedFinding> allow;
 };
 
-void PrintTo(const QuietCase& c, std::ostream* os) { *os << c.scenario; }
+void PrintTo(const QuietCase& c, std::ostream* os) { *os << c.name; }
+
+// Healthy traffic only, and every shipped scenario that expects `quiet: true`.
+std::vector<QuietCase> QuietCases() {
+  std::vector<QuietCase> out;
+  QuietCase healthy{"healthy", {}, std::nullopt};
+  healthy.scenario.source = "healthy";
+  healthy.scenario.preset = "hgx-roce";
+  healthy.scenario.duration_s = 120;
+  out.push_back(std::move(healthy));
+  for (auto& c : Shipped([](const sim::ScenarioExpectation& e) { return e.quiet; })) {
+    auto allow = c.expect().allow;
+    out.push_back({c.name, std::move(c.scenario), std::move(allow)});
+  }
+  return out;
+}
 
 class QuietScenarioTest : public ::testing::TestWithParam<QuietCase> {};
 
@@ -553,23 +290,16 @@ class QuietScenarioTest : public ::testing::TestWithParam<QuietCase> {};
 TEST_P(QuietScenarioTest, raises_nothing_for_hours) {
   const QuietCase& c = GetParam();
   TempDir dir;
-  sim::Scenario scenario;
-  if (c.scenario.empty()) {
-    scenario.source = "healthy";
-    scenario.preset = "hgx-roce";
-    scenario.duration_s = 120;
-  } else {
-    scenario = LoadShipped(c.scenario);
-  }
-  const double fault_part = scenario.duration_s + 60;
-  auto p = MakePipeline(std::move(scenario), dir);
+  const double fault_part = c.scenario.duration_s + 60;
+  auto p = MakePipeline(c.scenario, dir);
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->RunUntil(fault_part).ok());
   ASSERT_TRUE(p->RunUntil(3 * 3600, 20).ok());
   size_t raises = 0;
   for (const auto& t : p->transitions()) {
     if (!t.raised) continue;
-    if (c.allowed_info && t.finding.severity == *c.allowed_info && t.detector == "link_flap") {
+    if (c.allow && t.finding.severity == SeverityOf(c.allow->severity) &&
+        t.detector == c.allow->detector) {
       EXPECT_FALSE(t.finding.drain_eligible);
       continue;
     }
@@ -579,54 +309,36 @@ TEST_P(QuietScenarioTest, raises_nothing_for_hours) {
   EXPECT_EQ(p->collector_errors(), 0u) << p->collector_error_text();
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, QuietScenarioTest,
-                         ::testing::Values(QuietCase{"", std::nullopt},
-                                           QuietCase{"congestion", std::nullopt},
-                                           QuietCase{"counter_reset", std::nullopt},
-                                           QuietCase{"counter_wrap32", std::nullopt},
-                                           QuietCase{"hot_unplug", std::nullopt},
-                                           QuietCase{"link_retrain", std::nullopt},
-                                           QuietCase{"module_swap", Severity::kInfo}),
-                         [](const auto& info) {
-                           return info.param.scenario.empty() ? std::string("healthy")
-                                                              : info.param.scenario;
-                         });
+INSTANTIATE_TEST_SUITE_P(Shipped, QuietScenarioTest, ::testing::ValuesIn(QuietCases()),
+                         [](const auto& info) { return info.param.name; });
 
 // ------------------------------------------------------------------ restarts
 
-struct RestartCase {
-  std::string scenario;
-  std::string detector;
-  Severity severity;
-  detect::EntityLabels entity;
-  double restart_at;  // while the anomaly is active
-  double run_until;   // the fault still active
-};
+class RestartTest : public ::testing::TestWithParam<ShippedCase> {};
 
-void PrintTo(const RestartCase& c, std::ostream* os) { *os << c.scenario; }
-
-class RestartTest : public ::testing::TestWithParam<RestartCase> {};
-
+// The scenario's `restart: {at, until}`: restarted through the state file while the expected
+// finding is active, the fault still active at `until`.
 TEST_P(RestartTest, the_active_anomaly_survives_without_a_second_raise) {
-  const RestartCase& c = GetParam();
+  const ShippedCase& c = GetParam();
+  const sim::ScenarioExpectation& e = c.expect();
+  const Severity severity = SeverityOf(e.severity);
+  const double restart_at = e.restart->at_s;
   TempDir dir;
-  auto p = MakePipeline(LoadShipped(c.scenario), dir, StateAt(dir.Path("state.json")));
+  auto p = MakePipeline(c.scenario, dir, StateAt(dir.Path("state.json")));
   ASSERT_NE(p, nullptr);
-  ASSERT_TRUE(p->RunUntil(c.restart_at).ok());
-  const sim::Injection* in =
-      FirstStart(*p, c.scenario.starts_with("link_flap") ? "link_flap" : c.scenario);
+  ASSERT_TRUE(p->RunUntil(restart_at).ok());
+  const sim::Injection* in = FirstStart(*p, e.fault);
   ASSERT_NE(in, nullptr);
-  const detect::EntityLabels entity = Resolve(c.entity, *in);
-  ASSERT_EQ(Raises(*p, c.detector, c.severity, entity).size(), 1u) << AllTransitions(*p);
-  const auto started = Raises(*p, c.detector, c.severity, entity).front().time;
+  const detect::EntityLabels entity = Resolve(e.entity, *in);
+  ASSERT_EQ(Raises(*p, e.detector, severity, entity).size(), 1u) << AllTransitions(*p);
+  const auto started = Raises(*p, e.detector, severity, entity).front().time;
 
   p->Restart();
-  ASSERT_TRUE(p->RunUntil(c.run_until).ok());
-  EXPECT_EQ(Raises(*p, c.detector, c.severity, entity).size(), 1u) << AllTransitions(*p);
+  ASSERT_TRUE(p->RunUntil(e.restart->until_s).ok());
+  EXPECT_EQ(Raises(*p, e.detector, severity, entity).size(), 1u) << AllTransitions(*p);
   bool active = false;
   for (const auto& a : p->engine().tracker().Active()) {
-    if (a.detector == c.detector && a.finding.severity == c.severity &&
-        a.finding.entity == entity) {
+    if (a.detector == e.detector && a.finding.severity == severity && a.finding.entity == entity) {
       active = true;
       EXPECT_EQ(a.started, started) << "the start time survives the restart";
       EXPECT_FALSE(a.restored) << "the detector confirmed it after the restart";
@@ -634,33 +346,19 @@ TEST_P(RestartTest, the_active_anomaly_survives_without_a_second_raise) {
   }
   EXPECT_TRUE(active) << AllTransitions(*p);
   for (const auto& t : p->transitions()) {
-    if (t.detector == c.detector && t.finding.entity == entity) {
-      EXPECT_TRUE(p->SimSeconds(t.time) < c.restart_at || !t.raised ||
-                  t.finding.severity != c.severity)
+    if (t.detector == e.detector && t.finding.entity == entity) {
+      EXPECT_TRUE(p->SimSeconds(t.time) < restart_at || !t.raised || t.finding.severity != severity)
           << Describe(*p, t);
     }
   }
   EXPECT_EQ(p->log().find("ignoring"), std::string::npos) << p->log();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shipped, RestartTest,
-    ::testing::Values(
-        // Mid-storm: raised at about +2..3 s, restart at +15 s, storm lasts until +60 s.
-        RestartCase{"pfc_storm_source",
-                    "pfc_storm",
-                    Severity::kCritical,
-                    {{"netdev", "$netdev"}, {"priority", "3"}, {"role", "source"}},
-                    45,
-                    85},
-        // Mid-flap: raised at the 2nd down (+10 s); restart after the 3rd; 5 downs in all.
-        RestartCase{"link_flap",
-                    "link_flap",
-                    Severity::kWarning,
-                    {{"device", "$device"}, {"port", "1"}},
-                    45,
-                    110}),
-    [](const auto& info) { return info.param.scenario; });
+INSTANTIATE_TEST_SUITE_P(Shipped, RestartTest,
+                         ::testing::ValuesIn(Shipped([](const sim::ScenarioExpectation& e) {
+                           return e.restart.has_value();
+                         })),
+                         CaseName);
 
 // The optical baselines (keyed by module serial) are in the state file and come back: the
 // detector state saved after the restart still holds every module's baseline, with at least

@@ -3,7 +3,7 @@
 // when healthy; a node whose ports all run HDR is quiet without a manifest and raises one finding
 // per port with a manifest that says NDR; an agent restarted through the state file keeps the
 // learned expectation (it still knows the HCA that went missing before the restart).
-// The per-fault detection cases are in scenario_test.cc with the other detectors'.
+// The per-fault detection cases are each fault scenario's `expect:` block (scenario_test.cc).
 
 #include <gtest/gtest.h>
 

@@ -6,18 +6,23 @@
 #include <array>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/value_parse.h"
 #include "collectors/core/yaml_checks.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/link_rate.h"
+#include "tools/fabricsim/scenario_yaml.h"
 
 namespace fabricwatch::sim {
 namespace {
+
+using scenario_yaml::Bad;
+using scenario_yaml::Integer;
+using scenario_yaml::Number;
+using scenario_yaml::Seconds;
 
 constexpr std::array<FaultInfo, 37> kFaults = {{
     {"congestion",
@@ -188,53 +193,6 @@ bool IsPowerOfTwoSize(double v) {
     if (v == s) return true;
   }
   return false;
-}
-
-std::string Where(std::string_view source, const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null()) return std::string(source);
-  return std::string(source) + ":" + std::to_string(mark.line + 1) + ":" +
-         std::to_string(mark.column + 1);
-}
-
-Status Bad(std::string_view source, const YAML::Node& node, const std::string& what) {
-  return Status(StatusCode::kInvalidArgument, Where(source, node) + ": " + what);
-}
-
-Result<double> Seconds(std::string_view source, const YAML::Node& node, const char* key) {
-  if (!node.IsScalar()) return Error(Bad(source, node, std::string(key) + ": expected a duration"));
-  const std::string text = node.Scalar();
-  if (!text.empty() && text[0] == '-') {
-    return Error(Bad(source, node, std::string(key) + ": negative duration \"" + text + "\""));
-  }
-  // A bare number is seconds.
-  if (auto n = ParseUint64(text, key)) return static_cast<double>(*n);
-  auto d = ParseDuration(text);
-  if (!d) return Error(Bad(source, node, std::string(key) + ": " + d.error().message()));
-  return static_cast<double>(d->count()) / 1000.0;
-}
-
-Result<double> Number(std::string_view source, const YAML::Node& node, const std::string& key) {
-  if (!node.IsScalar()) return Error(Bad(source, node, key + ": expected a number"));
-  std::istringstream in(node.Scalar());
-  double v = 0;
-  in >> v;
-  if (in.fail() || !in.eof()) {
-    return Error(Bad(source, node, key + ": expected a number, got \"" + node.Scalar() + "\""));
-  }
-  return v;
-}
-
-Result<int> Integer(std::string_view source, const YAML::Node& node, const std::string& key, int lo,
-                    int hi) {
-  auto v = Number(source, node, key);
-  if (!v) return Error(v.error());
-  if (*v != static_cast<int>(*v) || *v < lo || *v > hi) {
-    return Error(Bad(source, node,
-                     key + ": expected an integer in " + std::to_string(lo) + ".." +
-                         std::to_string(hi) + ", got \"" + node.Scalar() + "\""));
-  }
-  return static_cast<int>(*v);
 }
 
 const std::set<std::string, std::less<>> kNumericParams = {
@@ -441,6 +399,7 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
     return Error(StatusCode::kInvalidArgument,
                  sc.source + ": a scenario is a mapping with duration: and events:");
   }
+  std::optional<YAML::Node> expect_node;  // a default YAML::Node is a defined null
   try {
     for (const auto& kv : root) {
       const std::string key = kv.first.Scalar();
@@ -461,6 +420,8 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
         }
       } else if (key == "description") {
         // Free text for people.
+      } else if (key == "expect") {
+        expect_node = kv.second;  // read once the events are known (its fault is one of them)
       } else {
         return Error(Bad(sc.source, kv.first, "unknown key \"" + key + "\""));
       }
@@ -487,6 +448,11 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   }
   std::stable_sort(sc.events.begin(), sc.events.end(),
                    [](const ScenarioEvent& a, const ScenarioEvent& b) { return a.at_s < b.at_s; });
+  if (expect_node) {
+    auto expect = scenario_yaml::ParseExpectation(sc.source, *expect_node, sc.events);
+    if (!expect) return Error(expect.error());
+    sc.expect = std::move(*expect);
+  }
   return sc;
 }
 

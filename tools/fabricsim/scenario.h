@@ -22,6 +22,10 @@
 // acs_redirect names a gpu:; mps_mismatch, pcie_downtrain and aer_burst name a gpu: or a port
 // (its NIC function).
 //
+// A scenario the tests run (tests/scenarios/scenario_test.cc) also says what it must raise, in an
+// `expect:` block (ScenarioExpectation below): a fault scenario names its finding and the bound;
+// a maintenance scenario is `quiet: true`. A new detector's scenario adds data, not test code.
+//
 // Parsing checks the syntax and each value (durations are Prometheus-style, collectors/core/
 // duration.h); whether the named device exists is checked against the node when the Simulator
 // is created. Every error names the file, line and column (yaml-cpp marks) and the problem.
@@ -31,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectors/core/status.h"
@@ -68,11 +73,71 @@ struct ScenarioEvent {
   std::map<std::string, std::string> text;  // speed ("HDR"), fw_ver ("28.38.1002"), error
 };
 
+// The `expect:` block of a fault scenario: the finding its fault must raise, and how soon.
+//
+//   expect:
+//     detector: link_flap            # the only detector that may speak during the run
+//     severity: critical             # info | warning | critical (detectors/core/detector.h)
+//     entity: {device: $device, port: 1}
+//                                    # the finding's entity labels in contract order; $device and
+//                                    #   $netdev are the injection's (the simulator's report)
+//     drain_eligible: true
+//     within: 9s                     # bound on (first raise - injection start)
+//     within_reason: 5th down at +8 s, then <= one sample interval
+//     not_before: 8s                 # optional: and not earlier than this after the start
+//     run: 1m                        # simulated time to run, 1 s steps
+//     one_finding: true              # optional: run on to `run`; raises of that entity only, at
+//                                    #   most one drain-eligible
+//     at_raise: module_below_high_warning
+//                                    # optional: a named check of the simulator at the raise
+//     fault: link_flap               # optional: the injection measured from (default: the first
+//                                    #   event's fault)
+//     restart: {at: 45s, until: 110s}
+//                                    # optional: restart through the state file at `at` (the
+//                                    #   finding active) and run on to `until`: it survives
+//
+// A scenario that must raise nothing (maintenance, counter quirks):
+//
+//   expect:
+//     quiet: true
+//     allow: {detector: link_flap, severity: info}
+//                                    # optional: a documented finding that is not a fault
+struct ExpectedRestart {
+  double at_s = 0;
+  double until_s = 0;
+};
+
+struct AllowedFinding {
+  std::string detector;
+  std::string severity;
+};
+
+struct ScenarioExpectation {
+  bool quiet = false;
+  std::optional<AllowedFinding> allow;  // quiet only
+  std::string fault;
+  std::string detector;
+  std::string severity;
+  std::vector<std::pair<std::string, std::string>> entity;
+  bool drain_eligible = false;
+  double within_s = 0;
+  std::string within_reason;
+  std::optional<double> not_before_s;
+  double run_s = 0;
+  bool one_finding = false;
+  std::string at_raise;  // "" or one of ExpectationChecks()
+  std::optional<ExpectedRestart> restart;
+};
+
+// The named checks `at_raise:` accepts (the scenario test implements each).
+std::span<const std::string_view> ExpectationChecks();
+
 struct Scenario {
   std::string source;  // file name, for messages
   std::string preset;  // empty: not given
   double duration_s = 0;
   std::vector<ScenarioEvent> events;  // sorted by `at`
+  std::optional<ScenarioExpectation> expect;
 };
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name);

@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "collectors/sys/ethtool.h"
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fifo.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
@@ -28,14 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000)) + offset;
-  }
-  std::chrono::milliseconds offset{0};  // tests move time on by hand
-};
 
 Status NotSupported() { return Status(StatusCode::kUnimplemented, "Operation not supported"); }
 
@@ -101,13 +93,13 @@ struct CollectRun {
 class Harness {
  public:
   Harness(const std::string& sysfs_root, sys::EthtoolSource* source, CollectorOptions options = {})
-      : sysfs_(sysfs_root, real_), options_(std::move(options)) {
+      : inputs_(sysfs_root, std::move(options)) {
     log_stream_ = std::make_shared<std::ostringstream>();
     auto logger = std::make_shared<spdlog::logger>(
         "ethtool", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log_stream_));
     logger->set_level(spdlog::level::debug);
-    CollectorContext context{
-        .sysfs = sysfs_, .clock = clock_, .logger = logger, .options = options_};
+    inputs_.UseLogger(logger);
+    CollectorContext context = inputs_.Context();
     context.ethtool = source;
     auto collector = NewEthtoolCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
@@ -121,13 +113,11 @@ class Harness {
     return run;
   }
   std::string log() const { return log_stream_->str(); }
-  FixedClock& clock() { return clock_; }
+  // Tests move time on by hand (offset).
+  testing::TestClock& clock() { return inputs_.clock(); }
 
  private:
-  sys::RealFileSystem real_;
-  FixedClock clock_;
-  sys::SysFs sysfs_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::shared_ptr<std::ostringstream> log_stream_;
   std::unique_ptr<Collector> collector_;
 };
@@ -294,17 +284,11 @@ TEST(EthtoolCollectorTest, no_source_is_no_data) {
 }
 
 TEST(EthtoolCollectorTest, invalid_options_name_the_flag) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(kRoceNode, real);
-  FixedClock clock;
-  auto logger =
-      std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
   for (const auto& [key, flag] : std::vector<std::pair<std::string, std::string>>{
            {"metrics-include", "--collector.ethtool.metrics-include"},
            {"device-exclude", "--collector.ethtool.device-exclude"}}) {
-    CollectorOptions options{{key, "(["}};
-    CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger, .options = options};
-    auto collector = NewEthtoolCollector(context);
+    testing::CollectorTestContext inputs(kRoceNode, {{key, "(["}});
+    auto collector = NewEthtoolCollector(inputs.Context());
     ASSERT_FALSE(collector);
     EXPECT_THAT(collector.error().message(), HasSubstr(flag));
   }
@@ -570,11 +554,8 @@ TEST(EthtoolLinkSettingsTest, errors_count_and_are_retried_quiet_answers_are_not
 
 TEST(EthtoolLinkSettingsTest, invalid_interval_names_the_flag) {
   FakeSource source;
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(kRoceNode, real);
-  FixedClock clock;
-  CollectorOptions options{{"link-settings-interval", "soon"}};
-  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = nullptr, .options = options};
+  testing::CollectorTestContext inputs(kRoceNode, {{"link-settings-interval", "soon"}});
+  CollectorContext context = inputs.Context();
   context.ethtool = &source;
   auto collector = NewEthtoolCollector(context);
   ASSERT_FALSE(collector);

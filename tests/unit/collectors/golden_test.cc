@@ -11,7 +11,6 @@
 // run `UPDATE_GOLDEN=1 build/tests/golden_test`, review `git diff tests/golden`.
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,6 +28,7 @@
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/collector_case.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
@@ -123,19 +123,15 @@ class CaseInputs {
   }
 
   CollectorContext Context() const {
-    CollectorContext context{
-        .sysfs = sysfs_,
-        .link_events = link_events_.get(),
-        .ethtool = replay_.get(),
-        .clock = clock_,
-        .logger = std::make_shared<spdlog::logger>(std::string(info_.name),
-                                                   std::make_shared<spdlog::sinks::null_sink_mt>()),
-        .options = options_,
-        .interval = case_.interval.value_or(info_.default_interval),
-        .kmsg_path = Fixture(case_.kmsg_replay),
-        .smp_path = Fixture(case_.smp_replay),
-        .lldp_path = Fixture(case_.lldp_replay),
-        .procfs_path = Fixture(case_.procfs_replay)};
+    CollectorContext context = testing::MakeCollectorContext(
+        sysfs_, clock_, options_, testing::NullSinkLogger(std::string(info_.name)));
+    context.link_events = link_events_.get();
+    context.ethtool = replay_.get();
+    context.interval = case_.interval.value_or(info_.default_interval);
+    context.kmsg_path = Fixture(case_.kmsg_replay);
+    context.smp_path = Fixture(case_.smp_replay);
+    context.lldp_path = Fixture(case_.lldp_replay);
+    context.procfs_path = Fixture(case_.procfs_replay);
     return context;
   }
 

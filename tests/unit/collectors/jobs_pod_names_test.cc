@@ -17,6 +17,7 @@
 #include "collectors/jobs/pod_names.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/log_lines.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
@@ -146,26 +147,17 @@ TEST_F(PodNamesTest, a_body_that_is_no_pod_list_is_malformed) {
 
 // ---- the collector ---------------------------------------------------------------------------
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(1795000000s);
-  }
-};
-
 class Harness {
  public:
   explicit Harness(CollectorOptions options)
-      : sysfs_(testing::FixturePath("sysfs/jobs-node/sys"), filesystem_),
-        options_(std::move(options)) {}
+      : inputs_(testing::FixturePath("sysfs/jobs-node/sys"), std::move(options)) {
+    inputs_.UseLogger(std::make_shared<spdlog::logger>(
+        "jobs", std::make_shared<spdlog::sinks::ostream_sink_st>(log_)));
+  }
 
   Result<std::unique_ptr<Collector>> New() {
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "jobs", std::make_shared<spdlog::sinks::ostream_sink_st>(log_)),
-                             .options = options_,
-                             .procfs_path = testing::FixturePath("procfs/slurm-jobs")};
+    CollectorContext context = inputs_.Context();
+    context.procfs_path = testing::FixturePath("procfs/slurm-jobs");
     return NewJobsCollector(context);
   }
   // "name{labels}" -> value of every sample of one collection.
@@ -185,11 +177,8 @@ class Harness {
   std::string log() const { return log_.str(); }
 
  private:
-  sys::RealFileSystem filesystem_;
-  sys::SysFs sysfs_;
-  FixedClock clock_;
-  CollectorOptions options_;
-  std::ostringstream log_;
+  std::ostringstream log_;  // before inputs_, whose logger writes to it
+  testing::CollectorTestContext inputs_;
 };
 
 TEST(JobsKubeletOptions, bad_values_are_errors_naming_the_flag) {

@@ -4,7 +4,6 @@
 // again. The procfs is the slurm-jobs fixture (five processes, three holding uverbs0/uverbs1).
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,18 +13,12 @@
 #include "collectors/jobs/jobs.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::jobs {
 namespace {
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
 
 // "name{label=value,}" -> value of every sample of one collection.
 std::map<std::string, double> Collect(Collector& collector) {
@@ -44,12 +37,12 @@ std::map<std::string, double> Collect(Collector& collector) {
 
 class SkipTest : public ::testing::Test {
  protected:
-  SkipTest() : sysfs_(dir_.Path("sys"), filesystem_) {
+  SkipTest() {
     dir_.Write("sys/class/net/lo/ifindex", "1\n");
     std::filesystem::create_directories(dir_.Path("dev/infiniband"));
-    options_["uverbs-dir"] = dir_.Path("dev/infiniband");
-    options_["slurm-listpids"] = "off";
-    options_["kubelet"] = "off";
+    inputs_.options()["uverbs-dir"] = dir_.Path("dev/infiniband");
+    inputs_.options()["slurm-listpids"] = "off";
+    inputs_.options()["kubelet"] = "off";
     auto collector = MakeCollector(testing::FixturePath("procfs/slurm-jobs"));
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -57,19 +50,13 @@ class SkipTest : public ::testing::Test {
 
   // The jobs collector on `procfs` with the options as they are now.
   Result<std::unique_ptr<Collector>> MakeCollector(const std::string& procfs) {
-    return NewJobsCollector({.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "jobs", std::make_shared<spdlog::sinks::null_sink_st>()),
-                             .options = options_,
-                             .procfs_path = procfs});
+    CollectorContext context = inputs_.Context();
+    context.procfs_path = procfs;
+    return NewJobsCollector(context);
   }
 
   testing::TempDir dir_{"jobs-skip"};
-  sys::RealFileSystem filesystem_;
-  sys::SysFs sysfs_;
-  FixedClock clock_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_{dir_.Path("sys")};
   std::unique_ptr<Collector> collector_;
 };
 
@@ -101,7 +88,7 @@ TEST_F(SkipTest, a_uverbs_class_device_makes_it_scan_and_find_the_holders) {
   dir_.Write("sys/class/infiniband_verbs/uverbs1/ibdev", "mlx5_1\n");
   ASSERT_TRUE(Collect(*collector_).contains("fabric_jobs_scan_processes{outcome=read,}"));
   // The fixture's fds name /dev/infiniband/uverbsN: matched with the default uverbs-dir.
-  options_["uverbs-dir"] = "/dev/infiniband";
+  inputs_.options()["uverbs-dir"] = "/dev/infiniband";
   auto collector = MakeCollector(testing::FixturePath("procfs/slurm-jobs"));
   ASSERT_TRUE(collector);
   const auto samples = Collect(**collector);
@@ -127,7 +114,7 @@ TEST_F(SkipTest, the_process_that_procfs_self_names_is_not_a_holder) {
       testing::FixturePath("procfs/slurm-jobs"), procfs,
       std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   std::filesystem::create_symlink("1300", procfs + "/self");
-  options_["uverbs-dir"] = "/dev/infiniband";
+  inputs_.options()["uverbs-dir"] = "/dev/infiniband";
   auto collector = MakeCollector(procfs);
   ASSERT_TRUE(collector) << collector.error().ToString();
   const auto samples = Collect(**collector);

@@ -15,7 +15,6 @@
 //     every entity with a fatal-class line has a critical finding.
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include <filesystem>
 #include <fstream>
@@ -33,6 +32,7 @@
 #include "collectors/sys/kmsg_patterns.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/driver_fault/driver_fault.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 
@@ -42,12 +42,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string> kContextEvents = {"health_dump", "pcie_aer_detail"};
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override { return now; }
-  std::chrono::system_clock::time_point now{std::chrono::seconds(1795000000)};
-};
 
 using Entity = std::pair<std::string, std::string>;  // RDMA device, netdev
 
@@ -231,16 +225,10 @@ void RunCapture(const fs::path& kmsg, CorpusTotals& totals) {
     if (row != nullptr && row->event_class == sys::EventClass::kFatal) fatal.insert(*entity);
   }
 
-  FixedClock clock;
-  sys::RealFileSystem filesystem;
-  sys::SysFs sysfs(tree.sys(), filesystem);
-  const CollectorOptions options;
-  CollectorContext context{.sysfs = sysfs,
-                           .clock = clock,
-                           .logger = std::make_shared<spdlog::logger>(
-                               "kmsg", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                           .options = options,
-                           .kmsg_path = kmsg.string()};
+  testing::CollectorTestContext inputs(tree.sys());
+  CollectorContext context = inputs.Context();
+  context.kmsg_path = kmsg.string();
+  const auto now = inputs.clock().Now();
   auto collector = NewKmsgCollector(context);
   ASSERT_TRUE(collector) << collector.error().ToString();
   MetricSink sink;
@@ -274,9 +262,9 @@ void RunCapture(const fs::path& kmsg, CorpusTotals& totals) {
   auto detector = detect::MakeDriverFaultDetector({});
   ASSERT_TRUE(detector) << detector.error().ToString();
   static const std::vector<prometheus::MetricFamily> kNone;
-  (*detector)->Observe(detect::SnapshotView{"kmsg", clock.now, kNone, events});
+  (*detector)->Observe(detect::SnapshotView{"kmsg", now, kNone, events});
   std::set<Entity> critical;
-  for (const detect::Finding& finding : (*detector)->Evaluate(clock.now)) {
+  for (const detect::Finding& finding : (*detector)->Evaluate(now)) {
     Entity entity;
     for (const auto& [label, value] : finding.entity) {
       (label == "device" ? entity.first : entity.second) = value;

@@ -7,7 +7,6 @@
 #include "collectors/kmsg/kmsg.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -18,18 +17,13 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/temp_dir.h"
 
 namespace fabricwatch::kmsg {
 namespace {
 
 namespace fs = std::filesystem;
-
-class StepClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override { return now; }
-  std::chrono::system_clock::time_point now{std::chrono::seconds(1795000000)};
-};
 
 // A sysfs tree shaped like the kernel's: two mlx5 functions (one with two netdevs), a GPU with
 // neither, and a veth without a PCI parent; or, for `kOneFunction`, the first mlx5 function
@@ -86,15 +80,11 @@ class Harness {
  public:
   explicit Harness(const Tree& tree, CollectorOptions options = {},
                    sys::KmsgCursor* cursor = nullptr)
-      : path_(tree.file("kmsg")), sysfs_(tree.sys(), filesystem_), options_(std::move(options)) {
+      : path_(tree.file("kmsg")), inputs_(tree.sys(), std::move(options)) {
     std::ofstream(path_, std::ios::app);  // exists, empty
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "kmsg", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                             .options = options_,
-                             .kmsg_path = path_,
-                             .kmsg_cursor = cursor};
+    CollectorContext context = inputs_.Context();
+    context.kmsg_path = path_;
+    context.kmsg_cursor = cursor;
     auto collector = NewKmsgCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -111,7 +101,7 @@ class Harness {
     std::vector<LogEvent> events;
   };
   Run Collect() {
-    clock_.now += std::chrono::seconds(1);
+    inputs_.clock().offset += std::chrono::seconds(1);
     MetricSink sink;
     Run run;
     run.status = collector_->Collect(sink);
@@ -145,13 +135,9 @@ class Harness {
     return false;
   }
 
-  StepClock clock_;
-
  private:
   std::string path_;
-  sys::RealFileSystem filesystem_;
-  sys::SysFs sysfs_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
 };
 
@@ -331,17 +317,10 @@ TEST(KmsgCollector, ResumesAfterTheSavedSequence) {
 
 TEST(KmsgCollector, NoSourceIsNoData) {
   Tree tree;
-  sys::RealFileSystem filesystem;
-  sys::SysFs sysfs(tree.sys(), filesystem);
-  StepClock clock;
-  CollectorOptions options;
+  testing::CollectorTestContext inputs(tree.sys());
   for (std::string path : {std::string(), tree.file("missing/kmsg")}) {
-    CollectorContext context{.sysfs = sysfs,
-                             .clock = clock,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "kmsg", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                             .options = options,
-                             .kmsg_path = path};
+    CollectorContext context = inputs.Context();
+    context.kmsg_path = path;
     auto collector = NewKmsgCollector(context);
     ASSERT_TRUE(collector);
     MetricSink sink;
@@ -352,14 +331,11 @@ TEST(KmsgCollector, NoSourceIsNoData) {
 
 TEST(KmsgCollector, OptionsAreChecked) {
   Tree tree;
-  sys::RealFileSystem filesystem;
-  sys::SysFs sysfs(tree.sys(), filesystem);
-  StepClock clock;
   for (CollectorOptions options :
        {CollectorOptions{{"user-records", "yes"}}, CollectorOptions{{"max-records", "0"}},
         CollectorOptions{{"max-records", "x"}}}) {
-    CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = nullptr, .options = options};
-    EXPECT_FALSE(NewKmsgCollector(context));
+    testing::CollectorTestContext inputs(tree.sys(), std::move(options));
+    EXPECT_FALSE(NewKmsgCollector(inputs.Context()));
   }
 }
 

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <spdlog/sinks/null_sink.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,6 +28,7 @@
 #include "exporter/pipeline/scheduler.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/snapshot_store.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/temp_dir.h"
 
 namespace fabricwatch::kmsg {
@@ -165,21 +165,19 @@ TEST(KmsgWake, a_record_appended_to_the_replay_file_is_collected_within_millisec
   dir.Write("sys/class/net/lo/ifindex", "1\n");
   const std::string path = dir.Path("kmsg");
   Append(path, "");
-  sys::RealFileSystem filesystem;
-  const sys::SysFs sysfs(dir.Path("sys"), filesystem);
   SystemClock clock;
-  CollectorOptions options;
-  auto logger =
-      std::make_shared<spdlog::logger>("kmsg", std::make_shared<spdlog::sinks::null_sink_mt>());
-  auto collector = NewKmsgCollector(
-      {.sysfs = sysfs, .clock = clock, .logger = logger, .options = options, .kmsg_path = path});
+  testing::CollectorTestContext inputs(dir.Path("sys"));
+  inputs.UseClock(clock);
+  CollectorContext context = inputs.Context();
+  context.kmsg_path = path;
+  auto collector = NewKmsgCollector(context);
   ASSERT_TRUE(collector) << collector.error().ToString();
 
   std::mutex mutex;
   std::vector<std::pair<Steady::time_point, double>> published;  // (when, records read so far)
   exporter::SnapshotStore store;
   store.SetPublishListener([&](const std::shared_ptr<const exporter::Snapshot>& s) {
-    const double records = detect::FindValue(s->families, kRecords, {}).value_or(-1);
+    const double records = detect::FindValue<kRecords>(s->families, {}).value_or(-1);
     std::lock_guard lock(mutex);
     published.emplace_back(Steady::now(), records);
   });
@@ -189,7 +187,7 @@ TEST(KmsgWake, a_record_appended_to_the_replay_file_is_collected_within_millisec
   };
   const milliseconds interval(300);
   std::vector<exporter::ScheduledCollector> collectors;
-  collectors.push_back({"kmsg", interval, std::move(*collector), logger});
+  collectors.push_back({"kmsg", interval, std::move(*collector), context.logger});
   exporter::SelfMetrics self({{"kmsg", interval}});
   exporter::Scheduler scheduler(std::move(collectors), store, self, clock);
   scheduler.Start();

@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -15,6 +14,7 @@
 
 #include "collectors/sys/link_events.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/test_paths.h"
 
@@ -27,30 +27,17 @@ using ::testing::Not;
 using testing::FakeFileSystem;
 using testing::FixturePath;
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
-
-std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>("netdev",
-                                          std::make_shared<spdlog::sinks::null_sink_mt>());
-}
-
 // Builds the collector over `root` with `fs` and runs collections.
 class Harness {
  public:
   Harness(const std::string& root, const sys::FileSystem& fs, CollectorOptions options = {},
           sys::LinkEventLog* link_events = nullptr)
-      : sysfs_(root, fs), options_(std::move(options)) {
-    if (!options_.contains("device-exclude")) options_["device-exclude"] = "^lo$";
-    CollectorContext context{.sysfs = sysfs_,
-                             .link_events = link_events,
-                             .clock = clock_,
-                             .logger = NullLogger(),
-                             .options = options_};
+      : inputs_(root, fs, std::move(options)) {
+    if (!inputs_.options().contains("device-exclude")) {
+      inputs_.options()["device-exclude"] = "^lo$";
+    }
+    CollectorContext context = inputs_.Context();
+    context.link_events = link_events;
     auto collector = NewNetdevCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -71,9 +58,7 @@ class Harness {
   }
 
  private:
-  FixedClock clock_;
-  sys::SysFs sysfs_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
 };
 
@@ -149,13 +134,9 @@ TEST(NetdevCollectorTest, include_and_exclude_filters) {
 }
 
 TEST(NetdevCollectorTest, invalid_filter_is_a_config_error) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(FixturePath("sysfs/roce-node/sys"), real);
-  FixedClock clock;
-  CollectorOptions options{{"device-include", "([unclosed"}};
-  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = NullLogger(),
-                           .options = options};
-  auto collector = NewNetdevCollector(context);
+  testing::CollectorTestContext inputs(FixturePath("sysfs/roce-node/sys"),
+                                       {{"device-include", "([unclosed"}});
+  auto collector = NewNetdevCollector(inputs.Context());
   ASSERT_FALSE(collector);
   EXPECT_EQ(collector.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(collector.error().message(), HasSubstr("--collector.netdev.device-include"));

@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "collectors/sys/ethtool_module_pages.h"
 #include "collectors/sys/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fifo.h"
 #include "tests/testing/log_lines.h"
 #include "tests/testing/module_images.h"
@@ -30,12 +30,6 @@ namespace fs = std::filesystem;
 using fabricwatch::testing::CountLogLines;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-class SteppingClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override { return now; }
-  std::chrono::system_clock::time_point now{std::chrono::seconds(1795000000)};
-};
 
 // A replay directory with one module image per netdev (and one empty cage).
 class ReplayDir {
@@ -81,16 +75,10 @@ class Harness {
   Harness(const std::string& sysfs_root, sys::EthtoolSource* source, CollectorOptions options = {},
           std::chrono::milliseconds interval = std::chrono::seconds(5),
           std::shared_ptr<spdlog::logger> logger = nullptr)
-      : sysfs_(sysfs_root, real_), options_(std::move(options)) {
-    if (logger == nullptr) {
-      logger = std::make_shared<spdlog::logger>("optics",
-                                                std::make_shared<spdlog::sinks::null_sink_mt>());
-    }
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock,
-                             .logger = logger,
-                             .options = options_,
-                             .interval = interval};
+      : inputs_(sysfs_root, std::move(options)) {
+    if (logger != nullptr) inputs_.UseLogger(std::move(logger));
+    CollectorContext context = inputs_.Context();
+    context.interval = interval;
     context.ethtool = source;
     auto collector = NewOpticsCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
@@ -103,12 +91,11 @@ class Harness {
     for (const Status& e : sink.errors()) errors += e.ToString() + "\n";
     return {status, sink.error_count(), testing::Exposition(sink.TakeFamilies()), errors};
   }
-  SteppingClock clock;
+  // Tests step time on by hand (offset).
+  testing::TestClock& clock() { return inputs_.clock(); }
 
  private:
-  sys::RealFileSystem real_;
-  sys::SysFs sysfs_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
 };
 
@@ -151,10 +138,10 @@ TEST(OpticsCollectorTest, reads_are_spread_over_runs_and_values_kept_between_rea
     }
     EXPECT_EQ(now_present, std::min<size_t>(present + 2, 7)) << "run " << run;
     present = now_present;
-    harness.clock.now += std::chrono::seconds(5);
+    harness.clock().offset += std::chrono::seconds(5);
   }
   // After the module interval every module is due again, still one per run; all stay exported.
-  harness.clock.now += std::chrono::seconds(30);
+  harness.clock().offset += std::chrono::seconds(30);
   EXPECT_THAT(harness.Collect().text,
               HasSubstr("fabric_optics_module_present{netdev=\"enp1s0f0\"} 1"));
 }
@@ -177,7 +164,7 @@ TEST(OpticsCollectorTest, a_module_swap_replaces_the_info_series) {
   testing::Image swapped = testing::SfpInternal();
   swapped.Ascii(68, 16, "SN0002");  // SFF-8472 Table 4-1: vendor serial number, bytes 68-83
   dir.Add("enp1s0f0", swapped);
-  harness.clock.now += std::chrono::seconds(30);
+  harness.clock().offset += std::chrono::seconds(30);
   const std::string info = info_of(harness.Collect().text, "enp1s0f0");
   EXPECT_THAT(info, HasSubstr("serial=\"SN0002\""));
   EXPECT_THAT(info, Not(HasSubstr("serial=\"SN0001\"")));  // the old series is gone
@@ -230,7 +217,7 @@ TEST(OpticsCollectorTest, a_bad_eeprom_is_one_warning_while_it_stays_bad_and_one
   size_t errors = 0;
   for (int run = 0; run < 36; ++run) {  // 3 minutes: six reads of the bad module
     errors += harness.Collect().errors;
-    harness.clock.now += std::chrono::seconds(5);
+    harness.clock().offset += std::chrono::seconds(5);
   }
   logger->flush();
   EXPECT_EQ(CountLogLines(log.str(), {"enp9s0 module EEPROM", "image is empty"}), 1) << log.str();
@@ -241,7 +228,7 @@ TEST(OpticsCollectorTest, a_bad_eeprom_is_one_warning_while_it_stays_bad_and_one
   dir.Add("enp9s0", testing::SfpInternal());
   for (int run = 0; run < 12; ++run) {
     harness.Collect();
-    harness.clock.now += std::chrono::seconds(5);
+    harness.clock().offset += std::chrono::seconds(5);
   }
   logger->flush();
   EXPECT_EQ(CountLogLines(log.str(), {"enp9s0/decode: recovered"}), 1) << log.str();
@@ -314,13 +301,8 @@ TEST(OpticsCollectorTest, nothing_to_read_is_no_data) {
 }
 
 TEST(OpticsCollectorTest, invalid_options_name_the_flag) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(kEmptySysfs, real);
-  SteppingClock clock;
-  auto logger = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
-  CollectorOptions options{{"module-interval", "soon"}};
-  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger, .options = options};
-  auto collector = NewOpticsCollector(context);
+  testing::CollectorTestContext inputs(kEmptySysfs, {{"module-interval", "soon"}});
+  auto collector = NewOpticsCollector(inputs.Context());
   ASSERT_FALSE(collector);
   EXPECT_THAT(collector.error().message(), HasSubstr("--collector.optics.module-interval"));
 }
@@ -352,9 +334,9 @@ TEST(OpticsDeviceReadsTest, module_pages_per_sample) {
   // empty cage.
   EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 22\n"));
   // Nothing is due until the module interval has passed: no read, the kind stays at 0.
-  harness.clock.now += std::chrono::seconds(1);
+  harness.clock().offset += std::chrono::seconds(1);
   EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 0\n"));
-  harness.clock.now += std::chrono::seconds(30);
+  harness.clock().offset += std::chrono::seconds(30);
   EXPECT_THAT(harness.Collect().text, HasSubstr(reads + "\"module_eeprom_page\"} 22\n"));
 }
 

@@ -3,7 +3,6 @@
 // never connects to lldpd (a listening socket counts the connections).
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -18,6 +17,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/unique_fd.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/temp_dir.h"
 
 namespace fabricwatch::peer {
@@ -33,13 +33,6 @@ constexpr char kNodeInfo[] =
     "LocalPort:.......................12\n";
 constexpr char kNodeDesc[] = "Node Description:........MF0;leaf07:MQM9790/U1\n";
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
-
 void Port(const testing::TempDir& dir, const std::string& device, const std::string& layer) {
   const std::string base = "sys/class/infiniband/" + device + "/ports/1/";
   dir.Write(base + "link_layer", layer + "\n");
@@ -48,14 +41,11 @@ void Port(const testing::TempDir& dir, const std::string& device, const std::str
 
 struct Peer {
   Peer(const testing::TempDir& dir, CollectorOptions options, bool host)
-      : sysfs(dir.Path("sys"), filesystem), options(std::move(options)) {
-    auto made = NewPeerCollector({.sysfs = sysfs,
-                                  .clock = clock,
-                                  .logger = std::make_shared<spdlog::logger>(
-                                      "peer", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                                  .options = this->options,
-                                  .smp_path = host ? "" : dir.Path("smp"),
-                                  .host = host});
+      : inputs(dir.Path("sys"), std::move(options)) {
+    CollectorContext context = inputs.Context();
+    context.smp_path = host ? "" : dir.Path("smp");
+    context.host = host;
+    auto made = NewPeerCollector(context);
     EXPECT_TRUE(made) << made.error().ToString();
     if (made) collector = std::move(*made);
   }
@@ -75,10 +65,7 @@ struct Peer {
     }
     return out;
   }
-  sys::RealFileSystem filesystem;
-  sys::SysFs sysfs;
-  FixedClock clock;
-  CollectorOptions options;
+  testing::CollectorTestContext inputs;
   std::unique_ptr<Collector> collector;
 };
 

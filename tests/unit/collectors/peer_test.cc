@@ -7,7 +7,6 @@
 #include "collectors/peer/peer.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/smp_text.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::peer {
@@ -42,13 +42,6 @@ constexpr char kNodeInfo[] =
     "LocalPort:.......................12\n"
     "VendorId:........................0x0002c9\n";
 constexpr char kNodeDesc[] = "Node Description:........MF0;leaf07:MQM9790/U1\n";
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
 
 class Tree {
  public:
@@ -84,17 +77,11 @@ class Harness {
  public:
   explicit Harness(const Tree& tree, CollectorOptions options = {},
                    std::shared_ptr<spdlog::logger> logger = nullptr)
-      : sysfs_(tree.Path("sys"), filesystem_), options_(std::move(options)) {
-    if (logger == nullptr) {
-      logger =
-          std::make_shared<spdlog::logger>("peer", std::make_shared<spdlog::sinks::null_sink_mt>());
-    }
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = std::move(logger),
-                             .options = options_,
-                             .smp_path = tree.Path("smp"),
-                             .lldp_path = tree.Path("lldp")};
+      : inputs_(tree.Path("sys"), std::move(options)) {
+    if (logger != nullptr) inputs_.UseLogger(std::move(logger));
+    CollectorContext context = inputs_.Context();
+    context.smp_path = tree.Path("smp");
+    context.lldp_path = tree.Path("lldp");
     auto collector = NewPeerCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
@@ -123,10 +110,7 @@ class Harness {
   const std::map<std::string, double>& bad_records() const { return bad_records_; }
 
  private:
-  sys::RealFileSystem filesystem_;
-  sys::SysFs sysfs_;
-  FixedClock clock_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
   std::map<std::string, double> bad_records_;
 };

@@ -5,11 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include "collectors/rdma/rdma.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_events.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::rdma {
@@ -17,13 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
 
 TEST(RdmaEventsTest, port_events_are_counted_and_pre_initialised) {
   sys::RdmaPortEventLog log;
@@ -35,14 +28,9 @@ TEST(RdmaEventsTest, port_events_are_counted_and_pre_initialised) {
   log.Record({t, "mlx5_0", 1, "port_err"});  // a repeat: no transition
   log.Record({t, "mlx5_9", 0, "device_fatal"});
 
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(testing::FixturePath("sysfs/roce-node/sys"), real);
-  FixedClock clock;
-  CollectorOptions options;
-  auto logger =
-      std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
-  CollectorContext context{.sysfs = sysfs, .rdma_events = &log, .clock = clock,
-                           .logger = logger, .options = options};
+  testing::CollectorTestContext inputs(testing::FixturePath("sysfs/roce-node/sys"));
+  CollectorContext context = inputs.Context();
+  context.rdma_events = &log;
   auto collector = NewRdmaCollector(context);
   ASSERT_TRUE(collector);
   MetricSink sink;
@@ -85,14 +73,9 @@ TEST(RdmaEventsTest, a_device_the_log_forgot_gets_no_zero_series_while_still_lis
   const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1795000042));
   log.Record({t, "mlx5_2", 1, "port_err"});
   log.ForgetDevice("mlx5_2");
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(testing::FixturePath("sysfs/roce-node/sys"), real);
-  FixedClock clock;
-  CollectorOptions options;
-  auto logger =
-      std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
-  CollectorContext context{
-      .sysfs = sysfs, .rdma_events = &log, .clock = clock, .logger = logger, .options = options};
+  testing::CollectorTestContext inputs(testing::FixturePath("sysfs/roce-node/sys"));
+  CollectorContext context = inputs.Context();
+  context.rdma_events = &log;
   auto collector = NewRdmaCollector(context);
   ASSERT_TRUE(collector);
   auto collect = [&] {

@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <cerrno>
@@ -16,6 +15,7 @@
 
 #include "collectors/rdma/rdma.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/log_lines.h"
 #include "tests/testing/test_paths.h"
 
@@ -109,21 +109,9 @@ CollectorOptions SourceOption(const char* value) {
   return CollectorOptions{{"hw-counters-source", value}};
 }
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
-
 std::string CollectFixture(const CollectorOptions& options) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(testing::FixturePath("sysfs/rdma-mlx5/sys"), real);
-  FixedClock clock;
-  auto logger =
-      std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
-  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = logger, .options = options};
-  auto collector = NewRdmaCollector(context);
+  testing::CollectorTestContext inputs(testing::FixturePath("sysfs/rdma-mlx5/sys"), options);
+  auto collector = NewRdmaCollector(inputs.Context());
   EXPECT_TRUE(collector) << collector.error().ToString();
   if (!collector) return "";
   MetricSink sink;
@@ -142,16 +130,9 @@ TEST(RdmaHwSourceTest, replay_root_reads_the_files_whatever_the_option) {
 }
 
 TEST(RdmaHwSourceTest, invalid_option_names_the_flag) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(testing::FixturePath("sysfs/rdma-mlx5/sys"), real);
-  FixedClock clock;
-  const CollectorOptions options = SourceOption("both");
-  CollectorContext context{.sysfs = sysfs,
-                           .clock = clock,
-                           .logger = std::make_shared<spdlog::logger>(
-                               "rdma", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                           .options = options};
-  auto collector = NewRdmaCollector(context);
+  testing::CollectorTestContext inputs(testing::FixturePath("sysfs/rdma-mlx5/sys"),
+                                       SourceOption("both"));
+  auto collector = NewRdmaCollector(inputs.Context());
   ASSERT_FALSE(collector);
   EXPECT_THAT(collector.error().message(), HasSubstr("--collector.rdma.hw-counters-source"));
 }

@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "collectors/rdma/rdma_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/sys/verbs_ports.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::rdma {
@@ -85,15 +85,6 @@ TEST(IbMtuTest, PortAttributes) {
   EXPECT_EQ(none.error().code(), StatusCode::kNoData);
 }
 
-class ManualClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override { return now_; }
-  void Advance(std::chrono::seconds by) { now_ += by; }
-
- private:
-  std::chrono::system_clock::time_point now_{std::chrono::seconds(1795000000)};
-};
-
 // Answers per device: a value, or an error; counts the reads.
 class FakeSource final : public PortMtuSource {
  public:
@@ -114,12 +105,13 @@ class FakeSource final : public PortMtuSource {
 struct Harness {
   explicit Harness(const std::string& root, std::unique_ptr<PortMtuSource> source = nullptr,
                    bool host = false)
-      : sysfs(root, real), log(std::make_shared<std::ostringstream>()) {
+      : inputs(root), log(std::make_shared<std::ostringstream>()) {
     auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*log);
-    logger = std::make_shared<spdlog::logger>("rdma", sink);
+    auto logger = std::make_shared<spdlog::logger>("rdma", sink);
     logger->set_level(spdlog::level::debug);
-    CollectorContext context{
-        .sysfs = sysfs, .clock = clock, .logger = logger, .options = options, .host = host};
+    inputs.UseLogger(logger);
+    CollectorContext context = inputs.Context();
+    context.host = host;
     auto made = source ? NewRdmaCollectorWithMtuSource(context, std::move(source))
                        : NewRdmaCollector(context);
     EXPECT_TRUE(made) << made.error().ToString();
@@ -138,12 +130,8 @@ struct Harness {
     run.text = testing::Exposition(sink.TakeFamilies());
     return run;
   }
-  sys::RealFileSystem real;
-  sys::SysFs sysfs;
-  ManualClock clock;
-  CollectorOptions options;
+  testing::CollectorTestContext inputs;
   std::shared_ptr<std::ostringstream> log;
-  std::shared_ptr<spdlog::logger> logger;
   std::unique_ptr<Collector> collector;
 };
 
@@ -180,7 +168,7 @@ TEST(RdmaMtuCollectorTest, FakeSourceValuesAbsenceAndErrors) {
   EXPECT_THAT(run.error_text, HasSubstr("enum ibv_mtu 7"));
 
   // Within mtu-interval (10s) the cached values are exported without a read.
-  h.clock.Advance(std::chrono::seconds(5));
+  h.inputs.clock().offset += std::chrono::seconds(5);
   run = h.Collect();
   EXPECT_EQ(source->reads["mlx5_0/1"], 1);
   EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"mlx5_1\","
@@ -191,7 +179,7 @@ TEST(RdmaMtuCollectorTest, FakeSourceValuesAbsenceAndErrors) {
   EXPECT_THAT(run.text, Not(HasSubstr("_mtu_bytes{device=\"ibp202s0\"")));
   // An operator raises mlx5_1's MTU: seen at the next read.
   source->answers.insert_or_assign("mlx5_1", PortMtu{4096, 4096});
-  h.clock.Advance(std::chrono::seconds(5));
+  h.inputs.clock().offset += std::chrono::seconds(5);
   run = h.Collect();
   EXPECT_EQ(source->reads["mlx5_0/1"], 2);
   EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"mlx5_1\","
@@ -200,7 +188,7 @@ TEST(RdmaMtuCollectorTest, FakeSourceValuesAbsenceAndErrors) {
   EXPECT_EQ(source->reads["ibp202s0/1"], 2);
   // It recovers: its values come back at the next query, and no error.
   source->answers.insert_or_assign("ibp202s0", PortMtu{2048, 4096});
-  h.clock.Advance(std::chrono::seconds(10));
+  h.inputs.clock().offset += std::chrono::seconds(10);
   run = h.Collect();
   EXPECT_EQ(run.errors, 0u) << run.error_text;
   EXPECT_THAT(run.text, HasSubstr("fabric_rdma_port_active_mtu_bytes{device=\"ibp202s0\","

@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/log_lines.h"
 #include "tests/testing/test_paths.h"
@@ -34,20 +34,6 @@ using testing::FakeFileSystem;
 using testing::FixturePath;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A clock tests can move forward (rediscovery-interval); starts at a fixed instant.
-class ManualClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override { return now_; }
-  void Advance(std::chrono::seconds by) { now_ += by; }
-
- private:
-  std::chrono::system_clock::time_point now_{std::chrono::seconds(1795000000)};
-};
-
-std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>("rdma", std::make_shared<spdlog::sinks::null_sink_mt>());
-}
 
 // The collector keeps at most RLIMIT_NOFILE/2 files open (read when it is built); the
 // kept-open tests need every file of rdma-mlx5 (about 170) to fit.
@@ -90,11 +76,10 @@ std::vector<std::string> LinesWith(const std::string& text, std::string_view nee
 class Harness {
  public:
   Harness(const std::string& root, const sys::FileSystem& fs, CollectorOptions options = {},
-          std::shared_ptr<spdlog::logger> logger = NullLogger())
-      : sysfs_(root, fs), options_(std::move(options)) {
-    CollectorContext context{
-        .sysfs = sysfs_, .clock = clock_, .logger = std::move(logger), .options = options_};
-    auto collector = NewRdmaCollector(context);
+          std::shared_ptr<spdlog::logger> logger = nullptr)
+      : inputs_(root, fs, std::move(options)) {
+    if (logger != nullptr) inputs_.UseLogger(std::move(logger));
+    auto collector = NewRdmaCollector(inputs_.Context());
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
   }
@@ -112,12 +97,11 @@ class Harness {
     run.text = testing::Exposition(sink.TakeFamilies());
     return run;
   }
-  ManualClock& clock() { return clock_; }
+  // Tests move it forward (rediscovery-interval).
+  testing::TestClock& clock() { return inputs_.clock(); }
 
  private:
-  ManualClock clock_;
-  sys::SysFs sysfs_;
-  CollectorOptions options_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
 };
 
@@ -468,9 +452,6 @@ TEST(RdmaCollectorTest, everything_filtered_out_is_no_data) {
 }
 
 TEST(RdmaCollectorTest, invalid_options_are_factory_errors_naming_the_flag) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(FixturePath(kMlx5), real);
-  ManualClock clock;
   const std::pair<CollectorOptions, const char*> cases[] = {
       {{{"device-include", "([unclosed"}}, "--collector.rdma.device-include"},
       {{{"device-exclude", "*bad"}}, "--collector.rdma.device-exclude"},
@@ -478,16 +459,15 @@ TEST(RdmaCollectorTest, invalid_options_are_factory_errors_naming_the_flag) {
       {{{"rediscovery-interval", "60"}}, "--collector.rdma.rediscovery-interval"},
   };
   for (const auto& [options, flag] : cases) {
-    CollectorContext context{
-        .sysfs = sysfs, .clock = clock, .logger = NullLogger(), .options = options};
-    auto collector = NewRdmaCollector(context);
+    testing::CollectorTestContext inputs(FixturePath(kMlx5), options);
+    auto collector = NewRdmaCollector(inputs.Context());
     ASSERT_FALSE(collector) << flag;
     EXPECT_EQ(collector.error().code(), StatusCode::kInvalidArgument) << flag;
     EXPECT_THAT(collector.error().message(), HasSubstr(flag));
   }
   CollectorOptions good{{"rediscovery-interval", "5m"}, {"device-include", "^mlx5_\\d+$"}};
-  CollectorContext context{.sysfs = sysfs, .clock = clock, .logger = NullLogger(), .options = good};
-  EXPECT_TRUE(NewRdmaCollector(context));
+  testing::CollectorTestContext inputs(FixturePath(kMlx5), good);
+  EXPECT_TRUE(NewRdmaCollector(inputs.Context()));
 }
 
 // ---------------------------------------------------------------- injected failures
@@ -676,7 +656,7 @@ TEST(RdmaCollectorTest, counter_files_are_kept_open_and_reread) {
   tree.Write(kMlx5_0Port + "/hw_counters/out_of_buffer", "24");
   tree.Write(kMlx5_0Port + "/counters/port_xmit_data", "7388607226884");
   tree.Write(kMlx5_0Port + "/state", "1: DOWN");
-  harness.clock().Advance(std::chrono::seconds(59));
+  harness.clock().offset += std::chrono::seconds(59);
   Harness::Run second = harness.Collect();
   EXPECT_EQ(second.errors, 0u);
   // No file was opened again: every value came from pread on a kept descriptor...
@@ -702,12 +682,12 @@ TEST(RdmaCollectorTest, rediscovery_after_the_interval_finds_new_counter_files) 
   const std::string line =
       "fabric_rdma_port_hw_stat_total{device=\"mlx5_0\",port=\"1\",counter=\"rx_new_counter\"} 42";
 
-  harness.clock().Advance(std::chrono::seconds(30));
+  harness.clock().offset += std::chrono::seconds(30);
   Harness::Run early = harness.Collect();
   EXPECT_THAT(early.text, Not(HasSubstr("rx_new_counter")));
   EXPECT_EQ(fake.open_calls(), opens);
 
-  harness.clock().Advance(std::chrono::seconds(30));
+  harness.clock().offset += std::chrono::seconds(30);
   Harness::Run due = harness.Collect();
   EXPECT_EQ(due.errors, 0u);
   EXPECT_THAT(due.text, HasLine(line));
@@ -715,7 +695,7 @@ TEST(RdmaCollectorTest, rediscovery_after_the_interval_finds_new_counter_files) 
 
   // And the files of the new listing are kept open in turn.
   const int opens_after_rediscovery = fake.open_calls();
-  harness.clock().Advance(std::chrono::seconds(1));
+  harness.clock().offset += std::chrono::seconds(1);
   EXPECT_THAT(harness.Collect().text, HasLine(line));
   EXPECT_EQ(fake.open_calls(), opens_after_rediscovery);
 }
@@ -756,7 +736,7 @@ TEST(RdmaCollectorTest, a_symlink_loop_device_is_one_warning_not_one_per_retry) 
     ASSERT_TRUE(run.status.ok()) << run.status.ToString();
     errors += run.errors;
     EXPECT_THAT(run.text, HasSubstr("device=\"mlx5_0\""));
-    harness.clock().Advance(std::chrono::seconds(1));
+    harness.clock().offset += std::chrono::seconds(1);
   }
   logger->flush();
   // One warning when it starts, no recovery while it lasts; every retry still counts.
@@ -769,7 +749,7 @@ TEST(RdmaCollectorTest, a_symlink_loop_device_is_one_warning_not_one_per_retry) 
   fs::remove(tree.Path("class/infiniband/loop0"));
   for (int second = 0; second < 10; ++second) {
     harness.Collect();
-    harness.clock().Advance(std::chrono::seconds(1));
+    harness.clock().offset += std::chrono::seconds(1);
   }
   logger->flush();
   EXPECT_EQ(CountLogLines(log.str(), {"loop0", "recovered"}), 1) << log.str();
@@ -801,7 +781,7 @@ TEST(RdmaDeviceReadsTest, reads_per_sample_by_kind_on_the_mlx5_fixture) {
   EXPECT_THAT(second.text, HasLine(reads + "\"pma_counter_file\"} 80"));
   EXPECT_THAT(second.text, HasLine(reads + "\"hw_counter_file\"} 57"));
   EXPECT_THAT(second.text, HasLine(reads + "\"port_query\"} 21"));
-  harness.clock().Advance(std::chrono::seconds(10));
+  harness.clock().offset += std::chrono::seconds(10);
   EXPECT_THAT(harness.Collect().text, HasLine(reads + "\"port_query\"} 26"));
 }
 

@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include <set>
 #include <string>
@@ -14,6 +13,7 @@
 #include "collectors/rdma/rdma.h"
 #include "collectors/rdma/rdma_counters.h"
 #include "collectors/sys/sysfs.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::rdma {
@@ -23,29 +23,14 @@ using testing::FixturePath;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point{std::chrono::seconds(1795000000)};
-  }
-};
-
 MATCHER_P(HasLine, line, "has the line \"" + std::string(line) + "\"") {
   return ("\n" + std::string(arg)).find("\n" + std::string(line) + "\n") != std::string::npos;
 }
 
 // One collection of the replay tree `scenario` (under tests/fixtures/real/sysfs/).
 std::string CollectOnce(const std::string& scenario) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(FixturePath("real/sysfs/" + scenario + "/sys"), real);
-  FixedClock clock;
-  CollectorOptions options;
-  CollectorContext context{.sysfs = sysfs,
-                           .clock = clock,
-                           .logger = std::make_shared<spdlog::logger>(
-                               "rdma", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                           .options = options};
-  auto collector = NewRdmaCollector(context);
+  testing::CollectorTestContext inputs(FixturePath("real/sysfs/" + scenario + "/sys"));
+  auto collector = NewRdmaCollector(inputs.Context());
   EXPECT_TRUE(collector) << collector.error().ToString();
   if (!collector) return {};
   MetricSink sink;

@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +20,7 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/topology/topology_parse.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/test_paths.h"
 
@@ -32,13 +32,6 @@ using testing::FakeFileSystem;
 using testing::FixturePath;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
 
 MATCHER_P(HasLine, line, "has the line \"" + std::string(line) + "\"") {
   return ("\n" + std::string(arg)).find("\n" + std::string(line) + "\n") != std::string::npos;
@@ -55,13 +48,8 @@ std::vector<std::string> LinesWith(const std::string& text, std::string_view nee
 
 class Harness {
  public:
-  Harness(const std::string& root, const sys::FileSystem& fs) : sysfs_(root, fs) {
-    CollectorContext context{.sysfs = sysfs_,
-                             .clock = clock_,
-                             .logger = std::make_shared<spdlog::logger>(
-                                 "topology", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                             .options = options_};
-    auto collector = NewTopologyCollector(context);
+  Harness(const std::string& root, const sys::FileSystem& fs) : inputs_(root, fs) {
+    auto collector = NewTopologyCollector(inputs_.Context());
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);
   }
@@ -80,9 +68,7 @@ class Harness {
   }
 
  private:
-  FixedClock clock_;
-  CollectorOptions options_;
-  sys::SysFs sysfs_;
+  testing::CollectorTestContext inputs_;
   std::unique_ptr<Collector> collector_;
 };
 

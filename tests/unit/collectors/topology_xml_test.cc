@@ -10,7 +10,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/null_sink.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +32,7 @@
 
 #include "collectors/sys/sysfs.h"
 #include "collectors/topology/topology.h"
+#include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::topology {
@@ -494,13 +494,6 @@ void Replay(Model& m, ReplayTree& tree) {
 
 // ---------------------------------------------------------------- the collector
 
-class FixedClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
-  }
-};
-
 struct Collection {
   Status status;
   std::vector<Status> errors;
@@ -508,16 +501,8 @@ struct Collection {
 };
 
 Collection CollectTree(const std::string& root) {
-  sys::RealFileSystem real;
-  sys::SysFs sysfs(root, real);
-  FixedClock clock;
-  CollectorOptions options;
-  CollectorContext context{.sysfs = sysfs,
-                           .clock = clock,
-                           .logger = std::make_shared<spdlog::logger>(
-                               "topology", std::make_shared<spdlog::sinks::null_sink_mt>()),
-                           .options = options};
-  auto collector = NewTopologyCollector(context);
+  testing::CollectorTestContext inputs(root);
+  auto collector = NewTopologyCollector(inputs.Context());
   if (!collector) return Collection{collector.error(), {}, ""};
   MetricSink sink;
   Collection run;

@@ -1,6 +1,7 @@
 // Attribution (detectors/core/attribution.h, issue 24): each finding gets the neighbour at the
 // far end of its port and the jobs on its RDMA device, whatever entity form it names (IB port,
-// RoCE netdev, device and netdev), through the rdma port join; nothing known leaves both empty.
+// RoCE netdev, device and netdev), through the node model's port join; nothing known leaves both
+// empty.
 
 #include "detectors/core/attribution.h"
 
@@ -16,8 +17,8 @@ namespace {
 
 using testing::Families;
 
-Attribution Node() {
-  Attribution a;
+NodeModelBuilder Node() {
+  NodeModelBuilder a;
   Families rdma;
   rdma.Gauge(rdma::kPortInfo,
              {{"device", "mlx5_0"},
@@ -33,7 +34,7 @@ Attribution Node() {
               {"netdev", "enp1s0"},
               {"speed", ""}},
              1);
-  a.Observe("rdma", rdma.families());
+  a.Observe(rdma::kCollector, rdma.families());
   Families peer;
   peer.Gauge(peer::kPeerInfo,
              {{"device", "mlx5_0"},
@@ -53,7 +54,7 @@ Attribution Node() {
               {"peer_id", "aa:bb:cc:00:00:01"},
               {"source", "lldpd"}},
              1);
-  a.Observe("peer", peer.families());
+  a.Observe(peer::kCollector, peer.families());
   Families jobs;
   jobs.Gauge(jobs::kDeviceJobInfo,
              {{"device", "mlx5_1"},
@@ -69,7 +70,7 @@ Attribution Node() {
               {"pod_namespace", ""},
               {"pod_name", ""}},
              1);
-  a.Observe("jobs", jobs.families());
+  a.Observe(jobs::kCollector, jobs.families());
   return a;
 }
 
@@ -80,34 +81,34 @@ Finding With(EntityLabels entity) {
 }
 
 TEST(Attribution, ib_port_gets_its_peer) {
-  Attribution a = Node();
+  NodeModelBuilder a = Node();
   Finding f = With({{"device", "mlx5_0"}, {"port", "1"}});
-  a.Annotate(f);
+  Attribute(f, a.model());
   EXPECT_EQ(f.peer, "leaf07 HCA 12");
   EXPECT_TRUE(f.jobs.empty());
 }
 
 TEST(Attribution, roce_netdev_gets_its_peer_and_its_devices_jobs) {
-  Attribution a = Node();
+  NodeModelBuilder a = Node();
   Finding f = With({{"netdev", "enp1s0"}, {"priority", "3"}});
-  a.Annotate(f);
+  Attribute(f, a.model());
   EXPECT_EQ(f.peer, "leaf03 Ethernet12");
   EXPECT_EQ(f.jobs, (std::vector<std::string>{"slurm:1234", "slurm:1240"}));
 }
 
 TEST(Attribution, device_finding_gets_the_port_peer) {
-  Attribution a = Node();
+  NodeModelBuilder a = Node();
   Finding f = With({{"device", "mlx5_1"}, {"netdev", "enp1s0"}});
-  a.Annotate(f);
+  Attribute(f, a.model());
   EXPECT_EQ(f.peer, "leaf03 Ethernet12");
   EXPECT_EQ(f.jobs.size(), 2u);
   Finding g = With({{"device", "mlx5_1"}});
-  a.Annotate(g);
+  Attribute(g, a.model());
   EXPECT_EQ(g.peer, "leaf03 Ethernet12");
 }
 
 TEST(Attribution, a_pod_is_its_namespace_and_name_when_the_kubelet_named_it_else_its_uid) {
-  Attribution a = Node();
+  NodeModelBuilder a = Node();
   Families jobs;
   jobs.Gauge(jobs::kDeviceJobInfo,
              {{"device", "mlx5_0"},
@@ -123,27 +124,59 @@ TEST(Attribution, a_pod_is_its_namespace_and_name_when_the_kubelet_named_it_else
               {"pod_namespace", ""},
               {"pod_name", ""}},
              1);
-  a.Observe("jobs", jobs.families());
+  a.Observe(jobs::kCollector, jobs.families());
   Finding f = With({{"device", "mlx5_0"}, {"port", "1"}});
-  a.Annotate(f);
+  Attribute(f, a.model());
   EXPECT_EQ(f.jobs, (std::vector<std::string>{"kubernetes:1b4e28ba-2fa1-11d2-883f-0016d3cca427",
                                               "kubernetes:ml/trainer-0"}));
 }
 
 TEST(Attribution, nothing_known_leaves_both_empty_and_stale_values_go) {
-  Attribution a = Node();
+  NodeModelBuilder a = Node();
   Finding f = With({{"netdev", "eth9"}});
   f.peer = "stale";
   f.jobs = {"slurm:1"};
-  a.Annotate(f);
+  Attribute(f, a.model());
   EXPECT_TRUE(f.peer.empty());
   EXPECT_TRUE(f.jobs.empty());
   // The jobs end: the next jobs snapshot has none.
-  a.Observe("jobs", {});
+  a.Observe(jobs::kCollector, {});
   Finding g = With({{"netdev", "enp1s0"}});
-  a.Annotate(g);
+  Attribute(g, a.model());
   EXPECT_TRUE(g.jobs.empty());
   EXPECT_EQ(g.peer, "leaf03 Ethernet12");
+}
+
+TEST(Attribution, a_device_wide_finding_of_a_multi_port_device_has_no_one_neighbour) {
+  NodeModelBuilder a = Node();
+  Families rdma;
+  for (const char* port : {"1", "2"}) {
+    rdma.Gauge(rdma::kPortInfo,
+               {{"device", "mlx5_4"},
+                {"port", port},
+                {"link_layer", "InfiniBand"},
+                {"netdev", ""},
+                {"speed", "NDR"}},
+               1);
+  }
+  a.Observe(rdma::kCollector, rdma.families());
+  Families peer;
+  peer.Gauge(peer::kPeerInfo,
+             {{"device", "mlx5_4"},
+              {"port", "2"},
+              {"netdev", ""},
+              {"peer_name", "leaf09 HCA"},
+              {"peer_port", "3"},
+              {"peer_id", "0x1070fd0300aa0009"},
+              {"source", "smp"}},
+             1);
+  a.Observe(peer::kCollector, peer.families());
+  Finding port = With({{"device", "mlx5_4"}, {"port", "2"}});
+  Attribute(port, a.model());
+  EXPECT_EQ(port.peer, "leaf09 HCA 3");
+  Finding device = With({{"device", "mlx5_4"}});
+  Attribute(device, a.model());
+  EXPECT_TRUE(device.peer.empty());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
+#include "detectors/ber_growth/ber_growth_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -285,12 +286,8 @@ TEST_P(BerGrowthHealthyTest, NoFindingAtAll) {
       MetricSink sink;
       detector->Export(sink);
       auto families = sink.TakeFamilies();
-      const MetricDesc* pre_fec = nullptr;  // the detector's own evidence metric
-      for (const MetricDesc& desc : BerGrowthDetectorMetrics()) {
-        if (desc.name == "fabric_ber_pre_fec_ratio") pre_fec = &desc;
-      }
-      ASSERT_NE(pre_fec, nullptr);
-      auto pre = FindValue(families, *pre_fec, {{"netdev", "eth0"}});
+      // The detector's own evidence metric.
+      auto pre = FindValue<ber_growth::kPreFec>(families, {{"netdev", "eth0"}});
       ASSERT_TRUE(pre.has_value());
       EXPECT_NEAR(*pre, 1e-7, 0.6e-7);
       checked_wrap = true;

@@ -11,6 +11,7 @@
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/config_drift/config_drift.h"
+#include "detectors/config_drift/config_drift_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -96,10 +97,10 @@ TEST(ConfigDriftIbMtuTest, OneVethAt1500AmongSiblingsAt9000) {
   detector->Export(sink);
   std::map<std::pair<std::string, std::string>, double> cells;
   for (const auto& family : sink.TakeFamilies()) {
-    if (family.name != "fabric_config_setting_drifted") continue;
+    if (family.name != config_drift::kDrifted.name) continue;
     for (const auto& m : family.metric) {
-      cells[{std::string(*LabelValue(m, "subject")), std::string(*LabelValue(m, "setting"))}] =
-          m.gauge.value;
+      cells[{std::string(Label<config_drift::kDrifted>(m, "subject")),
+             std::string(Label<config_drift::kDrifted>(m, "setting"))}] = m.gauge.value;
     }
   }
   EXPECT_EQ((cells[{"rxe2/1", "ib_mtu"}]), 1);

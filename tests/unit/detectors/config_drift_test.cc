@@ -12,6 +12,7 @@
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/topology/topology_metrics.h"
+#include "detectors/config_drift/config_drift_metrics.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -231,10 +232,10 @@ TEST(ConfigDriftTest, TheConfigurationMatrixIsExported) {
   EXPECT_EQ(sink.error_count(), 0u);
   std::map<std::pair<std::string, std::string>, double> cells;
   for (const auto& family : sink.TakeFamilies()) {
-    if (family.name != "fabric_config_setting_drifted") continue;
+    if (family.name != config_drift::kDrifted.name) continue;
     for (const auto& m : family.metric) {
-      cells[{std::string(*LabelValue(m, "subject")), std::string(*LabelValue(m, "setting"))}] =
-          m.gauge.value;
+      cells[{std::string(Label<config_drift::kDrifted>(m, "subject")),
+             std::string(Label<config_drift::kDrifted>(m, "setting"))}] = m.gauge.value;
     }
   }
   EXPECT_EQ((cells[{"enp1s0np0", "mtu"}]), 1);

@@ -160,6 +160,38 @@ TEST(DetectorRegistryTest, every_detector_builds_with_defaults_and_documents_its
   EXPECT_EQ(FindDetector("nope"), nullptr);
 }
 
+// Config validation checks a detector's options without building it (issue 36): each detector's
+// Validate<Name>DetectorOptions answers what its factory answers, message for message.
+TEST(DetectorRegistryTest, validation_agrees_with_the_factory_without_building) {
+  for (const DetectorInfo& info : DetectorRegistry()) {
+    SCOPED_TRACE(std::string(info.name));
+    ASSERT_NE(info.validate, nullptr);
+    EXPECT_TRUE(ValidateDetectorOptions(info, {}).ok());
+    std::vector<DetectorOptions> bad = {{{"no-such-option", "1"}}};
+    for (const DetectorOptionSpec& option : info.options) {
+      bad.push_back({{std::string(option.key), "not-a-value"}});
+    }
+    for (const DetectorOptions& options : bad) {
+      const Status validated = ValidateDetectorOptions(info, options);
+      auto built = info.factory(options);
+      EXPECT_EQ(validated.ok(), built.has_value()) << options.begin()->first;
+      if (!built) EXPECT_EQ(validated, built.error());
+    }
+  }
+  // The cross-option rules too, and link_degraded's shape file, which is read but not applied.
+  const DetectorInfo& pfc = *FindDetector("pfc_storm");
+  const Status hysteresis =
+      ValidateDetectorOptions(pfc, {{"storm-ratio", "0.2"}, {"clear-ratio", "0.3"}});
+  EXPECT_NE(hysteresis.message().find("clear-ratio (0.3) must be below storm-ratio (0.2)"),
+            std::string::npos)
+      << hysteresis.message();
+  const Status missing = ValidateDetectorOptions(*FindDetector("link_degraded"),
+                                                 {{"shape-file", "/nonexistent/shape.yaml"}});
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("detector link_degraded: "), std::string::npos)
+      << missing.message();
+}
+
 Finding MakeFinding(Severity severity, std::string netdev, double value) {
   Finding f;
   f.severity = severity;

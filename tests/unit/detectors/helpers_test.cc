@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "detectors/core/counter.h"
 #include "detectors/core/finding_merge.h"
@@ -134,27 +136,62 @@ TEST(LinearTrendTest, NeedsEnoughHistory) {
   EXPECT_DOUBLE_EQ(fit->slope_per_second, 0.0);
 }
 
+// Families of the lookup tests: at namespace scope, as a checked read takes the family as a
+// template argument (collectors/core/family_label.h).
+constexpr MetricDesc kX{"fabric_x_total", "x", MetricKind::kCounter, {"netdev"}};
+constexpr MetricDesc kY{"fabric_y", "y", MetricKind::kGauge, {"netdev", "lane"}};
+constexpr MetricDesc kZ{"fabric_z", "z", MetricKind::kGauge, {}};
+
 TEST(SnapshotLookupTest, FindsByFamilyAndLabels) {
-  constexpr MetricDesc kX{"fabric_x_total", "x", MetricKind::kCounter, {"netdev"}};
-  constexpr MetricDesc kY{"fabric_y", "y", MetricKind::kGauge, {"netdev", "lane"}};
-  constexpr MetricDesc kZ{"fabric_z", "z", MetricKind::kGauge, {}};
   testing::SnapshotBuilder b;
   b.Counter(kX, {{"netdev", "eth0"}}, 5)
       .Counter(kX, {{"netdev", "eth1"}}, 7)
       .Gauge(kY, {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
-  EXPECT_EQ(FindValue(b.families(), kX, {{"netdev", "eth1"}}), 7.0);
-  EXPECT_EQ(FindValue(b.families(), kY, {{"lane", "2"}}), 0.5);
-  EXPECT_FALSE(FindValue(b.families(), kY, {{"lane", "3"}}).has_value());
-  EXPECT_FALSE(FindValue(b.families(), kZ, {}).has_value());
+  EXPECT_EQ(FindValue<kX>(b.families(), {{"netdev", "eth1"}}), 7.0);
+  EXPECT_EQ(FindValue<kY>(b.families(), {{"lane", "2"}}), 0.5);
+  EXPECT_FALSE(FindValue<kY>(b.families(), {{"lane", "3"}}).has_value());
+  EXPECT_FALSE(FindValue<kZ>(b.families(), {}).has_value());
   // A builder refuses a family built with another kind than its descriptor's.
   EXPECT_THROW(b.Gauge(kX, {{"netdev", "eth2"}}, 1), std::logic_error);
   double sum = 0;
   ForEachSample(b.families(), kX, [&](const prometheus::ClientMetric& m, double v) {
-    EXPECT_TRUE(LabelValue(m, "netdev").has_value());
-    EXPECT_FALSE(LabelValue(m, "lane").has_value());
+    EXPECT_TRUE(Label<kX>(m, "netdev").starts_with("eth"));
+    EXPECT_TRUE(LabelsMatch<kX>(m, {{"netdev", Label<kX>(m, "netdev")}}));
+    EXPECT_FALSE(LabelsMatch<kX>(m, {{"netdev", "eth9"}}));
     sum += v;
   });
   EXPECT_EQ(sum, 12.0);
+}
+
+// A sample whose labels are not in the descriptor's order (a hand-made family) is read by name;
+// a label the sample lacks reads "", as a label that does not apply does.
+TEST(SnapshotLookupTest, ReadsLabelsOutOfOrderAndMissingOnesAsEmpty) {
+  prometheus::ClientMetric sample;
+  sample.label = {{"lane", "3"}, {"netdev", "eth0"}};
+  EXPECT_EQ(Label<kY>(sample, "netdev"), "eth0");
+  EXPECT_EQ(Label<kY>(sample, "lane"), "3");
+  sample.label = {{"netdev", "eth0"}};
+  EXPECT_EQ(Label<kY>(sample, "lane"), "");
+  EXPECT_TRUE(LabelsMatch<kY>(sample, {{"netdev", "eth0"}, {"lane", ""}}));
+  // The label's place in the descriptor is known when the read compiles.
+  static_assert(LabelOf<kY>("lane").index() == 1);
+}
+
+// FamilyTag carries a family into code that treats several alike and still reads them checked.
+TEST(SnapshotLookupTest, AFamilyTagReadsEachFamilyByItsOwnDescriptor) {
+  testing::SnapshotBuilder b;
+  b.Counter(kX, {{"netdev", "eth0"}}, 5).Gauge(kY, {{"netdev", "eth1"}, {"lane", "2"}}, 0.5);
+  std::vector<std::string> netdevs;
+  auto netdevs_of = [&](auto family) {
+    using Tag = decltype(family);
+    ForEachSample(b.families(), Tag::desc, [&](const prometheus::ClientMetric& m, double) {
+      netdevs.emplace_back(Label<Tag::desc>(m, "netdev"));
+    });
+  };
+  netdevs_of(FamilyTag<kX>{});
+  netdevs_of(FamilyTag<kY>{});
+  EXPECT_EQ(netdevs, (std::vector<std::string>{"eth0", "eth1"}));
+  static_assert(&FamilyTag<kY>::desc == &kY);
 }
 
 TEST(FindingMergeTest, OneFindingPerSeverityAndEntity) {

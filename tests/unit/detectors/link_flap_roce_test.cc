@@ -12,6 +12,7 @@
 #include "collectors/sys/link_events.h"
 #include "detectors/link_flap/link_flap.h"
 #include "tests/testing/families.h"
+#include "tests/unit/detectors/detector_feed.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -86,7 +87,7 @@ class LinkFlapRoceTest : public ::testing::Test {
     Feed("rdma", t, f);
   }
   void Feed(std::string_view collector, TimePoint t, const Families& f) {
-    detector->Observe(SnapshotView{collector, t, f.families()});
+    feed(*detector, collector, t, f.families());
   }
   void Event(TimePoint t, bool up) {
     sys::LinkEvent event;
@@ -103,6 +104,7 @@ class LinkFlapRoceTest : public ::testing::Test {
     return worst;
   }
   std::unique_ptr<Detector> detector;
+  testing::DetectorFeed feed;
 };
 
 TEST_F(LinkFlapRoceTest, a_roce_flap_names_the_rdma_port_and_the_netdev_and_its_sources) {

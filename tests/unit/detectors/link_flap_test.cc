@@ -13,6 +13,7 @@
 #include "collectors/sys/link_events.h"
 #include "detectors/core/state_check.h"
 #include "tests/testing/families.h"
+#include "tests/unit/detectors/detector_feed.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -78,7 +79,7 @@ class LinkFlapTest : public ::testing::Test {
     Feed("ethtool", t, f);
   }
   void Feed(std::string_view collector, TimePoint t, const Families& f) {
-    detector->Observe(SnapshotView{collector, t, f.families()});
+    feed(*detector, collector, t, f.families());
   }
   void Event(TimePoint t, bool up, const std::string& netdev = "eth0") {
     sys::LinkEvent event;
@@ -96,6 +97,7 @@ class LinkFlapTest : public ::testing::Test {
     return worst;
   }
   std::unique_ptr<Detector> detector;
+  testing::DetectorFeed feed;
 };
 
 // Event-driven: 5 downs within 2 s on a netdev raise critical on the fifth down event itself.

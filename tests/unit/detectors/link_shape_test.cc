@@ -19,8 +19,13 @@ constexpr double kGbit = 1e9 / 8;
 
 struct Node {
   Families rdma, netdev, ethtool, topology;
-  ShapeSources Sources() const {
-    return {&rdma.families(), &netdev.families(), &ethtool.families(), &topology.families()};
+  NodeModel Model() const {
+    NodeModelBuilder builder;
+    builder.Observe(rdma::kCollector, rdma.families());
+    builder.Observe(netdev::kCollector, netdev.families());
+    builder.Observe(ethtool::kCollector, ethtool.families());
+    builder.Observe(topology::kCollector, topology.families());
+    return builder.model();
   }
 };
 
@@ -69,7 +74,7 @@ TEST(LinkShapeTest, ib_ports_take_rate_width_and_lane_from_rate_ethernet_ports_f
   n.topology.Gauge(topology::kPairDistance,
                    {{"gpu", "0000:9a:00.0"}, {"nic", "0000:18:00.0"}, {"rdma_device", "mlx5_0"}},
                    50);
-  NodeShape shape = BuildShape(n.Sources());
+  NodeShape shape = BuildShape(n.Model());
   ASSERT_EQ(shape.ports.size(), 2u);
   const PortShape& ib = shape.ports[0];
   EXPECT_EQ(ib.key.Text(), "0000:18:00.0/1");
@@ -92,7 +97,7 @@ TEST(LinkShapeTest, the_printed_shape_is_a_valid_manifest_that_matches_every_por
   Node n;
   AddPort(n, "mlx5_0", "0000:18:00.0", "ib0", "InfiniBand", "NDR", 400, 4, 100);
   AddPort(n, "mlx5_1", "0000:29:00.0", "ib1", "InfiniBand", "NDR", 400, 4, 100);
-  NodeShape shape = BuildShape(n.Sources());
+  NodeShape shape = BuildShape(n.Model());
   const std::string yaml = ShapeToYaml(shape, "node-1");
   EXPECT_NE(yaml.find("# fabricwatch fabric shape of node-1"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("lane_speed: \"NDR\""), std::string::npos) << yaml;
@@ -129,7 +134,7 @@ TEST(LinkShapeTest, manifest_errors_name_file_line_and_key) {
   };
   const Case cases[] = {
       {"ports:\n  - device: mlx5_0\n    speed: 400\n", "sku.yaml:3:5: ports[0].speed: unknown key"},
-      {"groups:\n  - count: eight\n", "sku.yaml:2:12: groups[0].count: expected a number"},
+      {"groups:\n  - count: eight\n", "sku.yaml:2:12: groups[0].count: expected an integer"},
       {"groups:\n  - rate_gbps: -400\n", "groups[0].rate_gbps: must be between"},
       {"groups:\n  - rate_gbps: 4e9\n", "groups[0].rate_gbps: must be between"},
       {"groups:\n  - width: 3\n", "width: must be 1, 2, 4, 8 or 12 lanes"},
@@ -139,8 +144,8 @@ TEST(LinkShapeTest, manifest_errors_name_file_line_and_key) {
       {"groups:\n  - state: UP\n", "state: unknown state \"UP\""},
       {"groups:\n  - link_layer: Ethernet\n    link_layer: InfiniBand\n", "duplicate key"},
       {"ports:\n  - rate_gbps: 400\n", "sku.yaml:2:5: ports[0]: names no port"},
-      {"ports:\n  - device: [mlx5_0]\n", "ports[0].device: expected a string"},
-      {"ports: 8\n", "sku.yaml:1:8: ports: expected a list"},
+      {"ports:\n  - device: [mlx5_0]\n", "ports[0].device: must be a string"},
+      {"ports: 8\n", "sku.yaml:1:8: ports: must be a list"},
       {"port:\n  - device: mlx5_0\n", "sku.yaml:1:1: port: unknown key"},
       {"ports:\n  - device: mlx5_0\n    rate_gbps: \"400\"\n", "rate_gbps: expected a number"},
       {"ports: [\n", "sku.yaml:2:1: not valid YAML"},

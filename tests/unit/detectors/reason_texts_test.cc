@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "collectors/ethtool/ethtool_metrics.h"
+#include "collectors/kmsg/kmsg_metrics.h"
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/topology/topology_metrics.h"
 #include "detectors/core/registry.h"
 #include "tests/unit/detectors/scenario.h"
+#include "tests/unit/detectors/detector_feed.h"
 
 namespace fabricwatch::detect {
 namespace {
@@ -138,17 +140,18 @@ TEST(ReasonTextsTest, every_detector_renders_clean_reasons_from_absent_and_unrea
       ASSERT_TRUE(built) << info.name << ": " << built.error().message();
       Detector& detector = **built;
       std::mt19937 rng(seed);
+      fabricwatch::testing::DetectorFeed feed;
       static const std::vector<prometheus::MetricFamily> kNone;
       int rendered = 0;
       for (int step = 0; step < 360; ++step) {
         const TimePoint t = T0() + seconds(10 * step);
         for (const std::string& collector : detector.inputs()) {
           const SnapshotBuilder b = Snapshot(info, collector, rng, step);
-          if (collector == "kmsg") {
+          if (collector == kmsg::kCollector) {
             const std::vector<LogEvent> events = LogEvents(rng, t);
-            detector.Observe(SnapshotView{collector, t, b.families(), events});
+            feed(detector, collector, t, b.families(), events);
           } else {
-            detector.Observe(SnapshotView{collector, t, b.families()});
+            feed(detector, collector, t, b.families());
           }
         }
         for (const Finding& f : detector.Evaluate(t)) {

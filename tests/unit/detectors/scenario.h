@@ -15,6 +15,7 @@
 
 #include "collectors/optics/optics_metrics.h"
 #include "detectors/core/detector.h"
+#include "tests/unit/detectors/detector_feed.h"
 #include "tests/testing/families.h"
 
 namespace fabricwatch::detect::testing {
@@ -42,7 +43,7 @@ class FindingLog {
   explicit FindingLog(Detector& detector) : detector_(detector) {}
 
   void Feed(std::string_view collector, TimePoint time, const SnapshotBuilder& snapshot) {
-    detector_.Observe(SnapshotView{collector, time, snapshot.families()});
+    feed_(detector_, collector, time, snapshot.families());
     EvaluateAt(time);
   }
   void EvaluateAt(TimePoint time) {
@@ -79,6 +80,7 @@ class FindingLog {
   }
 
  private:
+  fabricwatch::testing::DetectorFeed feed_;
   Detector& detector_;
   std::map<std::string, Finding> active_;
   std::map<std::string, TimePoint> first_raise_;

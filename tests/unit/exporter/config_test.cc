@@ -326,8 +326,8 @@ TEST(ApplyYamlTest, hooks_section) {
   EXPECT_EQ(bad.message(), "file.yml:4:16: hooks.run[0].command: must be a list");
 }
 
-// Booleans are the YAML 1.2 core schema's plain true and false only (exporter/config/
-// yaml_checks.h): yaml-cpp's convert<bool> also takes yes/no/on/off and quoted strings, and a
+// Booleans are the YAML 1.2 core schema's plain true and false only (collectors/core/
+// yaml_reader.h): yaml-cpp's convert<bool> also takes yes/no/on/off and quoted strings, and a
 // quoted "no" used to turn hooks.dry_run off (issue 19).
 TEST(ApplyYamlTest, boolean_spellings) {
   for (const auto& [value, enabled] :
@@ -407,7 +407,7 @@ TEST(ApplyYamlTest, errors_name_the_key_and_line) {
       {"unknown top-level key",
        "collectors:\nsettings:\n  a: 1\n",
        "file.yml:2:",
-       {"unknown top-level key \"settings\"", "known: collectors, detectors"}},
+       {"settings: unknown top-level key", "known: collectors, detectors"}},
       {"unknown collector",
        "collectors:\n  nosuch:\n    enabled: true\n",
        "file.yml:2:",
@@ -431,15 +431,15 @@ TEST(ApplyYamlTest, errors_name_the_key_and_line) {
       {"collector not a mapping",
        "collectors:\n  netdev: 5\n",
        "file.yml:2:",
-       {"collectors.netdev must be a mapping"}},
+       {"collectors.netdev: must be a mapping"}},
       {"collectors not a mapping",
        "collectors: [netdev]\n",
        "file.yml:1:",
-       {"collectors must be a mapping"}},
+       {"collectors: must be a mapping"}},
       {"the removed store section",
        "store:\n  history_samples: 120\n",
        "file.yml:1:",
-       {"unknown top-level key \"store\"", "known: collectors, detectors, hooks"}},
+       {"store: unknown top-level key", "known: collectors, detectors, hooks"}},
       {"top level not a mapping", "- a\n- b\n", "file.yml:1:", {"the top level must be a mapping"}},
   };
   for (const Case& c : cases) {

@@ -17,8 +17,9 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 Result<HookConfig> Parse(const std::string& yaml) {
-  YAML::Node root = YAML::Load(yaml);
-  return ParseHookConfig(root["hooks"], "fw.yml");
+  auto document = YamlDocument::Parse(yaml, "fw.yml");
+  if (!document) return Error(document.error());
+  return ParseHookConfig(document->root().Get("hooks"));
 }
 
 std::string ErrorOf(const std::string& yaml) {
@@ -128,7 +129,8 @@ TEST(HookConfigTest, ErrorsNameTheKeyAndLine) {
   EXPECT_NE(ErrorOf("hooks:\n  cooldown: 30 minutes\n").find("fw.yml:2:13: hooks.cooldown"),
             std::string::npos);
   EXPECT_EQ(ErrorOf("hooks:\n  max_drains_per_hour: -1\n"),
-            "fw.yml:2:24: hooks.max_drains_per_hour: expected an integer between 0 and 1000");
+            "fw.yml:2:24: hooks.max_drains_per_hour: expected an integer between 0 and 1000, got "
+            "\"-1\"");
   EXPECT_EQ(ErrorOf("hooks:\n  run:\n    - name: s\n      command: [/x]\n      severities: "
                     "[fatal]\n"),
             "fw.yml:5:19: hooks.run[0].severities: expected info, warning or critical, got "

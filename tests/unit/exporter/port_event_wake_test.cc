@@ -68,9 +68,9 @@ class FakeRdma final : public Collector {
 class StateWatcher final : public detect::Detector {
  public:
   std::string_view name() const override { return "state_watcher"; }
-  std::vector<std::string> inputs() const override { return {"rdma"}; }
+  std::vector<std::string> inputs() const override { return {std::string(rdma::kCollector)}; }
   void Observe(const detect::SnapshotView& s) override {
-    auto state = detect::FindValue(s.families, rdma::kPortState, {{"device", "mlx5_0"}});
+    auto state = detect::FindValue<rdma::kPortState>(s.families, {{"device", "mlx5_0"}});
     if (state) pending_ = static_cast<int>(*state);
   }
   std::vector<detect::Finding> Evaluate(detect::TimePoint) override {

@@ -5,15 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "collectors/core/device_reads.h"
 #include "collectors/core/metric_sink.h"
 #include "collectors/core/registry.h"
+#include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/registry.h"
+#include "detectors/link_flap/link_flap_metrics.h"
 #include "exporter/http/http_metrics.h"
 #include "exporter/http/render.h"
 #include "exporter/pipeline/detector_engine.h"
@@ -203,6 +208,66 @@ TEST(SeriesBudgetTest, RulesAreSortedUniqueAndNameRealFamilies) {
           << rule.family << ": a counter under kNonZero";
     }
   }
+}
+
+// The rules are the families' own declarations (MetricDesc::budget), not a table of names: every
+// descriptor the agent exports that declares a rule is among them with that rule and reason, and
+// nothing else is.
+TEST(SeriesBudgetTest, RulesAreWhatTheFamiliesDeclare) {
+  std::map<std::string_view, const MetricDesc*> declared;
+  auto add = [&declared](std::span<const MetricDesc> descs) {
+    for (const MetricDesc& d : descs) {
+      if (d.budget.rule != ExportRule::kAll) declared.emplace(d.name, &d);
+    }
+  };
+  add(SelfMetricDescs());
+  add(HttpMetricDescs());
+  add(HookRunner::MetricDescs());
+  add(PrivilegeLog::Metrics());
+  add(detect::AnomalyTracker::Metrics());
+  add(DetectorEngine::Metrics());
+  for (const CollectorInfo& info : CollectorRegistry()) add(info.metrics);
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) add(info.metrics);
+  ASSERT_EQ(SeriesBudgetRules().size(), declared.size());
+  for (const FamilyBudgetRule& rule : SeriesBudgetRules()) {
+    auto it = declared.find(rule.family);
+    ASSERT_NE(it, declared.end()) << rule.family;
+    EXPECT_EQ(rule.rule, it->second->budget.rule) << rule.family;
+    EXPECT_EQ(rule.why, it->second->budget.why) << rule.family;
+  }
+  // One of each kind of declaration site: a collector's contract header, a collector's own
+  // table, a detector's contract header and the agent's own.
+  EXPECT_EQ(declared.at(rdma::kPortState.name)->budget.rule, ExportRule::kOff);
+  EXPECT_EQ(declared.at("fabric_optics_lane_tx_fault")->budget.rule, ExportRule::kNonZero);
+  EXPECT_EQ(declared.at(detect::link_flap::kPenalty.name)->budget.rule, ExportRule::kNonZero);
+  EXPECT_EQ(declared.at(kDeviceReads.name)->budget.rule, ExportRule::kOff);
+}
+
+// A rule reads its labels (the netdev and priority of a per-priority rule) as labels of its shape
+// (ExportRuleShape), checked when it compiles; every family under the rule must declare them too,
+// or the rule would read "" from it and drop every series.
+TEST(SeriesBudgetTest, EveryFamilyUnderARuleHasTheLabelsTheRuleReads) {
+  std::map<std::string, LabelNames, std::less<>> labels;
+  auto add = [&labels](std::span<const MetricDesc> descs) {
+    for (const MetricDesc& d : descs) labels[std::string(d.name)] = d.labels;
+  };
+  for (const CollectorInfo& info : CollectorRegistry()) add(info.metrics);
+  for (const detect::DetectorInfo& info : detect::DetectorRegistry()) add(info.metrics);
+  size_t checked = 0;
+  for (const FamilyBudgetRule& rule : SeriesBudgetRules()) {
+    const MetricDesc* shape = ExportRuleShape(rule.rule);
+    if (shape == nullptr) continue;
+    auto it = labels.find(rule.family);
+    if (it == labels.end()) continue;  // RulesAreSortedUniqueAndNameRealFamilies reports it
+    for (std::string_view label : shape->labels) {
+      EXPECT_NE(std::find(it->second.begin(), it->second.end(), label), it->second.end())
+          << rule.family << " (" << ExportRuleName(rule.rule) << ") has no label " << label;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 10u);
+  EXPECT_EQ(ExportRuleShape(ExportRule::kOff), nullptr);
+  EXPECT_EQ(ExportRuleShape(ExportRule::kNonZero), nullptr);
 }
 
 // "every detector, alert and dashboard panel still works" (issue 26): what they read is

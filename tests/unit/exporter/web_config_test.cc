@@ -49,6 +49,10 @@ TEST(WebConfigTest, BareKeysAreErrors) {
               std::string::npos)
         << config.error().message();
   }
+  // "This line" is the key's own line, not the next one where yaml-cpp marks an empty value.
+  ExpectError("tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version:\n",
+              {":4:3: tls_server_config.min_version: has no value"});
+  ExpectError("basic_auth_users:\n", {"web.yml:1:1: basic_auth_users: has no value"});
   auto off = Parse("tls_server_config: {}\nbasic_auth_users: {}\n");
   ASSERT_TRUE(off.has_value()) << off.error().message();
   EXPECT_FALSE(off->tls_enabled);
@@ -208,7 +212,7 @@ TEST(WebConfigTest, CrossFieldRules) {
 TEST(WebConfigTest, BooleansAreYamlBooleansOnly) {
   for (const char* v : {"\"false\"", "'true'", "yes", "no", "off", "1", "[true]"}) {
     ExpectError(std::string("http_server_config:\n  http2: ") + v + "\n",
-                {"http_server_config.http2", "must be true or false"});
+                {"http_server_config.http2", "expected true or false"});
   }
   auto config = Parse("http_server_config:\n  http2: True\n");
   ASSERT_TRUE(config.has_value());
