@@ -13,9 +13,9 @@ build_pkgs=(
   libspdlog-dev libfmt-dev
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
-  libibmad-dev libibumad-dev  # InfiniBand neighbours by directed-route SMP (collectors/sys/smp_query.h)
-  liblldpctl-dev  # neighbours from a running lldpd (collectors/sys/lldpd_client.h)
-  libcurl4-openssl-dev  # pod names from the kubelet's HTTPS API (collectors/sys/kubelet_client.h)
+  libibmad-dev libibumad-dev  # InfiniBand neighbours by directed-route SMP (collectors/peer/smp_query.h)
+  liblldpctl-dev  # neighbours from a running lldpd (collectors/peer/lldpd_client.h)
+  libcurl4-openssl-dev  # pod names from the kubelet's HTTPS API (collectors/jobs/kubelet_client.h)
   libyaml-cpp-dev libexpected-dev libcli11-dev nlohmann-json3-dev
   libssl-dev libcrypt-dev  # TLS and bcrypt of --web.config.file (exporter/http/web_security.h)
   dpkg-dev file  # make deb: cpack's Depends scan runs dpkg-shlibdeps on what `file` calls ELF
@@ -36,7 +36,7 @@ test_pkgs=(
   munge slurmctld slurmd slurm-client
   util-linux mount  # setpriv, unshare, mount: e2e.privileges_e2e_test (an unprivileged agent, a read-only root)
   systemd           # systemd-analyze verify and security --offline: e2e.systemd_unit_test
-  lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/sys/lldpd_client.h)
+  lldpd             # two lldpd in network namespaces: lldp_lldpd_test (collectors/peer/lldpd_client.h)
   chromium          # headless browser: e2e.status_page_browser_test loads the status page at /
   faketime          # libfaketime: e2e.clock_step_test steps the agent's wall clock while it runs
   lintian           # e2e.deb_package_test reports what lintian finds in the package

@@ -12,10 +12,10 @@
 #include "collectors/core/collector_options.h"
 #include "collectors/core/value_parse.h"
 #include "collectors/jobs/jobs_metrics.h"
+#include "collectors/jobs/kubelet_client.h"
 #include "collectors/jobs/pod_names.h"
+#include "collectors/jobs/proc_jobs.h"
 #include "collectors/sys/command.h"
-#include "collectors/sys/kubelet_client.h"
-#include "collectors/sys/proc_jobs.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::jobs {

@@ -1,7 +1,7 @@
 #pragma once
 // Collector `jobs`: the scheduler jobs whose processes hold an RDMA device open (issue 24,
 // docs/design.md §5.10), exported as fabric_device_job_info (collectors/jobs/jobs_metrics.h) for
-// the detector engine's attribution. The scan (collectors/sys/proc_jobs.h) reads <procfs>/*/fd
+// the detector engine's attribution. The scan (collectors/jobs/proc_jobs.h) reads <procfs>/*/fd
 // for /dev/infiniband/uverbsN links and the holders' cgroups (Slurm job_<id>, kubepods pod UID),
 // bounded in processes and time; it runs every `interval` (30 s) and at once when a finding is
 // raised (the agent wakes it). Without a procfs (a replay sysfs root and no --path.procfs) it

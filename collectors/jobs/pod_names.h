@@ -1,7 +1,7 @@
 #pragma once
 // PodNames: the name and namespace of the pods the jobs scan finds (issue 24, docs/design.md
 // §5.10). The scan knows a pod by the UID in its cgroup path; the kubelet's GET /pods
-// (collectors/sys/kubelet_client.h) knows its name. The cache keeps the name of each UID the last
+// (collectors/jobs/kubelet_client.h) knows its name. The cache keeps the name of each UID the last
 // scan found and forgets the others (a pod's UID never changes name: metadata.name and namespace
 // are immutable). The kubelet is asked only when a scan found a UID with no name, and at most
 // once per `min_interval` (60 s): on a busy node a pod that starts between two requests waits
@@ -26,8 +26,8 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/sys/kubelet_client.h"
-#include "collectors/sys/kubelet_pods_parse.h"
+#include "collectors/jobs/kubelet_client.h"
+#include "collectors/jobs/kubelet_pods_parse.h"
 
 namespace fabricwatch::jobs {
 

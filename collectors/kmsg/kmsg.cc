@@ -11,10 +11,10 @@
 #include "collectors/core/value_parse.h"
 #include "collectors/kmsg/kmsg_entity.h"
 #include "collectors/kmsg/kmsg_metrics.h"
+#include "collectors/kmsg/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/kmsg/kmsg_source.h"
 #include "collectors/sys/kmsg_cursor.h"
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
 
 namespace fabricwatch::kmsg {
 namespace {

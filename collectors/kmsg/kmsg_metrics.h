@@ -3,7 +3,7 @@
 // and link_flap detectors, the alerts and the dashboards read, defined once here.
 //
 // Every label value is bounded: `event` is a name from the pattern table
-// (collectors/sys/kmsg_patterns.h), never raw log text; `driver` is one of the table's fabric
+// (collectors/kmsg/kmsg_patterns.h), never raw log text; `driver` is one of the table's fabric
 // drivers; `device` is an RDMA device and `netdev` a netdev of this host, each found through
 // sysfs, and either may be "" when the function has none (an Ethernet-only NIC has no RDMA
 // device; a function with several netdevs names none unless the line does).

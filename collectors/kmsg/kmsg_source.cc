@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/sys/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_parse.h"
 #include "collectors/sys/unique_fd.h"
 
 namespace fabricwatch::kmsg {

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "collectors/core/value_parse.h"
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
+#include "collectors/kmsg/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 
 namespace fabricwatch::kmsg {
 

@@ -8,11 +8,11 @@
 
 #include "collectors/core/collector_options.h"
 #include "collectors/core/transition_log.h"
+#include "collectors/peer/lldp_keyvalue.h"
 #include "collectors/peer/peer_lldp.h"
 #include "collectors/peer/peer_metrics.h"
 #include "collectors/peer/peer_ports.h"
-#include "collectors/sys/lldp_keyvalue.h"
-#include "collectors/sys/smp_query.h"
+#include "collectors/peer/smp_query.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::peer {

@@ -2,9 +2,9 @@
 // Collector `peer`: the neighbour at the far end of each fabric port (issue 24, docs/design.md
 // §5.10), exported as fabric_port_peer_info (collectors/peer/peer_metrics.h).
 //   InfiniBand  a one-hop directed-route NodeInfo + NodeDescription query through umad
-//               (collectors/sys/smp_query.h) when a port is first seen ACTIVE, when it comes back
+//               (collectors/peer/smp_query.h) when a port is first seen ACTIVE, when it comes back
 //               ACTIVE, and every `smp-refresh`; never per sample. --path.smp=DIR replays the
-//               smpquery text instead (collectors/sys/smp_text.h).
+//               smpquery text instead (collectors/peer/smp_text.h).
 //   Ethernet    LLDP (collectors/peer/peer_lldp.h): a running lldpd through liblldpctl, else
 //               the agent's passive listener (CAP_NET_RAW); --path.lldp=DIR replays
 //               `lldpctl -f keyvalue` text. A neighbour expires with its TTL.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "collectors/sys/lldp_keyvalue.h"
-#include "collectors/sys/lldpd_client.h"
+#include "collectors/peer/lldp_keyvalue.h"
+#include "collectors/peer/lldpd_client.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::peer {

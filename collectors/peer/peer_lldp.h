@@ -5,7 +5,7 @@
 //   lldpd    a running lldpd, asked through liblldpctl on its socket (collectors/sys/
 //            lldpd_client.h) every collection;
 //   lldp     the agent's own passive listener (AF_PACKET, EtherType 0x88cc; CAP_NET_RAW;
-//            collectors/sys/lldp_listener.h), restarted when the set of netdevs changes.
+//            collectors/peer/lldp_listener.h), restarted when the set of netdevs changes.
 // `mode` picks: auto (lldpd when it answers, else the listener; on the host's own /sys only),
 // lldpd, listen (also on a replay root: the operator named them), off. A source that
 // cannot run (no lldpd, no CAP_NET_RAW) is said once and the neighbours are absent.
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "collectors/peer/lldp_frame.h"
+#include "collectors/peer/lldp_listener.h"
 #include "collectors/sys/filesystem.h"
-#include "collectors/sys/lldp_frame.h"
-#include "collectors/sys/lldp_listener.h"
 
 namespace fabricwatch::peer {
 

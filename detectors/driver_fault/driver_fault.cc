@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "collectors/kmsg/kmsg_metrics.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/optics/optics_metrics.h"
-#include "collectors/sys/kmsg_patterns.h"
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_check.h"

@@ -1,6 +1,6 @@
 #pragma once
 // driver_fault: faults that only the fabric driver's kernel log shows (issue 23; the lines and
-// their sources: docs/reference.md §9; the table: collectors/sys/kmsg_patterns.cc).
+// their sources: docs/reference.md §9; the table: collectors/kmsg/kmsg_patterns.cc).
 //
 // Reads the kmsg collector's log events (collectors/core/log_events.h) and, for the module's
 // identity, optics' fabric_optics_info. Per entity (RDMA device and netdev of the PCI function

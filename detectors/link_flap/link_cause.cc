@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "collectors/sys/kmsg_patterns.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 
 namespace fabricwatch::detect {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "collectors/sys/smp_text.h"
+#include "collectors/peer/smp_text.h"
 
 namespace fabricwatch::sim {
 namespace {

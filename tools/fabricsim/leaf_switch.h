@@ -18,10 +18,10 @@
 // the MAC locally administered, the management address in TEST-NET-1 (RFC 5737).
 //
 // Text formats, copied from the captures in tests/fixtures/smp and tests/fixtures/lldp:
-//   smpquery -D nodeinfo 0,<port>   libibmad mad_dump_nodeinfo (collectors/sys/smp_text.h)
+//   smpquery -D nodeinfo 0,<port>   libibmad mad_dump_nodeinfo (collectors/peer/smp_text.h)
 //   smpquery -D nodedesc 0,<port>   `Node Description:........MF0;<name>:<model>/U1`, the
 //                                   description NVIDIA switch firmware sets
-//   lldpctl -f keyvalue <netdev>    lldpd kv_writer (collectors/sys/lldp_keyvalue.h); the
+//   lldpctl -f keyvalue <netdev>    lldpd kv_writer (collectors/peer/lldp_keyvalue.h); the
 //                                   port id is SONiC's port name, Ethernet<first SerDes lane>
 
 #include <cstdint>

@@ -120,18 +120,18 @@ PCI_SRCS=(collectors/topology/pci_config.cc)
 PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
 # The /dev/kmsg record parser and the UTF-8 check (+ status.o from DECODER_SRCS, value_parse.o
 # from LINK_SRCS: the pattern table reads a PCI address).
-KMSG_SRCS=(collectors/core/utf8.cc collectors/sys/kmsg_parse.cc collectors/sys/kmsg_patterns.cc
+KMSG_SRCS=(collectors/core/utf8.cc collectors/kmsg/kmsg_parse.cc collectors/kmsg/kmsg_patterns.cc
   collectors/kmsg/kmsg_subject.cc)
-KMSG_HEADERS=(collectors/core/utf8.h collectors/sys/kmsg_parse.h collectors/sys/kmsg_patterns.h
+KMSG_HEADERS=(collectors/core/utf8.h collectors/kmsg/kmsg_parse.h collectors/kmsg/kmsg_patterns.h
   collectors/kmsg/kmsg_subject.h collectors/core/status.h collectors/core/value_parse.h)
 # The LLDP frame and lldpctl keyvalue parsers (+ status.o from DECODER_SRCS, utf8.o from
 # KMSG_SRCS).
-LLDP_SRCS=(collectors/sys/lldp_frame.cc collectors/sys/lldp_keyvalue.cc)
-LLDP_HEADERS=(collectors/core/utf8.h collectors/sys/lldp_frame.h collectors/sys/lldp_keyvalue.h collectors/core/status.h)
+LLDP_SRCS=(collectors/peer/lldp_frame.cc collectors/peer/lldp_keyvalue.cc)
+LLDP_HEADERS=(collectors/core/utf8.h collectors/peer/lldp_frame.h collectors/peer/lldp_keyvalue.h collectors/core/status.h)
 # The kubelet's /pods parser (+ status.o from DECODER_SRCS, value_parse.o from LINK_SRCS;
 # nlohmann-json is header-only).
-PODS_SRCS=(collectors/sys/kubelet_pods_parse.cc)
-PODS_HEADERS=(collectors/sys/kubelet_pods_parse.h collectors/core/value_parse.h collectors/core/status.h)
+PODS_SRCS=(collectors/jobs/kubelet_pods_parse.cc)
+PODS_HEADERS=(collectors/jobs/kubelet_pods_parse.h collectors/core/value_parse.h collectors/core/status.h)
 # The RDMA netlink reply parsers (+ status.o from DECODER_SRCS; no libnl: the parser walks the
 # attributes itself).
 RDMA_NL_SRCS=(collectors/sys/rdma_netlink_parse.cc)

@@ -1,5 +1,5 @@
 // libFuzzer target for the /dev/kmsg record parser and the record splitter of the --path.kmsg
-// replay (collectors/sys/kmsg_parse.h, issue 23), the pattern table's matcher and the subject
+// replay (collectors/kmsg/kmsg_parse.h, issue 23), the pattern table's matcher and the subject
 // reader that turns a record's text into device names (collectors/kmsg/kmsg_subject.h): the bytes
 // as one record, and as a stream fed in two chunks. Besides the sanitizers' checks: a parsed record
 // honours the bounds (message at most 1024 bytes, priority 0-7), an error has a message, and the
@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/kmsg/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/kmsg/kmsg_subject.h"
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
 
 namespace {
 

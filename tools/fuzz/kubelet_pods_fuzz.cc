@@ -1,5 +1,5 @@
 // libFuzzer target for the kubelet's GET /pods parser of the `jobs` collector (issue 24,
-// collectors/sys/kubelet_pods_parse.h), on the bytes as a body, with and without a set of wanted
+// collectors/jobs/kubelet_pods_parse.h), on the bytes as a body, with and without a set of wanted
 // UIDs. Besides the sanitizers' checks: a parsed list never names more pods than it had valid
 // items, every name it keeps passes the API server's rules (so "namespace/name" is unambiguous
 // and a plain label value), the wanted set limits the result, and an error has a short message.
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/sys/kubelet_pods_parse.h"
+#include "collectors/jobs/kubelet_pods_parse.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // libFuzzer target for the LLDP parsers of the `peer` collector (issue 24): the received-frame
-// parser (collectors/sys/lldp_frame.h), on the bytes as a whole Ethernet frame and as a bare
+// parser (collectors/peer/lldp_frame.h), on the bytes as a whole Ethernet frame and as a bare
 // LLDPDU, and the `lldpctl -f keyvalue` parser of the --path.lldp replay
-// (collectors/sys/lldp_keyvalue.h), on the bytes as text. Besides the sanitizers' checks: a parsed
+// (collectors/peer/lldp_keyvalue.h), on the bytes as text. Besides the sanitizers' checks: a parsed
 // neighbour has non-empty chassis and port ids and strings within the 255-byte bound in valid
 // UTF-8, a rejected frame has a message, and the keyvalue parser's neighbours obey the same bounds.
 
@@ -12,8 +12,8 @@
 #include <span>
 #include <string_view>
 
-#include "collectors/sys/lldp_frame.h"
-#include "collectors/sys/lldp_keyvalue.h"
+#include "collectors/peer/lldp_frame.h"
+#include "collectors/peer/lldp_keyvalue.h"
 
 namespace {
 

@@ -7,7 +7,7 @@ never the message, and writes <name>.kmsg next to it: one record per line,
 
     <syslog prio>,<seq>,<usec>,-;<message>
 
-as collectors/sys/kmsg_parse.h reads it (facility 0, the kernel's; flags '-').
+as collectors/kmsg/kmsg_parse.h reads it (facility 0, the kernel's; flags '-').
 
 Transport prefixes recognised, per line (first that fits; see PREFIXES below):
   pdsh/clush    "node01: " before any of the forms below

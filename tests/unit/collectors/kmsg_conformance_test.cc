@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "collectors/kmsg/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/kmsg/kmsg_subject.h"
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
 #include "tests/testing/test_paths.h"
 
 namespace fabricwatch::kmsg {

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "collectors/kmsg/kmsg.h"
+#include "collectors/kmsg/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 #include "collectors/kmsg/kmsg_subject.h"
 #include "collectors/sys/filesystem.h"
-#include "collectors/sys/kmsg_parse.h"
-#include "collectors/sys/kmsg_patterns.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/driver_fault/driver_fault.h"
 #include "tests/testing/collector_context.h"

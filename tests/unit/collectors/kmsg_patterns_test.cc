@@ -1,8 +1,8 @@
-// The kernel log pattern table (collectors/sys/kmsg_patterns.h) against the real lines of
+// The kernel log pattern table (collectors/kmsg/kmsg_patterns.h) against the real lines of
 // docs/reference.md §9: every example there matches the event the table promises, both
 // spellings where the kernel reworded a line, and the table itself is well-formed.
 
-#include "collectors/sys/kmsg_patterns.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 
 #include <gtest/gtest.h>
 

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectors/peer/smp_text.h"
 #include "collectors/sys/filesystem.h"
-#include "collectors/sys/smp_text.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/collector_context.h"
 #include "tests/testing/test_paths.h"

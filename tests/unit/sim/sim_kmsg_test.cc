@@ -19,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectors/sys/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_parse.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 #include "tests/unit/sim/sim_testing.h"
@@ -548,7 +548,7 @@ TEST(SimKmsgTest, shipped_kmsg_scenarios_write_their_lines) {
 
 TEST(SimKmsgTest, the_kmsg_collector_counts_each_fault_against_its_port) {
   // What the agent reads of each shipped scenario with --path.kmsg: the event names of its
-  // pattern table (collectors/sys/kmsg_patterns.h), mapped to the fault's RDMA device.
+  // pattern table (collectors/kmsg/kmsg_patterns.h), mapped to the fault's RDMA device.
   struct Case {
     std::string scenario, device;
     std::map<std::string, double> events;

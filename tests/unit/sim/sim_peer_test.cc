@@ -1,7 +1,7 @@
 // fabricsim peer replays (issue 24, tools/fabricsim/leaf_switch.h): every InfiniBand port gets
 // smp/<dev>/<port>/{nodeinfo,nodedesc} and every Ethernet port lldp/<netdev>, in the formats of
 // the captures in tests/fixtures/smp and tests/fixtures/lldp, which the agent's own parsers
-// (collectors/sys/smp_text.h, lldp_keyvalue.h) and the peer collector read back: HGX presets are
+// (collectors/peer/smp_text.h, lldp_keyvalue.h) and the peer collector read back: HGX presets are
 // cabled rail-optimised (port i to <leaf>-rail<i+1>, the node's slot on each), the others to one
 // leaf on consecutive ports; --leaf and --slot move them.
 
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "collectors/sys/lldp_keyvalue.h"
-#include "collectors/sys/smp_text.h"
+#include "collectors/peer/lldp_keyvalue.h"
+#include "collectors/peer/smp_text.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"
 #include "tests/unit/sim/sim_testing.h"

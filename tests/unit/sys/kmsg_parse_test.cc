@@ -1,8 +1,8 @@
-// /dev/kmsg records (collectors/sys/kmsg_parse.h): the structured format with its continuation
+// /dev/kmsg records (collectors/kmsg/kmsg_parse.h): the structured format with its continuation
 // lines, the prefix fields newer kernels add, fragments, escapes, and every kind of bad input
 // the issue lists (too long, invalid UTF-8, a continuation without a record, a truncated file).
 
-#include "collectors/sys/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_parse.h"
 
 #include <gtest/gtest.h>
 

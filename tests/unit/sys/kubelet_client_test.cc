@@ -1,9 +1,9 @@
-// KubeletClient (collectors/sys/kubelet_client.h) without a kubelet: URL checks, a token file that
+// KubeletClient (collectors/jobs/kubelet_client.h) without a kubelet: URL checks, a token file that
 // is missing, empty or not a token, a port nobody listens on, and a listener that never answers
 // the TLS handshake (bounded by the timeout). The HTTPS exchange with a kubelet that checks the
 // token (200, 401, TLS trust) is tests/e2e/kubelet_pods_test.sh.
 
-#include "collectors/sys/kubelet_client.h"
+#include "collectors/jobs/kubelet_client.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

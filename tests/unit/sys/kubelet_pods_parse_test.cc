@@ -1,11 +1,11 @@
-// ParsePodList (collectors/sys/kubelet_pods_parse.h): the kubelet's GET /pods answer, a v1.PodList,
-// read for each pod's uid, name and namespace. The items below follow the shape the kubelet
-// encodes (kubelet pkg/kubelet/server/server.go encodePods; field names from the core/v1 API
-// reference): an API pod with an owner reference whose own `uid` must not be taken for the pod's,
-// labels with a `name` key, a static pod with a 32-hex UID, and spec/status nested deeper than
-// the metadata.
+// ParsePodList (collectors/jobs/kubelet_pods_parse.h): the kubelet's GET /pods answer, a
+// v1.PodList, read for each pod's uid, name and namespace. The items below follow the shape the
+// kubelet encodes (kubelet pkg/kubelet/server/server.go encodePods; field names from the core/v1
+// API reference): an API pod with an owner reference whose own `uid` must not be taken for the
+// pod's, labels with a `name` key, a static pod with a 32-hex UID, and spec/status nested deeper
+// than the metadata.
 
-#include "collectors/sys/kubelet_pods_parse.h"
+#include "collectors/jobs/kubelet_pods_parse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// LLDP frame parser (collectors/sys/lldp_frame.h): a leaf switch's frame and lldpd's own, id
+// LLDP frame parser (collectors/peer/lldp_frame.h): a leaf switch's frame and lldpd's own, id
 // formatting by subtype, shutdown LLDPDUs, padding, VLAN tags, and every rejection the issue
 // lists (truncated, a TLV past the end, missing or misplaced mandatory TLVs, zero-length ids,
 // invalid UTF-8, strings over 255 bytes) with its reason.
 
-#include "collectors/sys/lldp_frame.h"
+#include "collectors/peer/lldp_frame.h"
 
 #include <gtest/gtest.h>
 

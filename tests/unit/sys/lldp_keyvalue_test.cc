@@ -1,8 +1,8 @@
-// `lldpctl -f keyvalue` parser (collectors/sys/lldp_keyvalue.h): lldpd 1.0.16's own output
+// `lldpctl -f keyvalue` parser (collectors/peer/lldp_keyvalue.h): lldpd 1.0.16's own output
 // (captured on a veth pair in two network namespaces), a switch neighbour on a VLAN netdev whose
 // name holds a '.', two neighbours on one port, the older chassis TTL, and bad input.
 
-#include "collectors/sys/lldp_keyvalue.h"
+#include "collectors/peer/lldp_keyvalue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// LLDP neighbour table and passive listener (collectors/sys/lldp_listener.h): expiry by TTL with
+// LLDP neighbour table and passive listener (collectors/peer/lldp_listener.h): expiry by TTL with
 // an injected clock, shutdown LLDPDUs, the per-netdev bound, counters by reason; the listener
 // without CAP_NET_RAW; and on a real kernel (root), a frame sent with an AF_PACKET socket from
 // one end of a veth pair in one network namespace reaches the listener on the other end in
 // another namespace.
 
-#include "collectors/sys/lldp_listener.h"
+#include "collectors/peer/lldp_listener.h"
 
 #include <gtest/gtest.h>
 #include <linux/capability.h>

@@ -1,6 +1,6 @@
 // Real lldpd (Debian's lldpd 1.0) in two network namespaces on a veth pair, with a 1 s transmit
 // interval (issue 24, "Real parts in tests"):
-// - lldpd in both: QueryLldpdNeighbors (collectors/sys/lldpd_client.h) on the second one's
+// - lldpd in both: QueryLldpdNeighbors (collectors/peer/lldpd_client.h) on the second one's
 //   control socket names the first one's system and port;
 // - lldpd sending only (tx-only) in the first: the passive LldpListener in the second namespace
 //   sees its frames.
@@ -18,8 +18,8 @@
 #include <fstream>
 #include <thread>
 
-#include "collectors/sys/lldp_listener.h"
-#include "collectors/sys/lldpd_client.h"
+#include "collectors/peer/lldp_listener.h"
+#include "collectors/peer/lldpd_client.h"
 #include "tests/unit/sys/lldp_netns.h"
 
 namespace fabricwatch::sys {

@@ -1,4 +1,4 @@
-#include "collectors/sys/proc_jobs.h"
+#include "collectors/jobs/proc_jobs.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/sys/proc_jobs_parse.h"
+#include "collectors/jobs/proc_jobs_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/temp_dir.h"

@@ -1,4 +1,4 @@
-#include "collectors/sys/proc_jobs_parse.h"
+#include "collectors/jobs/proc_jobs_parse.h"
 
 #include <algorithm>
 #include <charconv>

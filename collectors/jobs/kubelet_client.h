@@ -33,7 +33,7 @@
 #include <string_view>
 
 #include "collectors/core/status.h"
-#include "collectors/sys/kubelet_pods_parse.h"
+#include "collectors/jobs/kubelet_pods_parse.h"
 
 namespace fabricwatch::sys {
 

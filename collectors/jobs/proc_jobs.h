@@ -36,8 +36,8 @@
 #include <string>
 
 #include "collectors/core/status.h"
+#include "collectors/jobs/proc_jobs_parse.h"
 #include "collectors/sys/filesystem.h"
-#include "collectors/sys/proc_jobs_parse.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::sys {

@@ -1,4 +1,4 @@
-#include "collectors/sys/kmsg_parse.h"
+#include "collectors/kmsg/kmsg_parse.h"
 
 #include <charconv>
 

@@ -27,7 +27,7 @@
 #include <string>
 
 #include "collectors/core/status.h"
-#include "collectors/sys/lldp_frame.h"
+#include "collectors/peer/lldp_frame.h"
 
 namespace fabricwatch::sys {
 

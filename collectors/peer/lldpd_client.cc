@@ -1,4 +1,4 @@
-#include "collectors/sys/lldpd_client.h"
+#include "collectors/peer/lldpd_client.h"
 
 #include <lldpctl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "collectors/sys/proc_jobs.h"
+#include "collectors/jobs/proc_jobs.h"
 
 #include <algorithm>
 #include <cerrno>

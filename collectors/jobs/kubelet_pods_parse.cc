@@ -1,4 +1,4 @@
-#include "collectors/sys/kubelet_pods_parse.h"
+#include "collectors/jobs/kubelet_pods_parse.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

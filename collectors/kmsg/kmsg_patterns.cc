@@ -1,4 +1,4 @@
-#include "collectors/sys/kmsg_patterns.h"
+#include "collectors/kmsg/kmsg_patterns.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "collectors/sys/smp_query.h"
+#include "collectors/peer/smp_query.h"
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>

@@ -1,4 +1,4 @@
-#include "collectors/sys/lldp_frame.h"
+#include "collectors/peer/lldp_frame.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>

@@ -8,14 +8,14 @@
 //
 // Opening /dev/infiniband/umadN needs read-write access to it (root, or a udev rule); without it
 // the query fails with kPermissionDenied and the caller reports the peer absent, once.
-// Not run on InfiniBand hardware here: tests use the smpquery text (collectors/sys/smp_text.h).
+// Not run on InfiniBand hardware here: tests use the smpquery text (collectors/peer/smp_text.h).
 
 #include <chrono>
 #include <optional>
 #include <string>
 
 #include "collectors/core/status.h"
-#include "collectors/sys/smp_text.h"
+#include "collectors/peer/smp_text.h"
 
 namespace fabricwatch::sys {
 

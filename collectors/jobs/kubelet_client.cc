@@ -1,4 +1,4 @@
-#include "collectors/sys/kubelet_client.h"
+#include "collectors/jobs/kubelet_client.h"
 
 #include <curl/curl.h>
 

@@ -1,4 +1,4 @@
-#include "collectors/sys/lldp_listener.h"
+#include "collectors/peer/lldp_listener.h"
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>

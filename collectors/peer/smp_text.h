@@ -1,7 +1,7 @@
 #pragma once
 // InfiniBand neighbours from subnet management queries (issue 24, docs/design.md §5.10): the
 // NodeInfo and NodeDescription of the node one hop from a local port, as the agent gets them
-// through umad (collectors/sys/smp_query.h) or, for tests and replay (--path.smp), as the text
+// through umad (collectors/peer/smp_query.h) or, for tests and replay (--path.smp), as the text
 // `smpquery -D nodeinfo 0,<port>` and `smpquery -D nodedesc 0,<port>` print.
 //
 // The text format is libibmad's mad_dump_nodeinfo (infiniband-diags smpquery.c, libibmad

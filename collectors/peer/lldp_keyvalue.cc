@@ -1,4 +1,4 @@
-#include "collectors/sys/lldp_keyvalue.h"
+#include "collectors/peer/lldp_keyvalue.h"
 
 #include <array>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "collectors/sys/smp_text.h"
+#include "collectors/peer/smp_text.h"
 
 #include <charconv>
 #include <cstdio>

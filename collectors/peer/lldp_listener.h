@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "collectors/core/status.h"
-#include "collectors/sys/lldp_frame.h"
+#include "collectors/peer/lldp_frame.h"
 
 namespace fabricwatch::sys {
 
