@@ -112,8 +112,8 @@ std::string Described(const YAML::Node& node) {
   return "no value";
 }
 
-}  // namespace
-
+// The tree of the first document of `text` (a Null node when there is none), after the alias
+// and size checks.
 Result<YAML::Node> LoadStrictYaml(std::string_view text, const std::string& source) {
   const std::string copy(text);
   try {
@@ -136,9 +136,7 @@ Result<YAML::Node> LoadStrictYaml(std::string_view text, const std::string& sour
   }
 }
 
-Status CheckNoDuplicateKeys(const YAML::Node& root, const std::string& source) {
-  return DuplicateWalk(root, source, "", 0);
-}
+}  // namespace
 
 // --- YamlDocument -------------------------------------------------------------------------------
 
@@ -148,7 +146,7 @@ YamlDocument::YamlDocument(std::shared_ptr<const std::string> source, YAML::Node
 Result<YamlDocument> YamlDocument::Parse(std::string_view text, const std::string& source) {
   auto tree = LoadStrictYaml(text, source);
   if (!tree) return Error(tree.error());
-  if (Status s = CheckNoDuplicateKeys(*tree, source); !s.ok()) return Error(s);
+  if (Status s = DuplicateWalk(*tree, source, "", 0); !s.ok()) return Error(s);
   return YamlDocument(std::make_shared<const std::string>(source), std::move(*tree));
 }
 
@@ -157,13 +155,6 @@ Status YamlDocument::Fail(std::string_view what) const {
 }
 
 // --- YamlValue ----------------------------------------------------------------------------------
-
-YamlValue YamlValue::Of(const YAML::Node& node, const std::string& source, std::string path) {
-  // An absent key of a const node is a "zombie" whose every accessor throws: keep none of it.
-  const bool defined = node.IsDefined();
-  return YamlValue(defined ? node : YAML::Node(), std::make_shared<const std::string>(source),
-                   std::move(path), defined, defined ? node.Mark() : YAML::Mark::null_mark());
-}
 
 std::string YamlValue::Where() const { return MarkText(mark_, *source_); }
 

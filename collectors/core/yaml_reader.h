@@ -1,7 +1,8 @@
 #pragma once
 // The one YAML reader of every file fabricwatch reads: --config.file (its collectors, detectors,
-// hooks and probe sections), --web.config.file and --shape.file. A typo must never arm a drain
-// or open a port (issues 19 and 39), so it is strict everywhere, in one place:
+// hooks and probe sections), --web.config.file, --shape.file and fabricsim's scenario files
+// (tools/fabricsim/scenario.h). A typo must never arm a drain or open a port (issues 19 and 39),
+// so it is strict everywhere, in one place:
 //
 //   - YamlDocument::Parse refuses aliases (`*name`) and more than kMaxYamlNodes nodes before a
 //     tree exists: yaml-cpp shares an aliased node, but every walk visits it once per reference,
@@ -52,14 +53,13 @@ struct YamlEntry;
 
 class YamlValue {
  public:
-  // A node of a tree loaded with LoadStrictYaml, read as the value at `path` of `source`: the
-  // step for code that still walks yaml-cpp nodes (the scenario loader) to use the getters.
-  static YamlValue Of(const YAML::Node& node, const std::string& source, std::string path);
-
   // The key path: "" for the document, "hooks.run[0].command" below it.
   const std::string& path() const { return path_; }
   // "file:line:column", or the file when yaml-cpp kept no mark.
   std::string Where() const;
+  // The line of Where(), counted from 1; 0 without a mark. For a caller that reports a problem
+  // found later, away from the tree (the simulator checks a scenario event against its node).
+  int line() const { return mark_.is_null() ? 0 : mark_.line + 1; }
   // InvalidArgument "<where>: <path>: <what>" ("<where>: <what>" at the top level).
   Status Fail(std::string_view what) const;
 
@@ -127,12 +127,6 @@ struct YamlEntry {
   YamlValue key_node;  // marked at the key (unknown-key errors point there); same path as value
   YamlValue value;
 };
-
-// The checked tree underneath YamlDocument, for code that still walks yaml-cpp nodes itself
-// (the scenario loader, tools/fabricsim; collectors/core/yaml_checks.h): the alias and size
-// checks of Parse (a Null node for an empty text), and the duplicate-key walk.
-Result<YAML::Node> LoadStrictYaml(std::string_view text, const std::string& source);
-Status CheckNoDuplicateKeys(const YAML::Node& root, const std::string& source);
 
 class YamlDocument {
  public:

@@ -16,6 +16,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/sysfs.h"
+#include "detectors/core/node_model.h"
 #include "detectors/core/registry.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_file.h"
@@ -121,19 +122,18 @@ std::optional<detect::StateFile> ReadableStateFile(const Config& config,
   return file;
 }
 
-std::vector<SeenPort> PortsOf(const detect::Families& rdma) {
+// Every RDMA port of the node model whose state the rdma collector reported.
+std::vector<SeenPort> PortsOf(const detect::NodeModel& node) {
   std::vector<SeenPort> ports;
-  detect::ForEachSample(rdma, rdma::kPortState, [&](const auto& metric, double state) {
+  for (const detect::RdmaPort& port : node.ports()) {
+    if (!port.state) continue;
     SeenPort seen;
-    seen.port.device = std::string(Label<rdma::kPortState>(metric, "device"));
-    const std::string port(Label<rdma::kPortState>(metric, "port"));
-    seen.port.port = static_cast<uint32_t>(std::strtoul(port.c_str(), nullptr, 10));
-    seen.active = state == 4 || state == 5;  // ACTIVE, ACTIVE_DEFER
-    seen.rate_bits_per_second =
-        8 * detect::FindValue<rdma::kPortRate>(rdma, {{"device", seen.port.device}, {"port", port}})
-                .value_or(0);
+    seen.port.device = port.id.device;
+    seen.port.port = port.id.port;
+    seen.active = port.active();
+    seen.rate_bits_per_second = 8 * port.rate_bytes_per_second.value_or(0);
     ports.push_back(std::move(seen));
-  });
+  }
   return ports;
 }
 
@@ -249,12 +249,9 @@ Result<LookResult> LookOnce(const Config& config) {
         std::string(need->feature) + " (collector " + std::string(need->collector) + "): needs " +
         std::string(need->capability) + "; without it " + std::string(need->loses));
   }
-  for (const auto& s : *snapshots) {
-    // The rdma collector's snapshot is the one with its port states (rdma_metrics.h).
-    if (detect::FindFamily(s->families, rdma::kPortState) != nullptr) {
-      result.ports = PortsOf(s->families);
-    }
-  }
+  detect::NodeModelBuilder node;
+  for (const auto& s : *snapshots) node.Observe(s->collector, s->families);
+  result.ports = PortsOf(node.model());
   {
     // The rate --check.probe judges against is the agent's (probe_sources.h): the shape's
     // (--shape.file, else same-model siblings), else the rate the port reports. A port that

@@ -120,7 +120,8 @@ TEST(ScenarioExpectTest, a_bad_block_is_an_error_naming_the_file_line_and_key) {
   };
   const Case cases[] = {
       {"expect: [link_flap]\n", "flap.yaml:9:9: expect: expected a mapping"},
-      {finding + "  whithin: 3s\n", "flap.yaml:17:3: unknown key \"expect.whithin\""},
+      {finding + "  whithin: 3s\n",
+       "flap.yaml:17:3: expect.whithin: unknown key (known: detector, severity,"},
       {replace("  run: 1m\n", ""), "flap.yaml:10:3: expect: missing expect.run"},
       {replace("severity: critical", "severity: fatal"),
        "flap.yaml:11:13: expect.severity: unknown severity \"fatal\""},
@@ -144,7 +145,7 @@ TEST(ScenarioExpectTest, a_bad_block_is_an_error_naming_the_file_line_and_key) {
       {"expect:\n  quiet: true\n  allow: {detector: link_flap}\n",
        "expect.allow: needs detector: and severity:"},
       {"expect:\n  quiet: true\n  allow: {detector: link_flap, severity: info, why: x}\n",
-       "unknown key \"expect.allow.why\""},
+       "flap.yaml:11:48: expect.allow.why: unknown key (known: detector, severity)"},
   };
   for (const Case& c : cases) {
     const std::string error = ErrorOf(c.expect);

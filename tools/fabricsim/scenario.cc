@@ -1,17 +1,16 @@
 #include "tools/fabricsim/scenario.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <fstream>
-#include <map>
+#include <limits>
 #include <optional>
 #include <regex>
-#include <set>
 #include <sstream>
+#include <vector>
 
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/link_rate.h"
 #include "tools/fabricsim/scenario_yaml.h"
@@ -19,9 +18,6 @@
 namespace fabricwatch::sim {
 namespace {
 
-using scenario_yaml::Bad;
-using scenario_yaml::Integer;
-using scenario_yaml::Number;
 using scenario_yaml::Seconds;
 
 constexpr std::array<FaultInfo, 37> kFaults = {{
@@ -188,183 +184,218 @@ constexpr std::array<FaultInfo, 37> kFaults = {{
      false, 300, "rate=20 (lines per second, at most 100000)"},
 }};
 
-bool IsPowerOfTwoSize(double v) {
-  for (int s = 128; s <= 4096; s *= 2) {
+bool IsPowerOfTwoSize(int64_t v) {
+  for (int64_t s = 128; s <= 4096; s *= 2) {
     if (v == s) return true;
   }
   return false;
 }
 
-const std::set<std::string, std::less<>> kNumericParams = {
+constexpr double kAnyNumber = std::numeric_limits<double>::max();
+
+// Numeric parameters (unquoted numbers), integer ones with their range, durations (a Prometheus
+// duration or seconds) and text.
+constexpr std::array<std::string_view, 9> kNumericParams = {
     "rate",      "count",      "ber",      "target_celsius", "target_dbm",
     "target_ma", "speed_gbps", "nonfatal", "link_gts"};
-// Integer parameters and their range.
-const std::map<std::string, std::pair<int, int>, std::less<>> kIntegerParams = {
-    {"width", {1, 2}}, {"phys_state", {0, 7}}, {"link_width", {1, 32}}};
+struct IntegerParam {
+  std::string_view name;
+  int min, max;
+};
+constexpr std::array<IntegerParam, 3> kIntegerParams = {
+    {{"width", 1, 2}, {"phys_state", 0, 7}, {"link_width", 1, 32}}};
+constexpr std::array<std::string_view, 5> kSecondsParams = {"period", "down", "degraded", "ramp",
+                                                            "interval"};
+constexpr std::array<std::string_view, 3> kTextParams = {"speed", "fw_ver", "error"};
+
+template <size_t N>
+bool OneOf(const std::array<std::string_view, N>& names, std::string_view key) {
+  return std::find(names.begin(), names.end(), key) != names.end();
+}
+
+// Every key an event accepts (ParseEvent's CheckKeys).
+std::vector<std::string_view> EventKeys() {
+  std::vector<std::string_view> keys = {"at",  "fault", "duration", "device",   "netdev", "port",
+                                        "gpu", "mps",   "mrrs",     "priority", "lane"};
+  keys.insert(keys.end(), kNumericParams.begin(), kNumericParams.end());
+  for (const IntegerParam& p : kIntegerParams) keys.push_back(p.name);
+  keys.insert(keys.end(), kSecondsParams.begin(), kSecondsParams.end());
+  keys.insert(keys.end(), kTextParams.begin(), kTextParams.end());
+  return keys;
+}
 
 // `speed:` (an IBTA lane speed), `error:` (module_error's kind) and `fw_ver:`
 // (major.minor.subminor, as fw_ver prints it).
-Status CheckText(std::string_view source, const YAML::Node& value, const std::string& key) {
-  const std::string& text = value.Scalar();
+Status CheckText(const YamlValue& value, std::string_view key, const std::string& text) {
   if (key == "speed" && FindLaneSpeed(text) < 0) {
     std::string known;
     for (const LaneSpeed& s : LaneSpeeds())
       known += (known.empty() ? "" : ", ") + std::string(s.name);
-    return Bad(source, value, "speed: unknown lane speed \"" + text + "\" (known: " + known + ")");
+    return value.Fail("unknown lane speed \"" + text + "\" (known: " + known + ")");
   }
   if (key == "error" && FindModuleError(text) == nullptr) {
     std::string known;
     for (const ModuleErrorKind& k : ModuleErrorKinds())
       known += (known.empty() ? "" : ", ") + std::string(k.name);
-    return Bad(source, value,
-               "error: unknown module error \"" + text + "\" (known: " + known + ")");
+    return value.Fail("unknown module error \"" + text + "\" (known: " + known + ")");
   }
   if (key == "fw_ver" && !std::regex_match(text, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) {
-    return Bad(source, value, "fw_ver: expected major.minor.subminor, got \"" + text + "\"");
+    return value.Fail("expected major.minor.subminor, got \"" + text + "\"");
+  }
+  return Status::Ok();
+}
+
+// A numeric parameter (kNumericParams) with its own bounds.
+Result<double> NumericParam(const YamlValue& value, std::string_view key) {
+  auto v = value.Number(-kAnyNumber, kAnyNumber);
+  if (!v) return Error(v.error());
+  if ((key == "rate" || key == "count" || key == "ber" || key == "speed_gbps") && *v <= 0) {
+    return Error(value.Fail("must be positive"));
+  }
+  if (key == "nonfatal" && *v < 0) return Error(value.Fail("is negative"));
+  if (key == "link_gts" && *v != 2.5 && *v != 5 && *v != 8 && *v != 16 && *v != 32 && *v != 64) {
+    return Error(value.Fail("expected a PCIe speed (2.5, 5, 8, 16, 32 or 64 GT/s), got \"" +
+                            *value.Scalar() + "\""));
+  }
+  return *v;
+}
+
+// A parameter of the fault (a key past at:, duration:, the target and port:) into `ev`.
+Status ReadParam(const YamlValue& value, const std::string& key, ScenarioEvent& ev) {
+  if (key == "mps" || key == "mrrs") {
+    auto v = value.Integer(0, 1 << 20);
+    if (!v || !IsPowerOfTwoSize(*v)) {
+      auto text = value.Scalar();
+      return value.Fail("expected 128, 256, 512, 1024, 2048 or 4096 bytes, got " +
+                        (text ? "\"" + *text + "\"" : std::string("no value")));
+    }
+    ev.params[key] = static_cast<double>(*v);
+  } else if (key == "priority" || key == "lane") {
+    auto v = key == "priority" ? value.Integer(0, 7) : value.Integer(1, 8);
+    if (!v) return v.error();
+    (key == "priority" ? ev.priority : ev.lane) = static_cast<int>(*v);
+  } else if (OneOf(kSecondsParams, key)) {
+    auto s = Seconds(value);
+    if (!s) return s.error();
+    if ((key == "period" || key == "interval") && *s <= 0) return value.Fail("must be positive");
+    ev.params[key] = *s;
+  } else if (OneOf(kNumericParams, key)) {
+    auto v = NumericParam(value, key);
+    if (!v) return v.error();
+    ev.params[key] = *v;
+  } else if (OneOf(kTextParams, key)) {
+    auto text = value.Scalar();
+    if (!text) return text.error();
+    if (Status s = CheckText(value, key, *text); !s.ok()) return s;
+    ev.text[key] = *text;
+  } else {
+    for (const IntegerParam& p : kIntegerParams) {
+      if (p.name != key) continue;
+      auto v = value.Integer(p.min, p.max);
+      if (!v) return v.error();
+      ev.params[key] = static_cast<double>(*v);
+    }
+  }
+  return Status::Ok();
+}
+
+// One key of an event (checked against EventKeys) into `ev`.
+Status ReadEventKey(const YamlEntry& entry, ScenarioEvent& ev, bool& has_duration) {
+  const std::string& key = entry.key;
+  const YamlValue& value = entry.value;
+  if (key == "fault") return Status::Ok();  // read first (ParseEvent)
+  if (key == "at" || key == "duration") {
+    auto s = Seconds(value);
+    if (!s) return s.error();
+    (key == "at" ? ev.at_s : ev.duration_s) = *s;
+    has_duration |= key == "duration";
+  } else if (key == "device" || key == "netdev") {
+    auto name = value.Scalar();
+    if (!name) return name.error();
+    (key == "device" ? ev.device : ev.netdev) = *name;
+  } else if (key == "gpu") {
+    auto gpu = value.Scalar();
+    if (!gpu || gpu->empty()) return value.Fail("expected a PCI address or an index");
+    ev.gpu = *gpu;
+  } else if (key == "port") {
+    auto port = value.Integer(1, 2);
+    if (!port) return port.error();
+    ev.port = static_cast<int>(*port);
+  } else {
+    return ReadParam(value, key, ev);
   }
   return Status::Ok();
 }
 
 // What the event names must fit its fault (TargetOf).
-Status CheckTarget(std::string_view source, const YAML::Node& node, const ScenarioEvent& ev) {
+Status CheckTarget(const YamlValue& node, const ScenarioEvent& ev) {
   const bool port = !ev.device.empty() || !ev.netdev.empty();
   const bool gpu = !ev.gpu.empty();
   switch (TargetOf(ev.fault)) {
     case FaultTarget::kPort:
-      if (gpu) return Bad(source, node["gpu"], ev.fault + " names a port, not a gpu:");
-      if (!port) return Bad(source, node, "event " + ev.fault + " names no device: or netdev:");
+      if (gpu) return node.Get("gpu").Fail(ev.fault + " names a port, not a gpu:");
+      if (!port) return node.Fail("event " + ev.fault + " names no device: or netdev:");
       break;
     case FaultTarget::kNode:
-      if (port || gpu) {
-        return Bad(source, node, ev.fault + " is node-wide: no device:, netdev: or gpu:");
-      }
+      if (port || gpu) return node.Fail(ev.fault + " is node-wide: no device:, netdev: or gpu:");
       break;
     case FaultTarget::kGpu:
-      if (port) return Bad(source, node, ev.fault + " names a gpu:, not a device: or netdev:");
-      if (!gpu) return Bad(source, node, "event " + ev.fault + " names no gpu:");
+      if (port) return node.Fail(ev.fault + " names a gpu:, not a device: or netdev:");
+      if (!gpu) return node.Fail("event " + ev.fault + " names no gpu:");
       break;
     case FaultTarget::kGpuOrPort:
-      if (port && gpu) return Bad(source, node, ev.fault + " names a gpu: or a port, not both");
-      if (!port && !gpu) {
-        return Bad(source, node, "event " + ev.fault + " names no gpu:, device: or netdev:");
-      }
+      if (port && gpu) return node.Fail(ev.fault + " names a gpu: or a port, not both");
+      if (!port && !gpu)
+        return node.Fail("event " + ev.fault + " names no gpu:, device: or netdev:");
       break;
   }
   return Status::Ok();
 }
 
-Result<ScenarioEvent> ParseEvent(std::string_view source, const YAML::Node& node) {
-  if (!node.IsMap()) return Error(Bad(source, node, "an event must be a mapping (at:, fault:)"));
+// The fault's duration when the event gives none: link_flap and ib_micro_flap last their
+// count*period, link_retrain its down+degraded.
+double DerivedDuration(const ScenarioEvent& ev, double default_s) {
+  auto param = [&](const char* name, double fallback) {
+    auto it = ev.params.find(name);
+    return it == ev.params.end() ? fallback : it->second;
+  };
+  if (ev.fault == "link_flap" || ev.fault == "ib_micro_flap") {
+    return param("count", 3) * param("period", ev.fault == "link_flap" ? 10 : 60);
+  }
+  if (ev.fault == "link_retrain") return param("down", 1) + param("degraded", 3);
+  return default_s;
+}
+
+Result<ScenarioEvent> ParseEvent(const YamlValue& node) {
+  if (!node.IsMap()) return Error(node.Fail("an event must be a mapping (at:, fault:)"));
+  if (Status s = node.CheckKeys(EventKeys()); !s.ok()) return Error(s);
   ScenarioEvent ev;
-  ev.line = node.Mark().line + 1;
-  if (!node["fault"]) return Error(Bad(source, node, "event without fault:"));
-  if (!node["at"]) return Error(Bad(source, node, "event without at:"));
-  const YAML::Node fault_node = node["fault"];
-  ev.fault = fault_node.IsScalar() ? fault_node.Scalar() : "";
+  ev.line = node.line();
+  const YamlValue fault = node.Get("fault");
+  if (!fault.present()) return Error(node.Fail("event without fault:"));
+  if (!node.Get("at").present()) return Error(node.Fail("event without at:"));
+  auto name = fault.Scalar();
+  if (!name) return Error(name.error());
+  ev.fault = *name;
   const FaultInfo* info = FindFault(ev.fault);
   if (info == nullptr) {
     std::string known;
     for (const FaultInfo& f : Faults()) known += (known.empty() ? "" : ", ") + std::string(f.name);
-    return Error(
-        Bad(source, fault_node, "unknown fault \"" + ev.fault + "\" (known: " + known + ")"));
+    return Error(fault.Fail("unknown fault \"" + ev.fault + "\" (known: " + known + ")"));
   }
-  ev.duration_s = info->default_duration_s;
   bool has_duration = false;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
-    const YAML::Node& value = kv.second;
-    if (key == "fault") continue;
-    if (key == "at") {
-      auto s = Seconds(source, value, "at");
-      if (!s) return Error(s.error());
-      ev.at_s = *s;
-    } else if (key == "duration") {
-      auto s = Seconds(source, value, "duration");
-      if (!s) return Error(s.error());
-      ev.duration_s = *s;
-      has_duration = true;
-    } else if (key == "device") {
-      ev.device = value.Scalar();
-    } else if (key == "netdev") {
-      ev.netdev = value.Scalar();
-    } else if (key == "gpu") {
-      if (!value.IsScalar() || value.Scalar().empty()) {
-        return Error(Bad(source, value, "gpu: expected a PCI address or an index"));
-      }
-      ev.gpu = value.Scalar();
-    } else if (key == "mps" || key == "mrrs") {
-      auto v = Number(source, value, key);
-      if (!v) return Error(v.error());
-      if (!IsPowerOfTwoSize(*v)) {
-        return Error(Bad(source, value,
-                         key + ": expected 128, 256, 512, 1024, 2048 or 4096 bytes, got \"" +
-                             value.Scalar() + "\""));
-      }
-      ev.params[key] = *v;
-    } else if (key == "port") {
-      auto p = Integer(source, value, key, 1, 2);
-      if (!p) return Error(p.error());
-      ev.port = *p;
-    } else if (key == "priority") {
-      auto p = Integer(source, value, key, 0, 7);
-      if (!p) return Error(p.error());
-      ev.priority = *p;
-    } else if (key == "lane") {
-      auto l = Integer(source, value, key, 1, 8);
-      if (!l) return Error(l.error());
-      ev.lane = *l;
-    } else if (key == "period" || key == "down" || key == "degraded" || key == "ramp" ||
-               key == "interval") {
-      auto s = Seconds(source, value, key.c_str());
-      if (!s) return Error(s.error());
-      if ((key == "period" || key == "interval") && *s <= 0) {
-        return Error(Bad(source, value, key + " must be positive"));
-      }
-      ev.params[key] = *s;
-    } else if (kNumericParams.contains(key)) {
-      auto v = Number(source, value, key);
-      if (!v) return Error(v.error());
-      if ((key == "rate" || key == "count" || key == "ber" || key == "speed_gbps") && *v <= 0) {
-        return Error(Bad(source, value, key + " must be positive"));
-      }
-      if (key == "nonfatal" && *v < 0) return Error(Bad(source, value, "nonfatal is negative"));
-      if (key == "link_gts" && *v != 2.5 && *v != 5 && *v != 8 && *v != 16 && *v != 32 &&
-          *v != 64) {
-        return Error(Bad(source, value,
-                         "link_gts: expected a PCIe speed (2.5, 5, 8, 16, 32 or 64 GT/s), got \"" +
-                             value.Scalar() + "\""));
-      }
-      ev.params[key] = *v;
-    } else if (auto range = kIntegerParams.find(key); range != kIntegerParams.end()) {
-      auto v = Integer(source, value, key, range->second.first, range->second.second);
-      if (!v) return Error(v.error());
-      ev.params[key] = *v;
-    } else if (key == "speed" || key == "fw_ver" || key == "error") {
-      if (!value.IsScalar()) return Error(Bad(source, value, key + ": expected text"));
-      if (Status s = CheckText(source, value, key); !s.ok()) return Error(s);
-      ev.text[key] = value.Scalar();
-    } else {
-      return Error(Bad(source, kv.first, "unknown key \"" + key + "\" in event"));
-    }
+  auto entries = node.Entries();
+  if (!entries) return Error(entries.error());
+  for (const YamlEntry& entry : *entries) {
+    if (Status s = ReadEventKey(entry, ev, has_duration); !s.ok()) return Error(s);
   }
-  if (Status s = CheckTarget(source, node, ev); !s.ok()) return Error(s);
+  if (Status s = CheckTarget(node, ev); !s.ok()) return Error(s);
   if (info->instant && has_duration && ev.duration_s > 0) {
-    return Error(Bad(source, node["duration"], ev.fault + " is instantaneous: no duration"));
+    return Error(node.Get("duration").Fail(ev.fault + " is instantaneous: no duration"));
   }
-  if (ev.fault == "link_flap" || ev.fault == "ib_micro_flap") {
-    const double count = ev.params.contains("count") ? ev.params["count"] : 3;
-    const double period = ev.params.contains("period") ? ev.params["period"]
-                          : ev.fault == "link_flap"    ? 10
-                                                       : 60;
-    if (!has_duration) ev.duration_s = count * period;
-  }
-  if (ev.fault == "link_retrain" && !has_duration) {
-    const double down = ev.params.contains("down") ? ev.params["down"] : 1;
-    const double degraded = ev.params.contains("degraded") ? ev.params["degraded"] : 3;
-    ev.duration_s = down + degraded;
-  }
+  if (!has_duration) ev.duration_s = DerivedDuration(ev, info->default_duration_s);
   if (!info->instant && ev.duration_s <= 0) {
-    return Error(Bad(source, node, ev.fault + " needs a positive duration"));
+    return Error(node.Fail(ev.fault + " needs a positive duration"));
   }
   return ev;
 }
@@ -392,50 +423,43 @@ const FaultInfo* FindFault(std::string_view name) {
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
   Scenario sc;
   sc.source = std::string(source_name);
-  auto loaded = LoadStrictYaml(text, sc.source);
-  if (!loaded) return Error(loaded.error());
-  YAML::Node root = std::move(*loaded);  // not const: operator[] const on an absent key throws
-  if (!root.IsMap()) {
-    return Error(StatusCode::kInvalidArgument,
-                 sc.source + ": a scenario is a mapping with duration: and events:");
-  }
-  std::optional<YAML::Node> expect_node;  // a default YAML::Node is a defined null
-  try {
-    for (const auto& kv : root) {
-      const std::string key = kv.first.Scalar();
-      if (key == "preset") {
-        sc.preset = kv.second.Scalar();
-      } else if (key == "duration") {
-        auto s = Seconds(sc.source, kv.second, "duration");
-        if (!s) return Error(s.error());
-        sc.duration_s = *s;
-      } else if (key == "events") {
-        if (!kv.second.IsSequence()) {
-          return Error(Bad(sc.source, kv.second, "events: expected a list"));
-        }
-        for (const YAML::Node& item : kv.second) {
-          auto ev = ParseEvent(sc.source, item);
-          if (!ev) return Error(ev.error());
-          sc.events.push_back(std::move(*ev));
-        }
-      } else if (key == "description") {
-        // Free text for people.
-      } else if (key == "expect") {
-        expect_node = kv.second;  // read once the events are known (its fault is one of them)
-      } else {
-        return Error(Bad(sc.source, kv.first, "unknown key \"" + key + "\""));
+  auto document = YamlDocument::Parse(text, sc.source);
+  if (!document) return Error(document.error());
+  const YamlValue& root = document->root();
+  if (!root.IsMap()) return Error(root.Fail("a scenario is a mapping with duration: and events:"));
+  static constexpr std::string_view kKeys[] = {"preset", "duration", "events", "expect",
+                                               "description"};
+  if (Status s = root.CheckKeys(kKeys); !s.ok()) return Error(s);
+  auto entries = root.Entries();
+  if (!entries) return Error(entries.error());
+  std::optional<YamlValue> expect_node;
+  for (const YamlEntry& entry : *entries) {
+    if (entry.key == "preset") {
+      auto preset = entry.value.String();
+      if (!preset) return Error(preset.error());
+      sc.preset = *preset;
+    } else if (entry.key == "duration") {
+      auto s = Seconds(entry.value);
+      if (!s) return Error(s.error());
+      sc.duration_s = *s;
+    } else if (entry.key == "events") {
+      if (!entry.value.IsSequence()) return Error(entry.value.Fail("expected a list"));
+      auto items = entry.value.Items();
+      if (!items) return Error(items.error());
+      for (const YamlValue& item : *items) {
+        auto ev = ParseEvent(item);
+        if (!ev) return Error(ev.error());
+        sc.events.push_back(std::move(*ev));
       }
+    } else if (entry.key == "expect") {
+      expect_node = entry.value;  // read once the events are known (its fault is one of them)
     }
-  } catch (const YAML::Exception& e) {
-    return Error(StatusCode::kInvalidArgument,
-                 sc.source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    // description: free text for people.
   }
   if (sc.duration_s <= 0) {
     double end = 0;
     for (const ScenarioEvent& ev : sc.events) end = std::max(end, ev.at_s + ev.duration_s);
-    if (end <= 0) {
-      return Error(StatusCode::kInvalidArgument, sc.source + ": no duration: and no events");
-    }
+    if (end <= 0) return Error(document->Fail("no duration: and no events"));
     sc.duration_s = end + 30;  // a quiet tail so the end of the last fault is seen
   }
   for (const ScenarioEvent& ev : sc.events) {
@@ -449,7 +473,7 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   std::stable_sort(sc.events.begin(), sc.events.end(),
                    [](const ScenarioEvent& a, const ScenarioEvent& b) { return a.at_s < b.at_s; });
   if (expect_node) {
-    auto expect = scenario_yaml::ParseExpectation(sc.source, *expect_node, sc.events);
+    auto expect = scenario_yaml::ParseExpectation(*expect_node, sc.events);
     if (!expect) return Error(expect.error());
     sc.expect = std::move(*expect);
   }

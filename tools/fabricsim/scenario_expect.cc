@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "collectors/core/yaml_checks.h"
+#include "collectors/core/yaml_reader.h"
 #include "tools/fabricsim/scenario_yaml.h"
 
 namespace fabricwatch::sim {
 namespace {
 
-using scenario_yaml::Bad;
 using scenario_yaml::Seconds;
 
 constexpr std::array<std::string_view, 1> kChecks = {"module_below_high_warning"};
@@ -26,8 +27,6 @@ constexpr std::array<std::string_view, 13> kFindingKeys = {
     "not_before", "one_finding", "at_raise", "fault",          "restart", "quiet"};
 constexpr size_t kRequiredFindingKeys = 7;
 
-std::string Key(std::string_view key) { return "expect." + std::string(key); }
-
 template <size_t N>
 std::string Joined(const std::array<std::string_view, N>& names) {
   std::string out;
@@ -35,92 +34,77 @@ std::string Joined(const std::array<std::string_view, N>& names) {
   return out;
 }
 
-Result<std::string> Text(std::string_view source, const YAML::Node& node, const std::string& key) {
-  if (!node.IsScalar() || node.Scalar().empty()) {
-    return Error(Bad(source, node, key + ": expected text"));
-  }
-  return node.Scalar();
+Result<std::string> Text(const YamlValue& value) {
+  if (!value.IsScalar() || value.Scalar()->empty()) return Error(value.Fail("expected text"));
+  return *value.Scalar();
 }
 
-Result<std::string> SeverityText(std::string_view source, const YAML::Node& node,
-                                 const std::string& key) {
-  auto text = Text(source, node, key);
+Result<std::string> SeverityText(const YamlValue& value) {
+  auto text = Text(value);
   if (!text) return Error(text.error());
   if (std::find(kSeverities.begin(), kSeverities.end(), *text) == kSeverities.end()) {
     return Error(
-        Bad(source, node,
-            key + ": unknown severity \"" + *text + "\" (known: " + Joined(kSeverities) + ")"));
+        value.Fail("unknown severity \"" + *text + "\" (known: " + Joined(kSeverities) + ")"));
   }
   return *text;
 }
 
-// `{label: value, ...}` in contract order (yaml-cpp keeps a mapping's order).
-Result<std::vector<std::pair<std::string, std::string>>> Entity(std::string_view source,
-                                                                const YAML::Node& node) {
-  if (!node.IsMap() || node.size() == 0) {
-    return Error(Bad(source, node, "expect.entity: expected a mapping of labels to values"));
+// `{label: value, ...}` in contract order (Entries() keeps the file's order).
+Result<std::vector<std::pair<std::string, std::string>>> Entity(const YamlValue& value) {
+  if (!value.IsMap() || value.size() == 0) {
+    return Error(value.Fail("expected a mapping of labels to values"));
   }
+  auto entries = value.Entries();
+  if (!entries) return Error(entries.error());
   std::vector<std::pair<std::string, std::string>> entity;
-  for (const auto& kv : node) {
-    const std::string label = kv.first.Scalar();
-    auto value = Text(source, kv.second, Key("entity." + label));
-    if (!value) return Error(value.error());
-    entity.emplace_back(label, *value);
+  for (const YamlEntry& entry : *entries) {
+    auto text = Text(entry.value);
+    if (!text) return Error(text.error());
+    entity.emplace_back(entry.key, *text);
   }
   return entity;
 }
 
-Result<AllowedFinding> Allow(std::string_view source, const YAML::Node& node) {
-  if (!node.IsMap()) {
-    return Error(Bad(source, node, "expect.allow: expected {detector:, severity:}"));
+Result<AllowedFinding> Allow(const YamlValue& value) {
+  if (!value.IsMap()) return Error(value.Fail("expected {detector:, severity:}"));
+  static constexpr std::string_view kKeys[] = {"detector", "severity"};
+  if (Status s = value.CheckKeys(kKeys); !s.ok()) return Error(s);
+  const YamlValue detector = value.Get("detector");
+  const YamlValue severity = value.Get("severity");
+  if (!detector.present() || !severity.present()) {
+    return Error(value.Fail("needs detector: and severity:"));
   }
-  AllowedFinding allow;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
-    if (key == "detector") {
-      auto text = Text(source, kv.second, Key("allow.detector"));
-      if (!text) return Error(text.error());
-      allow.detector = *text;
-    } else if (key == "severity") {
-      auto text = SeverityText(source, kv.second, Key("allow.severity"));
-      if (!text) return Error(text.error());
-      allow.severity = *text;
-    } else {
-      return Error(Bad(source, kv.first, "unknown key \"" + Key("allow." + key) + "\""));
-    }
-  }
-  if (allow.detector.empty() || allow.severity.empty()) {
-    return Error(Bad(source, node, "expect.allow: needs detector: and severity:"));
-  }
-  return allow;
+  auto detector_text = Text(detector);
+  if (!detector_text) return Error(detector_text.error());
+  auto severity_text = SeverityText(severity);
+  if (!severity_text) return Error(severity_text.error());
+  return AllowedFinding{*detector_text, *severity_text};
 }
 
-Result<ExpectedRestart> Restart(std::string_view source, const YAML::Node& node) {
-  if (!node.IsMap() || !node["at"] || !node["until"] || node.size() != 2) {
-    return Error(Bad(source, node, "expect.restart: expected {at:, until:}"));
+Result<ExpectedRestart> Restart(const YamlValue& value) {
+  const YamlValue at_value = value.Get("at");
+  const YamlValue until_value = value.Get("until");
+  if (!value.IsMap() || !at_value.present() || !until_value.present() || value.size() != 2) {
+    return Error(value.Fail("expected {at:, until:}"));
   }
-  auto at = Seconds(source, node["at"], "expect.restart.at");
+  auto at = Seconds(at_value);
   if (!at) return Error(at.error());
-  auto until = Seconds(source, node["until"], "expect.restart.until");
+  auto until = Seconds(until_value);
   if (!until) return Error(until.error());
-  if (*at >= *until) {
-    return Error(Bad(source, node, "expect.restart: at: must come before until:"));
-  }
+  if (*at >= *until) return Error(value.Fail("at: must come before until:"));
   return ExpectedRestart{*at, *until};
 }
 
 // A `quiet: true` block: nothing but `allow:` beside it.
-Result<ScenarioExpectation> Quiet(std::string_view source, const YAML::Node& node) {
+Result<ScenarioExpectation> Quiet(const std::vector<YamlEntry>& entries) {
   ScenarioExpectation expect;
   expect.quiet = true;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
-    if (key == "quiet") continue;
-    if (key != "allow") {
-      return Error(Bad(source, kv.first,
-                       Key(key) + ": a quiet scenario expects nothing but allow: findings"));
+  for (const YamlEntry& entry : entries) {
+    if (entry.key == "quiet") continue;
+    if (entry.key != "allow") {
+      return Error(entry.key_node.Fail("a quiet scenario expects nothing but allow: findings"));
     }
-    auto allow = Allow(source, kv.second);
+    auto allow = Allow(entry.value);
     if (!allow) return Error(allow.error());
     expect.allow = std::move(*allow);
   }
@@ -128,23 +112,23 @@ Result<ScenarioExpectation> Quiet(std::string_view source, const YAML::Node& nod
 }
 
 // One key of a fault scenario's block into `expect`.
-Status FindingKey(std::string_view source, const std::string& key, const YAML::Node& value,
-                  ScenarioExpectation& expect) {
+Status FindingKey(const YamlEntry& entry, ScenarioExpectation& expect) {
+  const std::string& key = entry.key;
+  const YamlValue& value = entry.value;
   auto text = [&](std::string& out) -> Status {
-    auto t =
-        key == "severity" ? SeverityText(source, value, Key(key)) : Text(source, value, Key(key));
+    auto t = key == "severity" ? SeverityText(value) : Text(value);
     if (!t) return t.error();
     out = *t;
     return Status::Ok();
   };
   auto flag = [&](bool& out) -> Status {
-    auto b = StrictBool(value, std::string(source), Key(key));
+    auto b = value.Bool();
     if (!b) return b.error();
     out = *b;
     return Status::Ok();
   };
   auto seconds = [&](double& out) -> Status {
-    auto s = Seconds(source, value, Key(key).c_str());
+    auto s = Seconds(value);
     if (!s) return s.error();
     out = *s;
     return Status::Ok();
@@ -159,7 +143,7 @@ Status FindingKey(std::string_view source, const std::string& key, const YAML::N
   if (key == "run") return seconds(expect.run_s);
   if (key == "not_before") return seconds(expect.not_before_s.emplace());
   if (key == "entity") {
-    auto entity = Entity(source, value);
+    auto entity = Entity(value);
     if (!entity) return entity.error();
     expect.entity = std::move(*entity);
     return Status::Ok();
@@ -167,46 +151,42 @@ Status FindingKey(std::string_view source, const std::string& key, const YAML::N
   if (key == "at_raise") {
     if (Status s = text(expect.at_raise); !s.ok()) return s;
     if (std::find(kChecks.begin(), kChecks.end(), expect.at_raise) == kChecks.end()) {
-      return Bad(source, value,
-                 Key(key) + ": unknown check \"" + expect.at_raise +
-                     "\" (known: " + Joined(kChecks) + ")");
+      return value.Fail("unknown check \"" + expect.at_raise + "\" (known: " + Joined(kChecks) +
+                        ")");
     }
     return Status::Ok();
   }
   if (key == "restart") {
-    auto restart = Restart(source, value);
+    auto restart = Restart(value);
     if (!restart) return restart.error();
     expect.restart = *restart;
     return Status::Ok();
   }
   // quiet: false is a fault scenario.
   bool quiet = false;
-  if (Status s = flag(quiet); !s.ok()) return s;
-  return Status::Ok();
+  return flag(quiet);
 }
 
 // The block as a whole: every required key, a fault the scenario injects, bounds that fit.
-Status CheckFinding(std::string_view source, const YAML::Node& node,
-                    const std::set<std::string, std::less<>>& seen,
-                    const std::vector<ScenarioEvent>& events, ScenarioExpectation& expect) {
+Status CheckFinding(const YamlValue& node, const std::vector<ScenarioEvent>& events,
+                    ScenarioExpectation& expect) {
   for (size_t i = 0; i < kRequiredFindingKeys; ++i) {
-    if (!seen.contains(kFindingKeys[i])) {
-      return Bad(source, node, "expect: missing " + Key(kFindingKeys[i]));
+    if (!node.Get(kFindingKeys[i]).present()) {
+      return node.Fail("missing expect." + std::string(kFindingKeys[i]));
     }
   }
   if (expect.fault.empty()) {
-    if (events.empty()) return Bad(source, node, "expect: the scenario has no events");
+    if (events.empty()) return node.Fail("the scenario has no events");
     expect.fault = events.front().fault;
   } else if (std::none_of(events.begin(), events.end(),
                           [&](const ScenarioEvent& ev) { return ev.fault == expect.fault; })) {
-    return Bad(source, node["fault"],
-               "expect.fault: no event of the scenario injects \"" + expect.fault + "\"");
+    return node.Get("fault").Fail("no event of the scenario injects \"" + expect.fault + "\"");
   }
   if (expect.within_s <= 0 || expect.run_s < expect.within_s) {
-    return Bad(source, node, "expect: within: must be positive and no longer than run:");
+    return node.Fail("within: must be positive and no longer than run:");
   }
   if (expect.not_before_s && *expect.not_before_s > expect.within_s) {
-    return Bad(source, node["not_before"], "expect.not_before: after within:");
+    return node.Get("not_before").Fail("after within:");
   }
   return Status::Ok();
 }
@@ -217,37 +197,28 @@ std::span<const std::string_view> ExpectationChecks() { return kChecks; }
 
 namespace scenario_yaml {
 
-Result<ScenarioExpectation> ParseExpectation(std::string_view source, const YAML::Node& node,
+Result<ScenarioExpectation> ParseExpectation(const YamlValue& node,
                                              const std::vector<ScenarioEvent>& events) {
-  if (!node.IsMap()) return Error(Bad(source, node, "expect: expected a mapping"));
-  try {
-    if (node["quiet"]) {
-      auto quiet = StrictBool(node["quiet"], std::string(source), "expect.quiet");
-      if (!quiet) return Error(quiet.error());
-      if (*quiet) return Quiet(source, node);
-    }
-    ScenarioExpectation expect;
-    std::set<std::string, std::less<>> seen;
-    for (const auto& kv : node) {
-      const std::string key = kv.first.Scalar();
-      if (key == "allow") {
-        return Error(
-            Bad(source, kv.first, "expect.allow: only a quiet: true scenario allows findings"));
-      }
-      if (std::find(kFindingKeys.begin(), kFindingKeys.end(), key) == kFindingKeys.end()) {
-        return Error(Bad(source, kv.first,
-                         "unknown key \"" + Key(key) + "\" (known: " + Joined(kFindingKeys) + ")"));
-      }
-      if (Status s = FindingKey(source, key, kv.second, expect); !s.ok()) return Error(s);
-      seen.insert(key);
-    }
-    if (Status s = CheckFinding(source, node, seen, events, expect); !s.ok()) return Error(s);
-    return expect;
-  } catch (const YAML::Exception& e) {
-    return Error(
-        StatusCode::kInvalidArgument,
-        std::string(source) + ":" + std::to_string(e.mark.line + 1) + ": expect: " + e.msg);
+  if (!node.IsMap()) return Error(node.Fail("expected a mapping"));
+  auto entries = node.Entries();
+  if (!entries) return Error(entries.error());
+  if (const YamlValue quiet = node.Get("quiet"); quiet.present()) {
+    auto is_quiet = quiet.Bool();
+    if (!is_quiet) return Error(is_quiet.error());
+    if (*is_quiet) return Quiet(*entries);
   }
+  for (const YamlEntry& entry : *entries) {
+    if (entry.key == "allow") {
+      return Error(entry.key_node.Fail("only a quiet: true scenario allows findings"));
+    }
+  }
+  if (Status s = node.CheckKeys(kFindingKeys); !s.ok()) return Error(s);
+  ScenarioExpectation expect;
+  for (const YamlEntry& entry : *entries) {
+    if (Status s = FindingKey(entry, expect); !s.ok()) return Error(s);
+  }
+  if (Status s = CheckFinding(node, events, expect); !s.ok()) return Error(s);
+  return expect;
 }
 
 }  // namespace scenario_yaml

@@ -95,9 +95,9 @@ DECODER_SRCS=(
   collectors/core/status.cc
 )
 HEADERS=(collectors/optics/*.h collectors/core/status.h)
-# + status.o from DECODER_SRCS, yaml_checks.o from MANIFEST_SRCS.
+# + status.o from DECODER_SRCS, yaml_reader.o and duration.o from MANIFEST_SRCS.
 WEB_SRCS=(exporter/http/web_config.cc collectors/sys/bounded_file.cc)
-WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h collectors/core/yaml_checks.h
+WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h collectors/core/yaml_reader.h
   collectors/sys/bounded_file.h)
 # The link text parser and what it uses (+ status.o from DECODER_SRCS).
 LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
@@ -108,8 +108,8 @@ LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
 # The shape manifest parser and what it uses (+ status.o from DECODER_SRCS, bounded_file.o from
 # WEB_SRCS).
 MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_state.cc
-  collectors/core/yaml_checks.cc)
-MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_checks.h
+  collectors/core/yaml_reader.cc collectors/core/duration.cc)
+MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_reader.h
   collectors/sys/bounded_file.h
   collectors/rdma/rdma_metrics.h collectors/core/status.h)
 # The mlnx_qos text parser (+ status.o from DECODER_SRCS; value_parse.o from LINK_SRCS).
@@ -272,7 +272,7 @@ build() {
       "$BUILD/obj/request_head.o" -o "$BUILD/bin/http_head_fuzz"
   fi
   local web_objs=("$BUILD/obj/web_config_fuzz.o" "$BUILD/obj/web_config.o" "$BUILD/obj/status.o"
-    "$BUILD/obj/bounded_file.o" "$BUILD/obj/yaml_checks.o")
+    "$BUILD/obj/bounded_file.o" "$BUILD/obj/yaml_reader.o" "$BUILD/obj/duration.o")
   if stale "$BUILD/bin/web_config_fuzz" "${web_objs[@]}"; then
     "$CXX" "${CXXFLAGS[@]}" -fsanitize=fuzzer "${web_objs[@]}" -lyaml-cpp \
       -o "$BUILD/bin/web_config_fuzz"

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 
 namespace fabricwatch {
@@ -176,20 +178,68 @@ TEST(YamlReaderTest, the_document_refuses_duplicates_aliases_and_bad_syntax) {
   }
 }
 
-// Of(): a raw yaml-cpp node (the scenario loader's) read with the same getters, an absent key of a
-// const node included, which yaml-cpp itself would throw on.
-TEST(YamlReaderTest, raw_nodes_read_through_of) {
-  auto tree = LoadStrictYaml("quiet: true\n", "s.yml");
-  ASSERT_TRUE(tree.has_value());
-  const YAML::Node& root = *tree;
-  EXPECT_TRUE(*YamlValue::Of(root["quiet"], "s.yml", "expect.quiet").Bool());
-  const YamlValue missing = YamlValue::Of(root["loud"], "s.yml", "expect.loud");
-  EXPECT_FALSE(missing.present());
-  EXPECT_EQ(ErrorOf(missing.Bool()),
-            "s.yml: expect.loud: expected true or false (unquoted), got "
-            "no value");
-  EXPECT_EQ(ErrorOf(missing.Integer(0, 1)),
-            "s.yml: expect.loud: expected an integer between 0 and 1, got no value");
+// line(): what the scenario loader keeps of an event for the simulator's later checks.
+TEST(YamlReaderTest, line_is_the_values_or_its_keys) {
+  const YamlDocument doc = Load("events:\n  - at: 5s\n  - {at: 6s}\nbare:\n");
+  auto events = doc.root().Get("events").Items();
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].line(), 2);
+  EXPECT_EQ((*events)[1].line(), 3);
+  EXPECT_EQ(doc.root().Get("bare").line(), 4);  // no value: marked at the key
+  EXPECT_EQ(Load("").root().line(), 0);         // no mark at all
+}
+
+// a0: [x, x, ...]; aN: [*aN-1 × 10]: 10^levels leaves for a walk, a few hundred bytes of text.
+std::string Laughs(int levels) {
+  std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= levels; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
+    text += "]\n";
+  }
+  return text;
+}
+
+// Issue 39: nested anchors ("billion laughs") cost one linear scan, not ×10 a level of every walk.
+TEST(YamlReaderTest, laughs_at_ten_levels_are_refused_at_the_first_alias) {
+  const std::string text = Laughs(10);
+  ASSERT_LT(text.size(), 800u);
+  const auto start = std::chrono::steady_clock::now();
+  auto document = YamlDocument::Parse(text, "laughs.yml");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(document.has_value());
+  EXPECT_EQ(document.error().code(), StatusCode::kInvalidArgument);
+  // The first alias, on line 2, is named; no bound on time here (it is one linear scan), the
+  // figure is printed for the note.
+  EXPECT_EQ(document.error().message().rfind("laughs.yml:2:", 0), 0u) << document.error().message();
+  EXPECT_NE(document.error().message().find("alias"), std::string::npos);
+  std::printf("laughs at 10 levels (%zu bytes) refused in %.3f ms\n", text.size(),
+              std::chrono::duration<double, std::milli>(took).count());
+}
+
+TEST(YamlReaderTest, an_alias_anywhere_is_refused_and_a_lone_anchor_is_not) {
+  for (const char* text : {"a: &x 1\nb: *x\n", "hooks:\n  - &h {name: a}\n  - *h\n",
+                           "base: &b {x: 1}\nother:\n  <<: *b\n"}) {
+    auto document = YamlDocument::Parse(text, "f.yml");
+    ASSERT_FALSE(document.has_value()) << text;
+    EXPECT_NE(document.error().message().find("alias"), std::string::npos)
+        << document.error().message();
+  }
+  // An anchor that nothing refers to is harmless and accepted.
+  EXPECT_EQ(*Load("a: &x 1\n").root().Get("a").Integer(0, 9), 1);
+}
+
+TEST(YamlReaderTest, the_node_budget_is_checked_before_a_tree_exists) {
+  std::string big = "[";
+  for (size_t i = 0; i <= kMaxYamlNodes; ++i) big += "1,";
+  big += "1]\n";
+  auto huge = YamlDocument::Parse(big, "big.yml");
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().message().rfind("big.yml:1:", 0), 0u) << huge.error().message();
+  EXPECT_NE(huge.error().message().find("more than 100000 YAML nodes"), std::string::npos)
+      << huge.error().message();
 }
 
 }  // namespace

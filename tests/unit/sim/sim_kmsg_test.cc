@@ -516,11 +516,11 @@ TEST(SimKmsgTest, bad_parameters_are_named) {
   EXPECT_THAT(error(OneEvent("module_error", "mlx5_0", "    error: melted\n")).message(),
               HasSubstr("unknown module error \"melted\" (known: high_temperature, bad_cable"));
   EXPECT_THAT(error(OneEvent("module_error", "mlx5_0", "    interval: 0\n")).message(),
-              HasSubstr("interval must be positive"));
+              HasSubstr("events[0].interval: must be positive"));
   EXPECT_THAT(error(OneEvent("access_reg_flood", "mlx5_0", "    rate: 200000\n")).message(),
               HasSubstr("over 100000 lines a second"));
   EXPECT_THAT(error(OneEvent("cmd_timeout", "mlx5_0", "    rate: 0\n")).message(),
-              HasSubstr("rate must be positive"));
+              HasSubstr("events[0].rate: must be positive"));
   EXPECT_TRUE(error(OneEvent("access_reg_flood", "mlx5_0", "    rate: 100000\n")).ok());
 }
 

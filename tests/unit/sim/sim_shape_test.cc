@@ -452,7 +452,7 @@ TEST(SimShapeFaultTest, scenario_errors_name_the_port_and_the_parameter) {
   EXPECT_THAT(error("hgx-ib", "{at: 5s, fault: ib_speed_downgrade, device: mlx5_0, speed: XDR}"),
               HasSubstr("not slower than"));
   EXPECT_THAT(error("hgx-ib", "{at: 5s, fault: ib_width_downgrade, device: mlx5_0, width: 4}"),
-              HasSubstr("width: expected an integer in 1..2"));
+              HasSubstr("width: expected an integer between 1 and 2, got \"4\""));
   EXPECT_THAT(
       error("hgx-roce", "{at: 5s, fault: eth_speed_downgrade, device: mlx5_0, speed_gbps: 300}"),
       HasSubstr("speed_gbps 300"));

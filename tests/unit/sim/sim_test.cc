@@ -442,10 +442,23 @@ TEST(ScenarioTest, errors_name_the_line_and_the_problem) {
   EXPECT_THAT(s.message(), HasSubstr("lane 6 does not exist"));
   s = ScenarioError("duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
                     "    device: mlx5_0\n    colour: red\n");
-  EXPECT_THAT(s.message(), HasSubstr("bad.yaml:6:5: unknown key \"colour\""));
+  EXPECT_THAT(s.message(),
+              HasSubstr("bad.yaml:6:5: events[0].colour: unknown key (known: at, fault,"));
   s = ScenarioError("duration: 1m\nevents:\n  - at: 2m\n    fault: link_down\n"
                     "    device: mlx5_0\n");
   EXPECT_THAT(s.message(), HasSubstr("after the scenario's duration"));
+  // YAML 1.2 keys are unique (the reader, collectors/core/yaml_reader.h): a second device: would
+  // have silently won.
+  s = ScenarioError(
+      "duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"
+      "    device: mlx5_0\n    device: mlx5_1\n");
+  EXPECT_THAT(s.message(), HasSubstr("bad.yaml:6:5: events[0].device: duplicate key"));
+  s = ScenarioError(
+      "duration: 1m\nevents:\n  - at: 5s\n    fault: congestion\n"
+      "    device: mlx5_0\n    priority: \"3\"\n");
+  EXPECT_THAT(s.message(),
+              HasSubstr("bad.yaml:6:15: events[0].priority: expected an integer between 0 and 7, "
+                        "got the quoted string \"3\""));
   s = ScenarioError("duration: 1m\nevents: [\n");
   EXPECT_THAT(s.message(), HasSubstr("bad.yaml:"));
   EXPECT_FALSE(s.ok());
