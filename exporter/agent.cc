@@ -35,6 +35,29 @@ constexpr std::chrono::milliseconds kHttpStopBudget{400};
 // is left running and main() leaves without it, after the detector engine saved the state.
 constexpr std::chrono::milliseconds kCollectorStopBudget{1000};
 
+// What wakes a collector between its intervals (scheduler.h EventWake), as its registry line says:
+//   - a libibverbs port event (rdma, peer): the log notifies the collector's thread, so the
+//     detectors see the new IB port state within 100 ms;
+//   - a raised finding (jobs): a signal of its own in `raised_wakes`, which the raised-finding
+//     observer notifies (an eventfd that each waiter drains: one per waiter).
+// A collector has one signal; the registry test holds that none asks for both.
+// The registry bounds how often events may wake it (peer: an SMP query per port up event, issue
+// 24; jobs: a /proc scan per raised finding).
+EventWake WakeOf(const CollectorInfo& info, sys::RdmaPortEventLog* rdma_log,
+                 std::vector<std::shared_ptr<WakeSignal>>& raised_wakes) {
+  EventWake wake;
+  if (info.reads_rdma_port_events && rdma_log != nullptr) {
+    auto signal = std::make_shared<WakeSignal>();
+    rdma_log->AddListener([signal] { signal->Notify(); });
+    wake.signal = std::move(signal);
+  } else if (info.wakes_on_raised_finding) {
+    raised_wakes.push_back(std::make_shared<WakeSignal>());
+    wake.signal = raised_wakes.back();
+  }
+  if (info.min_wake_gap.count() > 0) wake.min_gap = info.min_wake_gap;
+  return wake;
+}
+
 // The agent's environment, for the hooks' pass_env (a hook otherwise gets a clean one).
 std::map<std::string, std::string> AgentEnvironment() {
   std::map<std::string, std::string> env;
@@ -102,27 +125,15 @@ Status Agent::Build() {
   auto built = BuildCollectors(sources, ConfiguredCollectors(config_));
   if (!built) return built.error();
   std::vector<std::pair<std::string, std::chrono::milliseconds>> enabled;
-  std::shared_ptr<WakeSignal> raised_wake;  // notified by the raised-finding observer below
+  // One per collector the registry says a raised finding wakes (an eventfd that each waiter
+  // drains: one signal per waiter), notified by the raised-finding observer below.
+  std::vector<std::shared_ptr<WakeSignal>> raised_wakes;
   for (BuiltCollector& b : *built) {
     if (b.ethtool) ethtool_sources_.push_back(std::move(b.ethtool));
     enabled.emplace_back(std::string(b.info->name), b.interval);
     collectors_.push_back(
         {std::string(b.info->name), b.interval, std::move(b.collector), std::move(b.logger)});
-    // A libibverbs port event makes the collectors that read them (rdma) collect at once, so
-    // the detectors evaluate the new IB port state within 100 ms (scheduler.h EventWake): the
-    // log notifies the collector's thread, which otherwise sleeps until its interval.
-    if (b.info->reads_rdma_port_events && events_.rdma_log() != nullptr) {
-      auto signal = std::make_shared<WakeSignal>();
-      events_.rdma_log()->AddListener([signal] { signal->Notify(); });
-      collectors_.back().wake.signal = std::move(signal);
-    }
-    if (b.info->wakes_on_raised_finding) {
-      if (!raised_wake) raised_wake = std::make_shared<WakeSignal>();
-      collectors_.back().wake.signal = raised_wake;
-    }
-    // The registry bounds how often events may wake a collector (peer: an SMP query per port up
-    // event, issue 24; jobs: a /proc scan per raised finding).
-    if (b.info->min_wake_gap.count() > 0) collectors_.back().wake.min_gap = b.info->min_wake_gap;
+    collectors_.back().wake = WakeOf(*b.info, events_.rdma_log(), raised_wakes);
   }
   // --config.check and --shape.print collect once themselves: no detectors, no scheduler.
   // The series budget of /metrics; an unknown --metrics.include is a configuration error, so
@@ -189,10 +200,10 @@ Status Agent::Build() {
                                              engine_options);
   engine_->SetKmsgCursor(&kmsg_cursor_);
   engine_->tracker().Subscribe(detect::LogTransitions(GetLogger("anomalies")));
-  engine_->tracker().Subscribe([this, raised_wake](const detect::AnomalyTransition& t) {
+  engine_->tracker().Subscribe([this, raised_wakes](const detect::AnomalyTransition& t) {
     if (!t.raised) return;
     raised_findings_.fetch_add(1);
-    if (raised_wake) raised_wake->Notify();
+    for (const auto& wake : raised_wakes) wake->Notify();
   });
   engine_->tracker().Subscribe(
       [hooks = hooks_.get()](const detect::AnomalyTransition& t) { hooks->OnTransition(t); });

@@ -93,8 +93,9 @@ struct SnapshotView {
   std::span<const LogEvent> log_events = {};
   // The node as every collector reported it so far (detectors/core/node_model.h): the ports,
   // their netdevs and link layers, and the rest. Read the inventory from here (Node()), never
-  // rebuild it from a snapshot's families. The engine builds it once per batch of snapshots; it
-  // is immutable, so a detector may keep the pointer for its Evaluate(). Null: nothing known.
+  // rebuild it from a snapshot's families. The engine gives each snapshot the model as of that
+  // snapshot; it is immutable, so a detector may keep the pointer for its Evaluate(). Null:
+  // nothing known.
   std::shared_ptr<const NodeModel> node = nullptr;
 
   const NodeModel& Node() const { return node ? *node : EmptyNodeModel(); }

@@ -252,8 +252,8 @@ void NodeModelBuilder::ObserveRdma(const std::vector<prometheus::MetricFamily>& 
       port.lane_speed_name = Label<rdma::kPortInfo>(m, "speed");
       ports.push_back(std::move(port));
     });
-    std::sort(ports.begin(), ports.end(),
-              [](const RdmaPort& a, const RdmaPort& b) { return a.id < b.id; });
+    std::stable_sort(ports.begin(), ports.end(),
+                     [](const RdmaPort& a, const RdmaPort& b) { return a.id < b.id; });
     // Two samples for one port (a malformed snapshot): the first stays.
     ports.erase(std::unique(ports.begin(), ports.end(),
                             [](const RdmaPort& a, const RdmaPort& b) { return a.id == b.id; }),
@@ -305,7 +305,7 @@ void NodeModelBuilder::ObserveNetdev(const std::vector<prometheus::MetricFamily>
     const std::string_view name = Label<netdev::kSpeed>(m, "netdev");
     if (!name.empty()) model_.netdevs_[std::string(name)].speed_bytes_per_second = Finite(v);
   });
-  for (auto& [name, link] : model_.netdevs_) link.name = name;
+  ForgetSilentNetdevs();
 }
 
 void NodeModelBuilder::ObserveEthtool(const std::vector<prometheus::MetricFamily>& families) {
@@ -327,6 +327,17 @@ void NodeModelBuilder::ObserveEthtool(const std::vector<prometheus::MetricFamily
   ForEachSample(families, ethtool::kLinkLanes, [&](const ClientMetric& m, double v) {
     const std::string_view name = Label<ethtool::kLinkLanes>(m, "netdev");
     if (!name.empty()) model_.netdevs_[std::string(name)].ethtool_lanes = WholeNumber(v);
+  });
+  ForgetSilentNetdevs();
+}
+
+// A netdev neither collector reports any more (a container's veth that is gone) leaves the model,
+// so the model does not grow with every netdev the node ever had.
+void NodeModelBuilder::ForgetSilentNetdevs() {
+  std::erase_if(model_.netdevs_, [](const auto& entry) {
+    const NetdevLink& link = entry.second;
+    return !link.mtu && !link.speed_bytes_per_second && !link.ethtool_speed_bytes_per_second &&
+           !link.supported_max_bytes_per_second && !link.ethtool_lanes;
   });
   for (auto& [name, link] : model_.netdevs_) link.name = name;
 }

@@ -195,6 +195,7 @@ class NodeModelBuilder {
   template <const auto& Family, typename Apply>
   void PortValue(const std::vector<prometheus::MetricFamily>& families, Apply&& apply);
   RdmaPort* MutablePort(const PortId& id);
+  void ForgetSilentNetdevs();
 
   NodeModel model_;
   std::shared_ptr<const NodeModel> published_;

@@ -262,8 +262,9 @@ class LinkFlapDetector final : public Detector {
     std::map<std::string, std::string> ipoib;
     for (const RdmaPort& port : Node().ports()) {
       if (port.ethernet() || port.netdev.empty()) continue;
-      ipoib.insert_or_assign(
-          port.netdev, EntityKey({{"device", port.id.device}, {"port", port.id.PortLabel()}}));
+      // The lowest port names a netdev several share, as IpoibPortOf() does.
+      ipoib.try_emplace(port.netdev,
+                        EntityKey({{"device", port.id.device}, {"port", port.id.PortLabel()}}));
     }
     return ipoib;
   }

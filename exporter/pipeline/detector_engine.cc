@@ -311,7 +311,7 @@ void DetectorEngine::RunOnce() {
 }
 
 void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
-                              const std::shared_ptr<const detect::NodeModel>& node,
+                              const std::vector<std::shared_ptr<const detect::NodeModel>>& models,
                               const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
                               detect::FindingsByDetector& findings,
                               std::vector<prometheus::MetricFamily>& evidence,
@@ -323,12 +323,13 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
     // for this round (its findings stay as they were); the others run.
     try {
       const std::vector<std::string> inputs = detector->inputs();
-      for (const auto& snapshot : snapshots) {
-        if (std::find(inputs.begin(), inputs.end(), snapshot->collector) == inputs.end()) {
+      for (size_t i = 0; i < snapshots.size(); ++i) {
+        const Snapshot& snapshot = *snapshots[i];
+        if (std::find(inputs.begin(), inputs.end(), snapshot.collector) == inputs.end()) {
           continue;
         }
-        detector->Observe(detect::SnapshotView{snapshot->collector, snapshot->time,
-                                               snapshot->families, snapshot->log_events, node});
+        detector->Observe(detect::SnapshotView{snapshot.collector, snapshot.time, snapshot.families,
+                                               snapshot.log_events, models[i]});
       }
       if (!events.empty()) detector->OnLinkEvents(events);
       findings[name] = detector->Evaluate(now);
@@ -354,11 +355,14 @@ void DetectorEngine::Evaluate(const std::vector<std::shared_ptr<const Snapshot>>
 
 void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapshots,
                              std::vector<sys::LinkEvent> events) {
-  // The node model first, once for the batch: the detectors, the cross rules and attribution
-  // all read it.
-  bool node_changed = false;
+  // The node model first: each snapshot is observed with the model as of that snapshot (a batch
+  // with two rdma snapshots judges each on its own ports), and the cross rules and attribution
+  // read the batch's last. A model is copied only when a snapshot changed it.
+  std::vector<std::shared_ptr<const detect::NodeModel>> models;
+  models.reserve(snapshots.size());
   for (const auto& snapshot : snapshots) {
-    node_changed = node_.Observe(snapshot->collector, snapshot->families) || node_changed;
+    node_.Observe(snapshot->collector, snapshot->families);
+    models.push_back(node_.Current());
   }
   const std::shared_ptr<const detect::NodeModel> node = node_.Current();
   std::vector<prometheus::MetricFamily> evidence;
@@ -366,7 +370,7 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
   detect::FindingsByDetector findings;
   CheckClockStep();
   const auto now = clock_.Now();
-  Evaluate(snapshots, node, events, now, findings, evidence, durations);
+  Evaluate(snapshots, models, events, now, findings, evidence, durations);
   for (const detect::Suppression& s : cross_rules_.Apply(findings, *node)) {
     logger_->debug(
         "finding suppressed rule={} detector={} severity={} {} cause=\"{}\" reason=\"{}\"",
@@ -389,7 +393,6 @@ void DetectorEngine::Process(std::vector<std::shared_ptr<const Snapshot>> snapsh
                   std::make_move_iterator(own.end()));
   std::lock_guard lock(metrics_mutex_);
   evidence_ = std::move(evidence);
-  if (node_changed) published_node_ = node;
   for (auto& [name, seconds] : durations) evaluation_seconds_[name] = seconds;
 }
 
@@ -434,11 +437,6 @@ void DetectorEngine::SaveState() {
     std::lock_guard lock(metrics_mutex_);
     ++state_errors_["save"];
   }
-}
-
-std::shared_ptr<const detect::NodeModel> DetectorEngine::node() const {
-  std::lock_guard lock(metrics_mutex_);
-  return published_node_;
 }
 
 std::vector<prometheus::MetricFamily> DetectorEngine::Collect() const {

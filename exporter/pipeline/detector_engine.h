@@ -12,9 +12,10 @@
 // (detectors/core/escalation.h), and the AnomalyTracker turns the results into
 // transitions (log line, hooks) and the anomaly metrics. Before the detectors run, the batch's
 // snapshots update the node model (detectors/core/node_model.h), the one inventory of ports,
-// netdevs, modules, PCI functions, peers and jobs that the detectors (SnapshotView::node), the
-// cross rules, attribution and the status page (node()) read. Evidence metrics are rendered into a
-// cached set after each evaluation: a scrape copies it and never waits for a detector.
+// netdevs, modules, PCI functions, peers and jobs: each snapshot reaches the detectors with the
+// model as of that snapshot (SnapshotView::node), and the cross rules and attribution read the
+// batch's last. Evidence metrics are rendered into a cached set after each evaluation: a scrape
+// copies it and never waits for a detector.
 // The state file is loaded before the start, saved every `save_interval`, after each
 // transition and at Stop(); its failures are logged and counted, never fatal.
 // Time (issue 39 item 7): detectors run on clock.Now(), in the agent an AgentClock that never
@@ -103,8 +104,6 @@ class DetectorEngine {
 
   // Anomaly metrics, evidence metrics and the engine's own metrics.
   std::vector<prometheus::MetricFamily> Collect() const;
-  // The node model as of the last processed batch (never null; empty before the first).
-  std::shared_ptr<const detect::NodeModel> node() const;
 
   static std::span<const MetricDesc> Metrics();
 
@@ -120,7 +119,7 @@ class DetectorEngine {
                std::vector<sys::LinkEvent> events);
   // Observe + Evaluate of every detector; a detector that throws is left out of `findings`.
   void Evaluate(const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
-                const std::shared_ptr<const detect::NodeModel>& node,
+                const std::vector<std::shared_ptr<const detect::NodeModel>>& models,
                 const std::vector<sys::LinkEvent>& events, detect::TimePoint now,
                 detect::FindingsByDetector& findings,
                 std::vector<prometheus::MetricFamily>& evidence,
@@ -147,8 +146,6 @@ class DetectorEngine {
 
   mutable std::mutex metrics_mutex_;
   std::vector<prometheus::MetricFamily> evidence_;
-  // A copy of node_.model(), replaced after a batch that changed it (metrics_mutex_).
-  std::shared_ptr<const detect::NodeModel> published_node_ = std::make_shared<detect::NodeModel>();
   std::map<std::string, double> evaluation_seconds_;
   std::map<std::string, uint64_t> state_errors_{{"load", 0}, {"save", 0}};
   std::map<std::string, uint64_t> state_dropped_{

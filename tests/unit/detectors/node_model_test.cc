@@ -144,6 +144,9 @@ TEST(NodeModel, each_collector_replaces_only_its_own_facts) {
   EXPECT_EQ(*link->mtu, 9000);
   EXPECT_FALSE(link->ethtool_speed_bytes_per_second);
   EXPECT_FALSE(link->ethtool_lanes);
+  // A netdev neither collector reports any more (a container's veth gone) leaves the model.
+  builder.Observe(netdev::kCollector, {});
+  EXPECT_EQ(builder.model().Netdev("enp1s0"), nullptr);
 }
 
 TEST(NodeModel, modules_functions_distances_peers_and_jobs) {

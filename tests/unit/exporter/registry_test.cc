@@ -55,6 +55,13 @@ TEST(RegistryTest, every_metric_descriptor_is_valid_and_unique) {
   }
 }
 
+// A collector has one wake signal (exporter/agent.cc): port events or raised findings, not both.
+TEST(RegistryTest, a_collector_is_woken_by_one_kind_of_event) {
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    EXPECT_FALSE(info.reads_rdma_port_events && info.wakes_on_raised_finding) << info.name;
+  }
+}
+
 TEST(RegistryTest, options_are_kebab_case) {
   const std::regex kebab("^[a-z][a-z0-9-]*$");
   for (const CollectorInfo& info : CollectorRegistry()) {
@@ -109,8 +116,7 @@ TEST(RegistryTest, goldens_exist_and_use_only_declared_metrics) {
       for (std::string line; std::getline(lines, line);) {
         if (!line.starts_with("# TYPE ")) continue;
         std::string name = line.substr(7, line.find(' ', 7) - 7);
-        EXPECT_TRUE(declared.contains(name))
-            << entry.path() << " has undeclared metric " << name;
+        EXPECT_TRUE(declared.contains(name)) << entry.path() << " has undeclared metric " << name;
       }
     }
     EXPECT_GT(goldens, 0) << info.name;
