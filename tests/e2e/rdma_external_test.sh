@@ -202,10 +202,12 @@ def load_tables(path):
     hw_src = open(os.path.join(os.path.dirname(path), "rdma_hw_counters.cc")).read()
     header = open(os.path.join(os.path.dirname(path), "rdma_metrics.h")).read()
     shared = open(os.path.join(os.path.dirname(path), "rdma_counters.h")).read()
-    names = dict(re.findall(r'constexpr MetricDesc (k\w+)\{\s*"(fabric_\w+)"',
+    # A family is declared as a MetricDesc or, in a contract header, as its collector's Family
+    # (collectors/core/collector_family.h).
+    names = dict(re.findall(r'constexpr (?:MetricDesc|Family) (k\w+)\{\s*"(fabric_\w+)"',
                             src + hw_src + header + shared))
     widths = {}
-    for desc, body in re.findall(r'constexpr MetricDesc (k\w+)\{(.*?)\};', header, re.S):
+    for desc, body in re.findall(r'constexpr (?:MetricDesc|Family) (k\w+)\{(.*?)\};', header, re.S):
         m = re.search(r'CounterOverflow::kSaturates, (\d+)', body)
         if m:
             widths[desc] = int(m.group(1))
