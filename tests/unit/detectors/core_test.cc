@@ -175,7 +175,9 @@ TEST(DetectorRegistryTest, validation_agrees_with_the_factory_without_building) 
       const Status validated = ValidateDetectorOptions(info, options);
       auto built = info.factory(options);
       EXPECT_EQ(validated.ok(), built.has_value()) << options.begin()->first;
-      if (!built) EXPECT_EQ(validated, built.error());
+      if (!built) {
+        EXPECT_EQ(validated, built.error());
+      }
     }
   }
   // The cross-option rules too, and link_degraded's shape file, which is read but not applied.
