@@ -20,8 +20,8 @@
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/linear_trend.h"
-#include "detectors/core/rate_evidence.h"
 #include "detectors/core/node_model.h"
+#include "detectors/core/rate_evidence.h"
 #include "detectors/core/snapshot_lookup.h"
 
 namespace fabricwatch::detect {
@@ -137,11 +137,6 @@ struct IbPort {
   bool seen = false;
 };
 
-// The RDMA port a sample of one of the rdma collector's per-port families names.
-template <const auto& Family>
-std::optional<PortId> PortOf(const prometheus::ClientMetric& m) {
-  return PortId::FromLabels(Label<Family>(m, "device"), Label<Family>(m, "port"));
-}
 using PortOfSample = std::optional<PortId> (*)(const prometheus::ClientMetric&);
 
 class BerGrowthDetector final : public Detector {
@@ -414,7 +409,7 @@ class BerGrowthDetector final : public Detector {
     };
     ForEachSample(families, rdma::kSymbolErrors,
                   [&](const prometheus::ClientMetric& m, double value) {
-                    IbPort* p = port_for(PortOf<rdma::kSymbolErrors>(m));
+                    IbPort* p = port_for(PortIdOf<rdma::kSymbolErrors>(m));
                     if (p == nullptr || !(value >= 0)) return;
                     const auto rate = FindValue<rdma::kPortRate>(
                         families, {{"device", Label<rdma::kSymbolErrors>(m, "device")},
@@ -443,9 +438,9 @@ class BerGrowthDetector final : public Detector {
         (p->*latch).Update(grew, step.valid && step.delta == 0, time);
       });
     };
-    fatal(rdma::kLocalLinkIntegrity, PortOf<rdma::kLocalLinkIntegrity>, &IbPort::lli,
+    fatal(rdma::kLocalLinkIntegrity, PortIdOf<rdma::kLocalLinkIntegrity>, &IbPort::lli,
           &IbPort::fatal_lli, &IbPort::lli_delta);
-    fatal(rdma::kExcessiveBufferOverrun, PortOf<rdma::kExcessiveBufferOverrun>, &IbPort::ebo,
+    fatal(rdma::kExcessiveBufferOverrun, PortIdOf<rdma::kExcessiveBufferOverrun>, &IbPort::ebo,
           &IbPort::fatal_ebo, &IbPort::ebo_delta);
     std::erase_if(ib_, [](const auto& e) { return !e.second.seen; });
   }

@@ -188,8 +188,7 @@ template <const auto& Family, typename Apply>
 void NodeModelBuilder::PortValue(const std::vector<prometheus::MetricFamily>& families,
                                  Apply&& apply) {
   ForEachSample(families, Family, [&](const ClientMetric& m, double value) {
-    const std::optional<PortId> id =
-        PortId::FromLabels(Label<Family>(m, "device"), Label<Family>(m, "port"));
+    const std::optional<PortId> id = PortIdOf<Family>(m);
     if (!id) return;
     if (RdmaPort* port = MutablePort(*id)) apply(*port, value);
   });

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/core/family_label.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/inputs.h"
 
@@ -52,6 +53,13 @@ struct PortId {
   // From the labels device and port; nullopt when either is empty or the port is not a number.
   static std::optional<PortId> FromLabels(std::string_view device, std::string_view port);
 };
+
+// The RDMA port a sample of one of the rdma collector's per-port families (labels device, port)
+// names, label names checked against Family (collectors/core/family_label.h).
+template <const auto& Family>
+std::optional<PortId> PortIdOf(const prometheus::ClientMetric& sample) {
+  return PortId::FromLabels(Label<Family>(sample, "device"), Label<Family>(sample, "port"));
+}
 
 // IBA link layer of a port (sysfs link_layer). Kernels before RoCE report none: InfiniBand.
 enum class LinkLayer { kInfiniBand, kEthernet };
