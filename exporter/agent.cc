@@ -9,16 +9,16 @@
 #include <thread>
 #include <utility>
 
-#include "collectors/core/collector_set.h"
+#include "collectors/collector_set.h"
 #include "collectors/rdma/rdma_metrics.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "detectors/core/state_file.h"
 #include "detectors/link_degraded/port_shape.h"
 #include "exporter/collector_sources.h"
-#include "exporter/config/listen_address.h"
+#include "exporter/http/listen_address.h"
 #include "exporter/file_limit.h"
-#include "exporter/http/routes.h"
-#include "exporter/http/status_page.h"
+#include "exporter/pages/routes.h"
+#include "exporter/pages/status_page.h"
 #include "exporter/http/web_security_policy.h"
 #include "exporter/logging.h"
 #include "exporter/privileges.h"

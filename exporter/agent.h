@@ -1,6 +1,6 @@
 #pragma once
 // Agent: the composition root. From a parsed Config it builds every part of the agent out of the
-// registries (collectors/core/registry.h, detectors/core/registry.h): the kernel event
+// registries (collectors/core/collector_info.h, detectors/core/detector_info.h): the kernel event
 // listeners the enabled collectors declare, one ethtool source per collector that reads one,
 // the collectors, the detectors and their engine, the drain hooks, the snapshot store, the
 // scheduler and the HTTP routes. main() parses flags, handles signals and runs it; a SIGHUP
@@ -20,10 +20,10 @@
 #include <optional>
 #include <vector>
 
-#include "collectors/core/agent_clock.h"
+#include "base/agent_clock.h"
 #include "collectors/core/collector.h"
-#include "collectors/core/status.h"
-#include "collectors/sys/ethtool.h"
+#include "base/status.h"
+#include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <utility>
 
-#include "collectors/sys/ethtool_kernel.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/ethtool_source/ethtool_kernel.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "exporter/logging.h"
 #include "exporter/pipeline/event_sources.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The collector inputs a configuration selects, shared by the agent (exporter/agent.cc) and
 // `fabricwatch check` (exporter/check/check.cc), so both build the same collectors from the
-// registry (collectors/core/collector_set.h) and the same detectors from theirs.
+// registry (collectors/collector_set.h) and the same detectors from theirs.
 
 #include <functional>
 #include <memory>
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/collector_set.h"
-#include "collectors/sys/ethtool.h"
+#include "collectors/collector_set.h"
+#include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "exporter/config/config.h"
 #include "exporter/privileges.h"
 

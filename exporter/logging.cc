@@ -1,6 +1,6 @@
 #include "exporter/logging.h"
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 #include <ctime>
 #include <mutex>

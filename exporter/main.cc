@@ -27,7 +27,7 @@
 #include "exporter/agent.h"
 #include "exporter/check/check.h"
 #include "exporter/config/config.h"
-#include "exporter/config/listen_address.h"
+#include "exporter/http/listen_address.h"
 #include "exporter/file_limit.h"
 #include "exporter/logging.h"
 #include "exporter/probe/probe_command.h"

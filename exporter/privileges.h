@@ -26,9 +26,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
-#include "collectors/sys/ethtool.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
+#include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/filesystem.h"
 
 namespace fabricwatch::exporter {
@@ -53,7 +53,7 @@ Result<uint64_t> ParseEffectiveCapabilities(std::string_view proc_status);
 // ParseEffectiveCapabilities of /proc/self/status.
 Result<uint64_t> EffectiveCapabilities(const sys::FileSystem& filesystem);
 
-// The agent's privilege family: the status page reads it (exporter/http/status_model.cc).
+// The agent's privilege family: the status page reads it (exporter/pages/status_model.cc).
 inline constexpr MetricDesc kPrivilegeMissing{
     "fabricwatch_privilege_missing",
     "1 when a feature in use lacks the capability it needs: the capability is not in the "

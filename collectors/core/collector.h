@@ -20,8 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
+#include "base/clock.h"
 
 namespace fabricwatch {
 
@@ -32,28 +33,6 @@ class RdmaPortEventLog;
 class EthtoolSource;
 class KmsgCursor;
 }  // namespace sys
-
-// The agent's time source, injected so tests control time. In the agent it is an AgentClock
-// (collectors/core/agent_clock.h): wall time at start advanced by the monotonic clock, so that
-// windows never jump with a step of the wall clock.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual std::chrono::system_clock::time_point Now() const = 0;
-  // What to add to a time of this clock to show it as wall-clock time (display, the state
-  // file): zero for a clock that is the wall clock.
-  virtual std::chrono::system_clock::duration WallOffset() const { return {}; }
-  std::chrono::system_clock::time_point ToWall(std::chrono::system_clock::time_point t) const {
-    return t + WallOffset();
-  }
-};
-
-class SystemClock final : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::now();
-  }
-};
 
 // Collector options: the YAML keys of `collectors.<name>` merged with the flags
 // --collector.<name>.<key>; the factory validates and converts them.

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch {
 

@@ -1,6 +1,6 @@
 #include "collectors/core/collector_options.h"
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 
 namespace fabricwatch {
 

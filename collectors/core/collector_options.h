@@ -11,8 +11,8 @@
 
 #include "collectors/core/collector.h"
 #include "collectors/core/device_filter.h"
-#include "collectors/core/registry.h"
-#include "collectors/core/status.h"
+#include "collectors/core/collector_info.h"
+#include "base/status.h"
 
 namespace fabricwatch {
 

@@ -49,7 +49,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch {
 

@@ -24,7 +24,7 @@
 
 #include <spdlog/logger.h>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch {
 

@@ -19,14 +19,14 @@
 #include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/ethtool/ethtool_families.h"
 #include "collectors/ethtool/ethtool_link.h"
 #include "collectors/ethtool/ethtool_names.h"
 #include "collectors/ethtool/ethtool_qos.h"
-#include "collectors/sys/ethtool.h"
+#include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/listing_watch.h"
-#include "collectors/sys/netdevs.h"
+#include "collectors/ethtool_source/netdevs.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::ethtool {

@@ -28,7 +28,7 @@
 #include <span>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/registry.h"
+#include "collectors/core/collector_info.h"
 
 namespace fabricwatch::ethtool {
 

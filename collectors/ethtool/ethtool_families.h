@@ -5,7 +5,7 @@
 // detectors read are in ethtool_metrics.h; the vendor-statistic families beside their
 // normalisation table (ethtool_names.cc); the link-settings ones in ethtool_link.h.
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/ethtool/ethtool_metrics.h"  // the read families, listed in kOwnMetrics
 
 namespace fabricwatch::ethtool {

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/sys/ethtool.h"
+#include "base/metric_sink.h"
+#include "collectors/ethtool_source/ethtool.h"
 
 namespace fabricwatch::ethtool {
 

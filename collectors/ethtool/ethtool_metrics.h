@@ -4,12 +4,12 @@
 // of the curated families stay beside their normalisation table (ethtool_names.cc).
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::ethtool {
 
 // The collector that exports the families below: its name in the collector registry
-// (collectors/core/registry.cc), in --collector.ethtool and in Snapshot::collector.
+// (collectors/registry.cc), in --collector.ethtool and in Snapshot::collector.
 inline constexpr std::string_view kCollector = "ethtool";
 // Its families carry it in their type (collectors/core/collector_family.h).
 using Family = FamilyOf<kCollector>;

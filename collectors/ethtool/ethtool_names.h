@@ -45,7 +45,7 @@
 #include <string_view>
 #include <utility>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 
 namespace fabricwatch::ethtool {

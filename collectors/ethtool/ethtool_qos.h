@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/sys/ethtool.h"
+#include "base/metric_sink.h"
+#include "collectors/ethtool_source/ethtool.h"
 
 namespace fabricwatch::ethtool {
 

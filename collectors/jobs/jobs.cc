@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/jobs/jobs_metrics.h"
 #include "collectors/jobs/kubelet_client.h"
 #include "collectors/jobs/pod_names.h"

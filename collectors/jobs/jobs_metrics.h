@@ -4,12 +4,12 @@
 // page.
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::jobs {
 
 // The collector that exports the families below: its name in the collector registry
-// (collectors/core/registry.cc), in --collector.jobs and in Snapshot::collector.
+// (collectors/registry.cc), in --collector.jobs and in Snapshot::collector.
 inline constexpr std::string_view kCollector = "jobs";
 // Its families carry it in their type (collectors/core/collector_family.h).
 using Family = FamilyOf<kCollector>;

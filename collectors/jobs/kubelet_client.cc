@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/sys/curl_library.h"
 #include "collectors/sys/filesystem.h"
 

@@ -32,7 +32,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/jobs/kubelet_pods_parse.h"
 
 namespace fabricwatch::sys {

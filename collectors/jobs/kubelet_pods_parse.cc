@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::sys {
 namespace {

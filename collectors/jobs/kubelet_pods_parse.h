@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 

@@ -35,7 +35,7 @@
 #include <set>
 #include <string>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/jobs/proc_jobs_parse.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"

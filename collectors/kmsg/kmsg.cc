@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectors/core/collector_options.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/kmsg/kmsg_entity.h"
 #include "collectors/kmsg/kmsg_metrics.h"
 #include "collectors/kmsg/kmsg_parse.h"

@@ -9,12 +9,12 @@
 // device; a function with several netdevs names none unless the line does).
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::kmsg {
 
 // The collector that exports the families below: its name in the collector registry
-// (collectors/core/registry.cc), in --collector.kmsg and in Snapshot::collector.
+// (collectors/registry.cc), in --collector.kmsg and in Snapshot::collector.
 inline constexpr std::string_view kCollector = "kmsg";
 // Its families carry it in their type (collectors/core/collector_family.h).
 using Family = FamilyOf<kCollector>;

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "collectors/core/utf8.h"
+#include "base/utf8.h"
 
 namespace fabricwatch::sys {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/kmsg/kmsg_parse.h"
 #include "collectors/kmsg/kmsg_patterns.h"
 
@@ -31,6 +31,6 @@ struct RecordSubject {
 RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
                         const sys::KernelEventPattern& pattern);
 
-// dddd:bb:dd.f: fabricwatch::IsPciAddress (collectors/core/value_parse.h), found from here.
+// dddd:bb:dd.f: fabricwatch::IsPciAddress (base/value_parse.h), found from here.
 
 }  // namespace fabricwatch::kmsg

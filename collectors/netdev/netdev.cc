@@ -12,7 +12,7 @@
 #include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
 #include "collectors/core/transition_log.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/netdev/netdev_parse.h"
 #include "collectors/sys/link_events.h"

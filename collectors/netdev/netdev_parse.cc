@@ -3,7 +3,7 @@
 #include <array>
 #include <string>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::netdev {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::netdev {
 

@@ -9,7 +9,7 @@
 #include "collectors/optics/cmis.h"
 #include "collectors/optics/sff8472.h"
 #include "collectors/optics/sff8636.h"
-#include "collectors/sys/sff8024.h"
+#include "collectors/ethtool_source/sff8024.h"
 
 namespace fabricwatch::optics {
 namespace {

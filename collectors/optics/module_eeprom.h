@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::optics {
 
@@ -146,7 +146,7 @@ Result<ModuleReading> DecodeModuleImage(std::span<const uint8_t> image);
 Status DecodeModuleImage(std::span<const uint8_t> image, ModuleReading& reading);
 
 // The 128-byte half pages a kernel reads over the module's bus for `image` (one
-// ETHTOOL_MSG_MODULE_EEPROM_GET each): the plan of collectors/sys/ethtool_module_pages.h
+// ETHTOOL_MSG_MODULE_EEPROM_GET each): the plan of collectors/ethtool_source/ethtool_module_pages.h
 // ModulePagesToRead, counted without building it (it runs on every module read, which allocates
 // nothing): every half page the image holds, less the SFF-8636 optional pages 01h and 02h that
 // page 00h does not advertise (zeros in the image, never read). The fabricwatch_collector_

@@ -16,14 +16,14 @@
 #include "collectors/core/collector_options.h"
 #include "collectors/core/device_reads.h"
 #include "collectors/core/device_filter.h"
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "collectors/core/transition_log.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/optics/module_eeprom.h"
 #include "collectors/optics/optics_metrics.h"
-#include "collectors/sys/ethtool.h"
+#include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/listing_watch.h"
-#include "collectors/sys/netdevs.h"
+#include "collectors/ethtool_source/netdevs.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::optics {

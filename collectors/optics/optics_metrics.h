@@ -3,12 +3,12 @@
 // declarations): the collector's contract, defined once here and used by both sides.
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::optics {
 
 // The collector that exports the families below: its name in the collector registry
-// (collectors/core/registry.cc), in --collector.optics and in Snapshot::collector.
+// (collectors/registry.cc), in --collector.optics and in Snapshot::collector.
 inline constexpr std::string_view kCollector = "optics";
 // Its families carry it in their type (collectors/core/collector_family.h).
 using Family = FamilyOf<kCollector>;

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdio>
 
-#include "collectors/core/utf8.h"
+#include "base/utf8.h"
 
 namespace fabricwatch::sys {
 namespace {

@@ -41,7 +41,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
 namespace fabricwatch::sys {

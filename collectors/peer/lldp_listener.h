@@ -37,7 +37,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
 namespace fabricwatch::sys {

@@ -26,7 +26,7 @@
 #include <map>
 #include <string>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
 namespace fabricwatch::sys {

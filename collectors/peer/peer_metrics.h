@@ -3,12 +3,12 @@
 // read by the detector engine's attribution, the alerts (a group_left join) and the status page.
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::peer {
 
 // The collector that exports the families below: its name in the collector registry
-// (collectors/core/registry.cc), in --collector.peer and in Snapshot::collector.
+// (collectors/registry.cc), in --collector.peer and in Snapshot::collector.
 inline constexpr std::string_view kCollector = "peer";
 // Its families carry it in their type (collectors/core/collector_family.h).
 using Family = FamilyOf<kCollector>;

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/peer/smp_text.h"
 
 namespace fabricwatch::sys {

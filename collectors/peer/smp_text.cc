@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "collectors/core/utf8.h"
+#include "base/utf8.h"
 
 namespace fabricwatch::sys {
 namespace {

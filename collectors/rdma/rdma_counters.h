@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/rdma/rdma_metrics.h"
 
 namespace fabricwatch::rdma {

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/sys/verbs_events.h"
 
 namespace fabricwatch::rdma {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::rdma {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/rdma/rdma_parse.h"
 #include "collectors/sys/verbs_ports.h"

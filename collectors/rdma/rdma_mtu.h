@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "collectors/sys/sysfs.h"
 
 namespace fabricwatch::rdma {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <utility>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::rdma {
 Result<NumberedName> ParseNumberedName(std::string_view text, std::string_view what) {

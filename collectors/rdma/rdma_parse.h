@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/rdma/rdma_metrics.h"  // IbLaneGbps
 
 namespace fabricwatch::rdma {

@@ -2,7 +2,7 @@
 // The rdma collector's own families that nothing else reads (the shared ones are in
 // rdma_metrics.h), apart from rdma.cc so that it stays within the size limit.
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/rdma/rdma_metrics.h"
 
 namespace fabricwatch::rdma {

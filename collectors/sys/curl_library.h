@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/unique_fd.h"
 
 namespace fabricwatch::sys {

@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/core/collector.h"
-#include "collectors/core/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 
@@ -110,7 +110,7 @@ std::string_view OperStateName(uint8_t operstate);
 class LinkEventListener {
  public:
   // Opens the sockets, dumps the current links as the baseline and starts the thread. Events
-  // are stamped with `clock` (the agent's, collectors/core/agent_clock.h; it must outlive the
+  // are stamped with `clock` (the agent's, base/agent_clock.h; it must outlive the
   // listener), or the wall clock when null.
   static Result<std::unique_ptr<LinkEventListener>> Start(LinkEventLog& log,
                                                           std::shared_ptr<spdlog::logger> logger,

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 

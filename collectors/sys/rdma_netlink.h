@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "collectors/sys/netlink_socket.h"
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/rdma_netlink_parse.h"
 
 struct nl_sock;  // libnl-3

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <utility>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 

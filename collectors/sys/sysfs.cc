@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::sys {
 namespace {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/fd_budget.h"
 #include "collectors/sys/filesystem.h"
 

@@ -48,8 +48,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/collector.h"
-#include "collectors/core/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 

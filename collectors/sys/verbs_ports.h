@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/verbs_handles.h"
 
 namespace fabricwatch::sys {

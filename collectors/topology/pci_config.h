@@ -39,7 +39,7 @@
 #include <span>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::topology {
 

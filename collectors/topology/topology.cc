@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectors/core/transition_log.h"
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/sys/sysfs.h"
 #include "collectors/topology/pci_config.h"
 #include "collectors/topology/topology_metrics.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::topology {
 namespace {

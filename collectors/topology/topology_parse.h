@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::topology {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/ber_growth/ber_growth_metrics.h"

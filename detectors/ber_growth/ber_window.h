@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/hysteresis.h"
 #include "detectors/core/rate_evidence.h"

@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {
@@ -97,7 +97,7 @@ TransitionObserver LogTransitions(std::shared_ptr<spdlog::logger> logger);
 
 // The anomaly or transition with every time moved by `wall_offset` (Clock::WallOffset()): what
 // the status page, the JSON API and the hooks show, in wall time, of the detection clock's
-// times (collectors/core/agent_clock.h).
+// times (base/agent_clock.h).
 inline ActiveAnomaly ToWall(ActiveAnomaly anomaly,
                             std::chrono::system_clock::duration wall_offset) {
   anomaly.started += wall_offset;

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::detect {
 

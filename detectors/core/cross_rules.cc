@@ -5,7 +5,7 @@
 
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/anomaly_tracker.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 
 namespace fabricwatch::detect {
 namespace {

@@ -47,7 +47,7 @@
 #include <variant>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "detectors/core/declaration.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/node_model.h"

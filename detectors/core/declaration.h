@@ -47,7 +47,7 @@ struct SuppressionRule {
   bool when_port_not_active = false;
 };
 
-// The status page's port column a detector's finding marks (exporter/http/status_model.h).
+// The status page's port column a detector's finding marks (exporter/pages/status_model.h).
 enum class PortColumn : uint8_t { kNone, kState, kRate, kBer, kPfcPause, kTemperature, kRxPower };
 
 struct DetectorDeclaration {

@@ -32,9 +32,9 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/log_events.h"
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/log_events.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 
 namespace fabricwatch::sys {
 struct LinkEvent;
@@ -75,7 +75,7 @@ struct Finding {
   // maintenance (module unplug).
   bool drain_eligible = false;
   // Kernel log lines that support it (driver_fault's own, link_flap's cause), oldest first, at
-  // most kMaxLogLinesPerEvent (collectors/core/log_events.h).
+  // most kMaxLogLinesPerEvent (base/log_events.h).
   std::vector<LogLine> log = {};
   // Attribution (detectors/core/attribution.h, filled by the engine, not by detectors): the
   // neighbour at the far end of the finding's port ("peer_name peer_port") and the jobs on its
@@ -89,7 +89,7 @@ struct SnapshotView {
   std::string_view collector;
   TimePoint time;  // when the collection started
   const std::vector<prometheus::MetricFamily>& families;
-  // The log events of the collection (collector `kmsg` only; collectors/core/log_events.h).
+  // The log events of the collection (collector `kmsg` only; base/log_events.h).
   std::span<const LogEvent> log_events = {};
   // The node as every collector reported it so far (detectors/core/node_model.h): the ports,
   // their netdevs and link layers, and the rest. Read the inventory from here (Node()), never

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <set>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/hysteresis.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "detectors/core/state_check.h"
 
 namespace fabricwatch::detect {

@@ -34,8 +34,8 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "collectors/core/collector_family.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::detect {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/value_parse.h"
+#include "base/duration.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::detect {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {
@@ -32,7 +32,7 @@ class OptionReader {
   static Result<OptionReader> Make(std::string_view detector, const DetectorOptions& options,
                                    std::span<const DetectorOptionSpec> specs);
 
-  // "10s", "15m", "100ms" (collectors/core/duration.h); must be > 0 unless allow_zero.
+  // "10s", "15m", "100ms" (base/duration.h); must be > 0 unless allow_zero.
   std::chrono::milliseconds Duration(std::string_view key, bool allow_zero = false);
   double Number(std::string_view key, double min, double max);
   uint64_t Count(std::string_view key, uint64_t min, uint64_t max);

@@ -10,7 +10,7 @@
 // UpperBound_c(k) / E < level. The bounds are exact for k <= kExactEvents (bisection on the
 // Poisson distribution, precomputed once per confidence) and the Wilson–Hilferty approximation of
 // the chi-square quantile above it (within 0.5 % of the exact bound there, on the conservative
-// side: tests/unit/detectors/rate_evidence_test.cc).
+// side: tests/unit/detectors/core/rate_evidence_test.cc).
 //
 // A scan walks the trailing buckets of a rule's history newest first (10 s buckets in
 // ber_growth) and stops at the first window that proves the claim, so the answer is also the

@@ -36,7 +36,7 @@ class StateLoadCheck {
   static constexpr std::string_view kOutOfRange = "out_of_range";
 
   // `shift` is added to every instant read: the wall clock minus the saving agent's clock at
-  // the save (its WallOffset(), collectors/core/agent_clock.h, kept by the engine under
+  // the save (its WallOffset(), base/agent_clock.h, kept by the engine under
   // "_clock"): that agent measured on the monotonic clock, so after a step of the wall clock
   // during its run its times are rebased to wall time here, not dropped as "from the future".
   explicit StateLoadCheck(TimePoint now, std::chrono::system_clock::duration shift = {})

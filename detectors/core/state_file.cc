@@ -10,7 +10,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "collectors/sys/bounded_file.h"
 #include "collectors/sys/unique_fd.h"
 #include "detectors/core/hysteresis.h"

@@ -32,7 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/unique_fd.h"
 #include "detectors/core/detector.h"

@@ -2,7 +2,7 @@
 // driver_fault: faults that only the fabric driver's kernel log shows (issue 23; the lines and
 // their sources: docs/reference.md §9; the table: collectors/kmsg/kmsg_patterns.cc).
 //
-// Reads the kmsg collector's log events (collectors/core/log_events.h) and, for the module's
+// Reads the kmsg collector's log events (base/log_events.h) and, for the module's
 // identity, optics' fabric_optics_info. Per entity (RDMA device and netdev of the PCI function
 // the line is about), by the pattern's class (sys::EventClass):
 //   critical, drain-eligible  kFatal: firmware fatal error, health compromised or syndrome, PCI
@@ -30,8 +30,8 @@
 #include <memory>
 #include <span>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/options.h"

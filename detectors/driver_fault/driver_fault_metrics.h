@@ -4,7 +4,7 @@
 // rather than by name, and its declaration for the generic code (detectors/core/declaration.h),
 // which registry.cc passes on as DetectorInfo::declaration.
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "detectors/core/declaration.h"
 
 namespace fabricwatch::detect::driver_fault {

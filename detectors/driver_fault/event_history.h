@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/log_events.h"
+#include "base/log_events.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "collectors/core/yaml_reader.h"
+#include "base/yaml_reader.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/bounded_file.h"
 

@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "detectors/link_degraded/port_shape.h"
 
 namespace fabricwatch::detect::shape {

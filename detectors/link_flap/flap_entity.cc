@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "detectors/core/anomaly_tracker.h"
 #include "detectors/core/state_check.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The driver's word on why a link went down (issue 23): kernel log lines that link_flap attaches
 // to its findings as the cause ("cause: module unplugged"), never findings of their own. They
-// come from the kmsg collector's log events (collectors/core/log_events.h): a module unplugged,
+// come from the kmsg collector's log events (base/log_events.h): a module unplugged,
 // the function failing (firmware fatal, health, fatal AER), a module error, or only the
 // driver's own "Link down" line. The most telling cause within the window names the finding;
 // the newest lines go to Finding::log.
@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "collectors/core/log_events.h"
+#include "base/log_events.h"
 #include "detectors/core/detector.h"
 
 namespace fabricwatch::detect {

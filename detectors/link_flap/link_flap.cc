@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "collectors/kmsg/kmsg_metrics.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/hysteresis.h"

@@ -23,8 +23,8 @@
 #include <memory>
 #include <span>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/options.h"

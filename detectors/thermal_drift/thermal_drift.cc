@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "collectors/ethtool/ethtool_metrics.h"
 #include "collectors/optics/optics_metrics.h"
 #include "detectors/core/counter.h"

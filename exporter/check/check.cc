@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "exporter/check/check_agent_api.h"
 #include "exporter/check/check_look.h"
 #include "exporter/check/check_verdict.h"

@@ -1,6 +1,6 @@
 #pragma once
 // The running agent's findings for `fabricwatch check` (docs/check.md): GET
-// <agent-url>/api/v1/anomalies (exporter/http/routes.cc; the JSON of exporter/http/pages.cc
+// <agent-url>/api/v1/anomalies (exporter/pages/routes.cc; the JSON of exporter/pages/pages.cc
 // AnomaliesJson) over plain HTTP, bounded by a short timeout. The agent has watched the node
 // over time, so it holds the findings one look cannot make (flaps, storms, error rates, drifts).
 //
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/check/check_verdict.h"
 
 namespace fabricwatch::exporter::check {

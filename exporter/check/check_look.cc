@@ -9,15 +9,15 @@
 #include <tuple>
 #include <utility>
 
-#include "collectors/core/collector_set.h"
-#include "collectors/core/duration.h"
+#include "collectors/collector_set.h"
+#include "base/duration.h"
 #include "collectors/optics/optics_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/sysfs.h"
 #include "detectors/core/node_model.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "detectors/core/snapshot_lookup.h"
 #include "detectors/core/state_file.h"
 #include "exporter/collector_sources.h"

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/check/check_verdict.h"
 #include "exporter/config/config.h"
 #include "exporter/probe/probe.h"

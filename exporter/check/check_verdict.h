@@ -2,7 +2,7 @@
 // `fabricwatch check`'s verdict (docs/check.md): pure functions from the findings of one look
 // (and of the running agent, and of the probe) to the exit code, the NHC-style lines and the
 // JSON object. No I/O, so the contract Slurm and Kubernetes rely on is tested on values
-// (tests/unit/exporter/check_verdict_test.cc).
+// (tests/unit/exporter/check/check_verdict_test.cc).
 //
 //   exit 0 healthy: no warning or critical finding (info findings do not count);
 //   exit 1 warning: at least one warning, no critical;

@@ -6,11 +6,11 @@
 #include <span>
 #include <utility>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/registry.h"
-#include "collectors/core/yaml_reader.h"
-#include "detectors/core/registry.h"
-#include "exporter/config/listen_address.h"
+#include "base/duration.h"
+#include "collectors/registry.h"
+#include "base/yaml_reader.h"
+#include "detectors/registry.h"
+#include "exporter/http/listen_address.h"
 #include "exporter/config/probe_options.h"
 
 namespace fabricwatch::exporter {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "detectors/core/detector.h"
 #include "exporter/http/http_limits.h"
 #include "exporter/probe/probe_config.h"

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/registry.h"
+#include "base/duration.h"
+#include "collectors/registry.h"
 #include "collectors/sys/bounded_file.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "exporter/config/config.h"
 #include "exporter/config/probe_options.h"
 #include "exporter/version.h"

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/yaml_reader.h"
+#include "base/duration.h"
+#include "base/yaml_reader.h"
 #include "exporter/probe/probe_policy.h"
 
 namespace fabricwatch::exporter {

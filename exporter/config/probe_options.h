@@ -19,8 +19,8 @@
 
 #include <string>
 
-#include "collectors/core/status.h"
-#include "collectors/core/yaml_reader.h"
+#include "base/status.h"
+#include "base/yaml_reader.h"
 #include "exporter/probe/probe_config.h"
 
 namespace CLI {

@@ -2,10 +2,10 @@
 // README's collector and detector tables, all from the registries, so the documentation cannot
 // drift from the code (registry_test compares them with README.md).
 
-#include "collectors/core/duration.h"
-#include "collectors/core/registry.h"
+#include "base/duration.h"
+#include "collectors/registry.h"
 #include "detectors/core/anomaly_tracker.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 #include "exporter/config/config.h"
 #include "exporter/http/http_metrics.h"
 #include "exporter/http/web_security_metrics.h"

@@ -49,8 +49,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/status.h"
-#include "exporter/config/listen_address.h"
+#include "base/status.h"
+#include "exporter/http/listen_address.h"
 #include "exporter/http/http_limits.h"
 #include "exporter/http/render_cache.h"
 #include "exporter/http/response.h"
@@ -65,7 +65,7 @@ struct Route {
   // without a copy, its gzip made once.
   std::function<std::shared_ptr<const RenderedBody>()> shared_body;
   // Sent with a 200 answer after the web configuration's headers (the status page's
-  // Content-Security-Policy, exporter/http/status_html.h).
+  // Content-Security-Policy, exporter/pages/status_html.h).
   HeaderList headers = {};
 };
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/http/web_config.h"
 
 namespace fabricwatch::exporter {

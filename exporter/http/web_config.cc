@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "collectors/core/yaml_reader.h"
+#include "base/yaml_reader.h"
 #include "collectors/sys/bounded_file.h"
 
 namespace fabricwatch::exporter {
@@ -66,7 +66,7 @@ const std::vector<AllowedHeader>& AllowedHeaders() {
 }
 
 // One parse: the directory relative paths resolve against. Field paths and file positions come
-// with each YamlValue (collectors/core/yaml_reader.h).
+// with each YamlValue (base/yaml_reader.h).
 class Parser {
  public:
   explicit Parser(const std::string& base_dir) : base_dir_(base_dir) {}

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::exporter {
 

@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/http/web_security_rules.h"
 
 namespace fabricwatch::exporter {

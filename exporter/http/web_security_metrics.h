@@ -6,7 +6,7 @@
 
 #include <span>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "exporter/http/web_security.h"
 
 namespace fabricwatch::exporter {

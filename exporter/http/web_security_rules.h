@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/http/web_config.h"
 
 namespace fabricwatch::exporter {

@@ -19,7 +19,7 @@
 // The state file is loaded before the start, saved every `save_interval`, after each
 // transition and at Stop(); its failures are logged and counted, never fatal.
 // Time (issue 39 item 7): detectors run on clock.Now(), in the agent an AgentClock that never
-// steps (collectors/core/agent_clock.h). Each round the engine reads clock.WallOffset(); a
+// steps (base/agent_clock.h). Each round the engine reads clock.WallOffset(); a
 // change is a step of the wall clock: logged with its size, counted
 // (fabricwatch_clock_steps_total). Shown times (the started timestamp, the state file) are
 // rebased by the offset; the state file keeps it under "_clock" for the next load.
@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "collectors/sys/link_events.h"
 #include "detectors/core/anomaly_tracker.h"

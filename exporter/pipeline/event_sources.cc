@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "collectors/core/registry.h"
+#include "collectors/registry.h"
 #include "exporter/logging.h"
 
 namespace fabricwatch::exporter {

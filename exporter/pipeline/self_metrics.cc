@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "collectors/core/device_reads.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "exporter/version.h"
 
 namespace fabricwatch::exporter {

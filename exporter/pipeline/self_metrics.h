@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 
 namespace fabricwatch::exporter {
 

@@ -22,13 +22,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/status.h"
+#include "base/metric_sink.h"
+#include "base/status.h"
 #include "exporter/http/render.h"
 
 namespace fabricwatch::exporter {
 
-// The rules themselves are declared with each family (collectors/core/metric_sink.h ExportRule,
+// The rules themselves are declared with each family (base/metric_sink.h ExportRule,
 // MetricDesc::budget).
 using ExportRule = ::fabricwatch::ExportRule;
 

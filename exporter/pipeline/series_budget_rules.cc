@@ -1,5 +1,5 @@
 // The rules of the series budget (series_budget.h), gathered from the families' own declarations:
-// each MetricDesc carries its rule and reason (MetricDesc::budget, collectors/core/metric_sink.h),
+// each MetricDesc carries its rule and reason (MetricDesc::budget, base/metric_sink.h),
 // set in the contract header or metric table of the collector or detector that declares the
 // family. A family that declares none is exported whole. Counted on the simulator's 8-port nodes
 // (tools/fabricsim presets hgx-roce and hgx-ib; README "Series budget" has the figures).
@@ -12,14 +12,14 @@
 //   - static values and values that repeat another family stay inside the agent, where the
 //     detectors and the status page read them: a finding names the drift, the threshold or the
 //     limit when it matters.
-// dashboards_budget_test (tests/unit/exporter/series_budget_test.cc) fails when a shipped rule
-// or panel names a family that is off here.
+// dashboards_budget_test (tests/unit/exporter/pipeline/series_budget_test.cc) fails when a shipped
+// rule or panel names a family that is off here.
 
 #include <algorithm>
 #include <vector>
 
-#include "collectors/core/registry.h"
-#include "detectors/core/registry.h"
+#include "collectors/registry.h"
+#include "detectors/registry.h"
 #include "exporter/pipeline/self_metrics.h"
 #include "exporter/pipeline/series_budget.h"
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/log_events.h"
+#include "base/log_events.h"
 
 namespace fabricwatch::exporter {
 
@@ -27,7 +27,7 @@ struct Snapshot {
   std::string collector;
   std::chrono::system_clock::time_point time;  // when the collection started
   std::vector<prometheus::MetricFamily> families;
-  std::vector<LogEvent> log_events;  // collector `kmsg` only (collectors/core/log_events.h)
+  std::vector<LogEvent> log_events;  // collector `kmsg` only (base/log_events.h)
 };
 
 class SnapshotStore {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "exporter/config/probe_options.h"
 
 namespace fabricwatch::probe {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "exporter/probe/probe.h"
 
 namespace fabricwatch::probe {

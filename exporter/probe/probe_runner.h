@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "exporter/probe/probe.h"
 #include "exporter/probe/probe_config.h"
 #include "exporter/probe/probe_policy.h"

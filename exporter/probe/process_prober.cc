@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "collectors/core/duration.h"
+#include "base/duration.h"
 #include "exporter/probe/probe_policy.h"
 
 namespace fabricwatch::probe {

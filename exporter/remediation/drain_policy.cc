@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "collectors/core/value_parse.h"
+#include "base/value_parse.h"
 #include "detectors/core/anomaly_tracker.h"
 
 namespace fabricwatch::exporter {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <set>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/yaml_reader.h"
+#include "base/duration.h"
+#include "base/yaml_reader.h"
 
 namespace fabricwatch::exporter {
 namespace {

@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/status.h"
-#include "collectors/core/yaml_reader.h"
+#include "base/status.h"
+#include "base/yaml_reader.h"
 #include "detectors/core/detector.h"
 #include "exporter/remediation/process_launcher.h"
 

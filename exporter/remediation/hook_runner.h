@@ -54,7 +54,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "detectors/core/detector.h"
 #include "exporter/probe/probe_runner.h"
 #include "exporter/remediation/drain_policy.h"

@@ -4,7 +4,7 @@
 # every module has been read and the count has settled; --metrics.all brings back every family.
 # On failure (and always, for the log) it prints the largest families, so the budget cannot rot
 # unnoticed: a new family has to declare its rule where it is declared (MetricDesc::budget,
-# collectors/core/metric_sink.h; exporter/pipeline/series_budget_rules.cc gathers them).
+# base/metric_sink.h; exporter/pipeline/series_budget_rules.cc gathers them).
 # Usage: bash tests/e2e/series_budget_test.sh <fabricwatch binary>
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh

@@ -2,8 +2,8 @@
 """No collector or detector is named outside its own folder and the registries (issue 36).
 
 CONTRIBUTING.md says a collector or a detector is its folder plus one registry line. This test
-holds the code to it: it reads the names from the two registries (collectors/core/registry.cc
-kCollectors, detectors/core/registry.cc kDetectors) and fails when a C++ source (*.cc, *.h; tests
+holds the code to it: it reads the names from the two registries (collectors/registry.cc
+kCollectors, detectors/registry.cc kDetectors) and fails when a C++ source (*.cc, *.h; tests
 excluded) outside collectors/<name>/ or detectors/<name>/ and the two registries holds one of
 them as a string literal of its own ("link_flap", "rdma"), unless allowed_names.txt lists it.
 
@@ -23,8 +23,8 @@ import os
 import re
 import sys
 
-SOURCE_DIRS = ("collectors", "detectors", "exporter", "tools", "bench")
-REGISTRIES = ("collectors/core/registry.cc", "detectors/core/registry.cc")
+SOURCE_DIRS = ("base", "collectors", "detectors", "exporter", "tools", "bench")
+REGISTRIES = ("collectors/registry.cc", "detectors/registry.cc")
 ALLOW_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowed_names.txt")
 
 STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')

@@ -12,8 +12,8 @@ import check_names  # noqa: E402
 COLLECTORS = 'const CollectorInfo kCollectors[] = {\n    {"netdev", "x"},\n    {"rdma", "y"},\n};\n'
 DETECTORS = 'const DetectorInfo kDetectors[] = {\n    {"link_flap", "z"},\n};\n'
 FILES = {
-    "collectors/core/registry.cc": COLLECTORS,
-    "detectors/core/registry.cc": DETECTORS,
+    "collectors/registry.cc": COLLECTORS,
+    "detectors/registry.cc": DETECTORS,
     # A family with a label named like a collector.
     "collectors/netdev/netdev_metrics.h": 'MetricDesc k{"n", "h", MetricKind::kGauge, {"netdev"}};\n',
     # Its own folder names it freely.

@@ -4,8 +4,8 @@
 #include <sstream>
 #include <utility>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/value_parse.h"
+#include "base/duration.h"
+#include "base/value_parse.h"
 #include "tests/testing/module_images.h"
 
 namespace fabricwatch::testing {

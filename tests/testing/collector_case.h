@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/link_events.h"
 #include "tests/testing/fake_filesystem.h"
 

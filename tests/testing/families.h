@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 
 namespace fabricwatch::testing {
 

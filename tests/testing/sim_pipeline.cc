@@ -5,13 +5,13 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "collectors/core/collector_set.h"
-#include "collectors/core/metric_sink.h"
-#include "collectors/core/registry.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/collector_set.h"
+#include "base/metric_sink.h"
+#include "collectors/core/collector_info.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 
 namespace fabricwatch::testing {
 

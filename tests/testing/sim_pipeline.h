@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "collectors/core/collector.h"
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "collectors/sys/kmsg_cursor.h"
 #include "detectors/core/detector.h"
 #include "exporter/pipeline/detector_engine.h"

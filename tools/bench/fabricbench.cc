@@ -40,10 +40,10 @@
 #include <string>
 #include <vector>
 
-#include "collectors/core/collector_set.h"
+#include "collectors/collector_set.h"
 #include "collectors/core/device_reads.h"
-#include "collectors/core/registry.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/core/collector_info.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/file_limit.h"
@@ -359,7 +359,7 @@ int Main(int argc, char** argv) {
   const sys::RealFileSystem real_fs;
   const CountingFileSystem fs(real_fs);
   const sys::SysFs sysfs(sysfs_path, fs);
-  // Built as the agent builds them (collectors/core/collector_set.h): registry defaults, and a
+  // Built as the agent builds them (collectors/collector_set.h): registry defaults, and a
   // replay ethtool source of its own for each collector that reads one.
   const CollectorSources sources{.sysfs = sysfs,
                                  .clock = clock,

@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <string>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "tools/fabricsim/node.h"
 
 namespace fabricwatch::sim {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sim {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "collectors/core/yaml_reader.h"
+#include "base/yaml_reader.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/link_rate.h"
 #include "tools/fabricsim/scenario_yaml.h"

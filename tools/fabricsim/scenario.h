@@ -28,7 +28,7 @@
 //
 // Parsing checks the syntax and each value (durations are Prometheus-style, collectors/core/
 // duration.h); whether the named device exists is checked against the node when the Simulator
-// is created. The YAML reader (collectors/core/yaml_reader.h) reads the file: a duplicate key or
+// is created. The YAML reader (base/yaml_reader.h) reads the file: a duplicate key or
 // an alias is an error, numbers and booleans are unquoted, and every error names the file, line,
 // column and key path ("s.yaml:6:15: events[0].priority: expected an integer between 0 and 7").
 
@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sim {
 

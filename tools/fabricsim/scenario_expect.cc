@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/yaml_reader.h"
+#include "base/yaml_reader.h"
 #include "tools/fabricsim/scenario_yaml.h"
 
 namespace fabricwatch::sim {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "collectors/core/duration.h"
-#include "collectors/core/value_parse.h"
+#include "base/duration.h"
+#include "base/value_parse.h"
 
 namespace fabricwatch::sim::scenario_yaml {
 

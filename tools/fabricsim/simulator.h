@@ -44,7 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/leaf_switch.h"
 #include "tools/fabricsim/module.h"

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "collectors/core/status.h"
+#include "base/status.h"
 
 namespace fabricwatch::sim {
 

@@ -229,7 +229,7 @@ rss_guard() {
 # Everything below runs from main, which bash reads whole before running: editing this file
 # while a run is under way does not change (or break) that run.
 main() {
-log "agent: $("$fabricwatch" --version 2>&1 | head -n1); tree at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD -- collectors detectors exporter 2>/dev/null || echo ' (with uncommitted changes)')"
+log "agent: $("$fabricwatch" --version 2>&1 | head -n1); tree at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD -- base collectors detectors exporter 2>/dev/null || echo ' (with uncommitted changes)')"
 profile_flags=()
 seed=1
 for name in healthy-roce healthy-ib flap-roce storm-roce; do

@@ -92,50 +92,50 @@ DECODER_SRCS=(
   collectors/optics/sff8472.cc
   collectors/optics/sff8636.cc
   collectors/optics/cmis.cc
-  collectors/core/status.cc
+  base/status.cc
 )
-HEADERS=(collectors/optics/*.h collectors/core/status.h)
+HEADERS=(collectors/optics/*.h base/status.h)
 # + status.o from DECODER_SRCS, yaml_reader.o and duration.o from MANIFEST_SRCS.
 WEB_SRCS=(exporter/http/web_config.cc collectors/sys/bounded_file.cc)
-WEB_HEADERS=(exporter/http/web_config.h collectors/core/status.h collectors/core/yaml_reader.h
+WEB_HEADERS=(exporter/http/web_config.h base/status.h base/yaml_reader.h
   collectors/sys/bounded_file.h)
 # The link text parser and what it uses (+ status.o from DECODER_SRCS).
-LINK_SRCS=(collectors/sys/ethtool_replay_parse.cc collectors/sys/link_modes.cc
-  collectors/sys/pause_text_parse.cc collectors/core/value_parse.cc)
-LINK_HEADERS=(collectors/sys/ethtool_replay_parse.h collectors/sys/link_modes.h
-  collectors/sys/pause_text_parse.h
-  collectors/sys/ethtool.h collectors/core/value_parse.h collectors/core/status.h)
+LINK_SRCS=(collectors/ethtool_source/ethtool_replay_parse.cc collectors/ethtool_source/link_modes.cc
+  collectors/ethtool_source/pause_text_parse.cc base/value_parse.cc)
+LINK_HEADERS=(collectors/ethtool_source/ethtool_replay_parse.h collectors/ethtool_source/link_modes.h
+  collectors/ethtool_source/pause_text_parse.h
+  collectors/ethtool_source/ethtool.h base/value_parse.h base/status.h)
 # The shape manifest parser and what it uses (+ status.o from DECODER_SRCS, bounded_file.o from
 # WEB_SRCS).
 MANIFEST_SRCS=(detectors/link_degraded/manifest.cc detectors/link_degraded/port_state.cc
-  collectors/core/yaml_reader.cc collectors/core/duration.cc)
-MANIFEST_HEADERS=(detectors/link_degraded/*.h collectors/core/yaml_reader.h
+  base/yaml_reader.cc base/duration.cc)
+MANIFEST_HEADERS=(detectors/link_degraded/*.h base/yaml_reader.h
   collectors/sys/bounded_file.h
-  collectors/rdma/rdma_metrics.h collectors/core/status.h)
+  collectors/rdma/rdma_metrics.h base/status.h)
 # The mlnx_qos text parser (+ status.o from DECODER_SRCS; value_parse.o from LINK_SRCS).
-QOS_SRCS=(collectors/sys/qos_parse.cc)
-QOS_HEADERS=(collectors/sys/qos_parse.h collectors/core/value_parse.h collectors/core/status.h)
+QOS_SRCS=(collectors/ethtool_source/qos_parse.cc)
+QOS_HEADERS=(collectors/ethtool_source/qos_parse.h base/value_parse.h base/status.h)
 # The PCI config-space parser (+ status.o from DECODER_SRCS).
 PCI_SRCS=(collectors/topology/pci_config.cc)
-PCI_HEADERS=(collectors/topology/pci_config.h collectors/core/status.h)
+PCI_HEADERS=(collectors/topology/pci_config.h base/status.h)
 # The /dev/kmsg record parser and the UTF-8 check (+ status.o from DECODER_SRCS, value_parse.o
 # from LINK_SRCS: the pattern table reads a PCI address).
-KMSG_SRCS=(collectors/core/utf8.cc collectors/kmsg/kmsg_parse.cc collectors/kmsg/kmsg_patterns.cc
+KMSG_SRCS=(base/utf8.cc collectors/kmsg/kmsg_parse.cc collectors/kmsg/kmsg_patterns.cc
   collectors/kmsg/kmsg_subject.cc)
-KMSG_HEADERS=(collectors/core/utf8.h collectors/kmsg/kmsg_parse.h collectors/kmsg/kmsg_patterns.h
-  collectors/kmsg/kmsg_subject.h collectors/core/status.h collectors/core/value_parse.h)
+KMSG_HEADERS=(base/utf8.h collectors/kmsg/kmsg_parse.h collectors/kmsg/kmsg_patterns.h
+  collectors/kmsg/kmsg_subject.h base/status.h base/value_parse.h)
 # The LLDP frame and lldpctl keyvalue parsers (+ status.o from DECODER_SRCS, utf8.o from
 # KMSG_SRCS).
 LLDP_SRCS=(collectors/peer/lldp_frame.cc collectors/peer/lldp_keyvalue.cc)
-LLDP_HEADERS=(collectors/core/utf8.h collectors/peer/lldp_frame.h collectors/peer/lldp_keyvalue.h collectors/core/status.h)
+LLDP_HEADERS=(base/utf8.h collectors/peer/lldp_frame.h collectors/peer/lldp_keyvalue.h base/status.h)
 # The kubelet's /pods parser (+ status.o from DECODER_SRCS, value_parse.o from LINK_SRCS;
 # nlohmann-json is header-only).
 PODS_SRCS=(collectors/jobs/kubelet_pods_parse.cc)
-PODS_HEADERS=(collectors/jobs/kubelet_pods_parse.h collectors/core/value_parse.h collectors/core/status.h)
+PODS_HEADERS=(collectors/jobs/kubelet_pods_parse.h base/value_parse.h base/status.h)
 # The RDMA netlink reply parsers (+ status.o from DECODER_SRCS; no libnl: the parser walks the
 # attributes itself).
 RDMA_NL_SRCS=(collectors/sys/rdma_netlink_parse.cc)
-RDMA_NL_HEADERS=(collectors/sys/rdma_netlink_parse.h collectors/core/status.h)
+RDMA_NL_HEADERS=(collectors/sys/rdma_netlink_parse.h base/status.h)
 
 # The binary of a target.
 bin_of() {

@@ -1,7 +1,7 @@
 // libFuzzer target for the ethtool text parsers of the replay directory: `ethtool <netdev>`
-// (collectors/sys/ethtool_replay_parse.h ParseEthtoolLinkText, DIR/<netdev>/link, issue 20),
-// `ethtool -a` and `ethtool --get-tunable` (collectors/sys/pause_text_parse.h, DIR/<netdev>/pause
-// and tunables, issue 21): the same bytes go to all three.
+// (collectors/ethtool_source/ethtool_replay_parse.h ParseEthtoolLinkText, DIR/<netdev>/link, issue
+// 20), `ethtool -a` and `ethtool --get-tunable` (collectors/ethtool_source/pause_text_parse.h,
+// DIR/<netdev>/pause and tunables, issue 21): the same bytes go to all three.
 //
 // Besides the sanitizers' checks, every result must honour the parser's contract: problems are
 // capped and never more than the malformed lines, lists stay within kMaxLinkModes, every listed
@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/sys/ethtool_replay_parse.h"
-#include "collectors/sys/link_modes.h"
-#include "collectors/sys/pause_text_parse.h"
+#include "collectors/ethtool_source/ethtool_replay_parse.h"
+#include "collectors/ethtool_source/link_modes.h"
+#include "collectors/ethtool_source/pause_text_parse.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
-// libFuzzer target for the `mlnx_qos -i <netdev>` text parser (collectors/sys/qos_parse.h
-// ParseMlnxQosText, the replay format of DIR/<netdev>/qos, issue 21): the file's bytes.
-// Seeds: tools/fuzz/seeds/mlnx_qos/.
+// libFuzzer target for the `mlnx_qos -i <netdev>` text parser
+// (collectors/ethtool_source/qos_parse.h ParseMlnxQosText, the replay format of DIR/<netdev>/qos,
+// issue 21): the file's bytes. Seeds: tools/fuzz/seeds/mlnx_qos/.
 //
 // Besides the sanitizers' checks, every result must honour the parser's contract: problems are
 // capped and name the file, priorities and traffic classes are 0-7, trust and DCBX mode take only
@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/sys/qos_parse.h"
+#include "collectors/ethtool_source/qos_parse.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 //   .prom    the exposition of one collection, as /metrics renders it;
 //   .errors  the status and the errors recorded in the sink, roots written as $sysfs and
 //            $ethtool; absent means "status: ok" and no error.
-// The collector is built from the registry (collectors/core/registry.h) with the registry's
+// The collector is built from the registry (collectors/core/collector_info.h) with the registry's
 // option defaults, as the agent builds it. A new case needs only these files: write the .args,
 // run `UPDATE_GOLDEN=1 build/tests/golden_test`, review `git diff tests/golden`.
 
@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/registry.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/registry.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tests/testing/collector_case.h"
 #include "tests/testing/collector_context.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/core/log_events.h"
+#include "base/log_events.h"
 #include "detectors/core/detector.h"
 #include "detectors/core/node_model.h"
 

@@ -9,14 +9,14 @@
 #include <set>
 #include <type_traits>
 
-#include "collectors/core/registry.h"
+#include "collectors/registry.h"
 #include "collectors/netdev/netdev_metrics.h"
 #include "collectors/optics/optics_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
 #include "detectors/core/counter.h"
 #include "detectors/core/inputs.h"
 #include "detectors/core/node_model.h"
-#include "detectors/core/registry.h"
+#include "detectors/registry.h"
 
 namespace fabricwatch::detect {
 namespace {

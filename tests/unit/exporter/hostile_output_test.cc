@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "collectors/core/metric_sink.h"
+#include "base/metric_sink.h"
 #include "collectors/sys/link_events.h"
-#include "exporter/http/pages.h"
+#include "exporter/pages/pages.h"
 #include "exporter/http/render.h"
 
 namespace fabricwatch::exporter {

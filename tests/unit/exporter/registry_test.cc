@@ -1,7 +1,7 @@
 // Meta-tests over the explicit collector registry: every collector's metric table obeys the
 // naming contract, has goldens, and is documented in the README exactly as the code says.
 
-#include "collectors/core/registry.h"
+#include "collectors/registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "collectors/core/collector_set.h"
+#include "collectors/collector_set.h"
 #include "collectors/core/device_reads.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/config/config.h"

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <string>
 
-#include "collectors/core/collector_set.h"
-#include "collectors/core/registry.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/collector_set.h"
+#include "collectors/core/collector_info.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/pipeline/scheduler.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/sys/qos_parse.h"
+#include "collectors/ethtool_source/qos_parse.h"
 #include "collectors/topology/pci_config.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_paths.h"

@@ -447,7 +447,7 @@ TEST(ScenarioTest, errors_name_the_line_and_the_problem) {
   s = ScenarioError("duration: 1m\nevents:\n  - at: 2m\n    fault: link_down\n"
                     "    device: mlx5_0\n");
   EXPECT_THAT(s.message(), HasSubstr("after the scenario's duration"));
-  // YAML 1.2 keys are unique (the reader, collectors/core/yaml_reader.h): a second device: would
+  // YAML 1.2 keys are unique (the reader, base/yaml_reader.h): a second device: would
   // have silently won.
   s = ScenarioError(
       "duration: 1m\nevents:\n  - at: 5s\n    fault: link_down\n"

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/core/registry.h"
-#include "collectors/sys/ethtool_replay.h"
+#include "collectors/registry.h"
+#include "collectors/ethtool_source/ethtool_replay.h"
 #include "collectors/sys/sysfs.h"
 #include "tools/fabricsim/simulator.h"
 

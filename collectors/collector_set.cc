@@ -1,0 +1,58 @@
+#include "collectors/collector_set.h"
+
+#include <string>
+
+namespace fabricwatch {
+
+CollectorOptions DefaultOptions(const CollectorInfo& info) {
+  CollectorOptions options;
+  for (const CollectorOptionSpec& option : info.options) {
+    if (!option.default_value.empty()) {
+      options.emplace(std::string(option.key), std::string(option.default_value));
+    }
+  }
+  return options;
+}
+
+std::optional<CollectorSelection> DefaultSelection(const CollectorInfo& info) {
+  if (!info.enabled_by_default) return std::nullopt;
+  return CollectorSelection{.options = DefaultOptions(info), .interval = info.default_interval};
+}
+
+Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sources,
+                                                    const CollectorSelector& select) {
+  std::vector<BuiltCollector> built;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    std::optional<CollectorSelection> selection = select(info);
+    if (!selection) continue;
+    BuiltCollector& out = built.emplace_back();
+    out.info = &info;
+    out.interval = selection->interval;
+    out.logger = sources.logger(info.name);
+    if (info.reads_ethtool && sources.new_ethtool) out.ethtool = sources.new_ethtool();
+    CollectorContext context{
+        .sysfs = sources.sysfs,
+        .link_events = info.reads_link_events ? sources.link_events : nullptr,
+        .rdma_events = info.reads_rdma_port_events ? sources.rdma_events : nullptr,
+        .ethtool = out.ethtool.get(),
+        .clock = sources.clock,
+        .logger = out.logger,
+        .options = selection->options,
+        .interval = selection->interval,
+        .kmsg_path = sources.kmsg_path,
+        .kmsg_cursor = sources.kmsg_cursor,
+        .privilege_refused = sources.privilege_refused,
+        .smp_path = sources.smp_path,
+        .lldp_path = sources.lldp_path,
+        .procfs_path = sources.procfs_path,
+        .host = sources.host};
+    auto collector = info.factory(context);
+    if (!collector) {
+      return Error(collector.error().WithContext("collector " + std::string(info.name)));
+    }
+    out.collector = std::move(*collector);
+  }
+  return built;
+}
+
+}  // namespace fabricwatch
