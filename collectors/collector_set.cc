@@ -3,6 +3,19 @@
 #include <string>
 
 namespace fabricwatch {
+namespace {
+
+// `roots` with only the replays of the sources `info` declares: a collector reads its own.
+Roots RootsOf(const CollectorInfo& info, const Roots& roots) {
+  Roots own{.sysfs = roots.sysfs, .ethtool = roots.ethtool, .host = roots.host, .replays = {}};
+  for (const SourceSpec& source : info.sources) {
+    std::string replay = roots.Replay(source);
+    if (!replay.empty()) own.SetReplay(source, std::move(replay));
+  }
+  return own;
+}
+
+}  // namespace
 
 CollectorOptions DefaultOptions(const CollectorInfo& info) {
   CollectorOptions options;
@@ -39,13 +52,9 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .logger = out.logger,
         .options = selection->options,
         .interval = selection->interval,
-        .kmsg_path = sources.kmsg_path,
+        .roots = RootsOf(info, sources.roots),
         .kmsg_cursor = sources.kmsg_cursor,
-        .privilege_refused = sources.privilege_refused,
-        .smp_path = sources.smp_path,
-        .lldp_path = sources.lldp_path,
-        .procfs_path = sources.procfs_path,
-        .host = sources.host};
+        .privilege_refused = sources.privilege_refused};
     auto collector = info.factory(context);
     if (!collector) {
       return Error(collector.error().WithContext("collector " + std::string(info.name)));

@@ -33,20 +33,15 @@ struct CollectorSources {
   std::function<std::unique_ptr<sys::EthtoolSource>()> new_ethtool;
   // The logger of collector `name`.
   std::function<std::shared_ptr<spdlog::logger>(std::string_view name)> logger;
-  // The kernel log the kmsg collector reads, and its saved position (CollectorContext).
-  std::string kmsg_path = {};
+  // The node's roots with every --path.<source> given; each collector gets the replays of the
+  // sources it declares (CollectorInfo::sources) and no other.
+  Roots roots = {};
+  // The kmsg collector's saved position in the kernel log (CollectorContext).
   sys::KmsgCursor* kmsg_cursor = nullptr;
   // Tells the agent's privilege log that the kernel refused a privileged feature (README
   // "Privileges"); true when that log reports it (then the collector need not warn again).
   // Null: nobody tracks privileges (tests, tools).
   std::function<bool(std::string_view feature, const Status& status)> privilege_refused = {};
-  // Attribution sources (docs/design.md §5.10): replay paths (--path.smp, --path.lldp,
-  // --path.procfs; "" when not given), and whether the sysfs root is this host's own /sys, so
-  // that kernel interfaces (umad, lldpd, /proc) describe the same node.
-  std::string smp_path = {};
-  std::string lldp_path = {};
-  std::string procfs_path = {};
-  bool host = false;
 };
 
 // How one collector is to run; nullopt from a selector leaves the collector out.

@@ -82,7 +82,7 @@ std::unique_ptr<probe::ProbeRunner> NewProbeRunner(const Config& config, Process
       GetLogger("probe"), probe::JobsFromStore(store),
       probe::ExpectedRateFromStore(store, config.shape_file));
   if (config.hooks.confirm_with_probe) {
-    const std::vector<probe::PortRef> ports = probe::ListRdmaPorts(config.sysfs_path);
+    const std::vector<probe::PortRef> ports = probe::ListRdmaPorts(config.roots.sysfs);
     if (auto warning = probe::LoopbackOnlyWarning(ports, config.probe)) {
       GetLogger("probe")->warn("{}", *warning);
     }
@@ -95,7 +95,7 @@ std::unique_ptr<probe::ProbeRunner> NewProbeRunner(const Config& config, Process
 Agent::Agent(const Config& config)
     : config_(config),
       fd_budget_(KeptOpenFileBudget(OpenFileLimit()), GetLogger("main")),
-      sysfs_(config_.sysfs_path, filesystem_, &fd_budget_),
+      sysfs_(config_.roots.sysfs, filesystem_, &fd_budget_),
       events_(config_, clock_) {}
 
 Agent::~Agent() {
@@ -243,7 +243,7 @@ void PrintWebSecurity(const WebSecurityState& state) {
 
 int Agent::ConfigCheck() {
   std::printf("fabricwatch %s: configuration is valid (sysfs %s, listen %s%s%s)\n", kVersion,
-              config_.sysfs_path.c_str(), config_.listen_address.c_str(),
+              config_.roots.sysfs.c_str(), config_.listen_address.c_str(),
               config_.config_file.empty() ? "" : ", file ", config_.config_file.c_str());
   bool web_failed = false;
   if (!config_.web_config_file.empty()) {
@@ -314,7 +314,7 @@ int Agent::PrintShape() {
   std::fputs(detect::shape::ShapeToYaml(shape, hostname).c_str(), stdout);
   if (shape.ports.empty()) {
     std::fprintf(stderr, "fabricwatch: no RDMA port found under %s/class/infiniband\n",
-                 config_.sysfs_path.c_str());
+                 config_.roots.sysfs.c_str());
   }
   return 0;
 }
@@ -350,7 +350,7 @@ Status Agent::Start() {
   for (int port : server_->ports()) bound += (bound.empty() ? "" : ",") + std::to_string(port);
   GetLogger("main")->info(
       "fabricwatch {} (revision {}) listening on {} (port {}), metrics at {}, sysfs {}", kVersion,
-      kRevision, config_.listen_address, bound, config_.telemetry_path, config_.sysfs_path);
+      kRevision, config_.listen_address, bound, config_.telemetry_path, config_.roots.sysfs);
   // Loaded here, not in Create(): on a SIGHUP reload the new agent is created while the old one
   // still runs, and must read the state the old one saves when it stops (exporter/main.cc).
   engine_->LoadState();

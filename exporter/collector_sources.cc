@@ -1,6 +1,5 @@
 #include "exporter/collector_sources.h"
 
-#include <fstream>
 #include <utility>
 
 #include "collectors/ethtool_source/ethtool_kernel.h"
@@ -11,32 +10,18 @@
 namespace fabricwatch::exporter {
 namespace {
 
-// True when the ethtool collectors read the kernel (not a replay directory): only the host's own
-// netdevs, since a replay sysfs root names netdevs this kernel does not have.
-bool ReadsKernelEthtool(const Config& config) {
-  return config.ethtool_path.empty() && IsHostSysfs(config.sysfs_path);
-}
-
-// Reading /dev/kmsg needs CAP_SYSLOG only under kernel.dmesg_restrict=1 (kernel/printk/printk.c
-// check_syslog_permissions); unreadable counts as restricted.
-bool KernelLogNeedsSyslog(const Config& config) {
-  if (KernelLogPath(config) != "/dev/kmsg") return false;
-  std::ifstream restrict_file("/proc/sys/kernel/dmesg_restrict");
-  int restricted = 1;
-  restrict_file >> restricted;
-  return restricted != 0;
-}
-
 // ethtool data: a replay directory when --path.ethtool is set; else the kernel (with its
 // permission errors reported to `privileges`), but only for the host's own netdevs.
 std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
     const Config& config, const sys::FileSystem& filesystem, PrivilegeLog& privileges) {
-  if (!config.ethtool_path.empty()) {
+  if (!config.roots.ethtool.empty()) {
     return [&config, &filesystem]() -> std::unique_ptr<sys::EthtoolSource> {
-      return std::make_unique<sys::ReplayEthtool>(config.ethtool_path, filesystem);
+      return std::make_unique<sys::ReplayEthtool>(config.roots.ethtool, filesystem);
     };
   }
-  if (!ReadsKernelEthtool(config)) return {};
+  // The kernel only for the host's own netdevs: a replay sysfs root names netdevs this kernel
+  // does not have.
+  if (!ResolvedRoots(config).host) return {};
   return [&privileges, warned = false]() mutable -> std::unique_ptr<sys::EthtoolSource> {
     auto kernel = sys::KernelEthtool::Create();
     if (kernel) return WatchPermissions(std::move(*kernel), privileges);
@@ -50,19 +35,20 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
 
 }  // namespace
 
-std::string KernelLogPath(const Config& config) {
-  if (!config.kmsg_path.empty()) return config.kmsg_path;
-  return IsHostSysfs(config.sysfs_path) ? std::string("/dev/kmsg") : std::string();
+Roots ResolvedRoots(const Config& config) {
+  Roots roots = config.roots;
+  roots.host = IsHostSysfs(roots.sysfs);
+  return roots;
 }
 
 std::vector<const PrivilegeNeed*> FeaturesInUse(const Config& config) {
+  const Roots roots = ResolvedRoots(config);
   std::vector<const PrivilegeNeed*> in_use;
-  for (const PrivilegeNeed& need : PrivilegeNeeds()) {
-    auto c = config.collectors.find(std::string(need.collector));
+  for (const PrivilegeNeed* need : PrivilegeNeeds()) {
+    auto c = config.collectors.find(std::string(need->collector));
     if (c == config.collectors.end() || !c->second.enabled) continue;
-    if (need.feature == "module_eeprom" && !ReadsKernelEthtool(config)) continue;
-    if (need.feature == "kernel_log" && !KernelLogNeedsSyslog(config)) continue;
-    in_use.push_back(&need);
+    if (need->in_use != nullptr && !need->in_use(roots)) continue;
+    in_use.push_back(need);
   }
   return in_use;
 }
@@ -75,16 +61,12 @@ CollectorSources ConfiguredCollectorSources(const Config& config, const SourcePa
       .rdma_events = parts.rdma_events,
       .new_ethtool = EthtoolSourceFactory(config, parts.filesystem, parts.privileges),
       .logger = [](std::string_view name) { return GetLogger(std::string(name)); },
-      .kmsg_path = KernelLogPath(config),
+      .roots = ResolvedRoots(config),
       .kmsg_cursor = parts.kmsg_cursor,
       .privilege_refused =
           [privileges = &parts.privileges](std::string_view feature, const Status& status) {
             return privileges->Refused(feature, status);
-          },
-      .smp_path = config.smp_path,
-      .lldp_path = config.lldp_path,
-      .procfs_path = config.procfs_path,
-      .host = IsHostSysfs(config.sysfs_path)};
+          }};
 }
 
 CollectorSelector ConfiguredCollectors(const Config& config) {

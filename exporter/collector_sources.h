@@ -19,9 +19,8 @@
 
 namespace fabricwatch::exporter {
 
-// The kernel log the kmsg collector reads (docs/design.md §5.2): the replay file when given; the
-// kernel's own log only when the sysfs root is this host's (a replay root describes another).
-std::string KernelLogPath(const Config& config);
+// The configuration's roots, with `host` measured now: whether --path.sysfs is this host's /sys.
+Roots ResolvedRoots(const Config& config);
 
 // The privileged features this configuration uses: an enabled collector's feature whose source
 // is the kernel (a replay needs no capability).

@@ -1,33 +1,15 @@
 #include "exporter/privileges.h"
 
-#include <linux/capability.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <string>
 #include <utility>
 
-#include "collectors/kmsg/kmsg_metrics.h"
-#include "collectors/optics/optics_metrics.h"
+#include "collectors/registry.h"
 
 namespace fabricwatch::exporter {
 namespace {
-
-// net/ethtool/ioctl.c lets anyone run the GET commands it lists (GSTATS, GSTRINGS, GTUNABLE, ...);
-// ETHTOOL_GMODULEINFO/GMODULEEEPROM are not among them, and ETHTOOL_MSG_MODULE_EEPROM_GET is a
-// GENL_UNS_ADMIN_PERM operation (net/ethtool/netlink.c): both need CAP_NET_ADMIN in the network
-// namespace's user namespace (docs/reference.md §3).
-constexpr PrivilegeNeed kNeeds[] = {
-    {"CAP_NET_ADMIN", CAP_NET_ADMIN, "module_eeprom", optics::kCollector,
-     "transceiver identity, power, temperature and alarm metrics from the module EEPROM "
-     "(fabric_optics_* except the mlx5 hwmon temperature)"},
-    // kernel/printk/printk.c check_syslog_permissions(): with kernel.dmesg_restrict=1 (the
-    // Debian default) opening /dev/kmsg for reading needs CAP_SYSLOG (docs/reference.md §9.1).
-    {"CAP_SYSLOG", CAP_SYSLOG, "kernel_log", kmsg::kCollector,
-     "kernel log events of fabric drivers from /dev/kmsg (fabric_kernel_*, the driver_fault "
-     "detector and the causes link_flap names)"},
-};
 
 constexpr MetricDesc kAllMetrics[] = {kPrivilegeMissing};
 
@@ -80,7 +62,16 @@ class PermissionWatchingEthtool final : public sys::EthtoolSource {
 
 }  // namespace
 
-std::span<const PrivilegeNeed> PrivilegeNeeds() { return kNeeds; }
+std::span<const PrivilegeNeed* const> PrivilegeNeeds() {
+  static const std::vector<const PrivilegeNeed*> needs = [] {
+    std::vector<const PrivilegeNeed*> all;
+    for (const CollectorInfo& info : CollectorRegistry()) {
+      for (const PrivilegeNeed& need : info.privileges) all.push_back(&need);
+    }
+    return all;
+  }();
+  return needs;
+}
 
 Result<uint64_t> ParseEffectiveCapabilities(std::string_view proc_status) {
   // proc(5): one "CapEff:\t<16 hex digits>" line; fs/proc/array.c render_cap_t().

@@ -28,25 +28,15 @@
 
 #include "base/metric_sink.h"
 #include "base/status.h"
+#include "collectors/core/roots.h"
 #include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/filesystem.h"
 
 namespace fabricwatch::exporter {
 
-// One capability a feature needs (linux/capability.h numbers).
-struct PrivilegeNeed {
-  std::string_view capability;  // "CAP_NET_ADMIN"
-  int number;                   // its bit in the capability sets
-  std::string_view feature;     // the `feature` label: "module_eeprom"
-  std::string_view collector;   // the collector whose feature it is
-  std::string_view loses;       // what is not exported without it (for the log line)
-};
-
-// Every capability a feature of this build needs. Features that are not built yet and will need
-// one (the kernel log: CAP_SYSLOG for /dev/kmsg under kernel.dmesg_restrict; passive LLDP:
-// CAP_NET_RAW; PCI config space past 64 bytes: CAP_SYS_ADMIN) are listed in the README and are
-// added here with their code.
-std::span<const PrivilegeNeed> PrivilegeNeeds();
+// Every capability a collector's feature needs, as the collectors declare them
+// (CollectorInfo::privileges, collectors/core/roots.h PrivilegeNeed), in registry order.
+std::span<const PrivilegeNeed* const> PrivilegeNeeds();
 
 // The effective capability set (`CapEff:`, hexadecimal) of a /proc/<pid>/status text.
 Result<uint64_t> ParseEffectiveCapabilities(std::string_view proc_status);

@@ -23,6 +23,7 @@
 #include "base/metric_sink.h"
 #include "base/status.h"
 #include "base/clock.h"
+#include "collectors/core/roots.h"
 
 namespace fabricwatch {
 
@@ -60,22 +61,17 @@ struct CollectorContext {
   // The collector's configured sampling interval (a collector that spreads slow reads over its
   // runs needs it).
   std::chrono::milliseconds interval{1000};
-  // The kernel log (collector kmsg, docs/design.md §5.2): a --path.kmsg replay file, /dev/kmsg
-  // on the host's own /sys, or "" (none). The cursor keeps its position across restarts (null:
-  // start at the end of the log).
-  std::string kmsg_path = {};
+  // Where the node's data comes from: the sysfs root, the ethtool replay, whether it is this
+  // host's /sys, and the replay paths of the sources this collector declares
+  // (CollectorInfo::sources; roots.PathOf(kMySource)).
+  Roots roots = {};
+  // The kmsg collector's saved position in the kernel log across restarts (null: start at the
+  // end of the log).
   sys::KmsgCursor* kmsg_cursor = nullptr;
   // Tells the agent's privilege log that the kernel refused a privileged feature (README
   // "Privileges"); true when that log reports it (then the collector need not warn again).
   // Null: nobody tracks privileges (tests, tools).
   std::function<bool(std::string_view feature, const Status& status)> privilege_refused = {};
-  // Attribution sources (docs/design.md §5.10): replay paths (--path.smp, --path.lldp,
-  // --path.procfs; "" when not given), and whether the sysfs root is this host's own /sys, so
-  // that kernel interfaces (umad, lldpd, /proc) describe the same node.
-  std::string smp_path = {};
-  std::string lldp_path = {};
-  std::string procfs_path = {};
-  bool host = false;
 };
 
 // How a collector whose source can tell when it has data is woken (kmsg: /dev/kmsg poll(), an

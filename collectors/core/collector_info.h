@@ -9,11 +9,12 @@
 #include <string_view>
 
 #include "collectors/core/collector.h"
+#include "collectors/core/roots.h"
 
 namespace fabricwatch {
 
 struct CollectorOptionSpec {
-  std::string_view key;            // --collector.<name>.<key> and YAML collectors.<name>.<key>
+  std::string_view key;  // --collector.<name>.<key> and YAML collectors.<name>.<key>
   std::string_view help;
   std::string_view default_value;  // empty = unset
 };
@@ -27,6 +28,11 @@ struct CollectorInfo {
   std::span<const MetricDesc> metrics;
   // Validates ctx.options (InvalidArgument naming the option) and builds the collector.
   std::function<Result<std::unique_ptr<Collector>>(const CollectorContext&)> factory;
+  // The sources it reads besides sysfs and ethtool, declared in its folder: each makes the flag
+  // --path.<name> and reaches the collector in CollectorContext::roots (collectors/core/roots.h).
+  std::span<const SourceSpec> sources = {};
+  // The capabilities its features need, declared in its folder (README "Privileges").
+  std::span<const PrivilegeNeed> privileges = {};
   // The collector reads CollectorContext::ethtool. Each such collector gets a source of its own:
   // collectors run on their own threads, and a kernel source's sockets and a replay source's
   // scratch buffers serve one thread (EthtoolSource contract).

@@ -304,6 +304,11 @@ Result<std::optional<sys::KubeletConfig>> KubeletConfigOf(const CollectorOptionR
 }  // namespace
 
 std::span<const CollectorOptionSpec> JobsOptions() { return kOptions; }
+
+std::span<const SourceSpec> JobsSources() {
+  static constexpr SourceSpec kSources[] = {kProcfs};
+  return kSources;
+}
 std::span<const MetricDesc> JobsMetrics() { return kMetrics; }
 
 namespace {
@@ -357,11 +362,8 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             clock->Now().time_since_epoch()));
   };
-  // /proc of this host only when the sysfs root is this host's: a replay root's devices are not
-  // the ones this host's processes hold.
-  std::string procfs = !context.procfs_path.empty() ? context.procfs_path
-                       : context.host               ? std::string("/proc")
-                                                    : std::string();
+  // /proc of this host only when the sysfs root is this host's (kProcfs).
+  const std::string procfs = context.roots.PathOf(kProcfs);
   // scontrol's pids are this host's: asked only when the scan reads this host's /proc.
   std::error_code ec;
   const bool host_proc = !procfs.empty() && std::filesystem::equivalent(procfs, "/proc", ec);

@@ -17,7 +17,15 @@
 
 namespace fabricwatch::jobs {
 
+// /proc: this host's on its own /sys, or a replay root shaped like it (--path.procfs). A replay
+// sysfs root's devices are not the ones this host's processes hold, so it never reads /proc.
+inline constexpr SourceSpec kProcfs{
+    .name = "procfs",
+    .help = "procfs mount point, or a replay root shaped like /proc (<pid>/cgroup, <pid>/fd/*)",
+    .host_path = "/proc"};
+
 std::span<const CollectorOptionSpec> JobsOptions();
+std::span<const SourceSpec> JobsSources();
 std::span<const MetricDesc> JobsMetrics();
 Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& context);
 

@@ -1,5 +1,8 @@
 #include "collectors/kmsg/kmsg.h"
 
+#include <linux/capability.h>
+
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,7 +52,7 @@ class KmsgCollector final : public Collector {
   KmsgCollector(const CollectorContext& context, bool user_records, size_t max_records)
       : clock_(context.clock),
         logger_(context.logger),
-        path_(context.kmsg_path),
+        path_(context.roots.PathOf(kKernelLog)),
         cursor_(context.kmsg_cursor),
         privilege_refused_(context.privilege_refused),
         user_records_(user_records),
@@ -288,6 +291,32 @@ class KmsgCollector final : public Collector {
 }  // namespace
 
 std::span<const CollectorOptionSpec> KmsgOptions() { return kOptions; }
+
+std::span<const SourceSpec> KmsgSources() {
+  static constexpr SourceSpec kSources[] = {kKernelLog};
+  return kSources;
+}
+
+std::span<const PrivilegeNeed> KmsgPrivileges() {
+  // kernel/printk/printk.c check_syslog_permissions(): with kernel.dmesg_restrict=1 (the Debian
+  // default) opening /dev/kmsg for reading needs CAP_SYSLOG (docs/reference.md §9.1); a replay
+  // file needs nothing, and an unreadable sysctl counts as restricted.
+  static constexpr PrivilegeNeed kNeeds[] = {
+      {.capability = "CAP_SYSLOG",
+       .number = CAP_SYSLOG,
+       .feature = "kernel_log",
+       .collector = kCollector,
+       .loses = "kernel log events of fabric drivers from /dev/kmsg (fabric_kernel_*, the "
+                "driver_fault detector and the causes link_flap names)",
+       .in_use = [](const Roots& roots) {
+         if (roots.PathOf(kKernelLog) != "/dev/kmsg") return false;
+         std::ifstream restrict_file("/proc/sys/kernel/dmesg_restrict");
+         int restricted = 1;
+         restrict_file >> restricted;
+         return restricted != 0;
+       }}};
+  return kNeeds;
+}
 std::span<const MetricDesc> KmsgMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Collector>> NewKmsgCollector(const CollectorContext& context) {

@@ -16,7 +16,20 @@
 
 namespace fabricwatch::kmsg {
 
+// The kernel log: /dev/kmsg on the host's own /sys, or a replay file in its record format
+// (--path.kmsg), read as it grows; a replay root without one has no kernel log.
+inline constexpr SourceSpec kKernelLog{
+    .name = "kmsg",
+    .help =
+        "Kernel log replay file in the /dev/kmsg record format, read as it grows (tests, the "
+        "simulator, offline analysis)",
+    .kind = SourceSpec::Kind::kFile,
+    .host_path = "/dev/kmsg"};
+
 std::span<const CollectorOptionSpec> KmsgOptions();
+std::span<const SourceSpec> KmsgSources();
+// CAP_SYSLOG for /dev/kmsg under kernel.dmesg_restrict=1.
+std::span<const PrivilegeNeed> KmsgPrivileges();
 std::span<const MetricDesc> KmsgMetrics();
 Result<std::unique_ptr<Collector>> NewKmsgCollector(const CollectorContext& context);
 

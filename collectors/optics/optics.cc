@@ -1,5 +1,7 @@
 #include "collectors/optics/optics.h"
 
+#include <linux/capability.h>
+
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -473,6 +475,23 @@ Status OpticsCollector::CollectModules(MetricSink& sink) {
 
 std::span<const MetricDesc> OpticsMetrics() { return kAllMetrics; }
 std::span<const CollectorOptionSpec> OpticsOptions() { return kOptions; }
+
+std::span<const PrivilegeNeed> OpticsPrivileges() {
+  // net/ethtool/ioctl.c lets anyone run the GET commands it lists (GSTATS, GSTRINGS, GTUNABLE,
+  // ...); ETHTOOL_GMODULEINFO/GMODULEEEPROM are not among them, and ETHTOOL_MSG_MODULE_EEPROM_GET
+  // is a GENL_UNS_ADMIN_PERM operation (net/ethtool/netlink.c): both need CAP_NET_ADMIN in the
+  // network namespace's user namespace (docs/reference.md §3). Only when the kernel is read: the
+  // host's own netdevs, no --path.ethtool replay.
+  static constexpr PrivilegeNeed kNeeds[] = {
+      {.capability = "CAP_NET_ADMIN",
+       .number = CAP_NET_ADMIN,
+       .feature = "module_eeprom",
+       .collector = kCollector,
+       .loses = "transceiver identity, power, temperature and alarm metrics from the module "
+                "EEPROM (fabric_optics_* except the mlx5 hwmon temperature)",
+       .in_use = [](const Roots& roots) { return roots.ethtool.empty() && roots.host; }}};
+  return kNeeds;
+}
 
 Result<std::unique_ptr<Collector>> NewOpticsCollector(const CollectorContext& context) {
   const CollectorOptionReader options("optics", context.options, kOptions);

@@ -29,6 +29,8 @@ namespace fabricwatch::optics {
 
 std::span<const MetricDesc> OpticsMetrics();
 std::span<const CollectorOptionSpec> OpticsOptions();
+// CAP_NET_ADMIN for the module EEPROM when the kernel is read.
+std::span<const PrivilegeNeed> OpticsPrivileges();
 Result<std::unique_ptr<Collector>> NewOpticsCollector(const CollectorContext& context);
 
 }  // namespace fabricwatch::optics

@@ -251,6 +251,11 @@ class PeerCollector final : public Collector {
 }  // namespace
 
 std::span<const CollectorOptionSpec> PeerOptions() { return kOptions; }
+
+std::span<const SourceSpec> PeerSources() {
+  static constexpr SourceSpec kSources[] = {kSmpReplay, kLldpReplay};
+  return kSources;
+}
 std::span<const MetricDesc> PeerMetrics() { return kMetrics; }
 
 Result<std::unique_ptr<Collector>> NewPeerCollector(const CollectorContext& context) {
@@ -265,9 +270,9 @@ Result<std::unique_ptr<Collector>> NewPeerCollector(const CollectorContext& cont
   auto timeout = options.Duration("smp-timeout");
   if (!timeout) return Error(timeout.error());
   std::unique_ptr<SmpSource> source;
-  if (!context.smp_path.empty()) {
-    source = std::make_unique<ReplaySmp>(context.smp_path, context.sysfs.fs());
-  } else if (smp == "true" && context.host) {
+  if (const std::string replay = context.roots.Replay(kSmpReplay); !replay.empty()) {
+    source = std::make_unique<ReplaySmp>(replay, context.sysfs.fs());
+  } else if (smp == "true" && context.roots.host) {
     source = std::make_unique<LiveSmp>(*timeout);
   }
   auto mode = LldpSources::ParseMode(options.Value("lldp"));
@@ -276,9 +281,9 @@ Result<std::unique_ptr<Collector>> NewPeerCollector(const CollectorContext& cont
                                                    ": want auto, lldpd, listen or off, got '" +
                                                    options.Value("lldp") + "'");
   }
-  auto lldp = std::make_unique<LldpSources>(*mode, context.lldp_path, context.host,
-                                            options.Value("lldpd-socket"), context.sysfs.fs(),
-                                            context.logger);
+  auto lldp = std::make_unique<LldpSources>(*mode, context.roots.Replay(kLldpReplay),
+                                            context.roots.host, options.Value("lldpd-socket"),
+                                            context.sysfs.fs(), context.logger);
   return std::unique_ptr<Collector>(
       new PeerCollector(context, std::move(source), *refresh, std::move(lldp)));
 }

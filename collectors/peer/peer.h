@@ -19,7 +19,20 @@
 
 namespace fabricwatch::peer {
 
+// Replays of the neighbours, in place of umad queries and lldpd (a replay root has neither).
+inline constexpr SourceSpec kSmpReplay{
+    .name = "smp",
+    .help =
+        "Replay directory of InfiniBand neighbours: DIR/<device>/<port>/nodeinfo and nodedesc "
+        "with the text of smpquery -D nodeinfo|nodedesc 0,<port>, instead of umad queries"};
+inline constexpr SourceSpec kLldpReplay{
+    .name = "lldp",
+    .help =
+        "Replay directory of LLDP neighbours: DIR/<netdev> with the text of lldpctl -f "
+        "keyvalue <netdev>"};
+
 std::span<const CollectorOptionSpec> PeerOptions();
+std::span<const SourceSpec> PeerSources();
 std::span<const MetricDesc> PeerMetrics();
 Result<std::unique_ptr<Collector>> NewPeerCollector(const CollectorContext& context);
 

@@ -91,7 +91,7 @@ class RdmaCollector final : public Collector {
         filter_(std::move(filter)),
         rediscovery_(rediscovery),
         mtu_(std::move(mtu_source), mtu_interval, context.logger),
-        hw_netlink_(hw_source, context.host, context.logger) {
+        hw_netlink_(hw_source, context.roots.host, context.logger) {
     rlimit limit{};
     fd_budget_ = kMaxKeptOpenFiles;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
@@ -582,7 +582,7 @@ Result<std::unique_ptr<Collector>> NewRdmaCollector(const CollectorContext& cont
   // libibverbs describes this host's devices, so it answers only for the host's own /sys; a
   // replay root carries the MTUs as files (docs/design.md §5.1).
   return NewRdmaCollectorWithMtuSource(
-      context, context.host ? MakeVerbsMtuSource() : MakeReplayMtuSource(context.sysfs));
+      context, context.roots.host ? MakeVerbsMtuSource() : MakeReplayMtuSource(context.sysfs));
 }
 
 }  // namespace fabricwatch::rdma

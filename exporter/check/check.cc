@@ -112,8 +112,8 @@ Result<CheckOptions> TakeCheckFlags(int argc, char** argv, std::vector<char*>& r
 // why and changes nothing.
 void ProbePorts(const Config& config, const std::vector<SeenPort>& ports, CheckReport& report) {
   // A replay root's ports are another node's: a device of the same name here is not that port.
-  if (!IsHostSysfs(config.sysfs_path)) {
-    report.notes.push_back("--check.probe: " + config.sysfs_path +
+  if (!IsHostSysfs(config.roots.sysfs)) {
+    report.notes.push_back("--check.probe: " + config.roots.sysfs +
                            " is a replay root, not this host's /sys; its ports are not probed");
     return;
   }

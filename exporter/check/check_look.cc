@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "collectors/collector_set.h"
+#include "collectors/kmsg/kmsg.h"
 #include "base/duration.h"
 #include "collectors/optics/optics_metrics.h"
 #include "collectors/rdma/rdma_metrics.h"
@@ -229,11 +230,11 @@ Result<LookResult> LookOnce(const Config& config) {
   if (!hold) return Error(hold.error());
   LookClock clock;
   const sys::RealFileSystem filesystem;
-  const sys::SysFs sysfs(config.sysfs_path, filesystem);
+  const sys::SysFs sysfs(config.roots.sysfs, filesystem);
   PrivilegeLog privileges(FeaturesInUse(config), EffectiveCapabilities(filesystem),
                           GetLogger("privileges"));
   sys::KmsgCursor cursor;
-  const bool kernel_log = IsCharacterDevice(KernelLogPath(config));
+  const bool kernel_log = IsCharacterDevice(ResolvedRoots(config).PathOf(kmsg::kKernelLog));
   if (kernel_log) cursor.Set(0);
   auto snapshots = CollectAll(config,
                               {.sysfs = sysfs,

@@ -202,27 +202,28 @@ Status Validate(const Config& config) {
                       "\": must be an absolute URL path such as /metrics, other than / and "
                       "/healthz");
   }
-  if (!IsDirectory(config.sysfs_path)) {
+  if (!IsDirectory(config.roots.sysfs)) {
     return Status(StatusCode::kInvalidArgument,
-                  "--path.sysfs=\"" + config.sysfs_path + "\": not a directory");
+                  "--path.sysfs=\"" + config.roots.sysfs + "\": not a directory");
   }
-  if (!config.ethtool_path.empty() && !IsDirectory(config.ethtool_path)) {
+  if (!config.roots.ethtool.empty() && !IsDirectory(config.roots.ethtool)) {
     return Status(StatusCode::kInvalidArgument,
-                  "--path.ethtool=\"" + config.ethtool_path + "\": not a directory");
+                  "--path.ethtool=\"" + config.roots.ethtool + "\": not a directory");
   }
-  for (const auto& [flag, path] :
-       {std::pair<const char*, const std::string*>{"--path.smp", &config.smp_path},
-        {"--path.lldp", &config.lldp_path},
-        {"--path.procfs", &config.procfs_path}}) {
-    if (!path->empty() && !IsDirectory(*path)) {
-      return Status(StatusCode::kInvalidArgument,
-                    std::string(flag) + "=\"" + *path + "\": not a directory");
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    for (const SourceSpec& source : info.sources) {
+      const std::string path = config.roots.Replay(source);
+      if (path.empty()) continue;
+      const std::string flag = "--path." + std::string(source.name) + "=\"" + path + "\"";
+      // A replay file may not exist yet (its writer starts after the agent); a directory is a
+      // typo.
+      if (source.kind == SourceSpec::Kind::kFile && IsDirectory(path)) {
+        return Status(StatusCode::kInvalidArgument, flag + ": a directory, not a file");
+      }
+      if (source.kind == SourceSpec::Kind::kDirectory && !IsDirectory(path)) {
+        return Status(StatusCode::kInvalidArgument, flag + ": not a directory");
+      }
     }
-  }
-  // A replay file may not exist yet (its writer starts after the agent); a directory is a typo.
-  if (!config.kmsg_path.empty() && IsDirectory(config.kmsg_path)) {
-    return Status(StatusCode::kInvalidArgument,
-                  "--path.kmsg=\"" + config.kmsg_path + "\": a directory, not a kernel log file");
   }
   if (config.log_level != "debug" && config.log_level != "info" && config.log_level != "warn" &&
       config.log_level != "error") {

@@ -56,14 +56,9 @@ struct Config {
   // --metrics.all, --metrics.include: the series budget (exporter/pipeline/series_budget.h).
   bool metrics_all = false;
   std::vector<std::string> metrics_include;
-  std::string sysfs_path = "/sys";
-  std::string ethtool_path;  // empty: ethtool data from the kernel
-  // --path.kmsg: a kernel log replay file; empty: /dev/kmsg on the host's own /sys, else none.
-  std::string kmsg_path;
-  // --path.smp, --path.lldp, --path.procfs: attribution replays (docs/design.md §5.10).
-  std::string smp_path;
-  std::string lldp_path;
-  std::string procfs_path;
+  // --path.sysfs, --path.ethtool and the --path.<source> of every source a collector declares
+  // (collectors/core/roots.h); roots.host is set from --path.sysfs when the flags are applied.
+  Roots roots;
   std::string config_file;
   bool config_check = false;
   bool shape_print = false;  // --shape.print: print the fabric shape as YAML and exit

@@ -42,10 +42,8 @@ struct GlobalFlags {
   CLI::Option* telemetry;
   CLI::Option* sysfs;
   CLI::Option* ethtool;
-  CLI::Option* kmsg;
-  CLI::Option* smp;
-  CLI::Option* lldp;
-  CLI::Option* procfs;
+  // --path.<source> of each source a collector declares (CollectorInfo::sources).
+  std::vector<std::pair<const SourceSpec*, CLI::Option*>> sources;
   CLI::Option* level;
   CLI::Option* format;
   CLI::Option* state_file;
@@ -133,29 +131,25 @@ GlobalFlags AddGlobalFlags(CLI::App& app, Config& flags, Config& config) {
                                 std::string(kDefaultListenAddress));
   g.telemetry = app.add_option("--web.telemetry-path", flags.telemetry_path,
                                "Path under which metrics are exposed. Default /metrics");
-  g.sysfs = app.add_option("--path.sysfs", flags.sysfs_path,
+  g.sysfs = app.add_option("--path.sysfs", flags.roots.sysfs,
                            "sysfs mount point, or a replay root shaped like /sys. Default /sys");
   g.ethtool = app.add_option(
-      "--path.ethtool", flags.ethtool_path,
+      "--path.ethtool", flags.roots.ethtool,
       "Replay directory for ethtool data (DIR/<netdev>/statistics, DIR/<netdev>/module-eeprom) "
       "instead of the kernel; read by the ethtool and optics collectors");
-  g.kmsg = app.add_option(
-      "--path.kmsg", flags.kmsg_path,
-      "Kernel log replay file in the /dev/kmsg record format, read as it grows (tests, the "
-      "simulator, offline analysis); read by the kmsg collector. Default: /dev/kmsg when "
-      "--path.sysfs is the host's /sys, else none");
-  g.smp =
-      app.add_option("--path.smp", flags.smp_path,
-                     "Replay directory of InfiniBand neighbours: DIR/<device>/<port>/nodeinfo and "
-                     "nodedesc with the text of smpquery -D nodeinfo|nodedesc 0,<port>; read by "
-                     "the peer collector instead of umad queries");
-  g.lldp = app.add_option("--path.lldp", flags.lldp_path,
-                          "Replay directory of LLDP neighbours: DIR/<netdev> with the text of "
-                          "lldpctl -f keyvalue <netdev>; read by the peer collector");
-  g.procfs = app.add_option("--path.procfs", flags.procfs_path,
-                            "procfs mount point, or a replay root shaped like /proc (<pid>/cgroup, "
-                            "<pid>/fd/*); read by the jobs collector. Default /proc on the host's "
-                            "/sys, else none");
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    for (const SourceSpec& source : info.sources) {
+      std::string help =
+          std::string(source.help) + "; read by the " + std::string(info.name) + " collector";
+      if (!source.host_path.empty()) {
+        help += ". Default: " + std::string(source.host_path) +
+                " when --path.sysfs is the host's /sys, else none";
+      }
+      std::string& value = flags.roots.replays[std::string(source.name)];
+      g.sources.emplace_back(
+          &source, app.add_option("--path." + std::string(source.name), value, std::move(help)));
+    }
+  }
   app.add_flag("--metrics.all", config.metrics_all,
                "Export every series the collectors and detectors make, beyond the series budget "
                "(README \"Series budget\"; about 4,400 series on an 8-port RoCE node)");
@@ -247,12 +241,12 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
                        std::map<std::string, DetectorFlags>& detector_flags, Config& config) {
   if (g.listen->count() > 0) config.listen_address = flags.listen_address;
   if (g.telemetry->count() > 0) config.telemetry_path = flags.telemetry_path;
-  if (g.sysfs->count() > 0) config.sysfs_path = flags.sysfs_path;
-  if (g.ethtool->count() > 0) config.ethtool_path = flags.ethtool_path;
-  if (g.kmsg->count() > 0) config.kmsg_path = flags.kmsg_path;
-  if (g.smp->count() > 0) config.smp_path = flags.smp_path;
-  if (g.lldp->count() > 0) config.lldp_path = flags.lldp_path;
-  if (g.procfs->count() > 0) config.procfs_path = flags.procfs_path;
+  if (g.sysfs->count() > 0) config.roots.sysfs = flags.roots.sysfs;
+  if (g.ethtool->count() > 0) config.roots.ethtool = flags.roots.ethtool;
+  for (const auto& [source, option] : g.sources) {
+    if (option->count() > 0) config.roots.SetReplay(*source, flags.roots.Replay(*source));
+  }
+  config.roots.host = IsHostSysfs(config.roots.sysfs);
   if (g.level->count() > 0) config.log_level = flags.log_level;
   if (g.format->count() > 0) config.log_format = flags.log_format;
   for (auto& [name, f] : collector_flags) {

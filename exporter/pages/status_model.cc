@@ -302,10 +302,10 @@ std::vector<CollectorRow> CollectorRows(const StatusInputs& inputs, const Family
   Each(index, kPrivilegeMissing, [&](const ClientMetric& m, double v) {
     if (v < 1) return;
     const std::string feature = Text<kPrivilegeMissing>(m, "feature");
-    for (const PrivilegeNeed& need : PrivilegeNeeds()) {
-      if (need.feature == feature) {
-        missing[std::string(need.collector)].push_back(Text<kPrivilegeMissing>(m, "capability") +
-                                                       " (" + feature + ")");
+    for (const PrivilegeNeed* need : PrivilegeNeeds()) {
+      if (need->feature == feature) {
+        missing[std::string(need->collector)].push_back(Text<kPrivilegeMissing>(m, "capability") +
+                                                        " (" + feature + ")");
       }
     }
   });

@@ -24,7 +24,7 @@ status::StatusInputs GatherStatusInputs(const RouteSources& sources, const Agent
                                         const std::string& hostname, detect::TimePoint now) {
   status::StatusInputs inputs;
   inputs.hostname = hostname;
-  inputs.sysfs_root = sources.config.sysfs_path;
+  inputs.sysfs_root = sources.config.roots.sysfs;
   inputs.now = now;
   inputs.families = families.all;
   detect::NodeModelBuilder node;

@@ -1,7 +1,5 @@
 #include "exporter/pipeline/event_sources.h"
 
-#include <filesystem>
-
 #include "collectors/registry.h"
 #include "exporter/logging.h"
 
@@ -19,15 +17,10 @@ bool Wanted(const Config& config, bool CollectorInfo::*reads) {
 
 }  // namespace
 
-bool IsHostSysfs(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::equivalent(path, "/sys", ec);
-}
-
 EventSources::EventSources(const Config& config, const Clock& clock) {
   if (config.config_check) return;
   auto log = GetLogger("main");
-  const bool host = IsHostSysfs(config.sysfs_path);
+  const bool host = IsHostSysfs(config.roots.sysfs);
   if (Wanted(config, &CollectorInfo::reads_link_events)) {
     if (host) {
       link_log_ = std::make_unique<sys::LinkEventLog>();

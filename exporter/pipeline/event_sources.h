@@ -35,7 +35,4 @@ class EventSources {
   std::unique_ptr<sys::VerbsPortListener> verbs_listener_;
 };
 
-// True when `path` is this host's /sys (not a replay root).
-bool IsHostSysfs(const std::string& path);
-
 }  // namespace fabricwatch::exporter

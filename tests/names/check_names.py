@@ -68,7 +68,8 @@ def registry_names(root, path, table):
     text = strip_comments(open(os.path.join(root, path), encoding="utf-8").read())
     start = text.index(table)
     body = text[start : text.index("};", start)]
-    return re.findall(r'^\s*\{\s*"([a-z0-9_]+)"', body, re.M)
+    # An entry opens with its name, positional or designated: {"rdma", ... or {.name = "rdma", ...
+    return re.findall(r'^\s*\{\s*(?:\.name\s*=\s*)?"([a-z0-9_]+)"', body, re.M)
 
 
 def label_names(root):
@@ -113,6 +114,10 @@ def reference_context(text, start, end):
 def find_hits(root):
     collectors = registry_names(root, REGISTRIES[0], "kCollectors[]")
     detectors = registry_names(root, REGISTRIES[1], "kDetectors[]")
+    if not collectors or not detectors:
+        # A registry this script cannot read would make every name pass unseen.
+        sys.exit(f"FAIL: no names read from {REGISTRIES}: {len(collectors)} collectors, "
+                 f"{len(detectors)} detectors; teach registry_names() the entry form")
     labels = label_names(root)
     kinds = {n: "collectors" for n in collectors}
     kinds.update({n: "detectors" for n in detectors})

@@ -95,14 +95,8 @@ Status Apply(std::string_view key, std::string_view value, CollectorCase& c) {
     c.sysfs = value;
   } else if (key == "ethtool_replay") {
     c.ethtool_replay = value;
-  } else if (key == "kmsg_replay") {
-    c.kmsg_replay = value;
-  } else if (key == "smp_replay") {
-    c.smp_replay = value;
-  } else if (key == "lldp_replay") {
-    c.lldp_replay = value;
-  } else if (key == "procfs_replay") {
-    c.procfs_replay = value;
+  } else if (key.ends_with("_replay") && key.size() > 7) {
+    c.source_replays[std::string(key.substr(0, key.size() - 7))] = std::string(value);
   } else if (key == "replay_module") {
     const auto words = Words(value);
     if (words.size() != 2) return Status(StatusCode::kInvalidArgument, "wants <netdev> <image>");

@@ -7,10 +7,10 @@
 //
 //   sysfs = sysfs/roce-node/sys          the sysfs root (required)
 //   ethtool_replay = ethtool/mlx5        an ethtool replay directory (--path.ethtool)
-//   kmsg_replay = kmsg/hgx-faults        a kernel log replay file (--path.kmsg)
-//   smp_replay = smp/ib-leaf             IB neighbours, smpquery text (--path.smp)
-//   lldp_replay = lldp/roce-leaf         LLDP neighbours, lldpctl keyvalue text (--path.lldp)
-//   procfs_replay = procfs/slurm-jobs    a /proc replay (--path.procfs)
+//   <source>_replay = kmsg/hgx-faults    the replay of a source the collector declares
+//                                        (CollectorInfo::sources, --path.<source>): kmsg_replay,
+//                                        smp_replay, lldp_replay, procfs_replay, ...; a source the
+//                                        collector does not declare fails the case
 //   replay_module = enp1s0f0 sfp-internal
 //                                        (repeats) a netdev of the replay holding a module image
 //                                        of tests/testing/module_images.h (sfp-internal,
@@ -35,6 +35,7 @@
 //   omitted = <text>                     (repeats) see baseline
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,10 +66,7 @@ struct CollectorCase {
 
   std::string sysfs;
   std::string ethtool_replay;
-  std::string kmsg_replay;
-  std::string smp_replay;
-  std::string lldp_replay;
-  std::string procfs_replay;
+  std::map<std::string, std::string> source_replays;  // by source name (<source>_replay)
   std::vector<Module> replay_modules;
   CollectorOptions options;
   std::chrono::system_clock::time_point clock;

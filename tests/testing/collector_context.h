@@ -2,7 +2,7 @@
 // The CollectorContext of a collector under test (collectors/core/collector.h), built in one place
 // for every collector test: what the context refers to (the sysfs of a replay root, the options, a
 // clock, a logger) is owned here with defaults, and a test sets only the few other fields it needs
-// (ethtool, kmsg_path, smp_path, interval, host, ...) on the context it gets. When the context
+// (ethtool, roots, interval, ...) on the context it gets. When the context
 // changes, this file changes, not each test.
 
 #include <chrono>

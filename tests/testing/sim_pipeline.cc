@@ -87,9 +87,8 @@ Status SimPipeline::BuildCollectors() {
                                        sources_->ethtool_root, sources_->fs);
                                  },
                                  .logger = [this](std::string_view) { return logger_; },
-                                 .kmsg_path = sim_->kmsg_path(),
-                                 .kmsg_cursor = kmsg_cursor_.get(),
-                                 .procfs_path = sim_->procfs_root()};
+                                 .roots = sim_->roots(),
+                                 .kmsg_cursor = kmsg_cursor_.get()};
   auto built = fabricwatch::BuildCollectors(sources, DefaultSelection);
   if (!built) return built.error();
   for (BuiltCollector& b : *built) {

@@ -126,10 +126,7 @@ int main(int argc, char** argv) {
     std::cerr << "fabricsim: wrote preset " << preset << " to " << root << " ("
               << s.node().ports.size() << " ports, " << s.files_written() << " files)\n";
   }
-  std::cerr << "fabricsim: agent flags: --path.sysfs=" << s.sysfs_root()
-            << " --path.ethtool=" << s.ethtool_root() << " --path.kmsg=" << s.kmsg_path()
-            << " --path.procfs=" << s.procfs_root() << " --path.smp=" << s.smp_root()
-            << " --path.lldp=" << s.lldp_root() << "\n";
+  std::cerr << "fabricsim: agent flags: " << s.roots().Flags() << "\n";
   if (build->parsed()) return 0;
 
   struct sigaction sa {};

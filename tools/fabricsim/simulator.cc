@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "collectors/jobs/jobs.h"
+#include "collectors/kmsg/kmsg.h"
+#include "collectors/peer/peer.h"
 #include "tools/fabricsim/mlx5_stats.h"
 #include "tools/fabricsim/simulator_port.h"
 
@@ -88,6 +91,15 @@ Simulator::Simulator(Node node, Scenario scenario, std::string root, SimOptions 
       rng_(options.seed) {}
 
 Simulator::~Simulator() = default;
+
+Roots Simulator::roots() const {
+  Roots roots{.sysfs = sysfs_root_, .ethtool = ethtool_root_};
+  roots.SetReplay(kmsg::kKernelLog, kmsg_path_);
+  roots.SetReplay(jobs::kProcfs, procfs_root_);
+  roots.SetReplay(peer::kSmpReplay, smp_root_);
+  roots.SetReplay(peer::kLldpReplay, lldp_root_);
+  return roots;
+}
 
 Result<std::unique_ptr<Simulator>> Simulator::Create(Node node, Scenario scenario, std::string root,
                                                      SimOptions options) {

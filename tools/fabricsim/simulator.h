@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "collectors/core/roots.h"
 #include "tools/fabricsim/kmsg_log.h"
 #include "tools/fabricsim/leaf_switch.h"
 #include "tools/fabricsim/module.h"
@@ -125,6 +126,9 @@ class Simulator {
   // Peer replays (--path.smp, --path.lldp): both exist, empty where no port has that link layer.
   const std::string& smp_root() const { return smp_root_; }
   const std::string& lldp_root() const { return lldp_root_; }
+  // All of the above as the agent's roots: what --path.sysfs, --path.ethtool and each
+  // collector's --path.<source> are given to read this node (Roots::Flags() spells them).
+  Roots roots() const;
   // The switch at the far end of a port.
   LeafPort Leaf(const Port& port) const { return LeafOf(node_, port, options_.leaf); }
 

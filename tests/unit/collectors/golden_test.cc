@@ -99,6 +99,15 @@ class CaseInputs {
   }
 
   Status Prepare() {
+    for (const auto& [name, path] : case_.source_replays) {
+      const bool declared = std::ranges::any_of(
+          info_.sources, [&name](const SourceSpec& source) { return source.name == name; });
+      if (!declared) {
+        return Status(
+            StatusCode::kInvalidArgument,
+            name + "_replay: collector " + std::string(info_.name) + " declares no source " + name);
+      }
+    }
     if (Status replay = PrepareReplay(); !replay.ok()) return replay;
     if (case_.link_events_listening) {
       link_events_ = std::make_unique<sys::LinkEventLog>();
@@ -128,10 +137,12 @@ class CaseInputs {
     context.link_events = link_events_.get();
     context.ethtool = replay_.get();
     context.interval = case_.interval.value_or(info_.default_interval);
-    context.kmsg_path = Fixture(case_.kmsg_replay);
-    context.smp_path = Fixture(case_.smp_replay);
-    context.lldp_path = Fixture(case_.lldp_replay);
-    context.procfs_path = Fixture(case_.procfs_replay);
+    for (const SourceSpec& source : info_.sources) {
+      auto replay = case_.source_replays.find(std::string(source.name));
+      if (replay != case_.source_replays.end()) {
+        context.roots.SetReplay(source, Fixture(replay->second));
+      }
+    }
     return context;
   }
 

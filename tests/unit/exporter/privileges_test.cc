@@ -10,6 +10,7 @@
 
 #include <sstream>
 
+#include "collectors/kmsg/kmsg.h"
 #include "exporter/http/render.h"
 #include "tests/testing/fake_filesystem.h"
 
@@ -19,8 +20,8 @@ namespace {
 constexpr uint64_t kNetAdmin = uint64_t{1} << CAP_NET_ADMIN;
 
 const PrivilegeNeed* Need(std::string_view feature) {
-  for (const PrivilegeNeed& need : PrivilegeNeeds()) {
-    if (need.feature == feature) return &need;
+  for (const PrivilegeNeed* need : PrivilegeNeeds()) {
+    if (need->feature == feature) return need;
   }
   return nullptr;
 }
@@ -47,10 +48,32 @@ TEST(PrivilegeNeedsTest, module_eeprom_needs_cap_net_admin) {
   EXPECT_EQ(need->capability, "CAP_NET_ADMIN");
   EXPECT_EQ(need->number, CAP_NET_ADMIN);
   EXPECT_EQ(need->collector, "optics");
-  for (const PrivilegeNeed& n : PrivilegeNeeds()) {
-    EXPECT_TRUE(n.capability.starts_with("CAP_")) << n.capability;
-    EXPECT_FALSE(n.loses.empty()) << n.feature;
+  for (const PrivilegeNeed* n : PrivilegeNeeds()) {
+    EXPECT_TRUE(n->capability.starts_with("CAP_")) << n->capability;
+    EXPECT_FALSE(n->loses.empty()) << n->feature;
   }
+}
+
+// A replay needs no capability: the collectors' own in_use rules (collectors/optics, kmsg) say a
+// feature is used only when the kernel is read.
+TEST(PrivilegeNeedsTest, a_feature_is_in_use_only_when_the_kernel_is_read) {
+  const PrivilegeNeed* eeprom = Need("module_eeprom");
+  const PrivilegeNeed* kernel_log = Need("kernel_log");
+  ASSERT_NE(eeprom, nullptr);
+  ASSERT_NE(kernel_log, nullptr);
+  ASSERT_NE(eeprom->in_use, nullptr);
+  ASSERT_NE(kernel_log->in_use, nullptr);
+  Roots host{.sysfs = "/sys", .host = true};
+  EXPECT_TRUE(eeprom->in_use(host));
+  Roots replay_ethtool = host;
+  replay_ethtool.ethtool = "/tmp/replay/ethtool";
+  EXPECT_FALSE(eeprom->in_use(replay_ethtool));
+  const Roots replay_root{.sysfs = "/tmp/replay/sys", .host = false};
+  EXPECT_FALSE(eeprom->in_use(replay_root));
+  EXPECT_FALSE(kernel_log->in_use(replay_root));  // no kernel log at all
+  Roots kmsg_file = host;
+  kmsg_file.SetReplay(kmsg::kKernelLog, "/tmp/replay/kmsg");
+  EXPECT_FALSE(kernel_log->in_use(kmsg_file));
 }
 
 TEST(ParseEffectiveCapabilitiesTest, table) {

@@ -17,6 +17,8 @@
 #include "collectors/collector_set.h"
 #include "collectors/core/collector_info.h"
 #include "collectors/ethtool_source/ethtool_replay.h"
+#include "collectors/jobs/jobs.h"
+#include "collectors/kmsg/kmsg.h"
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 #include "exporter/pipeline/scheduler.h"
@@ -69,6 +71,9 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
     exporter::CollectionBuffers buffers;
     std::unique_ptr<sys::EthtoolSource> ethtool;
   };
+  Roots roots{.sysfs = dir.Path("sys"), .ethtool = dir.Path("ethtool")};
+  roots.SetReplay(kmsg::kKernelLog, dir.Path("kmsg"));
+  roots.SetReplay(jobs::kProcfs, dir.Path("proc"));
   const CollectorSources sources{.sysfs = sysfs,
                                  .clock = clock,
                                  .new_ethtool = [&]() -> std::unique_ptr<sys::EthtoolSource> {
@@ -76,8 +81,7 @@ TEST_P(SteadyStateAllocationTest, sampling_allocates_nothing_once_discovery_is_d
                                                                                filesystem);
                                  },
                                  .logger = [&](std::string_view) { return logger; },
-                                 .kmsg_path = dir.Path("kmsg"),
-                                 .procfs_path = dir.Path("proc")};
+                                 .roots = roots};
   auto built = BuildCollectors(sources, [](const CollectorInfo& info) {
     std::optional<CollectorSelection> selection;
     if (info.name == "topology") return selection;  // a full PCI rediscovery per run, by design

@@ -72,10 +72,7 @@ inline Samples CollectAll(const Simulator& sim) {
                              .options = options,
                              // One optics run reads every module (reads are spread otherwise).
                              .interval = std::chrono::seconds(30),
-                             .kmsg_path = sim.kmsg_path(),
-                             .smp_path = sim.smp_root(),
-                             .lldp_path = sim.lldp_root(),
-                             .procfs_path = sim.procfs_root()};
+                             .roots = sim.roots()};
     auto collector = info.factory(context);
     EXPECT_TRUE(collector) << info.name << ": " << collector.error().ToString();
     if (!collector) continue;

@@ -157,7 +157,7 @@ class Harness {
 
   Result<std::unique_ptr<Collector>> New() {
     CollectorContext context = inputs_.Context();
-    context.procfs_path = testing::FixturePath("procfs/slurm-jobs");
+    context.roots.SetReplay(kProcfs, testing::FixturePath("procfs/slurm-jobs"));
     return NewJobsCollector(context);
   }
   // "name{labels}" -> value of every sample of one collection.

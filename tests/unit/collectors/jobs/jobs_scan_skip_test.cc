@@ -51,7 +51,7 @@ class SkipTest : public ::testing::Test {
   // The jobs collector on `procfs` with the options as they are now.
   Result<std::unique_ptr<Collector>> MakeCollector(const std::string& procfs) {
     CollectorContext context = inputs_.Context();
-    context.procfs_path = procfs;
+    context.roots.SetReplay(kProcfs, procfs);
     return NewJobsCollector(context);
   }
 

@@ -227,7 +227,7 @@ void RunCapture(const fs::path& kmsg, CorpusTotals& totals) {
 
   testing::CollectorTestContext inputs(tree.sys());
   CollectorContext context = inputs.Context();
-  context.kmsg_path = kmsg.string();
+  context.roots.SetReplay(kKernelLog, kmsg.string());
   const auto now = inputs.clock().Now();
   auto collector = NewKmsgCollector(context);
   ASSERT_TRUE(collector) << collector.error().ToString();

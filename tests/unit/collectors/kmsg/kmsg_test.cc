@@ -83,7 +83,7 @@ class Harness {
       : path_(tree.file("kmsg")), inputs_(tree.sys(), std::move(options)) {
     std::ofstream(path_, std::ios::app);  // exists, empty
     CollectorContext context = inputs_.Context();
-    context.kmsg_path = path_;
+    context.roots.SetReplay(kKernelLog, path_);
     context.kmsg_cursor = cursor;
     auto collector = NewKmsgCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
@@ -320,7 +320,7 @@ TEST(KmsgCollector, NoSourceIsNoData) {
   testing::CollectorTestContext inputs(tree.sys());
   for (std::string path : {std::string(), tree.file("missing/kmsg")}) {
     CollectorContext context = inputs.Context();
-    context.kmsg_path = path;
+    context.roots.SetReplay(kKernelLog, path);
     auto collector = NewKmsgCollector(context);
     ASSERT_TRUE(collector);
     MetricSink sink;

@@ -169,7 +169,7 @@ TEST(KmsgWake, a_record_appended_to_the_replay_file_is_collected_within_millisec
   testing::CollectorTestContext inputs(dir.Path("sys"));
   inputs.UseClock(clock);
   CollectorContext context = inputs.Context();
-  context.kmsg_path = path;
+  context.roots.SetReplay(kKernelLog, path);
   auto collector = NewKmsgCollector(context);
   ASSERT_TRUE(collector) << collector.error().ToString();
 

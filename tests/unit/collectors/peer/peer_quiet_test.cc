@@ -43,8 +43,8 @@ struct Peer {
   Peer(const testing::TempDir& dir, CollectorOptions options, bool host)
       : inputs(dir.Path("sys"), std::move(options)) {
     CollectorContext context = inputs.Context();
-    context.smp_path = host ? "" : dir.Path("smp");
-    context.host = host;
+    if (!host) context.roots.SetReplay(kSmpReplay, dir.Path("smp"));
+    context.roots.host = host;
     auto made = NewPeerCollector(context);
     EXPECT_TRUE(made) << made.error().ToString();
     if (made) collector = std::move(*made);

@@ -80,8 +80,8 @@ class Harness {
       : inputs_(tree.Path("sys"), std::move(options)) {
     if (logger != nullptr) inputs_.UseLogger(std::move(logger));
     CollectorContext context = inputs_.Context();
-    context.smp_path = tree.Path("smp");
-    context.lldp_path = tree.Path("lldp");
+    context.roots.SetReplay(kSmpReplay, tree.Path("smp"));
+    context.roots.SetReplay(kLldpReplay, tree.Path("lldp"));
     auto collector = NewPeerCollector(context);
     EXPECT_TRUE(collector) << collector.error().ToString();
     if (collector) collector_ = std::move(*collector);

@@ -111,7 +111,7 @@ struct Harness {
     logger->set_level(spdlog::level::debug);
     inputs.UseLogger(logger);
     CollectorContext context = inputs.Context();
-    context.host = host;
+    context.roots.host = host;
     auto made = source ? NewRdmaCollectorWithMtuSource(context, std::move(source))
                        : NewRdmaCollector(context);
     EXPECT_TRUE(made) << made.error().ToString();

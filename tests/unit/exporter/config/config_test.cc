@@ -55,8 +55,8 @@ TEST(ParseCommandLineTest, defaults) {
   const Config& config = parsed->config;
   EXPECT_EQ(config.listen_address, ":9868");
   EXPECT_EQ(config.telemetry_path, "/metrics");
-  EXPECT_EQ(config.sysfs_path, "/sys");
-  EXPECT_EQ(config.ethtool_path, "");
+  EXPECT_EQ(config.roots.sysfs, "/sys");
+  EXPECT_EQ(config.roots.ethtool, "");
   EXPECT_EQ(config.config_file, "");
   EXPECT_FALSE(config.config_check);
   EXPECT_EQ(config.log_level, "info");
@@ -251,8 +251,8 @@ TEST_F(ConfigTest, valid_flag_values) {
   const Config& config = parsed->config;
   EXPECT_EQ(config.log_level, "debug");
   EXPECT_EQ(config.log_format, "json");
-  EXPECT_EQ(config.sysfs_path, dir_.string());
-  EXPECT_EQ(config.ethtool_path, dir_.string());
+  EXPECT_EQ(config.roots.sysfs, dir_.string());
+  EXPECT_EQ(config.roots.ethtool, dir_.string());
   EXPECT_EQ(config.telemetry_path, "/custom");
   EXPECT_EQ(config.listen_address, "127.0.0.1:0");
   EXPECT_TRUE(config.config_check);
