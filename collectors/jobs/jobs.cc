@@ -100,7 +100,7 @@ constexpr MetricDesc kMetrics[] = {kDeviceJobInfo,   kHolders,       kScanSecond
 
 class JobsCollector final : public Collector {
  public:
-  JobsCollector(const CollectorContext& context, std::string procfs, sys::ScanLimits limits,
+  JobsCollector(const CollectorContext& context, std::string procfs, jobs::ScanLimits limits,
                 size_t max_jobs, bool listpids, std::unique_ptr<PodNames> pods,
                 std::string pods_off_reason)
       : sysfs_(context.sysfs),
@@ -126,17 +126,17 @@ class JobsCollector final : public Collector {
     // No verbs device, no holder: /proc is not read (issue 40 item 3).
     if (!HasVerbsDevice()) {
       sink.Add(kScanSkipped, {{"reason", "no_verbs_device"}}, 1);
-      ExportScan(sys::ScanStats{}, std::chrono::nanoseconds(0), sink);
+      ExportScan(jobs::ScanStats{}, std::chrono::nanoseconds(0), sink);
       return Status::Ok();
     }
     const auto started = Now();
-    auto scan = sys::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_);
+    auto scan = jobs::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_);
     if (!scan) return scan.error();
     // Holders no cgroup names: a Slurm without job cgroups knows them (scontrol listpids). Asked
     // only when there are such holders, then the scan is done again with the answer.
     if (listpids_ && scan->stats.unattributed > 0) {
       if (auto pids = ListPids()) {
-        auto again = sys::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_, &*pids);
+        auto again = jobs::ScanDeviceJobs(sysfs_.fs(), procfs_, sysfs_, limits_, &*pids);
         if (again) scan = std::move(again);
       }
     }
@@ -144,13 +144,13 @@ class JobsCollector final : public Collector {
     NamePods(*scan);
     for (const auto& [device, jobs] : scan->jobs) {
       size_t n = 0;
-      for (const sys::Job& job : jobs) {
+      for (const jobs::Job& job : jobs) {
         if (n++ == max_jobs_) break;
-        const sys::PodName* pod =
-            job.scheduler == sys::Scheduler::kKubernetes && pods_ ? pods_->Find(job.id) : nullptr;
+        const jobs::PodName* pod =
+            job.scheduler == jobs::Scheduler::kKubernetes && pods_ ? pods_->Find(job.id) : nullptr;
         const std::string job_id = pod ? pod->pod_namespace + "/" + pod->name : job.id;
         sink.AddInfo(kDeviceJobInfo, {{"device", device},
-                                      {"scheduler", sys::SchedulerName(job.scheduler)},
+                                      {"scheduler", jobs::SchedulerName(job.scheduler)},
                                       {"job_id", job_id},
                                       {"pod_namespace", pod ? pod->pod_namespace : ""},
                                       {"pod_name", pod ? pod->name : ""}});
@@ -165,15 +165,15 @@ class JobsCollector final : public Collector {
 
  private:
   // What the scan cost: its wall time, and the processes it visited.
-  void ExportScan(const sys::ScanStats& s, std::chrono::nanoseconds elapsed, MetricSink& sink) {
+  void ExportScan(const jobs::ScanStats& s, std::chrono::nanoseconds elapsed, MetricSink& sink) {
     sink.Add(kScanSeconds, {}, std::chrono::duration<double>(elapsed).count());
     sink.Add(kScanProcesses, {{"outcome", "read"}}, static_cast<double>(s.processes_read));
     sink.Add(kScanProcesses, {{"outcome", "skipped"}}, static_cast<double>(s.skipped()));
     sink.Add(kScanProcesses, {{"outcome", "unattributed"}}, static_cast<double>(s.unattributed));
     sink.Add(kScanTruncated, {}, s.truncated ? 1 : 0);
     if (pods_) {
-      for (const sys::KubeletOutcome outcome : sys::kKubeletOutcomes) {
-        sink.Add(kKubeletRequests, {{"outcome", sys::KubeletOutcomeName(outcome)}},
+      for (const jobs::KubeletOutcome outcome : jobs::kKubeletOutcomes) {
+        sink.Add(kKubeletRequests, {{"outcome", jobs::KubeletOutcomeName(outcome)}},
                  static_cast<double>(pods_->Requests(outcome)));
       }
       sink.Add(kKubeletSkipped, {}, static_cast<double>(pods_->SkippedItems()));
@@ -197,11 +197,11 @@ class JobsCollector final : public Collector {
     return sysfs_.ListDirInto("class/infiniband_verbs", names_).ok() && has_uverbs();
   }
   // The names of the pods the scan found, from the kubelet (PodNames asks it only for new pods).
-  void NamePods(const sys::DeviceJobs& scan) {
+  void NamePods(const jobs::DeviceJobs& scan) {
     std::set<std::string, std::less<>> uids;
     for (const auto& [device, jobs] : scan.jobs) {
-      for (const sys::Job& job : jobs) {
-        if (job.scheduler == sys::Scheduler::kKubernetes) uids.insert(job.id);
+      for (const jobs::Job& job : jobs) {
+        if (job.scheduler == jobs::Scheduler::kKubernetes) uids.insert(job.id);
       }
     }
     if (uids.empty()) return;
@@ -215,7 +215,7 @@ class JobsCollector final : public Collector {
     pods_->Update(uids, clock_.Now());
   }
 
-  std::optional<sys::PidJobMap> ListPids() {
+  std::optional<jobs::PidJobMap> ListPids() {
     auto out = sys::RunCommand({"scontrol", "listpids"}, std::chrono::seconds(2));
     if (!out) {
       // No Slurm here, or slurmd not answering: said once; the holders stay unattributed.
@@ -225,7 +225,7 @@ class JobsCollector final : public Collector {
       }
       return std::nullopt;
     }
-    auto pids = sys::ParseScontrolListpids(*out);
+    auto pids = jobs::ParseScontrolListpids(*out);
     if (!pids) {
       logger_->debug("scontrol listpids: {}", pids.error().ToString());
       return std::nullopt;
@@ -237,7 +237,7 @@ class JobsCollector final : public Collector {
   const Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   std::string procfs_;
-  sys::ScanLimits limits_;
+  jobs::ScanLimits limits_;
   size_t max_jobs_;
   bool listpids_;
   std::unique_ptr<PodNames> pods_;  // null: the kubelet is not asked
@@ -251,9 +251,10 @@ class JobsCollector final : public Collector {
 // The kubelet client's configuration from the kubelet options, or nullopt with the reason why
 // pods are not named (`off`, or `auto` where it does not apply). `host_proc`: the scan reads this
 // host's /proc, so the pods are this node's kubelet's.
-Result<std::optional<sys::KubeletConfig>> KubeletConfigOf(const CollectorOptionReader& options,
-                                                          bool host_proc, std::string& off_reason) {
-  sys::KubeletConfig config;
+Result<std::optional<jobs::KubeletConfig>> KubeletConfigOf(const CollectorOptionReader& options,
+                                                           bool host_proc,
+                                                           std::string& off_reason) {
+  jobs::KubeletConfig config;
   config.token_file = options.Value("kubelet-token-file");
   config.ca_file = options.Value("kubelet-ca-file");
   const std::string insecure = options.Value("kubelet-insecure-skip-verify");
@@ -276,29 +277,29 @@ Result<std::optional<sys::KubeletConfig>> KubeletConfigOf(const CollectorOptionR
   std::string url = options.Value("kubelet");
   if (url == "off") {
     off_reason = options.Flag("kubelet") + "=off";
-    return std::optional<sys::KubeletConfig>();
+    return std::optional<jobs::KubeletConfig>();
   }
   if (url == "auto") {
     std::error_code ec;
     if (!host_proc) {
       off_reason = options.Flag("kubelet") + "=auto asks only for this host's /proc";
-      return std::optional<sys::KubeletConfig>();
+      return std::optional<jobs::KubeletConfig>();
     }
     if (!std::filesystem::exists(config.token_file, ec)) {
       off_reason = "no kubelet token at " + config.token_file + " (" + options.Flag("kubelet") +
                    "=auto; the agent does not run in a pod with a ServiceAccount token)";
-      return std::optional<sys::KubeletConfig>();
+      return std::optional<jobs::KubeletConfig>();
     }
-    return std::optional<sys::KubeletConfig>(std::move(config));  // the default URL
+    return std::optional<jobs::KubeletConfig>(std::move(config));  // the default URL
   }
   while (url.size() > 1 && url.back() == '/') url.pop_back();
-  if (Status valid = sys::ValidateKubeletUrl(url); !valid.ok()) {
+  if (Status valid = jobs::ValidateKubeletUrl(url); !valid.ok()) {
     return Error(
         StatusCode::kInvalidArgument,
         options.Flag("kubelet") + ": want auto, off or an https:// URL; " + valid.message());
   }
   config.url = std::move(url);
-  return std::optional<sys::KubeletConfig>(std::move(config));
+  return std::optional<jobs::KubeletConfig>(std::move(config));
 }
 
 }  // namespace
@@ -313,7 +314,7 @@ std::span<const MetricDesc> JobsMetrics() { return kMetrics; }
 
 namespace {
 
-// The agent's own pid as `procfs` numbers it, to leave it out of the scan (sys::ScanLimits
+// The agent's own pid as `procfs` numbers it, to leave it out of the scan (jobs::ScanLimits
 // exclude_pid): <procfs>/self links to the reader's pid in that procfs's pid namespace (proc(5)),
 // so the host's /proc mounted at /host/proc in a container gives the agent's host pid. A replay
 // tree has no such link: 0, nothing left out.
@@ -331,7 +332,7 @@ int64_t OwnPidIn(const std::string& procfs) {
 
 Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& context) {
   const CollectorOptionReader options("jobs", context.options, kOptions);
-  sys::ScanLimits limits;
+  jobs::ScanLimits limits;
   auto max_processes = ParseUint64(options.Value("max-processes"), options.Flag("max-processes"));
   if (!max_processes) return Error(max_processes.error());
   auto budget = options.Duration("time-budget");
@@ -373,7 +374,7 @@ Result<std::unique_ptr<Collector>> NewJobsCollector(const CollectorContext& cont
   if (!kubelet) return Error(kubelet.error());
   std::unique_ptr<PodNames> pods;
   if (*kubelet) {
-    auto client = std::make_shared<const sys::KubeletClient>(std::move(**kubelet));
+    auto client = std::make_shared<const jobs::KubeletClient>(std::move(**kubelet));
     pods = std::make_unique<PodNames>([client] { return client->GetPods(); }, context.logger);
   }
   return std::unique_ptr<Collector>(new JobsCollector(context, std::move(procfs), std::move(limits),

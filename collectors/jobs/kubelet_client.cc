@@ -8,7 +8,7 @@
 #include "collectors/sys/curl_library.h"
 #include "collectors/sys/filesystem.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 // A ServiceAccount token is a JWT of one or two kilobytes; anything this long is not one.
@@ -17,7 +17,7 @@ constexpr size_t kMaxTokenBytes = 64 * 1024;
 // Owns a header list (curl_slist_free_all on destruction).
 class HeaderList {
  public:
-  explicit HeaderList(const CurlApi& api) : api_(api) {}
+  explicit HeaderList(const sys::CurlApi& api) : api_(api) {}
   HeaderList(const HeaderList&) = delete;
   HeaderList& operator=(const HeaderList&) = delete;
   ~HeaderList() {
@@ -35,12 +35,12 @@ class HeaderList {
   curl_slist* get() const { return list_; }
 
  private:
-  const CurlApi& api_;
+  const sys::CurlApi& api_;
   curl_slist* list_ = nullptr;
 };
 
 Result<std::string> ReadToken(const std::string& path) {
-  const RealFileSystem fs;
+  const sys::RealFileSystem fs;
   auto fd = fs.Open(path);
   if (!fd) return Error(fd.error());
   std::string token(kMaxTokenBytes + 1, '\0');
@@ -189,10 +189,10 @@ KubeletReply KubeletClient::GetPods() const {
   }
   // libcurl is loaded on the first request (curl_library.h); without it the client fails
   // like any other error, and the jobs collector goes on without pod names.
-  auto api = Curl();
+  auto api = sys::Curl();
   if (!api) return Failure(KubeletOutcome::kError, "GET " + url + ": " + api.error().ToString());
-  const CurlApi& curl_api = **api;
-  auto curl = CurlEasy::Make(curl_api);
+  const sys::CurlApi& curl_api = **api;
+  auto curl = sys::CurlEasy::Make(curl_api);
   if (!curl) return Failure(KubeletOutcome::kError, curl.error().ToString());
   HeaderList headers(curl_api);
   for (const std::string& line :
@@ -247,4 +247,4 @@ KubeletReply KubeletClient::GetPods() const {
   return KubeletReply{KubeletOutcome::kSuccess, Status::Ok(), std::move(body.data)};
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

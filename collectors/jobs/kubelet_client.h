@@ -35,7 +35,7 @@
 #include "base/status.h"
 #include "collectors/jobs/kubelet_pods_parse.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 
 struct KubeletConfig {
   std::string url = "https://127.0.0.1:10250";  // no trailing slash; /pods is appended
@@ -91,4 +91,4 @@ class KubeletClient {
   KubeletConfig config_;
 };
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

@@ -6,7 +6,7 @@
 
 #include "base/value_parse.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 using Json = nlohmann::json;
@@ -222,4 +222,4 @@ Result<PodList> ParsePodList(std::string_view body,
   return reader.Take();
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

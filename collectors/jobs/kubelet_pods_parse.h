@@ -32,7 +32,7 @@
 
 #include "base/status.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 
 // The largest body the parser (and the kubelet client) accepts: a node's 110 pods (the kubelet's
 // default max-pods) of 10-20 KB each make 1-2 MB; 16 MB leaves room for a node with many more.
@@ -63,4 +63,4 @@ bool IsPodUid(std::string_view uid);
 bool IsDns1123Subdomain(std::string_view name);  // a pod name
 bool IsDns1123Label(std::string_view name);      // a namespace
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

@@ -18,20 +18,20 @@ void PodNames::Update(const std::set<std::string, std::less<>>& uids,
   Ask(uids);
 }
 
-const sys::PodName* PodNames::Find(std::string_view uid) const {
+const jobs::PodName* PodNames::Find(std::string_view uid) const {
   auto it = names_.find(uid);
   return it == names_.end() ? nullptr : &it->second;
 }
 
 void PodNames::Ask(const std::set<std::string, std::less<>>& uids) {
-  sys::KubeletReply reply = get_pods_();
-  if (reply.outcome == sys::KubeletOutcome::kSuccess) {
-    auto list = sys::ParsePodList(reply.body, &uids);
+  jobs::KubeletReply reply = get_pods_();
+  if (reply.outcome == jobs::KubeletOutcome::kSuccess) {
+    auto list = jobs::ParsePodList(reply.body, &uids);
     if (!list) {
-      Failed(sys::KubeletReply{sys::KubeletOutcome::kMalformed, list.error(), {}});
+      Failed(jobs::KubeletReply{jobs::KubeletOutcome::kMalformed, list.error(), {}});
       return;
     }
-    ++requests_[static_cast<size_t>(sys::KubeletOutcome::kSuccess)];
+    ++requests_[static_cast<size_t>(jobs::KubeletOutcome::kSuccess)];
     if (!said_.empty()) logger_->info("the kubelet answers again: pods are named");
     said_.clear();
     skipped_items_ = list->skipped;
@@ -49,7 +49,7 @@ void PodNames::Ask(const std::set<std::string, std::less<>>& uids) {
   Failed(reply);
 }
 
-void PodNames::Failed(const sys::KubeletReply& reply) {
+void PodNames::Failed(const jobs::KubeletReply& reply) {
   ++requests_[static_cast<size_t>(reply.outcome)];
   if (said_.insert(reply.outcome).second) {
     logger_->warn("pods are exported by UID, without name and namespace: {}",

@@ -34,7 +34,7 @@ namespace fabricwatch::jobs {
 class PodNames {
  public:
   // `get_pods` is one GET /pods (KubeletClient::GetPods in the agent, canned replies in tests).
-  PodNames(std::function<sys::KubeletReply()> get_pods, std::shared_ptr<spdlog::logger> logger,
+  PodNames(std::function<jobs::KubeletReply()> get_pods, std::shared_ptr<spdlog::logger> logger,
            std::chrono::seconds min_interval = std::chrono::seconds(60))
       : get_pods_(std::move(get_pods)), logger_(std::move(logger)), min_interval_(min_interval) {}
 
@@ -44,10 +44,10 @@ class PodNames {
               std::chrono::system_clock::time_point now);
 
   // The name of pod `uid`, or null while unknown.
-  const sys::PodName* Find(std::string_view uid) const;
+  const jobs::PodName* Find(std::string_view uid) const;
 
   // Requests so far that ended with `outcome`.
-  uint64_t Requests(sys::KubeletOutcome outcome) const {
+  uint64_t Requests(jobs::KubeletOutcome outcome) const {
     return requests_[static_cast<size_t>(outcome)];
   }
   // Items of the kubelet's last pod list skipped as malformed.
@@ -55,15 +55,15 @@ class PodNames {
 
  private:
   void Ask(const std::set<std::string, std::less<>>& uids);
-  void Failed(const sys::KubeletReply& reply);
+  void Failed(const jobs::KubeletReply& reply);
 
-  std::function<sys::KubeletReply()> get_pods_;
+  std::function<jobs::KubeletReply()> get_pods_;
   std::shared_ptr<spdlog::logger> logger_;
   std::chrono::seconds min_interval_;
-  std::map<std::string, sys::PodName, std::less<>> names_;
+  std::map<std::string, jobs::PodName, std::less<>> names_;
   std::optional<std::chrono::system_clock::time_point> last_request_;
-  std::array<uint64_t, std::size(sys::kKubeletOutcomes)> requests_{};
-  std::set<sys::KubeletOutcome> said_;  // failures logged since the last success
+  std::array<uint64_t, std::size(jobs::kKubeletOutcomes)> requests_{};
+  std::set<jobs::KubeletOutcome> said_;  // failures logged since the last success
   size_t skipped_items_ = 0;
 };
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -36,7 +36,7 @@ std::optional<int64_t> ParsePid(const std::string& name) {
 // The state of one scan: caches, scratch buffers and the result being built.
 class Scanner {
  public:
-  Scanner(const FileSystem& fs, const std::string& root, const SysFs& sysfs,
+  Scanner(const sys::FileSystem& fs, const std::string& root, const sys::SysFs& sysfs,
           const ScanLimits& limits, const PidJobMap* listpids)
       : fs_(fs), root_(root), sysfs_(sysfs), limits_(limits), listpids_(listpids) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
@@ -163,9 +163,9 @@ class Scanner {
     return std::optional<Job>();
   }
 
-  const FileSystem& fs_;
+  const sys::FileSystem& fs_;
   std::string root_;
-  const SysFs& sysfs_;
+  const sys::SysFs& sysfs_;
   const ScanLimits& limits_;
   const PidJobMap* listpids_;
   std::map<uint32_t, std::optional<std::string>> ibdevs_;
@@ -177,10 +177,10 @@ class Scanner {
 
 }  // namespace
 
-Result<DeviceJobs> ScanDeviceJobs(const FileSystem& fs, const std::string& procfs_root,
-                                  const SysFs& sysfs, const ScanLimits& limits,
+Result<DeviceJobs> ScanDeviceJobs(const sys::FileSystem& fs, const std::string& procfs_root,
+                                  const sys::SysFs& sysfs, const ScanLimits& limits,
                                   const PidJobMap* listpids) {
   return Scanner(fs, procfs_root, sysfs, limits, listpids).Run();
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

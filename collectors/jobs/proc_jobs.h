@@ -40,7 +40,7 @@
 #include "collectors/sys/filesystem.h"
 #include "collectors/sys/sysfs.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 
 struct ScanLimits {
   // Processes visited (read or skipped); the scan stops before the next one.
@@ -90,8 +90,8 @@ using PidJobMap = std::map<int64_t, std::string>;
 
 // Scans `procfs_root` (e.g. "/proc" or a replay DIR). `listpids`, when given, attributes the
 // processes that have no job cgroup. Errors only when the root itself cannot be listed.
-Result<DeviceJobs> ScanDeviceJobs(const FileSystem& fs, const std::string& procfs_root,
-                                  const SysFs& sysfs, const ScanLimits& limits = {},
+Result<DeviceJobs> ScanDeviceJobs(const sys::FileSystem& fs, const std::string& procfs_root,
+                                  const sys::SysFs& sysfs, const ScanLimits& limits = {},
                                   const PidJobMap* listpids = nullptr);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <vector>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 bool IsDigits(std::string_view s) {
@@ -206,4 +206,4 @@ Result<std::map<int64_t, std::string>> ParseScontrolListpids(std::string_view te
   return pids;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

@@ -42,7 +42,7 @@
 
 #include "base/status.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 
 enum class Scheduler { kSlurm, kKubernetes };
 
@@ -79,4 +79,4 @@ std::optional<uint32_t> UverbsIndexOf(std::string_view link_target,
 Result<std::map<int64_t, std::string>> ParseScontrolListpids(std::string_view text,
                                                              size_t* bad_rows = nullptr);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

@@ -147,7 +147,7 @@ class KmsgCollector final : public Collector {
   }
 
   void Process(const std::string& raw, TimePoint read_time) {
-    auto record = sys::ParseKmsgRecord(raw);
+    auto record = kmsg::ParseKmsgRecord(raw);
     if (!record) {
       ++records_;
       const std::string& why = record.error().message();
@@ -162,12 +162,12 @@ class KmsgCollector final : public Collector {
     // A userspace writer cannot set facility 0 (devkmsg_write): kernel records only, unless
     // configured otherwise.
     if (record->facility != 0 && !user_records_) return;
-    const std::string message = sys::UnescapeKmsg(record->message);
-    const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message, record->priority);
+    const std::string message = kmsg::UnescapeKmsg(record->message);
+    const kmsg::KernelEventPattern* pattern = kmsg::MatchKernelEvent(message, record->priority);
     if (pattern == nullptr) {
       // LOGLEVEL_WARNING is 4; a fabric driver's unknown line at warning or worse is counted.
       if (record->priority <= 4) {
-        if (auto driver = sys::FabricDriverOf(message)) ++unknown_[*driver];
+        if (auto driver = kmsg::FabricDriverOf(message)) ++unknown_[*driver];
       }
       return;
     }
@@ -197,12 +197,12 @@ class KmsgCollector final : public Collector {
   // The fabric function a matching record is about (kmsg_entity.h), or nullopt when it is about
   // something else of this host (a GPU's AER, a bridge, a netdev that is gone): that record is
   // skipped and counted, and the first of each reason is logged (issue 38: no silent drop).
-  std::optional<KernelEntity> EntityOf(const sys::KmsgRecord& record, const std::string& message,
-                                       const sys::KernelEventPattern& pattern) {
+  std::optional<KernelEntity> EntityOf(const kmsg::KmsgRecord& record, const std::string& message,
+                                       const kmsg::KernelEventPattern& pattern) {
     const auto now = std::chrono::steady_clock::now();
     const RecordSubject subject = SubjectOf(record, message, pattern);
-    std::optional<std::string_view> driver = sys::PciDriverOfPattern(pattern);
-    if (!driver) driver = sys::FabricPciDriverOf(message);
+    std::optional<std::string_view> driver = kmsg::PciDriverOfPattern(pattern);
+    if (!driver) driver = kmsg::FabricPciDriverOf(message);
     if (subject.empty() && !subject.bad_name) {
       // A fabric driver's line that names no function: its one function, or the node.
       if (driver) return resolver_.ByDriver(*driver, now);

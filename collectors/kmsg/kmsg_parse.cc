@@ -4,7 +4,7 @@
 
 #include "base/utf8.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 namespace {
 
 Status Bad(std::string_view why) {
@@ -139,4 +139,4 @@ bool KmsgSplitter::Next(std::string& record) {
   }
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

@@ -25,7 +25,7 @@
 
 #include "base/status.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 
 struct KmsgRecord {
   uint8_t priority = 0;   // 0 emerg .. 7 debug
@@ -76,4 +76,4 @@ class KmsgSplitter {
   bool at_end_ = false;
 };
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

@@ -4,7 +4,7 @@
 
 #include "base/value_parse.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 namespace {
 
 using enum EventSeverity;
@@ -522,4 +522,4 @@ std::optional<std::string_view> FabricDriverOf(std::string_view message) {
   return std::nullopt;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

@@ -16,7 +16,7 @@
 #include <span>
 #include <string_view>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 
 enum class EventSeverity { kInfo, kWarning, kCritical };
 std::string_view EventSeverityName(EventSeverity severity);
@@ -83,4 +83,4 @@ std::optional<std::string_view> FabricDriverOf(std::string_view message);
 // The PCI driver of FabricDriverOf's driver (mlx5_ib → mlx5_core, irdma → ice, bnxt_re → bnxt_en).
 std::optional<std::string_view> FabricPciDriverOf(std::string_view message);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

@@ -78,7 +78,7 @@ class DeviceKmsgSource final : public KmsgSource {
   bool from_oldest_;
   bool backlog_ = false;
   sys::UniqueFd fd_;
-  char buffer_[sys::kMaxKmsgRecordBytes];
+  char buffer_[kmsg::kMaxKmsgRecordBytes];
 };
 
 // The inotify(7) watch of a replay file: what its writer does to it (IN_MODIFY also for a
@@ -205,7 +205,7 @@ class ReplayKmsgSource final : public KmsgSource {
                           open_st.st_size == offset_;
     if (!truncated && !replaced) return Status::Ok();
     if (splitter_.buffered() > 0) ++stats.rotated;
-    splitter_ = sys::KmsgSplitter();
+    splitter_ = kmsg::KmsgSplitter();
     stats.restarted = true;
     tail_.clear();
     if (replaced) {
@@ -249,7 +249,7 @@ class ReplayKmsgSource final : public KmsgSource {
   off_t offset_ = 0;
   static constexpr size_t kTailBytes = 64;
   std::string tail_;
-  sys::KmsgSplitter splitter_;
+  kmsg::KmsgSplitter splitter_;
   char chunk_[64 << 10];
 };
 

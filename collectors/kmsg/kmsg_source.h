@@ -1,7 +1,7 @@
 #pragma once
 // Where kernel log records come from (docs/design.md §5.2, docs/reference.md §9.1): the kernel's
 // /dev/kmsg, or a --path.kmsg replay file in the same record format that grows while it is read.
-// Both hand out raw records, one string each, for sys::ParseKmsgRecord; the collector does the
+// Both hand out raw records, one string each, for kmsg::ParseKmsgRecord; the collector does the
 // rest. I/O only: parsing and matching live elsewhere.
 //
 // Thread-safety: one collector thread.

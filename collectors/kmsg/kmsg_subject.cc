@@ -58,8 +58,8 @@ std::string_view WordAfter(std::string_view text, std::string_view marker) {
 
 }  // namespace
 
-RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
-                        const sys::KernelEventPattern& pattern) {
+RecordSubject SubjectOf(const kmsg::KmsgRecord& record, std::string_view message,
+                        const kmsg::KernelEventPattern& pattern) {
   RecordSubject subject;
   // DEVICE= first: it is the kernel's, the text is only what was printed.
   std::string_view device = record.device;
@@ -87,7 +87,7 @@ RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
       return in_text;
     }
     if (named.ends_with(':')) named.remove_suffix(1);  // "NETDEV WATCHDOG: CPU: 3: ..."
-    if (IsDeviceName(named, kMaxNetdevName) && !sys::FabricDriverOf(named)) {
+    if (IsDeviceName(named, kMaxNetdevName) && !kmsg::FabricDriverOf(named)) {
       in_text.netdev.assign(named);
       return in_text;
     }
@@ -110,7 +110,7 @@ RecordSubject SubjectOfPrefix(std::string_view message, RecordSubject subject) {
     const std::string_view name = prefix.substr(0, prefix.find('/'));
     if (prefix.find('/') != std::string_view::npos && IsDeviceName(name, kMaxIbdevName)) {
       subject.ibdev.assign(name);
-    } else if (sys::FabricDriverOf(message) == prefix) {
+    } else if (kmsg::FabricDriverOf(message) == prefix) {
       return subject;
     } else if (IsDeviceName(prefix, kMaxNetdevName)) {
       subject.netdev.assign(prefix);

@@ -28,8 +28,8 @@ struct RecordSubject {
 
 // `message` is the record's unescaped text; `pattern` the row it matched (an AER source line
 // names the erring function in its text, not in its prefix).
-RecordSubject SubjectOf(const sys::KmsgRecord& record, std::string_view message,
-                        const sys::KernelEventPattern& pattern);
+RecordSubject SubjectOf(const kmsg::KmsgRecord& record, std::string_view message,
+                        const kmsg::KernelEventPattern& pattern);
 
 // dddd:bb:dd.f: fabricwatch::IsPciAddress (base/value_parse.h), found from here.
 

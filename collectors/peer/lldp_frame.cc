@@ -9,7 +9,7 @@
 
 #include "base/utf8.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 // TLV types, IEEE 802.1AB-2016 §8.4.1 table 8-1.
@@ -278,4 +278,4 @@ std::string_view LldpPeerPort(const LldpNeighbor& neighbor) {
   return neighbor.port_description;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

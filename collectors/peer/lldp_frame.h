@@ -34,7 +34,7 @@
 
 #include "base/status.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 // §8.5.2.2 table 8-2 (chassis ID subtypes) and §8.5.3.2 table 8-3 (port ID subtypes).
 inline constexpr uint8_t kChassisIdMac = 4;
@@ -96,4 +96,4 @@ std::string_view LldpPeerPort(const LldpNeighbor& neighbor);
 // Whether `text` is well-formed UTF-8 (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).
 bool IsValidLldpText(std::string_view text);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 Status Bad(size_t line, std::string_view why) {
@@ -272,4 +272,4 @@ Result<std::map<std::string, LldpNeighbor, std::less<>>> ParseLldpKeyValue(std::
   return std::move(read->neighbors);
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -44,7 +44,7 @@
 #include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 inline constexpr size_t kMaxLldpKeyValueBytes = 1 << 20;
 
@@ -78,4 +78,4 @@ Result<std::map<std::string, LldpNeighbor, std::less<>>> ParseLldpKeyValue(std::
 uint8_t LldpChassisSubtypeOfName(std::string_view name);
 uint8_t LldpPortSubtypeOfName(std::string_view name);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -14,7 +14,7 @@
 #include "collectors/sys/thread_name.h"
 #include "collectors/sys/unique_fd.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 // ---------------------------------------------------------------- LldpNeighborTable
 
@@ -168,7 +168,7 @@ constexpr uint8_t kNearestBridge[ETH_ALEN] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e
 struct Port {
   std::string netdev;
   int ifindex = 0;
-  UniqueFd fd;
+  sys::UniqueFd fd;
 };
 
 Result<Port> OpenPort(const std::string& netdev) {
@@ -266,7 +266,7 @@ struct LldpListener::Impl {
 
 LldpListener::LldpListener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   thread_ = std::jthread([this](std::stop_token stop) {
-    SetCurrentThreadName("fw-lldp");
+    sys::SetCurrentThreadName("fw-lldp");
     impl_->Run(stop);
   });
 }
@@ -303,4 +303,4 @@ Result<std::unique_ptr<LldpListener>> LldpListener::Start(LldpNeighborTable& tab
   return std::unique_ptr<LldpListener>(new LldpListener(std::move(impl)));
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

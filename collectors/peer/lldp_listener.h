@@ -40,7 +40,7 @@
 #include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 inline constexpr size_t kMaxLldpNeighborsPerNetdev = 4;
 
@@ -113,4 +113,4 @@ class LldpListener {
   std::jthread thread_;
 };
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -13,7 +13,7 @@
 #include "collectors/sys/shared_library.h"
 #include "collectors/sys/unique_fd.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -35,7 +35,7 @@ struct LldpctlApi {
   decltype(&lldpctl_atom_dec_ref) atom_dec_ref = nullptr;
 };
 
-void BindLldpctl(SymbolBinder& b, LldpctlApi& api) {
+void BindLldpctl(sys::SymbolBinder& b, LldpctlApi& api) {
   b.Bind(api.new_name, "lldpctl_new_name");
   b.Bind(api.release, "lldpctl_release");
   b.Bind(api.last_error, "lldpctl_last_error");
@@ -56,10 +56,10 @@ void BindLldpctl(SymbolBinder& b, LldpctlApi& api) {
 // that runs lldpd has it.
 Result<const LldpctlApi*> Lldpctl() {
   static auto* library =
-      new OnDemandLibrary<LldpctlApi>({.soname = "liblldpctl.so.4",
-                                       .package = "lldpd",
-                                       .feature = "the peer collector's lldpd source"},
-                                      BindLldpctl);
+      new sys::OnDemandLibrary<LldpctlApi>({.soname = "liblldpctl.so.4",
+                                            .package = "lldpd",
+                                            .feature = "the peer collector's lldpd source"},
+                                           BindLldpctl);
   return library->Get();
 }
 
@@ -78,7 +78,7 @@ Atom Own(const LldpctlApi& api, lldpctl_atom_t* atom) { return Atom(atom, AtomRe
 
 // The socket liblldpctl talks through: its send/recv callbacks poll with the query's deadline.
 struct Transport {
-  UniqueFd fd;
+  sys::UniqueFd fd;
   Clock::time_point deadline;
   bool timed_out = false;
 
@@ -126,14 +126,14 @@ struct Transport {
   }
 };
 
-Result<UniqueFd> Connect(const std::string& path) {
+Result<sys::UniqueFd> Connect(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
     return Error(StatusCode::kInvalidArgument, "lldpd socket path '" + path + "' is too long");
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sys::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return Error(FromErrno(errno, "socket(AF_UNIX)"));
   // A Unix stream connect completes or fails at once (EAGAIN only when the backlog is full).
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
@@ -245,4 +245,4 @@ Result<LldpdNeighbors> QueryLldpdNeighbors(const LldpdQueryOptions& options) {
   return out;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

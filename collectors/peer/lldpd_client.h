@@ -29,7 +29,7 @@
 #include "base/status.h"
 #include "collectors/peer/lldp_frame.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 inline constexpr std::string_view kDefaultLldpdSocket = "/run/lldpd.socket";
 
@@ -45,4 +45,4 @@ struct LldpdNeighbors {
 
 Result<LldpdNeighbors> QueryLldpdNeighbors(const LldpdQueryOptions& options = {});
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

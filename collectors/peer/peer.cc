@@ -47,14 +47,15 @@ constexpr std::string_view kSmpNoDescription = "no_description";
 class SmpSource {
  public:
   virtual ~SmpSource() = default;
-  virtual Result<sys::SmpNeighbor> Neighbor(const std::string& device, const std::string& port) = 0;
+  virtual Result<peer::SmpNeighbor> Neighbor(const std::string& device,
+                                             const std::string& port) = 0;
 };
 
 class LiveSmp final : public SmpSource {
  public:
   explicit LiveSmp(std::chrono::milliseconds timeout) : timeout_(timeout) {}
-  Result<sys::SmpNeighbor> Neighbor(const std::string& device, const std::string& port) override {
-    return sys::QuerySmpNeighbor(device, std::stoi(port), timeout_);
+  Result<peer::SmpNeighbor> Neighbor(const std::string& device, const std::string& port) override {
+    return peer::QuerySmpNeighbor(device, std::stoi(port), timeout_);
   }
 
  private:
@@ -65,19 +66,19 @@ class LiveSmp final : public SmpSource {
 class ReplaySmp final : public SmpSource {
  public:
   ReplaySmp(std::string dir, const sys::FileSystem& fs) : files_(std::move(dir), fs) {}
-  Result<sys::SmpNeighbor> Neighbor(const std::string& device, const std::string& port) override {
+  Result<peer::SmpNeighbor> Neighbor(const std::string& device, const std::string& port) override {
     const std::string base = device + "/" + port + "/";
     auto info_text = files_.ReadString(base + "nodeinfo");
     if (!info_text) return Error(info_text.error());
-    auto info = sys::ParseSmpNodeInfo(*info_text);
+    auto info = peer::ParseSmpNodeInfo(*info_text);
     if (!info) return Error(info.error().WithContext(files_.Path(base + "nodeinfo")));
-    sys::SmpNeighbor neighbor;
+    peer::SmpNeighbor neighbor;
     neighbor.info = *info;
     // A NodeInfo without its NodeDescription still names the neighbour by its GUID.
     auto desc_text = files_.ReadString(base + "nodedesc");
     if (!desc_text) {
       neighbor.description_error = desc_text.error();
-    } else if (auto desc = sys::ParseSmpNodeDesc(*desc_text); !desc) {
+    } else if (auto desc = peer::ParseSmpNodeDesc(*desc_text); !desc) {
       neighbor.description_error = desc.error().WithContext(files_.Path(base + "nodedesc"));
     } else {
       neighbor.description = std::move(*desc);
@@ -92,7 +93,7 @@ class ReplaySmp final : public SmpSource {
 struct IbPortState {
   bool was_active = false;
   std::optional<Clock::time_point> asked;
-  std::optional<sys::SmpNeighbor> neighbor;
+  std::optional<peer::SmpNeighbor> neighbor;
   std::string_view problem;  // kSmpMalformed, kSmpNoDescription or "" until asked again
 };
 
@@ -154,7 +155,7 @@ class PeerCollector final : public Collector {
     }
     std::vector<LldpProblem> problems;
     const auto peers = lldp_->Neighbors(netdevs, problems);
-    std::array<uint64_t, sys::kLldpKeyValueSkipCount> skipped{};
+    std::array<uint64_t, peer::kLldpKeyValueSkipCount> skipped{};
     uint64_t unreadable = 0;
     for (const LldpProblem& problem : problems) {
       sink.RecordError(problem.status);
@@ -162,13 +163,13 @@ class PeerCollector final : public Collector {
       transitions_.Failed("lldp/" + problem.netdev + "/" + problem.reason, problem.status);
       if (problem.reason == kLldpUnreadable) ++unreadable;
       for (size_t i = 0; i < skipped.size(); ++i) {
-        const auto reason = static_cast<sys::LldpKeyValueSkip>(i);
-        if (problem.reason == sys::LldpKeyValueSkipName(reason)) ++skipped[i];
+        const auto reason = static_cast<peer::LldpKeyValueSkip>(i);
+        if (problem.reason == peer::LldpKeyValueSkipName(reason)) ++skipped[i];
       }
     }
     if (lldp_->replaying()) {
       for (size_t i = 0; i < skipped.size(); ++i) {
-        const auto reason = sys::LldpKeyValueSkipName(static_cast<sys::LldpKeyValueSkip>(i));
+        const auto reason = peer::LldpKeyValueSkipName(static_cast<peer::LldpKeyValueSkip>(i));
         sink.Add(kPeerBadRecords, {{"source", "lldpd"}, {"reason", reason}},
                  static_cast<double>(skipped[i]));
       }
@@ -179,12 +180,12 @@ class PeerCollector final : public Collector {
       if (port.infiniband || port.netdev.empty()) continue;
       auto it = peers.find(port.netdev);
       if (it == peers.end()) continue;
-      const sys::LldpNeighbor& n = it->second.neighbor;
+      const peer::LldpNeighbor& n = it->second.neighbor;
       sink.AddInfo(kPeerInfo, {{"device", port.device},
                                {"port", port.port},
                                {"netdev", port.netdev},
-                               {"peer_name", sys::LldpPeerName(n)},
-                               {"peer_port", sys::LldpPeerPort(n)},
+                               {"peer_name", peer::LldpPeerName(n)},
+                               {"peer_port", peer::LldpPeerPort(n)},
                                {"peer_id", n.chassis_id},
                                {"source", it->second.source}});
     }
@@ -200,7 +201,7 @@ class PeerCollector final : public Collector {
         // missing name is counted and said, once per state.
         state.problem = kSmpNoDescription;
         const Status note = neighbor->description_error->WithContext(
-            "InfiniBand peer " + sys::FormatGuid(neighbor->info.node_guid) +
+            "InfiniBand peer " + peer::FormatGuid(neighbor->info.node_guid) +
             " exported without its NodeDescription (peer_name is its GUID)");
         sink.RecordError(note);
         transitions_.Failed(SmpKey(port) + "/" + std::string(kSmpNoDescription), note);
@@ -227,8 +228,8 @@ class PeerCollector final : public Collector {
     transitions_.Failed(SmpKey(port) + "/" + std::string(kSmpMalformed), neighbor.error());
   }
 
-  static void Export(const FabricPort& port, const sys::SmpNeighbor& n, MetricSink& sink) {
-    const std::string guid = sys::FormatGuid(n.info.node_guid);
+  static void Export(const FabricPort& port, const peer::SmpNeighbor& n, MetricSink& sink) {
+    const std::string guid = peer::FormatGuid(n.info.node_guid);
     sink.AddInfo(kPeerInfo, {{"device", port.device},
                              {"port", port.port},
                              {"netdev", port.netdev},

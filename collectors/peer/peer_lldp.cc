@@ -47,7 +47,7 @@ std::map<std::string, LldpPeer> LldpSources::Neighbors(const std::vector<std::st
     return {};
   }
   if (mode_ == Mode::kAuto || mode_ == Mode::kLldpd) {
-    auto answer = sys::QueryLldpdNeighbors({.socket_path = lldpd_socket_});
+    auto answer = peer::QueryLldpdNeighbors({.socket_path = lldpd_socket_});
     if (answer) {
       std::map<std::string, LldpPeer> out;
       for (const std::string& netdev : netdevs) {
@@ -79,7 +79,7 @@ std::map<std::string, LldpPeer> LldpSources::FromReplay(const std::vector<std::s
       }
       continue;
     }
-    auto read = sys::ReadLldpKeyValue(*text);
+    auto read = peer::ReadLldpKeyValue(*text);
     if (!read) {
       problems.push_back(
           {netdev, std::string(kLldpUnreadable), read.error().WithContext(files.Path(netdev))});
@@ -88,9 +88,9 @@ std::map<std::string, LldpPeer> LldpSources::FromReplay(const std::vector<std::s
     // A bad block costs only itself: the file's other neighbours are still read. It is the
     // problem of the port it names (a file may hold a whole lldpctl dump, every port's blocks),
     // and the same block in several ports' copies of one dump is counted once.
-    for (sys::LldpKeyValueSkipped& skipped : read->skipped) {
+    for (peer::LldpKeyValueSkipped& skipped : read->skipped) {
       const std::string& port = skipped.netdev.empty() ? netdev : skipped.netdev;
-      const std::string_view reason = sys::LldpKeyValueSkipName(skipped.reason);
+      const std::string_view reason = peer::LldpKeyValueSkipName(skipped.reason);
       if (!seen.insert(port + "|" + std::string(reason) + "|" + skipped.status.message()).second) {
         continue;
       }
@@ -112,7 +112,7 @@ std::map<std::string, LldpPeer> LldpSources::FromListener(const std::vector<std:
     listener_.reset();
     listening_on_ = wanted;
     if (!wanted.empty()) {
-      auto started = sys::LldpListener::Start(table_, wanted, logger_);
+      auto started = peer::LldpListener::Start(table_, wanted, logger_);
       if (started) {
         listener_ = std::move(*started);
       } else {
@@ -124,7 +124,7 @@ std::map<std::string, LldpPeer> LldpSources::FromListener(const std::vector<std:
   }
   std::map<std::string, LldpPeer> out;
   if (listener_ == nullptr) return out;
-  const auto now = sys::LldpNeighborTable::Clock::now();
+  const auto now = peer::LldpNeighborTable::Clock::now();
   for (const std::string& netdev : netdevs) {
     if (auto n = table_.NeighborOf(netdev, now)) out[netdev] = {*n, "lldp"};
   }

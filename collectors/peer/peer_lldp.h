@@ -25,12 +25,12 @@
 namespace fabricwatch::peer {
 
 struct LldpPeer {
-  sys::LldpNeighbor neighbor;
+  peer::LldpNeighbor neighbor;
   std::string source;  // "lldpd" or "lldp"
 };
 
 // What the replay could not use: a neighbour block skipped by the keyvalue parser (its reason is
-// sys::LldpKeyValueSkipName) or a file that could not be read (kLldpUnreadable).
+// peer::LldpKeyValueSkipName) or a file that could not be read (kLldpUnreadable).
 inline constexpr std::string_view kLldpUnreadable = "unreadable";
 struct LldpProblem {
   std::string netdev;  // the port the bad block names, else the replay file's netdev
@@ -66,8 +66,8 @@ class LldpSources {
   std::string lldpd_socket_;
   const sys::FileSystem& fs_;
   std::shared_ptr<spdlog::logger> logger_;
-  sys::LldpNeighborTable table_;
-  std::unique_ptr<sys::LldpListener> listener_;
+  peer::LldpNeighborTable table_;
+  std::unique_ptr<peer::LldpListener> listener_;
   std::vector<std::string> listening_on_;
   bool listener_failed_ = false;
   bool said_lldpd_ = false;

@@ -23,7 +23,7 @@ inline constexpr Family kPeerInfo{
     MetricKind::kInfo,
     {"device", "port", "netdev", "peer_name", "peer_port", "peer_id", "source"}};
 
-// The reasons are fixed lists (sys::LldpKeyValueSkipName and kLldpUnreadable; kSmpMalformed and
+// The reasons are fixed lists (peer::LldpKeyValueSkipName and kLldpUnreadable; kSmpMalformed and
 // kSmpNoDescription in peer.cc): the label set is bounded.
 inline constexpr Family kPeerBadRecords{
     "fabric_port_peer_bad_records",

@@ -9,7 +9,7 @@
 
 #include "collectors/sys/shared_library.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 // The libibmad functions a query calls, typed by <infiniband/mad.h>.
@@ -21,7 +21,7 @@ struct MadApi {
   decltype(&mad_decode_field) decode_field = nullptr;
 };
 
-void BindMad(SymbolBinder& b, MadApi& api) {
+void BindMad(sys::SymbolBinder& b, MadApi& api) {
   b.Bind(api.rpc_open_port, "mad_rpc_open_port");
   b.Bind(api.rpc_close_port, "mad_rpc_close_port");
   b.Bind(api.to_drpath, "str2drpath");
@@ -33,10 +33,10 @@ void BindMad(SymbolBinder& b, MadApi& api) {
 // collector's SMP source asks, on InfiniBand ports. It brings libibumad.so.3 (its DT_NEEDED).
 Result<const MadApi*> Mad() {
   static auto* library =
-      new OnDemandLibrary<MadApi>({.soname = "libibmad.so.5",
-                                   .package = "libibmad5",
-                                   .feature = "the peer collector's SMP neighbour queries"},
-                                  BindMad);
+      new sys::OnDemandLibrary<MadApi>({.soname = "libibmad.so.5",
+                                        .package = "libibmad5",
+                                        .feature = "the peer collector's SMP neighbour queries"},
+                                       BindMad);
   return library->Get();
 }
 
@@ -137,4 +137,4 @@ Result<SmpNeighbor> QuerySmpNeighbor(const std::string& device, int port,
   return neighbor;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -17,7 +17,7 @@
 #include "base/status.h"
 #include "collectors/peer/smp_text.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 struct SmpNeighbor {
   SmpNodeInfo info;
@@ -31,4 +31,4 @@ struct SmpNeighbor {
 Result<SmpNeighbor> QuerySmpNeighbor(const std::string& device, int port,
                                      std::chrono::milliseconds timeout);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -5,7 +5,7 @@
 
 #include "base/utf8.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 Status Bad(std::string_view what, std::string_view why) {
@@ -109,4 +109,4 @@ std::string FormatGuid(uint64_t guid) {
   return buf;
 }
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

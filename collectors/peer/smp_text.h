@@ -16,7 +16,7 @@
 
 #include "base/status.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 
 // IBA 1.3 §14.2.5.3 NodeInfo, the fields attribution needs.
 struct SmpNodeInfo {
@@ -40,4 +40,4 @@ Result<std::string> ParseSmpNodeDesc(std::string_view text);
 // 0x1070fd0300aa0001
 std::string FormatGuid(uint64_t guid);
 
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -19,7 +19,7 @@
 namespace fabricwatch::detect {
 namespace {
 
-using sys::EventClass;
+using kmsg::EventClass;
 
 constexpr std::string_view kName = "driver_fault";
 
@@ -106,7 +106,7 @@ class DriverFaultDetector final : public Detector {
   void Observe(const SnapshotView& snapshot) override {
     if (snapshot.From<optics::kCollector>()) return ObserveModules(snapshot);
     for (const LogEvent& event : snapshot.log_events) {
-      const sys::KernelEventPattern* pattern = sys::FindKernelEvent(event.event);
+      const kmsg::KernelEventPattern* pattern = kmsg::FindKernelEvent(event.event);
       if (pattern == nullptr || pattern->event_class == EventClass::kLinkCause ||
           pattern->event_class == EventClass::kCountOnly) {
         continue;
@@ -165,7 +165,7 @@ class DriverFaultDetector final : public Detector {
       EntityState& entity = loaded[{entry["device"], entry["netdev"]}];
       for (const auto& [event, history] : entry["events"].items()) {
         // Only events the table still has: a renamed pattern's history is dropped.
-        if (sys::FindKernelEvent(event) == nullptr) continue;
+        if (kmsg::FindKernelEvent(event) == nullptr) continue;
         if (Status s = entity.events[event].Load(history, check); !s.ok()) return s;
       }
       if (entry.contains("cmd_timeout_since")) {
@@ -222,7 +222,7 @@ std::vector<Signal> DriverFaultDetector::Judge(const EntityKey& key, EntityState
   uint64_t timeouts = 0;
   std::vector<const EventHistory*> timeout_sources;
   for (const auto& [event, history] : state.events) {
-    const sys::KernelEventPattern* pattern = sys::FindKernelEvent(event);
+    const kmsg::KernelEventPattern* pattern = kmsg::FindKernelEvent(event);
     if (pattern == nullptr) continue;
     switch (pattern->event_class) {
       case EventClass::kFatal:
@@ -348,7 +348,7 @@ void DriverFaultDetector::Prune(EntityState& state, TimePoint now) const {
   for (auto it = state.events.begin(); it != state.events.end();) {
     // Each event is kept as long as its rule looks back, so an hour of flood keeps a minute of
     // buckets, not an hour.
-    const sys::KernelEventPattern* pattern = sys::FindKernelEvent(it->first);
+    const kmsg::KernelEventPattern* pattern = kmsg::FindKernelEvent(it->first);
     const Duration keep = pattern == nullptr ? Duration(0) : WindowOf(pattern->event_class);
     it->second.Prune(now - keep);
     it = now - it->second.last() >= keep ? state.events.erase(it) : std::next(it);

@@ -4,7 +4,7 @@
 //
 // Reads the kmsg collector's log events (base/log_events.h) and, for the module's
 // identity, optics' fabric_optics_info. Per entity (RDMA device and netdev of the PCI function
-// the line is about), by the pattern's class (sys::EventClass):
+// the line is about), by the pattern's class (kmsg::EventClass):
 //   critical, drain-eligible  kFatal: firmware fatal error, health compromised or syndrome, PCI
 //                             slot unavailable, cold reset required, health recovery failed,
 //                             fatal or inaccessible AER, ports powered down for slot power;

@@ -8,13 +8,13 @@
 namespace fabricwatch::detect {
 namespace {
 
-using sys::EventClass;
+using kmsg::EventClass;
 
 // How telling a kernel event is as the cause of a down, and the words for it; rank 0: not a
 // cause. A module pulled explains the down completely; a failing function nearly; a module
 // error often; the driver's "Link down" only says that it happened.
 std::pair<int, std::string> CauseOf(std::string_view event) {
-  const sys::KernelEventPattern* pattern = sys::FindKernelEvent(event);
+  const kmsg::KernelEventPattern* pattern = kmsg::FindKernelEvent(event);
   if (pattern == nullptr) return {0, ""};
   if (event == "module_unplugged") return {4, "module unplugged"};
   if (event == "module_disabled") return {3, "module disabled"};

@@ -102,7 +102,7 @@ LeafPort LeafOf(const Node& node, const Port& port, const LeafOptions& options) 
 
 std::string SmpNodeInfoText(const Port& port, const LeafPort& leaf) {
   const SwitchModel model = ModelOf(port);
-  const std::string guid = sys::FormatGuid(leaf.guid);
+  const std::string guid = peer::FormatGuid(leaf.guid);
   char ids[96];
   std::snprintf(ids, sizeof(ids), "DevId:...........................0x%04x\n", model.device_id);
   const auto line = [](const char* name_and_dots, const std::string& value) {

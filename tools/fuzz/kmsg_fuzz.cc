@@ -28,7 +28,7 @@ void Check(bool ok, const char* what) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace fabricwatch::sys;
+  using namespace fabricwatch::kmsg;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto r = ParseKmsgRecord(text)) {
     Check(r->message.size() <= kMaxKmsgMessageBytes, "a message over the bound");

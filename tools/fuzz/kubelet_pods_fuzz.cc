@@ -23,9 +23,9 @@ void Check(bool ok, const char* what) {
   }
 }
 
-void CheckList(const fabricwatch::Result<fabricwatch::sys::PodList>& list,
+void CheckList(const fabricwatch::Result<fabricwatch::jobs::PodList>& list,
                const std::set<std::string, std::less<>>* wanted) {
-  using namespace fabricwatch::sys;
+  using namespace fabricwatch::jobs;
   if (!list) {
     Check(!list.error().message().empty(), "an error without a message");
     Check(list.error().message().size() < 300, "an unbounded error message");
@@ -45,8 +45,8 @@ void CheckList(const fabricwatch::Result<fabricwatch::sys::PodList>& list,
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  CheckList(fabricwatch::sys::ParsePodList(body), nullptr);
+  CheckList(fabricwatch::jobs::ParsePodList(body), nullptr);
   const std::set<std::string, std::less<>> wanted = {"1b4e28ba-2fa1-11d2-883f-0016d3cca427"};
-  CheckList(fabricwatch::sys::ParsePodList(body, &wanted), &wanted);
+  CheckList(fabricwatch::jobs::ParsePodList(body, &wanted), &wanted);
   return 0;
 }

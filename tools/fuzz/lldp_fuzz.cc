@@ -24,9 +24,9 @@ void Check(bool ok, const char* what) {
   }
 }
 
-void CheckNeighbor(const fabricwatch::sys::LldpNeighbor& n) {
-  using fabricwatch::sys::IsValidLldpText;
-  using fabricwatch::sys::kMaxLldpStringBytes;
+void CheckNeighbor(const fabricwatch::peer::LldpNeighbor& n) {
+  using fabricwatch::peer::IsValidLldpText;
+  using fabricwatch::peer::kMaxLldpStringBytes;
   Check(!n.chassis_id.empty() && !n.port_id.empty(), "an empty chassis or port id");
   Check(n.ttl_seconds <= 65535, "a TTL over 16 bits");
   for (const std::string* s : {&n.port_description, &n.system_name, &n.system_description}) {
@@ -34,24 +34,24 @@ void CheckNeighbor(const fabricwatch::sys::LldpNeighbor& n) {
     Check(IsValidLldpText(*s), "a string that is not UTF-8");
   }
   Check(IsValidLldpText(n.chassis_id) && IsValidLldpText(n.port_id), "an id that is not UTF-8");
-  Check(!fabricwatch::sys::LldpPeerName(n).empty(), "an empty peer name");
-  Check(!fabricwatch::sys::LldpPeerPort(n).empty(), "an empty peer port");
+  Check(!fabricwatch::peer::LldpPeerName(n).empty(), "an empty peer name");
+  Check(!fabricwatch::peer::LldpPeerPort(n).empty(), "an empty peer port");
 }
 
-void CheckFrameResult(const fabricwatch::Result<fabricwatch::sys::LldpNeighbor>& r, bool set,
-                      fabricwatch::sys::LldpReject reason) {
+void CheckFrameResult(const fabricwatch::Result<fabricwatch::peer::LldpNeighbor>& r, bool set,
+                      fabricwatch::peer::LldpReject reason) {
   if (r) {
     CheckNeighbor(*r);
   } else {
     Check(!r.error().message().empty(), "an error without a message");
-    Check(set && !fabricwatch::sys::LldpRejectName(reason).empty(), "a rejection without reason");
+    Check(set && !fabricwatch::peer::LldpRejectName(reason).empty(), "a rejection without reason");
   }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace fabricwatch::sys;
+  using namespace fabricwatch::peer;
   const std::span<const uint8_t> bytes(data, size);
   // The reason starts at a value the parser never leaves on success, to see that it sets one.
   LldpReject reason = static_cast<LldpReject>(kLldpRejectCount);

@@ -1,5 +1,5 @@
 // fabricsim's kernel log (issue 23): the replay file <root>/kmsg, read back as the kmsg collector
-// reads it (sys::KmsgSplitter + sys::ParseKmsgRecord). Every run checks the file only grows, the
+// reads it (kmsg::KmsgSplitter + kmsg::ParseKmsgRecord). Every run checks the file only grows, the
 // sequence counts from 1 by 1, the times never go back and match the simulated clock (plus the
 // boot offset), and each line names its PCI function (SUBSYSTEM=pci, DEVICE=+pci:<bdf>). Each
 // fault that writes records is checked for its exact texts (docs/reference.md §9), its levels,
@@ -45,19 +45,19 @@ std::string ReadText(const std::string& path) {
 // What a test reads of the log: the records, the file's size after each step, and how many
 // records the splitter dropped.
 struct KmsgRun {
-  std::vector<sys::KmsgRecord> records;
+  std::vector<kmsg::KmsgRecord> records;
   std::vector<uint64_t> sizes;
   size_t dropped = 0;
 };
 
-std::vector<sys::KmsgRecord> ParseAll(const std::string& text, size_t* dropped) {
-  sys::KmsgSplitter splitter;
+std::vector<kmsg::KmsgRecord> ParseAll(const std::string& text, size_t* dropped) {
+  kmsg::KmsgSplitter splitter;
   splitter.Feed(text);
   splitter.Finish();
-  std::vector<sys::KmsgRecord> out;
+  std::vector<kmsg::KmsgRecord> out;
   std::string record;
   while (splitter.Next(record)) {
-    auto parsed = sys::ParseKmsgRecord(record);
+    auto parsed = kmsg::ParseKmsgRecord(record);
     EXPECT_TRUE(parsed) << record << ": " << parsed.error().ToString();
     if (parsed) out.push_back(std::move(*parsed));
   }
@@ -86,7 +86,7 @@ void ExpectWellFormed(const KmsgRun& run) {
   EXPECT_EQ(run.dropped, 0u);
   uint64_t last = 0;
   for (size_t i = 0; i < run.records.size(); ++i) {
-    const sys::KmsgRecord& r = run.records[i];
+    const kmsg::KmsgRecord& r = run.records[i];
     EXPECT_EQ(r.sequence, i + 1) << r.message;
     EXPECT_EQ(r.facility, 0u) << r.message;
     EXPECT_LE(r.priority, 7) << r.message;
@@ -100,16 +100,16 @@ void ExpectWellFormed(const KmsgRun& run) {
   }
 }
 
-std::vector<sys::KmsgRecord> Matching(const KmsgRun& run, const std::string& text) {
-  std::vector<sys::KmsgRecord> out;
-  for (const sys::KmsgRecord& r : run.records) {
+std::vector<kmsg::KmsgRecord> Matching(const KmsgRun& run, const std::string& text) {
+  std::vector<kmsg::KmsgRecord> out;
+  for (const kmsg::KmsgRecord& r : run.records) {
     if (r.message.find(text) != std::string::npos) out.push_back(r);
   }
   return out;
 }
 
 // Simulated seconds of a record.
-double SimTime(const sys::KmsgRecord& r) {
+double SimTime(const kmsg::KmsgRecord& r) {
   return static_cast<double>(r.timestamp_us - kKmsgBootUs) / 1e6;
 }
 
@@ -174,7 +174,7 @@ TEST(SimKmsgTest, a_reader_tailing_the_file_sees_whole_records_in_order) {
   auto sim = MakeSim("hgx-roce",
                      OneEvent("access_reg_flood", "mlx5_6", "    rate: 50\n    duration: 10s\n"),
                      dir.str());
-  sys::KmsgSplitter splitter;
+  kmsg::KmsgSplitter splitter;
   uint64_t offset = 0, expected_seq = 1;
   std::string record;
   for (int t = 1; t <= 60; ++t) {
@@ -184,7 +184,7 @@ TEST(SimKmsgTest, a_reader_tailing_the_file_sees_whole_records_in_order) {
     splitter.Feed(std::string_view(text).substr(offset));
     offset = text.size();
     while (splitter.Next(record)) {
-      auto r = sys::ParseKmsgRecord(record);
+      auto r = kmsg::ParseKmsgRecord(record);
       ASSERT_TRUE(r) << record;
       EXPECT_EQ(r->sequence, expected_seq++);
       EXPECT_LE(SimTime(*r), t);
@@ -226,7 +226,7 @@ TEST(SimKmsgTest, fw_fatal_prints_the_health_lines_and_takes_the_link_down_until
   };
   ASSERT_EQ(run.records.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    const sys::KmsgRecord& r = run.records[i];
+    const kmsg::KmsgRecord& r = run.records[i];
     EXPECT_EQ(r.message, expected[i].first);
     EXPECT_EQ(r.priority, expected[i].second) << r.message;
     EXPECT_EQ(r.device, "+pci:" + bdf) << r.message;
@@ -359,7 +359,7 @@ TEST(SimKmsgTest, access_reg_flood_meets_its_rate_with_each_line_at_its_own_micr
       "operation(0x2), syndrome (0x9a6171), err(-22)";
   std::map<int64_t, int> per_second;
   for (size_t i = 0; i < run.records.size(); ++i) {
-    const sys::KmsgRecord& r = run.records[i];
+    const kmsg::KmsgRecord& r = run.records[i];
     ASSERT_EQ(r.message, text);
     ASSERT_EQ(r.priority, 3);
     ASSERT_EQ(r.device, "+pci:" + bdf);
@@ -415,7 +415,7 @@ TEST(SimKmsgTest, aer_burst_prints_a_few_groups_and_keeps_its_counts) {
   EXPECT_EQ(SimTime(received.back()), 81);
   ASSERT_EQ(run.records.size(), 4 * received.size());
   for (size_t g = 0; g < received.size(); ++g) {
-    const sys::KmsgRecord* r = &run.records[4 * g];
+    const kmsg::KmsgRecord* r = &run.records[4 * g];
     EXPECT_EQ(r[0].message,
               "pcieport " + root + ": AER: Correctable Error message received from " + f.bdf);
     EXPECT_EQ(r[0].device, "+pci:" + root);

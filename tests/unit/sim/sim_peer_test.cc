@@ -93,9 +93,9 @@ TEST(SimPeerTest, infiniband_ports_face_one_rail_leaf_each_in_the_capture_format
     const std::string info_text = ReadTextFile(base + "nodeinfo");
     const std::string desc_text = ReadTextFile(base + "nodedesc");
     EXPECT_EQ(FieldNames(info_text), FieldNames(fixture_info));
-    auto info = sys::ParseSmpNodeInfo(info_text);
+    auto info = peer::ParseSmpNodeInfo(info_text);
     ASSERT_TRUE(info) << info.error().ToString();
-    auto desc = sys::ParseSmpNodeDesc(desc_text);
+    auto desc = peer::ParseSmpNodeDesc(desc_text);
     ASSERT_TRUE(desc) << desc.error().ToString();
     const std::string leaf = "leaf01-rail" + std::to_string(++index);
     EXPECT_EQ(*desc, "MF0;" + leaf + ":MQM9790/U1");
@@ -103,7 +103,7 @@ TEST(SimPeerTest, infiniband_ports_face_one_rail_leaf_each_in_the_capture_format
     EXPECT_EQ(info->local_port, 1u);  // slot 1 on every rail
     EXPECT_EQ(info->num_ports, 65u);
     EXPECT_EQ(info->node_guid, sim->Leaf(p).guid);
-    EXPECT_EQ(sys::FormatGuid(info->node_guid).substr(0, 10), "0x1070fd03");  // NVIDIA OUI
+    EXPECT_EQ(peer::FormatGuid(info->node_guid).substr(0, 10), "0x1070fd03");  // NVIDIA OUI
     guids.insert(info->node_guid);
   }
   EXPECT_EQ(guids.size(), 8u);  // eight switches, eight identities
@@ -115,11 +115,11 @@ TEST(SimPeerTest, infiniband_ports_face_one_rail_leaf_each_in_the_capture_format
 TEST(SimPeerTest, hdr_ports_face_quantum_switches) {
   TempDir dir;
   auto sim = MakeSim("hgx-ib-hdr", Quiet(), dir.str());
-  auto info = sys::ParseSmpNodeInfo(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodeinfo"));
+  auto info = peer::ParseSmpNodeInfo(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodeinfo"));
   ASSERT_TRUE(info);
   EXPECT_EQ(info->num_ports, 41u);
   EXPECT_EQ(info->device_id, 0xcf08u);
-  EXPECT_EQ(*sys::ParseSmpNodeDesc(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodedesc")),
+  EXPECT_EQ(*peer::ParseSmpNodeDesc(ReadTextFile(sim->smp_root() + "/mlx5_0/1/nodedesc")),
             "MF0;leaf01-rail1:MQM8700/U1");
 }
 
@@ -135,14 +135,14 @@ TEST(SimPeerTest, roce_ports_have_lldp_neighbours_in_the_capture_format) {
     SCOPED_TRACE(p.netdev);
     const std::string text = ReadTextFile(sim->lldp_root() + "/" + p.netdev);
     EXPECT_EQ(Keys(text, p.netdev), Keys(fixture, "enp65s0f1np1"));
-    auto parsed = sys::ParseLldpKeyValue(text);
+    auto parsed = peer::ParseLldpKeyValue(text);
     ASSERT_TRUE(parsed) << parsed.error().ToString();
     ASSERT_EQ(parsed->size(), 1u);
-    const sys::LldpNeighbor& n = parsed->at(p.netdev);
+    const peer::LldpNeighbor& n = parsed->at(p.netdev);
     EXPECT_EQ(n.system_name, "su2-leaf-rail" + std::to_string(++index));
-    EXPECT_EQ(sys::LldpPeerName(n), n.system_name);
+    EXPECT_EQ(peer::LldpPeerName(n), n.system_name);
     // Slot 5 on an SN5600 (8 SerDes lanes a port): SONiC's Ethernet32.
-    EXPECT_EQ(sys::LldpPeerPort(n), "Ethernet32");
+    EXPECT_EQ(peer::LldpPeerPort(n), "Ethernet32");
     EXPECT_EQ(n.port_description, sim->node().spec.hostname + ":" + p.netdev);
     EXPECT_EQ(n.chassis_id, sim->Leaf(p).mac);
     EXPECT_EQ(n.ttl_seconds, 120u);
@@ -158,11 +158,11 @@ TEST(SimPeerTest, a_non_hgx_node_faces_one_leaf_on_consecutive_ports) {
   std::vector<std::string> ports;
   std::set<std::string> chassis;
   for (const Port& p : sim->node().ports) {
-    auto parsed = sys::ParseLldpKeyValue(ReadTextFile(sim->lldp_root() + "/" + p.netdev));
+    auto parsed = peer::ParseLldpKeyValue(ReadTextFile(sim->lldp_root() + "/" + p.netdev));
     ASSERT_TRUE(parsed) << parsed.error().ToString();
     EXPECT_EQ(parsed->at(p.netdev).system_name, "tor7");
     chassis.insert(parsed->at(p.netdev).chassis_id);
-    ports.emplace_back(sys::LldpPeerPort(parsed->at(p.netdev)));
+    ports.emplace_back(peer::LldpPeerPort(parsed->at(p.netdev)));
   }
   // Three ports, slot 2: downlinks 4, 5, 6 of an SN4600C (4 lanes a port).
   EXPECT_EQ(ports, (std::vector<std::string>{"Ethernet12", "Ethernet16", "Ethernet20"}));
@@ -224,7 +224,7 @@ TEST(SimPeerTest, the_peer_collector_names_every_ports_leaf) {
                          {"netdev", p.netdev},
                          {"peer_name", ib ? "MF0;" + leaf.name + ":MQM9790/U1" : leaf.name},
                          {"peer_port", ib ? std::to_string(leaf.port) : leaf.port_name},
-                         {"peer_id", ib ? sys::FormatGuid(leaf.guid) : leaf.mac},
+                         {"peer_id", ib ? peer::FormatGuid(leaf.guid) : leaf.mac},
                          {"source", ib ? "smp" : "lldpd"}}));
     }
   }

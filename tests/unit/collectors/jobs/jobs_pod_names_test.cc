@@ -26,8 +26,8 @@ namespace fabricwatch::jobs {
 namespace {
 
 using namespace std::chrono_literals;
-using sys::KubeletOutcome;
-using sys::KubeletReply;
+using jobs::KubeletOutcome;
+using jobs::KubeletReply;
 using Uids = std::set<std::string, std::less<>>;
 
 constexpr char kPodA[] = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -65,7 +65,7 @@ class PodNamesTest : public ::testing::Test {
     return std::chrono::system_clock::time_point(1795000000s + s);
   }
   std::string Name(const char* uid) {
-    const sys::PodName* pod = names_.Find(uid);
+    const jobs::PodName* pod = names_.Find(uid);
     return pod ? pod->pod_namespace + "/" + pod->name : "";
   }
 

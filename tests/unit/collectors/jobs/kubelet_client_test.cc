@@ -18,7 +18,7 @@
 #include "collectors/sys/unique_fd.h"
 #include "tests/testing/temp_dir.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 using ::fabricwatch::testing::TempDir;
@@ -37,13 +37,13 @@ TEST(ValidateKubeletUrl, wants_https_and_a_host) {
 
 // A TCP port on 127.0.0.1: listening (and never accepting) or, once closed, refusing.
 struct Listener {
-  UniqueFd fd;
+  sys::UniqueFd fd;
   int port = 0;
 };
 
 Listener Listen() {
   Listener l;
-  l.fd = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  l.fd = sys::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -128,4 +128,4 @@ TEST(KubeletOutcomeName, names_every_outcome_distinctly) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

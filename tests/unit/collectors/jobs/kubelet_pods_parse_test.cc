@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 constexpr char kTrainerUid[] = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -232,4 +232,4 @@ TEST(PodFieldChecks, follow_the_api_server_rules) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

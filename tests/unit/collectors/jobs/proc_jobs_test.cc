@@ -16,7 +16,7 @@
 #include "tests/testing/fake_filesystem.h"
 #include "tests/testing/temp_dir.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::jobs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -191,8 +191,8 @@ class ReplayTree {
 
   std::string proc() const { return dir_.Path("proc"); }
   std::string Proc(const std::string& rel) const { return dir_.Path("proc/" + rel); }
-  const SysFs& sysfs() const { return sysfs_; }
-  const RealFileSystem& real() const { return real_; }
+  const sys::SysFs& sysfs() const { return sysfs_; }
+  const sys::RealFileSystem& real() const { return real_; }
 
   void Device(int n, const std::string& ibdev) {
     Write(dir_.Path("sys/class/infiniband_verbs/uverbs" + std::to_string(n) + "/ibdev"),
@@ -214,8 +214,8 @@ class ReplayTree {
 
  private:
   TempDir dir_{"fw-procjobs"};
-  RealFileSystem real_;
-  SysFs sysfs_;
+  sys::RealFileSystem real_;
+  sys::SysFs sysfs_;
 };
 
 const std::string kSlurmV2 = "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n";
@@ -348,8 +348,8 @@ TEST_F(ScanTest, the_time_budget_stops_the_scan) {
 }
 
 TEST(ScanRootTest, a_missing_root_is_an_error_and_an_empty_one_finds_nothing) {
-  RealFileSystem real;
-  SysFs sysfs("/nonexistent-sys", real);
+  sys::RealFileSystem real;
+  sys::SysFs sysfs("/nonexistent-sys", real);
   auto missing = ScanDeviceJobs(real, "/nonexistent-fabricwatch-proc", sysfs);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
@@ -426,8 +426,8 @@ TEST(ScanMeasurement, ten_thousand_processes) {
 }
 
 TEST(ScanMeasurement, this_machines_proc) {
-  RealFileSystem real;
-  SysFs sysfs("/sys", real);
+  sys::RealFileSystem real;
+  sys::SysFs sysfs("/sys", real);
   ScanLimits unbounded;
   unbounded.time_budget = std::chrono::seconds(60);
   for (const char* what : {"proc_first", "proc_second"}) {
@@ -439,4 +439,4 @@ TEST(ScanMeasurement, this_machines_proc) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::jobs

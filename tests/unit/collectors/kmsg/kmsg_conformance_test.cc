@@ -89,7 +89,7 @@ std::string SubjectText(const RecordSubject& subject, const std::string& message
                         const std::string& want) {
   if (want.starts_with("node:")) {
     if (!subject.empty()) return "not empty";
-    const auto driver = sys::FabricDriverOf(message);
+    const auto driver = kmsg::FabricDriverOf(message);
     return "node:" + std::string(driver.value_or("?"));
   }
   if (want.starts_with("pci=")) return "pci=" + subject.pci;
@@ -108,19 +108,19 @@ struct Outcome {
 
 Outcome Classify(const std::string& text, const Expectation& want, std::string& error) {
   Outcome outcome;
-  auto record = sys::ParseKmsgRecord(text);
+  auto record = kmsg::ParseKmsgRecord(text);
   if (!record) {
     error = "does not parse";
     return outcome;
   }
-  const std::string message = sys::UnescapeKmsg(record->message);
-  const sys::KernelEventPattern* pattern = sys::MatchKernelEvent(message, record->priority);
+  const std::string message = kmsg::UnescapeKmsg(record->message);
+  const kmsg::KernelEventPattern* pattern = kmsg::MatchKernelEvent(message, record->priority);
   if (pattern == nullptr) {
     outcome.subject = SubjectText({}, message, want.subject);
     return outcome;
   }
   outcome.event = std::string(pattern->event);
-  outcome.at_warning = pattern->severity != sys::EventSeverity::kInfo;
+  outcome.at_warning = pattern->severity != kmsg::EventSeverity::kInfo;
   outcome.subject = SubjectText(SubjectOf(*record, message, *pattern), message, want.subject);
   return outcome;
 }

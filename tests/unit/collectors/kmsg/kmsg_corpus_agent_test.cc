@@ -107,7 +107,7 @@ struct ExpectedLine {
 // One record as the collector reads it: its row (at its priority), what its text names, and
 // whether a fabric driver printed it or owns its row.
 struct ParsedRecord {
-  const sys::KernelEventPattern* row = nullptr;
+  const kmsg::KernelEventPattern* row = nullptr;
   RecordSubject subject;
   bool fabric = false;
   bool names_driver = false;  // a fabric driver to attribute an unnamed line by
@@ -115,14 +115,14 @@ struct ParsedRecord {
 
 ParsedRecord Parse(const std::string& record_text) {
   ParsedRecord parsed;
-  auto record = sys::ParseKmsgRecord(record_text);
+  auto record = kmsg::ParseKmsgRecord(record_text);
   if (!record) return parsed;
-  const std::string message = sys::UnescapeKmsg(record->message);
-  parsed.row = sys::MatchKernelEvent(message, record->priority);
+  const std::string message = kmsg::UnescapeKmsg(record->message);
+  parsed.row = kmsg::MatchKernelEvent(message, record->priority);
   if (parsed.row == nullptr) return parsed;
   parsed.subject = SubjectOf(*record, message, *parsed.row);
-  parsed.names_driver =
-      sys::FabricDriverOf(message).has_value() || sys::PciDriverOfPattern(*parsed.row).has_value();
+  parsed.names_driver = kmsg::FabricDriverOf(message).has_value() ||
+                        kmsg::PciDriverOfPattern(*parsed.row).has_value();
   parsed.fabric = parsed.names_driver;
   return parsed;
 }
@@ -220,9 +220,9 @@ void RunCapture(const fs::path& kmsg, CorpusTotals& totals) {
       continue;
     }
     ++want[{*entity, line.event}];
-    const sys::KernelEventPattern* row = sys::FindKernelEvent(line.event);
-    if (row != nullptr && row->severity != sys::EventSeverity::kInfo) faulty.insert(*entity);
-    if (row != nullptr && row->event_class == sys::EventClass::kFatal) fatal.insert(*entity);
+    const kmsg::KernelEventPattern* row = kmsg::FindKernelEvent(line.event);
+    if (row != nullptr && row->severity != kmsg::EventSeverity::kInfo) faulty.insert(*entity);
+    if (row != nullptr && row->event_class == kmsg::EventClass::kFatal) fatal.insert(*entity);
   }
 
   testing::CollectorTestContext inputs(tree.sys());

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 namespace {
 
 TEST(KmsgParseTest, ARecordWithItsDeviceContinuation) {
@@ -93,4 +93,4 @@ TEST(KmsgParseTest, TheSplitterWaitsForContinuationsAndDropsOrphans) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

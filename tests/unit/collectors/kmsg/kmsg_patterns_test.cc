@@ -14,7 +14,7 @@
 
 #include "tests/testing/test_paths.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::kmsg {
 namespace {
 
 struct Case {
@@ -489,4 +489,4 @@ TEST(KmsgPatterns, MilderEventByPriority) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::kmsg

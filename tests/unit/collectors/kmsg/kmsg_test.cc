@@ -340,8 +340,8 @@ TEST(KmsgCollector, OptionsAreChecked) {
 }
 
 TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
-  const sys::KernelEventPattern& any = sys::KernelEventPatterns()[0];
-  sys::KmsgRecord r;
+  const kmsg::KernelEventPattern& any = kmsg::KernelEventPatterns()[0];
+  kmsg::KmsgRecord r;
   r.device = "+pci:0000:3b:00.0";
   auto s = SubjectOf(r, "mlx5_core 0000:3b:00.0 enp59s0f0np0: Link down", any);
   EXPECT_EQ(s.pci, "0000:3b:00.0");
@@ -364,7 +364,7 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
   s = SubjectOf(r, "no prefix here", any);
   EXPECT_EQ(s.ifindex, 7);
   // The AER source line names the erring function in its text.
-  const sys::KernelEventPattern* received = sys::FindKernelEvent("pcie_aer_received");
+  const kmsg::KernelEventPattern* received = kmsg::FindKernelEvent("pcie_aer_received");
   r.device = "+pci:0000:00:01.1";
   s = SubjectOf(r,
                 "pcieport 0000:00:01.1: AER: Correctable Error message received from "
@@ -373,8 +373,8 @@ TEST(KmsgEntity, SubjectOfReadsDeviceAndPrefixes) {
   EXPECT_EQ(s.pci, "0000:3b:00.0");
   // Before 4.15 the source is a requester ID, bus << 8 | devfn, in the printing port's domain
   // (a real line: tests/fixtures/real/kmsg/endlessm-linux-625-aer-old.log).
-  const sys::KernelEventPattern* old_received =
-      sys::MatchKernelEvent("pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5");
+  const kmsg::KernelEventPattern* old_received =
+      kmsg::MatchKernelEvent("pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5");
   ASSERT_NE(old_received, nullptr);
   s = SubjectOf(r, "pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5", *old_received);
   EXPECT_EQ(s.pci, "0000:00:1c.5");

@@ -9,7 +9,7 @@
 
 #include "tests/unit/collectors/peer/lldp_test_frames.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 using testing::LldpFrameBuilder;
@@ -202,4 +202,4 @@ TEST(LldpFrameTest, EveryPrefixOfAGoodFrameIsHandled) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -11,7 +11,7 @@
 
 #include "tests/testing/test_paths.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 // `lldpctl -u b.sock -f keyvalue fwl-b`, lldpd 1.0.16, the peer configured with
@@ -288,4 +288,4 @@ TEST(LldpKeyValueRealCaptureTest, TheCapturesTogetherKeepEveryGoodNeighbour) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

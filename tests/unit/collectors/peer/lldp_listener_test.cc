@@ -23,7 +23,7 @@
 #include "tests/unit/collectors/peer/lldp_netns.h"
 #include "tests/unit/collectors/peer/lldp_test_frames.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 using Clock = LldpNeighborTable::Clock;
@@ -170,7 +170,7 @@ TEST(LldpListenerTest, AFrameOnARealVethReachesTheTable) {
   bad.resize(30);
   std::string sent_error;
   ASSERT_TRUE(testing::VethNetns::RunIn(net.ns_a, [&] {
-    UniqueFd fd(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
+    sys::UniqueFd fd(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
     sockaddr_ll to{};
     to.sll_family = AF_PACKET;
     to.sll_ifindex = static_cast<int>(if_nametoindex(net.dev_a.c_str()));
@@ -203,4 +203,4 @@ TEST(LldpListenerTest, AFrameOnARealVethReachesTheTable) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -22,7 +22,7 @@
 #include "collectors/peer/lldpd_client.h"
 #include "tests/unit/collectors/peer/lldp_netns.h"
 
-namespace fabricwatch::sys {
+namespace fabricwatch::peer {
 namespace {
 
 using std::chrono::milliseconds;
@@ -174,4 +174,4 @@ TEST_F(LldpdNetnsTest, TheListenerHearsLldpdSendingOnly) {
 }
 
 }  // namespace
-}  // namespace fabricwatch::sys
+}  // namespace fabricwatch::peer

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-namespace fabricwatch::sys::testing {
+namespace fabricwatch::peer::testing {
 
 class VethNetns {
  public:
@@ -65,4 +65,4 @@ class VethNetns {
 
 inline bool HaveIpNetns() { return VethNetns::Sh("ip netns list >/dev/null 2>&1"); }
 
-}  // namespace fabricwatch::sys::testing
+}  // namespace fabricwatch::peer::testing

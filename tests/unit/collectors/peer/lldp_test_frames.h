@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fabricwatch::sys::testing {
+namespace fabricwatch::peer::testing {
 
 class LldpFrameBuilder {
  public:
@@ -93,4 +93,4 @@ inline const std::vector<uint8_t>& LldpdCapturedFrame() {
   return frame;
 }
 
-}  // namespace fabricwatch::sys::testing
+}  // namespace fabricwatch::peer::testing

@@ -283,24 +283,24 @@ TEST(PeerCollector, a_bad_lldp_block_costs_only_itself_and_is_logged_once_per_st
 }
 
 TEST(SmpText, parses_nodeinfo_and_nodedesc) {
-  auto info = sys::ParseSmpNodeInfo(kNodeInfo);
+  auto info = peer::ParseSmpNodeInfo(kNodeInfo);
   ASSERT_TRUE(info) << info.error().ToString();
   EXPECT_EQ(info->node_type, "Switch");
   EXPECT_EQ(info->node_guid, 0x1070fd0300aa0001ULL);
   EXPECT_EQ(info->local_port, 12u);
   EXPECT_EQ(info->num_ports, 65u);
   EXPECT_EQ(info->vendor_id, 0x2c9u);
-  EXPECT_EQ(sys::FormatGuid(info->node_guid), "0x1070fd0300aa0001");
-  EXPECT_EQ(*sys::ParseSmpNodeDesc(kNodeDesc), "MF0;leaf07:MQM9790/U1");
+  EXPECT_EQ(peer::FormatGuid(info->node_guid), "0x1070fd0300aa0001");
+  EXPECT_EQ(*peer::ParseSmpNodeDesc(kNodeDesc), "MF0;leaf07:MQM9790/U1");
   // CRLF and trailing spaces are tolerated; missing fields, bad numbers and long or control
   // text are errors.
-  EXPECT_TRUE(sys::ParseSmpNodeDesc("Node Description:........gpu-node-017 HCA-1 \r\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeInfo("NodeType:....Switch\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeInfo("NodeType:..Switch\nGuid:..0x1\nLocalPort:..300\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:" + std::string(65, 'a') + "\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....a\tb\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeDesc("Node Description:....\xff\xfe\n"));
-  EXPECT_FALSE(sys::ParseSmpNodeDesc("nothing here\n"));
+  EXPECT_TRUE(peer::ParseSmpNodeDesc("Node Description:........gpu-node-017 HCA-1 \r\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeInfo("NodeType:....Switch\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeInfo("NodeType:..Switch\nGuid:..0x1\nLocalPort:..300\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeDesc("Node Description:" + std::string(65, 'a') + "\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeDesc("Node Description:....a\tb\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeDesc("Node Description:....\xff\xfe\n"));
+  EXPECT_FALSE(peer::ParseSmpNodeDesc("nothing here\n"));
 }
 
 // Conformance over the real smpquery captures of tests/fixtures/real/smp (sources and facts in
@@ -315,17 +315,17 @@ TEST(SmpRealCapture, nodeinfo_of_each_port_and_the_failed_query) {
        {std::pair<std::string, unsigned>{"ompi-users-2012-03-mlx4-lid4.nodeinfo", 1},
         {"ompi-users-2012-03-mlx4-lid5.nodeinfo", 2}}) {
     SCOPED_TRACE(file);
-    auto info = sys::ParseSmpNodeInfo(RealSmp(file));
+    auto info = peer::ParseSmpNodeInfo(RealSmp(file));
     ASSERT_TRUE(info) << info.error().ToString();
     EXPECT_EQ(info->node_type, "Channel Adapter");
-    EXPECT_EQ(sys::FormatGuid(info->node_guid), "0x0002c90300336fe0");
-    EXPECT_EQ(sys::FormatGuid(info->system_guid), "0x0002c90300336fe3");
+    EXPECT_EQ(peer::FormatGuid(info->node_guid), "0x0002c90300336fe0");
+    EXPECT_EQ(peer::FormatGuid(info->system_guid), "0x0002c90300336fe3");
     EXPECT_EQ(info->num_ports, 2u);
     EXPECT_EQ(info->local_port, local_port);
     EXPECT_EQ(info->vendor_id, 0x2c9u);
     EXPECT_EQ(info->device_id, 0x1003u);
   }
-  auto failed = sys::ParseSmpNodeInfo(RealSmp("ompi-users-2012-03-mlx4-lid4-unplugged.nodeinfo"));
+  auto failed = peer::ParseSmpNodeInfo(RealSmp("ompi-users-2012-03-mlx4-lid4-unplugged.nodeinfo"));
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message().find("missing Guid"), std::string::npos);
 }
