@@ -3,10 +3,7 @@
 #include <string>
 
 namespace fabricwatch {
-namespace {
-
-// `roots` with only the replays of the sources `info` declares: a collector reads its own.
-Roots RootsOf(const CollectorInfo& info, const Roots& roots) {
+Roots OwnRoots(const CollectorInfo& info, const Roots& roots) {
   Roots own{.sysfs = roots.sysfs, .ethtool = roots.ethtool, .host = roots.host, .replays = {}};
   for (const SourceSpec& source : info.sources) {
     std::string replay = roots.Replay(source);
@@ -14,8 +11,6 @@ Roots RootsOf(const CollectorInfo& info, const Roots& roots) {
   }
   return own;
 }
-
-}  // namespace
 
 CollectorOptions DefaultOptions(const CollectorInfo& info) {
   CollectorOptions options;
@@ -52,7 +47,7 @@ Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sour
         .logger = out.logger,
         .options = selection->options,
         .interval = selection->interval,
-        .roots = RootsOf(info, sources.roots),
+        .roots = OwnRoots(info, sources.roots),
         .kmsg_cursor = sources.kmsg_cursor,
         .privilege_refused = sources.privilege_refused};
     auto collector = info.factory(context);

@@ -66,6 +66,10 @@ struct BuiltCollector {
   std::unique_ptr<Collector> collector;
 };
 
+// `roots` with only the replays of the sources `info` declares: what the collector is given, so it
+// reads its own sources and no other's.
+Roots OwnRoots(const CollectorInfo& info, const Roots& roots);
+
 // Builds, in registry order, every collector `select` chooses. The first factory error fails the
 // build with the collector's name in its message.
 Result<std::vector<BuiltCollector>> BuildCollectors(const CollectorSources& sources,

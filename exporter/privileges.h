@@ -28,7 +28,7 @@
 
 #include "base/metric_sink.h"
 #include "base/status.h"
-#include "collectors/core/roots.h"
+#include "collectors/core/collector_info.h"
 #include "collectors/ethtool_source/ethtool.h"
 #include "collectors/sys/filesystem.h"
 

@@ -19,6 +19,19 @@ struct CollectorOptionSpec {
   std::string_view default_value;  // empty = unset
 };
 
+// One capability a collector's feature needs (linux/capability.h numbers), declared in the
+// collector's folder: the agent logs it and exports fabricwatch_privilege_missing (README
+// "Privileges", exporter/privileges.h).
+struct PrivilegeNeed {
+  std::string_view capability;  // "CAP_NET_ADMIN"
+  int number;                   // its bit in the capability sets
+  std::string_view feature;     // the `feature` label: "module_eeprom"
+  std::string_view collector;   // the collector whose feature it is (its registry name)
+  std::string_view loses;       // what is not exported without it (for the log line)
+  // Whether the feature is used with these roots: a replay needs no capability. Null: always.
+  bool (*in_use)(const Roots& roots) = nullptr;
+};
+
 struct CollectorInfo {
   std::string_view name;
   std::string_view description;

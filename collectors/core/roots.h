@@ -1,13 +1,13 @@
 #pragma once
-// Where a node's data comes from (docs/design.md §5 "Replay roots"): the sysfs root, the ethtool
-// replay directory, and one replay path per source a collector declares for itself.
+// Where a node's data comes from (docs/design.md §5.1 "Roots and sources"): the sysfs root, the
+// ethtool replay directory, and one replay path per source a collector declares for itself.
 //
 // A collector that reads something besides sysfs and ethtool (a kernel log, a neighbour table,
 // /proc) declares it in its own folder as a SourceSpec and lists it in its registry line
 // (CollectorInfo::sources). From that declaration the agent makes the flag --path.<name>, checks
 // the path, and hands the collector its Roots; no shared struct, flag table or test harness
 // names the source. The privileged features a collector uses are declared the same way
-// (PrivilegeNeed, CollectorInfo::privileges).
+// (PrivilegeNeed in collector_info.h, CollectorInfo::privileges).
 
 #include <map>
 #include <string>
@@ -34,10 +34,15 @@ struct Roots {
   std::string sysfs = "/sys";  // --path.sysfs
   std::string ethtool;         // --path.ethtool; "" reads the kernel
   // The sysfs root is this host's own /sys (IsHostSysfs), so kernel interfaces (umad, lldpd,
-  // netlink, /dev/kmsg, /proc) describe the same node.
+  // netlink, /dev/kmsg, /proc) describe the same node. Measured, not assumed: false until the
+  // builder of the roots sets it (ForSysfs, exporter ResolvedRoots), so a hand-made Roots reads
+  // no host interface.
   bool host = false;
   // --path.<source> by source name, as given.
   std::map<std::string, std::string, std::less<>> replays;
+
+  // Roots over `sysfs` with `host` measured (IsHostSysfs).
+  static Roots ForSysfs(std::string sysfs);
 
   void SetReplay(const SourceSpec& source, std::string path) {
     replays[std::string(source.name)] = std::move(path);
@@ -53,18 +58,5 @@ struct Roots {
 
 // True when `path` is this host's /sys (the same directory, however it is spelled).
 bool IsHostSysfs(const std::string& path);
-
-// One capability a collector's feature needs (linux/capability.h numbers), declared in the
-// collector's folder: the agent logs it and exports fabricwatch_privilege_missing (README
-// "Privileges", exporter/privileges.h).
-struct PrivilegeNeed {
-  std::string_view capability;  // "CAP_NET_ADMIN"
-  int number;                   // its bit in the capability sets
-  std::string_view feature;     // the `feature` label: "module_eeprom"
-  std::string_view collector;   // the collector whose feature it is
-  std::string_view loses;       // what is not exported without it (for the log line)
-  // Whether the feature is used with these roots: a replay needs no capability. Null: always.
-  bool (*in_use)(const Roots& roots) = nullptr;
-};
 
 }  // namespace fabricwatch

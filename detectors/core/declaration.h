@@ -1,7 +1,7 @@
 #pragma once
 // What a detector declares about itself for the generic code (issue 36): escalation, the
 // cross-detector rules, the status page and `fabricwatch check` read these fields from the
-// registry (registry.h DetectorInfo::declaration) instead of holding lists of detector names.
+// registry (detector_info.h DetectorInfo::declaration) instead of holding lists of detector names.
 // Each detector fills one DetectorDeclaration in its contract header
 // (detectors/<name>/<name>_metrics.h), beside its evidence families, and registry.cc passes it
 // on; a new detector is its folder plus its registry line (CONTRIBUTING.md "Adding a detector").

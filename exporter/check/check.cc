@@ -10,6 +10,7 @@
 #include "exporter/check/check_agent_api.h"
 #include "exporter/check/check_look.h"
 #include "exporter/check/check_verdict.h"
+#include "exporter/collector_sources.h"
 #include "exporter/config/config.h"
 #include "exporter/logging.h"
 #include "exporter/pipeline/event_sources.h"
@@ -112,7 +113,7 @@ Result<CheckOptions> TakeCheckFlags(int argc, char** argv, std::vector<char*>& r
 // why and changes nothing.
 void ProbePorts(const Config& config, const std::vector<SeenPort>& ports, CheckReport& report) {
   // A replay root's ports are another node's: a device of the same name here is not that port.
-  if (!IsHostSysfs(config.roots.sysfs)) {
+  if (!ResolvedRoots(config).host) {
     report.notes.push_back("--check.probe: " + config.roots.sysfs +
                            " is a replay root, not this host's /sys; its ports are not probed");
     return;

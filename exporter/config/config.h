@@ -57,7 +57,8 @@ struct Config {
   bool metrics_all = false;
   std::vector<std::string> metrics_include;
   // --path.sysfs, --path.ethtool and the --path.<source> of every source a collector declares
-  // (collectors/core/roots.h); roots.host is set from --path.sysfs when the flags are applied.
+  // (collectors/core/roots.h). roots.host is not set here: ResolvedRoots(config)
+  // (exporter/collector_sources.h) measures it when collectors are built.
   Roots roots;
   std::string config_file;
   bool config_check = false;

@@ -246,7 +246,6 @@ Status ApplyGivenFlags(const GlobalFlags& g, const Config& flags,
   for (const auto& [source, option] : g.sources) {
     if (option->count() > 0) config.roots.SetReplay(*source, flags.roots.Replay(*source));
   }
-  config.roots.host = IsHostSysfs(config.roots.sysfs);
   if (g.level->count() > 0) config.log_level = flags.log_level;
   if (g.format->count() > 0) config.log_format = flags.log_format;
   for (auto& [name, f] : collector_flags) {

@@ -1,6 +1,7 @@
 #include "exporter/pipeline/event_sources.h"
 
 #include "collectors/registry.h"
+#include "exporter/collector_sources.h"
 #include "exporter/logging.h"
 
 namespace fabricwatch::exporter {
@@ -20,7 +21,7 @@ bool Wanted(const Config& config, bool CollectorInfo::*reads) {
 EventSources::EventSources(const Config& config, const Clock& clock) {
   if (config.config_check) return;
   auto log = GetLogger("main");
-  const bool host = IsHostSysfs(config.roots.sysfs);
+  const bool host = ResolvedRoots(config).host;
   if (Wanted(config, &CollectorInfo::reads_link_events)) {
     if (host) {
       link_log_ = std::make_unique<sys::LinkEventLog>();

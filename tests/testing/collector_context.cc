@@ -17,7 +17,8 @@ CollectorContext MakeCollectorContext(const sys::SysFs& sysfs, const Clock& cloc
   return CollectorContext{.sysfs = sysfs,
                           .clock = clock,
                           .logger = logger ? std::move(logger) : NullSinkLogger(),
-                          .options = options};
+                          .options = options,
+                          .roots = Roots{.sysfs = sysfs.root()}};
 }
 
 CollectorTestContext::CollectorTestContext(std::string root, CollectorOptions options)

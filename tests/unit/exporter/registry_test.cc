@@ -62,6 +62,25 @@ TEST(RegistryTest, a_collector_is_woken_by_one_kind_of_event) {
   }
 }
 
+// A source makes the flag --path.<name>: two collectors declaring one name, or a name of the
+// fixed roots, would make the command line fail to build at every start.
+TEST(RegistryTest, sources_and_privileges_are_declared_once_by_their_collector) {
+  std::set<std::string_view> sources = {"sysfs", "ethtool"};
+  std::set<std::string_view> features;
+  for (const CollectorInfo& info : CollectorRegistry()) {
+    for (const SourceSpec& source : info.sources) {
+      EXPECT_TRUE(std::regex_match(std::string(source.name), std::regex("[a-z][a-z0-9]*")))
+          << source.name;
+      EXPECT_TRUE(sources.insert(source.name).second) << info.name << ": " << source.name;
+      EXPECT_FALSE(source.help.empty()) << source.name;
+    }
+    for (const PrivilegeNeed& need : info.privileges) {
+      EXPECT_EQ(need.collector, info.name) << need.feature;
+      EXPECT_TRUE(features.insert(need.feature).second) << need.feature;
+    }
+  }
+}
+
 TEST(RegistryTest, options_are_kebab_case) {
   const std::regex kebab("^[a-z][a-z0-9-]*$");
   for (const CollectorInfo& info : CollectorRegistry()) {

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/kmsg/kmsg.h"
+#include "collectors/peer/peer.h"
 #include "collectors/registry.h"
 
 namespace fabricwatch::exporter {
@@ -256,6 +258,29 @@ TEST_F(ConfigTest, valid_flag_values) {
   EXPECT_EQ(config.telemetry_path, "/custom");
   EXPECT_EQ(config.listen_address, "127.0.0.1:0");
   EXPECT_TRUE(config.config_check);
+}
+
+// --path.<source> flags come from the collectors' declarations (collectors/core/roots.h): a
+// directory source must be a directory, a file source may not exist yet but is not a directory.
+TEST_F(ConfigTest, source_flags_are_checked_as_their_collector_declares) {
+  const std::string missing = (dir_ / "missing").string();
+  const std::string file = WriteFile("a-file", "x");
+  auto smp = Parse({"--path.smp=" + dir_.string(), "--path.kmsg=" + missing});
+  ASSERT_TRUE(smp.has_value()) << smp.error().ToString();
+  EXPECT_EQ(smp->config.roots.Replay(peer::kSmpReplay), dir_.string());
+  EXPECT_EQ(smp->config.roots.Replay(kmsg::kKernelLog), missing);
+  EXPECT_EQ(smp->config.roots.Replay(peer::kLldpReplay), "");
+
+  auto not_dir = Parse({"--path.smp=" + missing});
+  ASSERT_FALSE(not_dir.has_value());
+  EXPECT_EQ(not_dir.error().message(), "--path.smp=\"" + missing + "\": not a directory");
+  auto file_as_dir = Parse({"--path.procfs=" + file});
+  ASSERT_FALSE(file_as_dir.has_value());
+  EXPECT_EQ(file_as_dir.error().message(), "--path.procfs=\"" + file + "\": not a directory");
+  auto dir_as_file = Parse({"--path.kmsg=" + dir_.string()});
+  ASSERT_FALSE(dir_as_file.has_value());
+  EXPECT_EQ(dir_as_file.error().message(),
+            "--path.kmsg=\"" + dir_.string() + "\": a directory, not a file");
 }
 
 TEST(ValidateTest, checks_a_config_directly) {
