@@ -13,12 +13,14 @@ namespace {
 constexpr MetricDesc kCnpSent{
     "fabric_rdma_port_cnp_sent_total",
     "Congestion notification packets (CNPs) sent by this port as notification point in reply "
-    "to ECN-marked packets (mlx5 np_cnp_sent, irdma cnpSent, bnxt_re tx_cnp_pkts).",
+    "to ECN-marked packets (mlx5 np_cnp_sent, irdma cnpSent, bnxt_re tx_cnp_pkts, from Linux "
+    "6.18 np_cnp_pkts).",
     MetricKind::kCounter, kPortLabels};
 constexpr MetricDesc kCnpHandled{
     "fabric_rdma_port_cnp_handled_total",
     "CNPs received and acted on by this port as reaction point, i.e. its send rate was "
-    "reduced (mlx5 rp_cnp_handled, irdma cnpHandled).",
+    "reduced (mlx5 rp_cnp_handled, irdma cnpHandled). bnxt_re from Linux 6.18 reports every "
+    "CNP received under rp_cnp_handled (its former rx_cnp_pkts).",
     MetricKind::kCounter, kPortLabels};
 constexpr MetricDesc kCnpIgnored{
     "fabric_rdma_port_cnp_ignored_total",
@@ -158,11 +160,13 @@ constexpr MetricDesc kRxDctConnect{"fabric_rdma_port_receive_dct_connects_total"
                                    {},
                                    {ExportRule::kOff, "workload statistics, not fault signals"}};
 constexpr MetricDesc kReqCqeErrors{"fabric_rdma_port_requester_cqe_errors_total",
-                                   "Requester completions with error (mlx5 req_cqe_error).",
+                                   "Requester completions with error (mlx5 req_cqe_error; bnxt_re "
+                                   "from Linux 6.18, the sum of its requester error counters).",
                                    MetricKind::kCounter, kPortLabels};
-constexpr MetricDesc kRespCqeErrors{"fabric_rdma_port_responder_cqe_errors_total",
-                                    "Responder completions with error (mlx5 resp_cqe_error).",
-                                    MetricKind::kCounter, kPortLabels};
+constexpr MetricDesc kRespCqeErrors{
+    "fabric_rdma_port_responder_cqe_errors_total",
+    "Responder completions with error (mlx5 resp_cqe_error; bnxt_re from Linux 6.18).",
+    MetricKind::kCounter, kPortLabels};
 constexpr MetricDesc kReqCqeFlush{
     "fabric_rdma_port_requester_cqe_flush_errors_total",
     "Requester completions flushed because the QP moved to error (mlx5 req_cqe_flush_error).",
@@ -290,6 +294,14 @@ constexpr CounterSpec kHwCounters[] = {
     {"rx_write_req", &kRxWriteRequests, 1, 0},
     {"rx_read_req", &kRxReadRequests, 1, 0},
     {"rx_atomic_req", &kRxAtomicRequests, 1, 0},
+    // bnxt_re from Linux 6.18 ("RDMA/bnxt_re: RoCE related hardware counters update", linux-rdma
+    // 14 Aug 2025, <20250814112555.221665-7-kalesh-anakkur.purayil@broadcom.com>, in the v6.18
+    // RDMA pull): the counters above take mlx5's names (local_ack_timeout_err, packet_seq_err,
+    // rnr_nak_retry_err, implied_nak_seq_err, duplicate_request, out_of_sequence, out_of_buffer,
+    // rx_*_requests, req_remote_*, rp_cnp_handled, np_ecn_marked_roce_packets), so they join the
+    // mlx5 rows; rp_cnp_handled then counts every CNP received, as rx_cnp_pkts did. Only the CNPs
+    // sent got a name of their own.
+    {"np_cnp_pkts", &kCnpSent, 1, 0},
     // bnxt_re and efa alike: bytes and packets of the RDMA port, already in bytes (neither has
     // the IBA counters/ directory these families otherwise come from).
     {"tx_bytes", &kXmitBytes, 1, 0},

@@ -84,6 +84,35 @@ TEST(RdmaVendorTest, bnxt_re_loss_and_congestion_counters_share_the_curated_fami
   EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_rate_bytes_per_second", d, "25000000000")));
 }
 
+// Linux 6.18 renamed bnxt_re's counters after mlx5's (docs/reference.md §1.6): the same values must
+// land in the same families, but for the received CNPs, now rp_cnp_handled. A node that upgrades
+// its kernel keeps its dashboards and detectors.
+TEST(RdmaVendorTest, bnxt_re_linux_6_18_names_land_in_the_same_families) {
+  const std::string text = CollectOnce("bnxt_re-kernel-v6.18-names");
+  const std::string d = "bnxt_re0";
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_cnp_sent_total", d, "5120")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_cnp_handled_total", d, "6014")));
+  EXPECT_THAT(text, Not(HasSubstr("fabric_rdma_port_cnp_received_total{device=\"bnxt_re0\"")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_ecn_marked_packets_total", d, "5133")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_local_ack_timeouts_total", d, "17")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_packet_sequence_errors_total", d, "9")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_out_of_sequence_packets_total", d, "23")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_out_of_buffer_drops_total", d, "7")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_duplicate_requests_total", d, "11")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_rnr_nak_retries_total", d, "4")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_transport_retries_exceeded_total", d, "1")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_requester_remote_access_errors_total", d, "6")));
+  EXPECT_THAT(text,
+              HasLine(Line("fabric_rdma_port_requester_remote_invalid_requests_total", d, "3")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_requester_cqe_errors_total", d, "9")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_receive_write_requests_total", d, "88210311")));
+  EXPECT_THAT(text, HasLine(Line("fabric_rdma_port_transmit_bytes_total", d, "1961963339776")));
+  // The former missing_resp is an implied NAK now, by the driver's own name.
+  EXPECT_THAT(text, Not(HasSubstr("counter=\"missing_resp\"")));
+  EXPECT_THAT(text, Not(HasSubstr("counter=\"active_qps\"")));
+  EXPECT_THAT(text, HasLine(Generic(d, "rx_roce_good_bytes", "1973924700000")));
+}
+
 TEST(RdmaVendorTest, irdma_gen2_congestion_and_gen3_loss_counters_share_the_curated_families) {
   const std::string text = CollectOnce("irdma-kernel-names");
   // E810 (gen2): DCQCN counters only; TCP/IP counters keep their names.
