@@ -37,7 +37,7 @@ std::function<std::unique_ptr<sys::EthtoolSource>()> EthtoolSourceFactory(
 
 Roots ResolvedRoots(const Config& config) {
   Roots roots = config.roots;
-  roots.host = Roots::ForSysfs(roots.sysfs).host;
+  roots.host = IsHostSysfs(roots.sysfs);
   return roots;
 }
 

@@ -2,16 +2,8 @@
 
 #include <filesystem>
 #include <system_error>
-#include <utility>
 
 namespace fabricwatch {
-
-Roots Roots::ForSysfs(std::string sysfs) {
-  Roots roots;
-  roots.host = IsHostSysfs(sysfs);
-  roots.sysfs = std::move(sysfs);
-  return roots;
-}
 
 std::string Roots::Replay(const SourceSpec& source) const {
   auto it = replays.find(source.name);

@@ -35,14 +35,11 @@ struct Roots {
   std::string ethtool;         // --path.ethtool; "" reads the kernel
   // The sysfs root is this host's own /sys (IsHostSysfs), so kernel interfaces (umad, lldpd,
   // netlink, /dev/kmsg, /proc) describe the same node. Measured, not assumed: false until the
-  // builder of the roots sets it (ForSysfs, exporter ResolvedRoots), so a hand-made Roots reads
-  // no host interface.
+  // builder of the roots sets it (exporter ResolvedRoots), so a hand-made Roots reads no host
+  // interface.
   bool host = false;
   // --path.<source> by source name, as given.
   std::map<std::string, std::string, std::less<>> replays;
-
-  // Roots over `sysfs` with `host` measured (IsHostSysfs).
-  static Roots ForSysfs(std::string sysfs);
 
   void SetReplay(const SourceSpec& source, std::string path) {
     replays[std::string(source.name)] = std::move(path);

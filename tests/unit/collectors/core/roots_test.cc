@@ -41,10 +41,10 @@ TEST(RootsTest, a_source_reads_its_replay_else_the_host_path_on_the_host_else_no
 }
 
 TEST(RootsTest, host_is_measured_from_the_sysfs_root) {
-  EXPECT_TRUE(Roots::ForSysfs("/sys").host);
-  EXPECT_TRUE(Roots::ForSysfs("/sys/").host);
-  EXPECT_FALSE(Roots::ForSysfs(std::filesystem::temp_directory_path().string()).host);
-  EXPECT_FALSE(Roots::ForSysfs("/no/such/root").host);
+  EXPECT_TRUE(IsHostSysfs("/sys"));
+  EXPECT_TRUE(IsHostSysfs("/sys/"));
+  EXPECT_FALSE(IsHostSysfs(std::filesystem::temp_directory_path().string()));
+  EXPECT_FALSE(IsHostSysfs("/no/such/root"));
   EXPECT_FALSE(Roots{}.host);  // a hand-made Roots reads no host interface
 }
 
